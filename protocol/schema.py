@@ -1,0 +1,299 @@
+"""Message schemas declared once, with per-field version ranges.
+
+A declaration mirrors Kafka's message JSON: each `Field` names the versions it
+exists in ("3+", "0-2"), the versions it may be null in, and optionally a tag
+(tagged fields exist only in flexible versions). `Message.struct(version)`
+derives the construct for one version on first use and caches it.
+
+Parsing yields a `Container` holding *every* declared field: fields absent in
+the parsed version hold their defaults, so handlers read fields without
+checking versions. Building takes any mapping and fills defaults likewise.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from construct import Construct, Container, stream_read, stream_write
+
+from protocol import types as t
+from protocol.types import ProtocolError
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    low: int
+    high: int  # inclusive; a large number stands for "and later"
+
+    @classmethod
+    def parse(cls, text: str) -> VersionRange:
+        """Kafka's notation: "3+", "0-2", "5", or "none"."""
+        text = text.strip()
+        if text == "none":
+            return cls(1, 0)
+        if text.endswith("+"):
+            return cls(int(text[:-1]), 1 << 15)
+        if "-" in text:
+            low, high = text.split("-")
+            return cls(int(low), int(high))
+        return cls(int(text), int(text))
+
+    def __contains__(self, version: object) -> bool:
+        return isinstance(version, int) and self.low <= version <= self.high
+
+
+ALL = VersionRange(0, 1 << 15)
+NONE = VersionRange(1, 0)
+
+
+def _range(value: str | VersionRange) -> VersionRange:
+    return value if isinstance(value, VersionRange) else VersionRange.parse(value)
+
+
+class FieldType:
+    """A wire type; `construct` picks its shape for one version."""
+
+    default: Any = None
+
+    def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
+        raise NotImplementedError
+
+
+class Primitive(FieldType):
+    def __init__(self, name: str, con: Construct, default: Any) -> None:
+        self.name = name
+        self._con = con
+        self.default = default
+
+    def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
+        return self._con
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class SizedType(FieldType):
+    def __init__(self, name: str, *, text: bool, default: Any) -> None:
+        self.name = name
+        self._text = text
+        self.default = default
+        self._cache: dict[tuple[bool, bool], Construct] = {}
+
+    def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
+        key = (flexible, nullable)
+        if key not in self._cache:
+            self._cache[key] = t.Sized(
+                text=self._text, compact=flexible, nullable=nullable, wide=not self._text
+            )
+        return self._cache[key]
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+INT8 = Primitive("int8", t.INT8, 0)
+INT16 = Primitive("int16", t.INT16, 0)
+UINT16 = Primitive("uint16", t.UINT16, 0)
+INT32 = Primitive("int32", t.INT32, 0)
+INT64 = Primitive("int64", t.INT64, 0)
+FLOAT64 = Primitive("float64", t.FLOAT64, 0.0)
+BOOL = Primitive("bool", t.BOOL, False)
+UUID = Primitive("uuid", t.UUID, None)
+STRING = SizedType("string", text=True, default="")
+BYTES = SizedType("bytes", text=False, default=b"")
+# Record batches travel as opaque bytes: the broker never re-encodes them.
+RECORDS = SizedType("records", text=False, default=None)
+
+
+class Array(FieldType):
+    """An array of a primitive type, or of a struct given as fields."""
+
+    def __init__(self, *items: FieldType | Field) -> None:
+        if len(items) == 1 and isinstance(items[0], FieldType):
+            self.element: FieldType | Struct = items[0]
+        else:
+            if not all(isinstance(i, Field) for i in items):
+                raise TypeError("Array takes one FieldType or a list of Fields")
+            self.element = Struct([i for i in items if isinstance(i, Field)])
+        self.default: Any = []
+
+    def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
+        return t.ArrayConstruct(
+            self.element.construct(version, flexible, False), compact=flexible, nullable=nullable
+        )
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: FieldType
+    versions: VersionRange = ALL
+    nullable: VersionRange = NONE
+    tag: int | None = None
+    tagged: VersionRange = NONE
+    default: Any = _MISSING
+    # Some header fields keep the classic encoding even in flexible versions.
+    flexible: VersionRange = ALL
+
+    def __init__(
+        self,
+        name: str,
+        type: FieldType,
+        versions: str | VersionRange = ALL,
+        *,
+        nullable: str | VersionRange = NONE,
+        tag: int | None = None,
+        tagged: str | VersionRange | None = None,
+        default: Any = _MISSING,
+        flexible: str | VersionRange = ALL,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "name", name)
+        set_(self, "type", type)
+        set_(self, "versions", _range(versions))
+        set_(self, "nullable", _range(nullable))
+        set_(self, "tag", tag)
+        if tag is not None and tagged is None:
+            tagged = versions
+        set_(self, "tagged", _range(tagged) if tagged is not None else NONE)
+        set_(self, "default", default)
+        set_(self, "flexible", _range(flexible))
+
+    def default_value(self) -> Any:
+        value = self.type.default if self.default is _MISSING else self.default
+        return list(value) if isinstance(value, list) else value
+
+
+class Struct(FieldType):
+    def __init__(self, fields: Iterable[Field]) -> None:
+        self.fields = list(fields)
+        self.default = None
+        self._cache: dict[tuple[int, bool], Construct] = {}
+
+    def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
+        key = (version, flexible)
+        if key not in self._cache:
+            self._cache[key] = FieldsConstruct(self.fields, version, flexible)
+        return self._cache[key]
+
+
+class FieldsConstruct(Construct):  # type: ignore[misc]
+    """One struct at one version: regular fields in order, then tagged fields."""
+
+    def __init__(self, fields: list[Field], version: int, flexible: bool) -> None:
+        super().__init__()
+        self._flexible = flexible
+        self._regular: list[tuple[str, Construct]] = []
+        self._tagged: dict[int, tuple[str, Construct, Any]] = {}
+        self._absent: list[tuple[str, Field]] = []
+        for f in fields:
+            if version not in f.versions:
+                self._absent.append((f.name, f))
+                continue
+            con = f.type.construct(version, flexible and version in f.flexible, version in f.nullable)
+            if f.tag is not None and version in f.tagged and flexible:
+                self._tagged[f.tag] = (f.name, con, f.default_value())
+                self._absent.append((f.name, f))
+            else:
+                self._regular.append((f.name, con))
+        self._tag_order = sorted(self._tagged)
+        self._defaults = {f.name: f.default_value() for f in fields}
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Container:
+        obj = Container()
+        for name, f in self._absent:
+            obj[name] = f.default_value()
+        for name, con in self._regular:
+            obj[name] = con._parse(stream, context, path + "." + name)
+        if self._flexible:
+            self._parse_tags(obj, stream, path)
+        return obj
+
+    def _parse_tags(self, obj: Container, stream: Any, path: str) -> None:
+        count = t.read_uvarint(stream, path)
+        if count > t.remaining(stream):
+            raise ProtocolError(f"{path}: {count} tagged fields exceed the frame")
+        last = -1
+        for _ in range(count):
+            tag = t.read_uvarint(stream, path)
+            size = t.read_uvarint(stream, path)
+            if tag <= last:
+                raise ProtocolError(f"{path}: tagged fields out of order")
+            last = tag
+            if size > t.remaining(stream):
+                raise ProtocolError(f"{path}: tagged field of {size} bytes exceeds the frame")
+            data = stream_read(stream, size, path)
+            known = self._tagged.get(tag)
+            if known is not None:  # unknown tags are skipped, as Kafka does
+                name, con, _ = known
+                obj[name] = t.parse_exact(con, data, f"{path}.{name}")
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        get = obj.get
+        for name, con in self._regular:
+            value = get(name, _MISSING)
+            if value is _MISSING:
+                value = self._defaults[name]
+            con._build(value, stream, context, path + "." + name)
+        if self._flexible:
+            self._build_tags(obj, stream, path)
+        return obj
+
+    def _build_tags(self, obj: Any, stream: Any, path: str) -> None:
+        present = []
+        for tag in self._tag_order:
+            name, con, default = self._tagged[tag]
+            value = obj.get(name, default)
+            if value != default:  # Kafka omits tagged fields that hold defaults
+                present.append((tag, t.build_bytes(con, value, f"{path}.{name}")))
+        header = t.encode_uvarint(len(present))
+        stream_write(stream, header, len(header), path)
+        for tag, data in present:
+            prefix = t.encode_uvarint(tag) + t.encode_uvarint(len(data))
+            stream_write(stream, prefix + data, len(prefix) + len(data), path)
+
+
+class Message:
+    """One request or response body, across all its versions."""
+
+    def __init__(
+        self, name: str, *, versions: str, flexible: str, fields: list[Field]
+    ) -> None:
+        self.name = name
+        self.versions = VersionRange.parse(versions)
+        self.flexible = VersionRange.parse(flexible)
+        self.fields = fields
+        self._structs: dict[int, Construct] = {}
+
+    def struct(self, version: int) -> Construct:
+        con = self._structs.get(version)
+        if con is None:
+            if version not in self.versions:
+                raise ProtocolError(f"{self.name} has no version {version}")
+            con = FieldsConstruct(self.fields, version, version in self.flexible)
+            self._structs[version] = con
+        return con
+
+    def parse(self, data: bytes | memoryview, version: int) -> Container:
+        return t.parse_exact(self.struct(version), data, f"{self.name}v{version}")
+
+    def parse_stream(self, stream: io.BytesIO, version: int) -> Container:
+        """Parse from a stream positioned at the body; the body must fill it."""
+        try:
+            obj = self.struct(version)._parse(stream, None, f"{self.name}v{version}")
+        except ProtocolError:
+            raise
+        except Exception as exc:  # construct raises many kinds on short input
+            raise ProtocolError(f"{self.name}v{version}: {exc}") from exc
+        return obj
+
+    def build(self, obj: Mapping[str, Any], version: int) -> bytes:
+        return t.build_bytes(self.struct(version), obj, f"{self.name}v{version}")
+
+    def __repr__(self) -> str:
+        return f"Message({self.name})"
+

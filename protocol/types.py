@@ -1,0 +1,241 @@
+"""Kafka's primitive wire types as `construct` constructs.
+
+Every decoder bounds what it reads by the bytes left in the stream before it
+allocates or loops, so a hostile length or count fails fast with a
+`ProtocolError` instead of allocating or spinning.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import uuid
+from typing import Any
+
+from construct import Construct, StreamError, stream_read, stream_write
+
+
+class ProtocolError(ValueError):
+    """Bytes from a peer that do not decode as the declared schema."""
+
+
+def remaining(stream: Any) -> int:
+    """Bytes left in a BytesIO stream (every frame is parsed from one)."""
+    if isinstance(stream, io.BytesIO):
+        return stream.getbuffer().nbytes - stream.tell()
+    return 1 << 31
+
+
+class Fixed(Construct):  # type: ignore[misc]
+    """A fixed-size big-endian number."""
+
+    def __init__(self, fmt: str) -> None:
+        super().__init__()
+        self._struct = struct.Struct(fmt)
+        self._size = self._struct.size
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        return self._struct.unpack(stream_read(stream, self._size, path))[0]
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        try:
+            stream_write(stream, self._struct.pack(obj), self._size, path)
+        except struct.error as exc:
+            raise ProtocolError(f"{path}: {obj!r} does not fit {self._struct.format}") from exc
+        return obj
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        return self._size
+
+
+class BoolConstruct(Construct):  # type: ignore[misc]
+    def _parse(self, stream: Any, context: Any, path: str) -> bool:
+        return stream_read(stream, 1, path) != b"\x00"
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        stream_write(stream, b"\x01" if obj else b"\x00", 1, path)
+        return obj
+
+
+class UuidConstruct(Construct):  # type: ignore[misc]
+    def _parse(self, stream: Any, context: Any, path: str) -> uuid.UUID:
+        return uuid.UUID(bytes=stream_read(stream, 16, path))
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        stream_write(stream, obj.bytes, 16, path)
+        return obj
+
+
+def read_uvarint(stream: Any, path: str = "", max_bytes: int = 5) -> int:
+    result = 0
+    shift = 0
+    for _ in range(max_bytes):
+        byte = stream_read(stream, 1, path)[0]
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result
+        shift += 7
+    raise ProtocolError(f"{path}: varint longer than {max_bytes} bytes")
+
+
+def encode_uvarint(value: int) -> bytes:
+    if value < 0:
+        raise ProtocolError(f"unsigned varint cannot hold {value}")
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+class UVarint(Construct):  # type: ignore[misc]
+    def __init__(self, max_bytes: int = 5) -> None:
+        super().__init__()
+        self._max_bytes = max_bytes
+
+    def _parse(self, stream: Any, context: Any, path: str) -> int:
+        return read_uvarint(stream, path, self._max_bytes)
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        data = encode_uvarint(obj)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class ZigZagVarint(Construct):  # type: ignore[misc]
+    """Signed varint (zig-zag), 5 bytes for int32 and 10 for int64."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__()
+        self._max_bytes = max_bytes
+
+    def _parse(self, stream: Any, context: Any, path: str) -> int:
+        raw = read_uvarint(stream, path, self._max_bytes)
+        return (raw >> 1) ^ -(raw & 1)
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        data = encode_uvarint((obj << 1) ^ (obj >> 63))
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+_INT16 = struct.Struct(">h")
+_INT32 = struct.Struct(">i")
+
+
+def _read_length(stream: Any, path: str, compact: bool, wide: bool) -> int:
+    """Length prefix: -1 means null; compact forms store length + 1."""
+    if compact:
+        return read_uvarint(stream, path) - 1
+    fmt = _INT32 if wide else _INT16
+    return int(fmt.unpack(stream_read(stream, fmt.size, path))[0])
+
+
+def _write_length(stream: Any, length: int, path: str, compact: bool, wide: bool) -> None:
+    if compact:
+        data = encode_uvarint(length + 1)
+    else:
+        data = (_INT32 if wide else _INT16).pack(length)
+    stream_write(stream, data, len(data), path)
+
+
+class Sized(Construct):  # type: ignore[misc]
+    """STRING, BYTES and RECORDS in all four shapes (classic/compact x nullable)."""
+
+    def __init__(self, *, text: bool, compact: bool, nullable: bool, wide: bool) -> None:
+        super().__init__()
+        self._text = text
+        self._compact = compact
+        self._nullable = nullable
+        self._wide = wide
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        length = _read_length(stream, path, self._compact, self._wide)
+        if length < 0:
+            if length == -1 and self._nullable:
+                return None
+            raise ProtocolError(f"{path}: invalid length {length}")
+        if length > remaining(stream):
+            raise ProtocolError(f"{path}: length {length} exceeds the frame")
+        data = stream_read(stream, length, path)
+        if self._text:
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ProtocolError(f"{path}: string is not UTF-8") from exc
+        return data
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            if not self._nullable:
+                raise ProtocolError(f"{path}: null in a non-nullable field")
+            _write_length(stream, -1, path, self._compact, self._wide)
+            return obj
+        data = obj.encode("utf-8") if self._text else bytes(obj)
+        _write_length(stream, len(data), path, self._compact, self._wide)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class ArrayConstruct(Construct):  # type: ignore[misc]
+    def __init__(self, element: Construct, *, compact: bool, nullable: bool) -> None:
+        super().__init__()
+        self._element = element
+        self._compact = compact
+        self._nullable = nullable
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        count = _read_length(stream, path, self._compact, wide=True)
+        if count < 0:
+            if count == -1 and self._nullable:
+                return None
+            raise ProtocolError(f"{path}: invalid array length {count}")
+        if count > remaining(stream):
+            raise ProtocolError(f"{path}: array of {count} exceeds the frame")
+        parse = self._element._parse
+        return [parse(stream, context, path) for _ in range(count)]
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            if not self._nullable:
+                raise ProtocolError(f"{path}: null in a non-nullable array")
+            _write_length(stream, -1, path, self._compact, wide=True)
+            return obj
+        _write_length(stream, len(obj), path, self._compact, wide=True)
+        build = self._element._build
+        for item in obj:
+            build(item, stream, context, path)
+        return obj
+
+
+def parse_exact(con: Construct, data: bytes | memoryview, what: str) -> Any:
+    """Parse `data` fully with `con`, mapping every failure to ProtocolError."""
+    stream = io.BytesIO(data)
+    try:
+        value = con._parse(stream, None, what)
+    except ProtocolError:
+        raise
+    except (StreamError, struct.error, ValueError, IndexError, KeyError, TypeError) as exc:
+        raise ProtocolError(f"{what}: {exc}") from exc
+    return value
+
+
+def build_bytes(con: Construct, obj: Any, what: str) -> bytes:
+    stream = io.BytesIO()
+    con._build(obj, stream, None, what)
+    return stream.getvalue()
+
+
+INT8 = Fixed(">b")
+INT16 = Fixed(">h")
+UINT16 = Fixed(">H")
+INT32 = Fixed(">i")
+UINT32 = Fixed(">I")
+INT64 = Fixed(">q")
+FLOAT64 = Fixed(">d")
+BOOL = BoolConstruct()
+UUID = UuidConstruct()
+UVARINT = UVarint()
+VARINT = ZigZagVarint(5)
+VARLONG = ZigZagVarint(10)

@@ -1,0 +1,163 @@
+"""Broker configuration under Kafka's own broker config names.
+
+Every supported key has Kafka's default except where a local development broker
+wants otherwise (documented in `KAFKA_DEFAULT_DIFFERS`). Unknown keys and bad
+values raise `ConfigError` with a message naming the key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise ValueError("expected true or false")
+
+
+def _int_at_least(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text.strip())
+        if value < minimum:
+            raise ValueError(f"must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def _choice(*allowed: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
+        return text
+
+    return parse
+
+
+INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    host: str = "127.0.0.1"
+    port: int = 9092
+    advertised_host: str | None = None
+    data_dir: Path | None = None  # None: keep everything in memory
+    max_request_bytes: int = 100 * 1024 * 1024
+    log_level: str = "INFO"
+    node_id: int = 0
+    # Kafka broker configs (names in KAFKA_NAMES):
+    initial_rebalance_delay_ms: int = 0
+    min_session_timeout_ms: int = 6000
+    max_session_timeout_ms: int = 1_800_000
+    max_group_size: int = INT_MAX
+    offsets_retention_minutes: int = 10080
+    offsets_topic_num_partitions: int = 50
+    offsets_retention_check_interval_ms: int = 600_000
+    num_partitions: int = 1
+    auto_create_topics: bool = True
+    delete_topic_enable: bool = True
+    default_replication_factor: int = 1
+    message_max_bytes: int = 1_048_588
+    log_retention_ms: int = 7 * 24 * 3600 * 1000
+    log_retention_bytes: int = -1
+    log_segment_bytes: int = 1024 * 1024 * 1024
+    compression_type: str = "producer"
+
+    @property
+    def advertised(self) -> str:
+        return self.advertised_host or self.host
+
+    def kafka_value(self, name: str) -> str:
+        """A config's value as DescribeConfigs reports it."""
+        attr, _ = KAFKA_NAMES[name]
+        value = getattr(self, attr)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# Kafka config name -> (BrokerConfig attribute, parser)
+KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "group.initial.rebalance.delay.ms": ("initial_rebalance_delay_ms", _int_at_least(0)),
+    "group.min.session.timeout.ms": ("min_session_timeout_ms", _int_at_least(1)),
+    "group.max.session.timeout.ms": ("max_session_timeout_ms", _int_at_least(1)),
+    "group.max.size": ("max_group_size", _int_at_least(1)),
+    "offsets.retention.minutes": ("offsets_retention_minutes", _int_at_least(1)),
+    "offsets.retention.check.interval.ms": ("offsets_retention_check_interval_ms", _int_at_least(1)),
+    "offsets.topic.num.partitions": ("offsets_topic_num_partitions", _int_at_least(1)),
+    "num.partitions": ("num_partitions", _int_at_least(1)),
+    "auto.create.topics.enable": ("auto_create_topics", _bool),
+    "delete.topic.enable": ("delete_topic_enable", _bool),
+    "default.replication.factor": ("default_replication_factor", _int_at_least(1)),
+    "message.max.bytes": ("message_max_bytes", _int_at_least(0)),
+    "socket.request.max.bytes": ("max_request_bytes", _int_at_least(1)),
+    "log.retention.ms": ("log_retention_ms", _int_at_least(-1)),
+    "log.retention.bytes": ("log_retention_bytes", _int_at_least(-1)),
+    "log.segment.bytes": ("log_segment_bytes", _int_at_least(14)),
+    "compression.type": (
+        "compression_type",
+        _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+    ),
+    "broker.id": ("node_id", _int_at_least(0)),
+    "node.id": ("node_id", _int_at_least(0)),
+}
+
+# Where the embedded default differs from Apache Kafka's, and why.
+KAFKA_DEFAULT_DIFFERS = {
+    "group.initial.rebalance.delay.ms": (
+        "3000",
+        "0: a local broker should form a group as soon as its members have joined",
+    ),
+}
+
+
+def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> BrokerConfig:
+    changes: dict[str, Any] = {}
+    for name, text in pairs.items():
+        if name not in KAFKA_NAMES:
+            raise ConfigError(f"unknown config {name!r}; supported: {', '.join(sorted(KAFKA_NAMES))}")
+        attr, parse = KAFKA_NAMES[name]
+        try:
+            changes[attr] = parse(text)
+        except ValueError as exc:
+            raise ConfigError(f"bad value {text!r} for {name}: {exc}") from exc
+    result = replace(config, **changes)
+    if result.min_session_timeout_ms > result.max_session_timeout_ms:
+        raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+    return result
+
+
+def parse_assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise ConfigError(f"expected KEY=VALUE, got {text!r}")
+    return name.strip(), value.strip()
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """A Java-style .properties file: KEY=VALUE lines, # and ! comments."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from exc
+    pairs: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#!":
+            continue
+        if "=" not in stripped and ":" in stripped:
+            stripped = stripped.replace(":", "=", 1)
+        try:
+            name, value = parse_assignment(stripped)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}:{number}: {exc}") from exc
+        pairs[name] = value
+    return pairs
+

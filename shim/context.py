@@ -1,0 +1,41 @@
+"""What a request handler sees: the broker, the request's metadata, time, and
+the two ways to wait (for a deferred answer, for appended data).
+
+Handlers are `async def handle(ctx, request) -> response | None` and never
+import Trio: the server implements the waiting primitives.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Callable, TypeVar
+
+if TYPE_CHECKING:
+    from shim.broker import Broker
+
+T = TypeVar("T")
+
+Respond = Callable[[T], None]
+
+
+class RequestContext(ABC):
+    broker: Broker
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+
+    def now_ms(self) -> int:
+        return self.broker.clock()
+
+    @abstractmethod
+    async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
+        """Call `start(respond)` and wait until something calls `respond(value)`.
+
+        The coordinator answers JoinGroup and SyncGroup this way: at once, or
+        later from another member's request or from a timer.
+        """
+
+    @abstractmethod
+    async def wait_for_append(self, timeout_ms: int) -> None:
+        """Return when any partition is appended to, or after `timeout_ms`."""

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from protocol.errors import ErrorCode
+from protocol.messages.api_versions import API
+from shim.context import RequestContext
+
+__all__ = ["API", "handle", "supported_ranges"]
+
+
+def supported_ranges() -> list[dict[str, int]]:
+    from shim.handlers import HANDLERS
+
+    return [
+        {"api_key": key, "min_version": h.api.versions.low, "max_version": h.api.versions.high}
+        for key, h in sorted(HANDLERS.items())
+    ]
+
+
+async def handle(ctx: RequestContext, request: Any) -> Mapping[str, Any]:
+    return {"error_code": ErrorCode.NONE, "api_keys": supported_ranges(), "throttle_time_ms": 0}
