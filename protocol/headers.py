@@ -33,6 +33,7 @@ ResponseHeader = Message(
     fields=[Field("correlation_id", INT32)],
 )
 
+
 @dataclass(frozen=True)
 class ParsedRequestHeader:
     api_key: int

@@ -13,8 +13,9 @@ checking versions. Building takes any mapping and fills defaults likewise.
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from construct import Construct, Container, stream_read, stream_write
 
@@ -260,9 +261,7 @@ class FieldsConstruct(Construct):  # type: ignore[misc]
 class Message:
     """One request or response body, across all its versions."""
 
-    def __init__(
-        self, name: str, *, versions: str, flexible: str, fields: list[Field]
-    ) -> None:
+    def __init__(self, name: str, *, versions: str, flexible: str, fields: list[Field]) -> None:
         self.name = name
         self.versions = VersionRange.parse(versions)
         self.flexible = VersionRange.parse(flexible)
@@ -296,4 +295,3 @@ class Message:
 
     def __repr__(self) -> str:
         return f"Message({self.name})"
-

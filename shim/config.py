@@ -7,9 +7,10 @@ values raise `ConfigError` with a message naming the key.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -160,4 +161,3 @@ def read_properties(path: Path) -> dict[str, str]:
             raise ConfigError(f"{path}:{number}: {exc}") from exc
         pairs[name] = value
     return pairs
-

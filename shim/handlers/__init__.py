@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from protocol.api import Api
 from shim.context import RequestContext

@@ -1,0 +1,292 @@
+"""The Trio server: the only module that imports Trio.
+
+One task per connection. Like Kafka, a connection has at most one request in
+flight (Kafka mutes the channel until the response is sent), which keeps
+responses in request order without any reordering buffer. Frames are bounded
+by `max_request_bytes` before anything is allocated for them; a frame that
+cannot be understood closes only its own connection, with one log line.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import signal
+import struct
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import trio
+
+from protocol.api import API_VERSIONS_KEY
+from protocol.errors import ErrorCode
+from protocol.headers import parse_request_header, peek_api, response_header
+from protocol.messages import APIS
+from protocol.types import ProtocolError
+from shim.broker import Broker
+from shim.config import BrokerConfig
+from shim.context import RequestContext, Respond
+from shim.handlers import HANDLERS
+from shim.handlers.api_versions import supported_ranges
+
+log = logging.getLogger("kafka_shim.server")
+
+T = TypeVar("T")
+_LENGTH = struct.Struct(">i")
+_READ_CHUNK = 65536
+
+
+class ConnectionClosed(Exception):
+    """The peer went away, or sent something we close the connection for."""
+
+
+class Wakeup:
+    """A broadcast signal: everyone waiting is released when it fires."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def fire(self) -> None:
+        self._event.set()
+        self._event = trio.Event()
+
+    async def wait(self, timeout_s: float) -> None:
+        with trio.move_on_after(max(timeout_s, 0.0)):
+            await self._event.wait()
+
+
+class TrioRequestContext(RequestContext):
+    def __init__(self, server: Server, client_host: str) -> None:
+        self.broker = server.broker
+        self._server = server
+        self.client_host = client_host
+        self.api_version = 0
+        self.correlation_id = 0
+        self.client_id = None
+
+    async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
+        done = trio.Event()
+        box: list[T] = []
+
+        def respond(value: T) -> None:
+            if not box:
+                box.append(value)
+                done.set()
+
+        start(respond)
+        self._server.timers_changed.fire()
+        await done.wait()
+        return box[0]
+
+    async def wait_for_append(self, timeout_ms: int) -> None:
+        await self._server.appended.wait(timeout_ms / 1000)
+
+
+class FrameReader:
+    """Length-prefixed frames from a stream, bounded before allocation."""
+
+    def __init__(self, stream: trio.SocketStream, max_frame: int) -> None:
+        self._stream = stream
+        self._max_frame = max_frame
+        self._buffer = bytearray()
+
+    async def _fill(self, size: int) -> None:
+        while len(self._buffer) < size:
+            chunk = await self._stream.receive_some(max(_READ_CHUNK, size - len(self._buffer)))
+            if not chunk:
+                if self._buffer:
+                    raise ConnectionClosed(f"peer closed mid-frame ({len(self._buffer)} bytes pending)")
+                raise ConnectionClosed("")
+            self._buffer += chunk
+
+    async def next_frame(self) -> bytes:
+        await self._fill(4)
+        (size,) = _LENGTH.unpack_from(self._buffer)
+        if size < 0 or size > self._max_frame:
+            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
+        await self._fill(4 + size)
+        frame = bytes(self._buffer[4 : 4 + size])
+        del self._buffer[: 4 + size]
+        return frame
+
+
+@dataclass
+class Decoded:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: Any
+
+
+class Server:
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.timers_changed = Wakeup()
+        self.appended = Wakeup()
+        broker.on_append = self.appended.fire
+
+    async def bind(self) -> list[trio.SocketListener]:
+        """Bind outside any nursery, so a busy port is a plain OSError."""
+        config = self.broker.config
+        listeners = await trio.open_tcp_listeners(config.port, host=config.host)
+        self.broker.advertised_port = listeners[0].socket.getsockname()[1]
+        return listeners
+
+    async def serve(
+        self, listeners: list[trio.SocketListener], task_status: Any = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        sockname = listeners[0].socket.getsockname()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._run_timers)
+            await nursery.start(trio.serve_listeners, self._serve_connection, listeners)
+            task_status.started((sockname[0], sockname[1]))
+
+    async def _run_timers(self) -> None:
+        groups = getattr(self.broker, "groups", None)
+        if groups is None:
+            return
+        while True:
+            deadline = groups.next_deadline()
+            timeout = math.inf if deadline is None else (deadline - self.broker.clock()) / 1000
+            if timeout > 0:
+                await self.timers_changed.wait(timeout)
+            groups.tick(self.broker.clock())
+
+    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+        try:
+            peer_host, peer_port = stream.socket.getpeername()[:2]
+        except OSError:
+            return
+        peer = f"{peer_host}:{peer_port}"
+        reader = FrameReader(stream, self.broker.config.max_request_bytes)
+        ctx = TrioRequestContext(self, peer_host)
+        try:
+            while True:
+                frame = await reader.next_frame()
+                response = await self._handle_frame(ctx, frame)
+                self.timers_changed.fire()
+                if response is not None:
+                    await stream.send_all(response)
+        except ConnectionClosed as exc:
+            if str(exc):
+                log.warning("closing connection from %s: %s", peer, exc)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        finally:
+            with trio.move_on_after(0.1) as scope:
+                scope.shield = True
+                await stream.aclose()
+
+    async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
+        try:
+            api_key, api_version, correlation_id = peek_api(frame)
+        except ProtocolError as exc:
+            raise ConnectionClosed(str(exc)) from exc
+        handler = HANDLERS.get(api_key)
+        if handler is None:
+            raise ConnectionClosed(f"unknown api key {api_key}")
+        api = handler.api
+        if api_version not in api.versions:
+            if api_key == API_VERSIONS_KEY:
+                return self._unsupported_api_versions(correlation_id)
+            raise ConnectionClosed(
+                f"unsupported {api.name} version {api_version} "
+                f"(supported {api.versions.low}-{api.versions.high})"
+            )
+        stream = io.BytesIO(frame)
+        try:
+            header = parse_request_header(stream, api.is_flexible(api_version))
+            body = api.request.parse_stream(stream, api_version)
+        except ProtocolError as exc:
+            raise ConnectionClosed(f"malformed {api.name} v{api_version} request: {exc}") from exc
+        ctx.api_version = api_version
+        ctx.correlation_id = correlation_id
+        ctx.client_id = header.client_id
+        try:
+            result = await handler.handle(ctx, body)
+        except Exception as exc:
+            log.error("internal error in %s v%d: %r", api.name, api_version, exc)
+            log.debug("traceback", exc_info=True)
+            raise ConnectionClosed(f"internal error in {api.name}") from exc
+        if result is None:
+            return None
+        try:
+            payload = response_header(
+                correlation_id, api.response_header_flexible(api_version)
+            ) + api.response.build(result, api_version)
+        except Exception as exc:
+            log.error("cannot encode %s v%d response: %r", api.name, api_version, exc)
+            raise ConnectionClosed(f"internal error encoding {api.name}") from exc
+        return _LENGTH.pack(len(payload)) + payload
+
+    @staticmethod
+    def _unsupported_api_versions(correlation_id: int) -> bytes:
+        """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
+        body = APIS[API_VERSIONS_KEY].response.build(
+            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_ranges()}, 0
+        )
+        payload = response_header(correlation_id, False) + body
+        return _LENGTH.pack(len(payload)) + payload
+
+
+async def run_until_signalled(broker: Broker, on_listening: Callable[[str, int], None]) -> None:
+    server = Server(broker)
+    listeners = await server.bind()
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            host, port = await nursery.start(server.serve, listeners)
+            on_listening(host, port)
+            async for signum in signals:
+                log.info("received %s, stopping", signal.Signals(signum).name)
+                nursery.cancel_scope.cancel()
+                break
+
+
+class BrokerThread:
+    """An in-process broker on a background thread (the pytest plugin uses it)."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.broker = Broker(config)
+        self._started = threading.Event()
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._cancel: trio.CancelScope | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="kafka-shim", daemon=True)
+
+    @property
+    def bootstrap(self) -> str:
+        return f"{self.broker.advertised_host}:{self.broker.advertised_port}"
+
+    def start(self, timeout_s: float = 10.0) -> BrokerThread:
+        self._thread.start()
+        if not self._started.wait(timeout_s):
+            raise RuntimeError("kafka-shim did not start in time")
+        if self._error is not None:
+            raise RuntimeError(f"kafka-shim failed to start: {self._error}") from self._error
+        return self
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._token = trio.lowlevel.current_trio_token()
+            server = Server(self.broker)
+            listeners = await server.bind()
+            with trio.CancelScope() as scope:
+                self._cancel = scope
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(server.serve, listeners)
+                    self._started.set()
+
+        try:
+            trio.run(main)
+        except BaseException as exc:  # reported to the starting thread
+            self._error = exc
+            self._started.set()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if self._token is not None and self._cancel is not None and self._thread.is_alive():
+            trio.from_thread.run_sync(self._cancel.cancel, trio_token=self._token)
+        self._thread.join(timeout_s)

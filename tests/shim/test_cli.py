@@ -1,0 +1,112 @@
+"""The command line: flags, Kafka config names, refusals, and the real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shim.cli import build_parser, config_from_args, main
+from shim.config import ConfigError
+
+
+def parse(*argv: str):  # type: ignore[no-untyped-def]
+    return config_from_args(build_parser().parse_args(list(argv)))
+
+
+def test_defaults_serve_loopback_9092_with_no_rebalance_delay() -> None:
+    config = parse()
+    assert (config.host, config.port) == ("127.0.0.1", 9092)
+    assert config.initial_rebalance_delay_ms == 0
+    assert config.max_request_bytes == 100 * 1024 * 1024
+    assert config.min_session_timeout_ms == 6000 and config.max_session_timeout_ms == 1_800_000
+
+
+def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
+    props = tmp_path / "broker.properties"
+    props.write_text("# comment\ngroup.max.size = 5\nnum.partitions: 4\n")
+    config = parse(
+        "--config-file",
+        str(props),
+        "--config",
+        "group.initial.rebalance.delay.ms=3000",
+        "--config",
+        "auto.create.topics.enable=false",
+        "--num-partitions",
+        "3",
+    )
+    assert config.max_group_size == 5
+    assert config.num_partitions == 3  # the flag wins over the file
+    assert config.initial_rebalance_delay_ms == 3000
+    assert config.auto_create_topics is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--config", "no.such.key=1"], "unknown config 'no.such.key'"),
+        (["--config", "group.max.size=zero"], "bad value 'zero' for group.max.size"),
+        (["--config", "group.max.size=0"], "must be at least 1"),
+        (["--config", "auto.create.topics.enable=yes"], "expected true or false"),
+        (["--config", "novalue"], "expected KEY=VALUE"),
+        (["--port", "70000"], "is not a TCP port"),
+        (
+            ["--config", "group.min.session.timeout.ms=10", "--config", "group.max.session.timeout.ms=5"],
+            "exceeds group.max.session.timeout.ms",
+        ),
+        (["--config-file", "/nonexistent/broker.properties"], "cannot read config file"),
+    ],
+)
+def test_bad_configuration_is_refused_with_a_clear_message(argv: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse(*argv)
+
+
+def test_main_exits_2_on_bad_config_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--config", "group.max.size=-3"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kafka-shim: bad value '-3' for group.max.size")
+    assert "Traceback" not in err
+
+
+def test_process_prints_listening_line_and_stops_on_sigterm() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shim", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert "listening on 127.0.0.1:" in line
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in proc.stderr.read() if proc.stderr else True
+
+
+def test_port_in_use_is_a_clear_error() -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "shim", "--port", str(port)], capture_output=True, text=True, timeout=20
+        )
+    assert time.monotonic() - started < 20
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert "Traceback" not in result.stderr

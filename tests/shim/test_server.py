@@ -1,0 +1,100 @@
+"""The server over real sockets: framing, bounds, unknown APIs and versions."""
+
+from __future__ import annotations
+
+import logging
+import struct
+
+import pytest
+
+from protocol.errors import ErrorCode
+from shim.server import BrokerThread
+from tests.shim.wire import WireClient
+
+API_VERSIONS = 18
+
+
+@pytest.mark.parametrize("version", range(5))
+def test_api_versions_every_version_lists_itself(kafka_shim: BrokerThread, version: int) -> None:
+    with WireClient(kafka_shim.bootstrap) as client:
+        response = client.request(
+            API_VERSIONS, version, {"client_software_name": "t", "client_software_version": "1"}
+        )
+    assert response.error_code == ErrorCode.NONE
+    ranges = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    assert ranges[API_VERSIONS] == (0, 4)
+
+
+def test_unsupported_api_versions_version_gets_error_35_in_a_v0_body(kafka_shim: BrokerThread) -> None:
+    with WireClient(kafka_shim.bootstrap) as client:
+        # A v99 request with a v2 header, as a newer client would send it.
+        client.send_raw(struct.pack(">hhih", API_VERSIONS, 99, 7, 1) + b"x" + b"\x00" + b"\x00")
+        frame = client.receive_frame()
+    correlation, error, count = struct.unpack_from(">ihi", frame)
+    assert correlation == 7
+    assert error == ErrorCode.UNSUPPORTED_VERSION
+    assert count >= 1
+
+
+def _assert_closed_and_others_served(
+    broker: BrokerThread, payload: bytes, caplog: pytest.LogCaptureFixture, reason: str
+) -> None:
+    with WireClient(broker.bootstrap) as bystander, WireClient(broker.bootstrap) as offender:
+        with caplog.at_level(logging.WARNING, logger="kafka_shim.server"):
+            offender.sock.sendall(payload)
+            assert offender.is_closed_by_peer()
+        assert bystander.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE
+    lines = [r.getMessage() for r in caplog.records if "closing connection" in r.getMessage()]
+    assert len(lines) == 1 and reason in lines[0]
+
+
+def test_unknown_api_key_closes_only_that_connection(
+    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    payload = struct.pack(">hhih", 9999, 0, 1, -1)
+    _assert_closed_and_others_served(
+        kafka_shim, struct.pack(">i", len(payload)) + payload, caplog, "unknown api key 9999"
+    )
+
+
+def test_oversize_frame_is_refused_before_allocation(
+    kafka_shim_factory: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    broker = kafka_shim_factory(max_request_bytes=1024)  # type: ignore[operator]
+    _assert_closed_and_others_served(broker, struct.pack(">i", 1 << 30), caplog, "frame length 1073741824")
+
+
+def test_negative_frame_length_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    _assert_closed_and_others_served(kafka_shim, struct.pack(">i", -5), caplog, "frame length -5")
+
+
+def test_truncated_header_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    _assert_closed_and_others_served(
+        kafka_shim, struct.pack(">i", 3) + b"\x00\x12\x00", caplog, "shorter than"
+    )
+
+
+def test_malformed_body_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+    # ApiVersions v3 whose client_software_name claims 100 bytes that are not there.
+    payload = struct.pack(">hhih", API_VERSIONS, 3, 1, -1) + b"\x00" + b"\x65abc"
+    _assert_closed_and_others_served(
+        kafka_shim, struct.pack(">i", len(payload)) + payload, caplog, "malformed ApiVersions v3"
+    )
+
+
+def test_unsupported_version_of_other_api_closes(
+    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Kafka cannot parse the header of a version it does not know, so it closes.
+    payload = struct.pack(">hhih", 3, 99, 1, -1)  # Metadata v99
+    _assert_closed_and_others_served(
+        kafka_shim, struct.pack(">i", len(payload)) + payload, caplog, "unsupported Metadata version 99"
+    )
+
+
+def test_pipelined_requests_are_answered_in_order(kafka_shim: BrokerThread) -> None:
+    with WireClient(kafka_shim.bootstrap) as client:
+        frames = [client.frame(API_VERSIONS, v % 5, {}) for v in range(20)]
+        client.sock.sendall(b"".join(struct.pack(">i", len(f)) + f for f in frames))
+        correlations = [struct.unpack_from(">i", client.receive_frame())[0] for _ in frames]
+    assert correlations == list(range(1, 21))
