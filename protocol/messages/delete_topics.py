@@ -1,0 +1,43 @@
+"""DeleteTopics (key 20): by name, and from v6 by name or topic id."""
+
+from protocol.api import Api
+from protocol.messages.metadata import ZERO_UUID
+from protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message
+
+DeleteTopicsRequest = Message(
+    "DeleteTopicsRequest",
+    versions="1-6",
+    flexible="4+",
+    fields=[
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING, nullable="6+", default=None),
+                Field("topic_id", UUID, default=ZERO_UUID),
+            ),
+            "6+",
+        ),
+        Field("topic_names", Array(STRING), "0-5"),
+        Field("timeout_ms", INT32),
+    ],
+)
+
+DeleteTopicsResponse = Message(
+    "DeleteTopicsResponse",
+    versions="1-6",
+    flexible="4+",
+    fields=[
+        Field("throttle_time_ms", INT32, "1+"),
+        Field(
+            "responses",
+            Array(
+                Field("name", STRING, nullable="6+"),
+                Field("topic_id", UUID, "6+", default=ZERO_UUID),
+                Field("error_code", INT16),
+                Field("error_message", STRING, "5+", nullable="5+", default=None),
+            ),
+        ),
+    ],
+)
+
+API = Api(20, "DeleteTopics", DeleteTopicsRequest, DeleteTopicsResponse)

@@ -1,0 +1,61 @@
+"""ListOffsets (key 2): offsets by timestamp or by the special timestamps
+(-1 latest, -2 earliest, -3 max timestamp from v7, -4 earliest local from v8).
+
+v0 (several offsets per partition, magic 0/1 era) is not offered.
+"""
+
+from protocol.api import Api
+from protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, Message
+
+ListOffsetsRequest = Message(
+    "ListOffsetsRequest",
+    versions="1-8",
+    flexible="6+",
+    fields=[
+        Field("replica_id", INT32),
+        Field("isolation_level", INT8, "2+"),
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array(
+                        Field("partition_index", INT32),
+                        Field("current_leader_epoch", INT32, "4+", default=-1),
+                        Field("timestamp", INT64),
+                        Field("max_num_offsets", INT32, "0", default=1),
+                    ),
+                ),
+            ),
+        ),
+    ],
+)
+
+ListOffsetsResponse = Message(
+    "ListOffsetsResponse",
+    versions="1-8",
+    flexible="6+",
+    fields=[
+        Field("throttle_time_ms", INT32, "2+"),
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array(
+                        Field("partition_index", INT32),
+                        Field("error_code", INT16),
+                        Field("old_style_offsets", Array(INT64), "0"),
+                        Field("timestamp", INT64, "1+", default=-1),
+                        Field("offset", INT64, "1+", default=-1),
+                        Field("leader_epoch", INT32, "4+", default=-1),
+                    ),
+                ),
+            ),
+        ),
+    ],
+)
+
+API = Api(2, "ListOffsets", ListOffsetsRequest, ListOffsetsResponse)

@@ -1,0 +1,90 @@
+"""Produce (key 0): record batches in, base offsets out.
+
+Advertised from v0 although only magic-2 batches are accepted: librdkafka
+turns compression off against a broker whose Produce range starts above 0.
+"""
+
+from protocol.api import Api
+from protocol.schema import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
+
+ProduceRequest = Message(
+    "ProduceRequest",
+    versions="0-11",
+    flexible="9+",
+    fields=[
+        Field("transactional_id", STRING, "3+", nullable="3+", default=None),
+        Field("acks", INT16),
+        Field("timeout_ms", INT32),
+        Field(
+            "topic_data",
+            Array(
+                Field("name", STRING),
+                Field(
+                    "partition_data",
+                    Array(
+                        Field("index", INT32),
+                        Field("records", RECORDS, nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
+    ],
+)
+
+ProduceResponse = Message(
+    "ProduceResponse",
+    versions="0-11",
+    flexible="9+",
+    fields=[
+        Field(
+            "responses",
+            Array(
+                Field("name", STRING),
+                Field(
+                    "partition_responses",
+                    Array(
+                        Field("index", INT32),
+                        Field("error_code", INT16),
+                        Field("base_offset", INT64),
+                        Field("log_append_time_ms", INT64, "2+", default=-1),
+                        Field("log_start_offset", INT64, "5+", default=-1),
+                        Field(
+                            "record_errors",
+                            Array(
+                                Field("batch_index", INT32),
+                                Field("batch_index_error_message", STRING, nullable="8+", default=None),
+                            ),
+                            "8+",
+                        ),
+                        Field("error_message", STRING, "8+", nullable="8+", default=None),
+                        Field(
+                            "current_leader",
+                            Struct(
+                                [
+                                    Field("leader_id", INT32, default=-1),
+                                    Field("leader_epoch", INT32, default=-1),
+                                ]
+                            ),
+                            "10+",
+                            tag=0,
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        Field("throttle_time_ms", INT32, "1+"),
+        Field(
+            "node_endpoints",
+            Array(
+                Field("node_id", INT32),
+                Field("host", STRING),
+                Field("port", INT32),
+                Field("rack", STRING, nullable="0+", default=None),
+            ),
+            "10+",
+            tag=0,
+        ),
+    ],
+)
+
+API = Api(0, "Produce", ProduceRequest, ProduceResponse)
