@@ -1,0 +1,1 @@
+"""Python client drivers, one module per client library, sharing `compat.clients.runner`."""

@@ -1,0 +1,130 @@
+"""confluent-kafka (librdkafka) driver: `python -m compat.clients.confluent '<command json>'`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from compat.clients.runner import AssignmentTracker, run
+from compat.schema import Command, emit, message_key, message_value
+
+
+def group_consumer(command: Command, **extra: Any) -> Consumer:
+    config: dict[str, Any] = {
+        "bootstrap.servers": command.bootstrap,
+        "client.id": command.client_id,
+        "group.id": command.group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "session.timeout.ms": command.session_timeout_ms,
+        "partition.assignment.strategy": command.assignor,
+        **extra,
+    }
+    if command.group_instance_id:
+        config["group.instance.id"] = command.group_instance_id
+    return Consumer(config)
+
+
+class ConfluentOps:
+    def create_topic(self, command: Command) -> None:
+        admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        futures = admin.create_topics([NewTopic(command.topic, num_partitions=command.partitions)])
+        try:
+            futures[command.topic].result(timeout=command.timeout_s)
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+        emit("created", topic=command.topic)
+
+    def produce(self, command: Command) -> None:
+        producer = Producer({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        failures: list[str] = []
+
+        def delivered(error: KafkaError | None, _message: Any) -> None:
+            if error is not None:
+                failures.append(str(error))
+
+        for i in range(command.count):
+            producer.produce(
+                command.topic,
+                key=message_key(i, command.key_count),
+                value=message_value(i),
+                on_delivery=delivered,
+            )
+            producer.poll(0)
+        remaining = producer.flush(command.timeout_s)
+        if failures or remaining:
+            raise RuntimeError(f"{len(failures)} failed, {remaining} undelivered: {failures[:3]}")
+        emit("produced", count=command.count)
+
+    def consume(self, command: Command) -> None:
+        consumer = group_consumer(command)
+        emit("subscribing", group=command.group)
+        consumer.subscribe([command.topic])
+        received = 0
+        deadline = time.monotonic() + command.timeout_s
+        while received < command.count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error():
+                raise KafkaException(message.error())
+            received += 1
+            emit(
+                "message",
+                partition=message.partition(),
+                offset=message.offset(),
+                key=message.key().decode(),
+                value=message.value().decode(),
+            )
+        committed = consumer.commit(asynchronous=False)
+        emit("committed", offsets={tp.partition: tp.offset for tp in committed or []})
+        consumer.close()
+
+    def offsets(self, command: Command) -> None:
+        consumer = Consumer({"bootstrap.servers": command.bootstrap, "group.id": command.group})
+        partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
+        committed = consumer.committed(partitions, timeout=command.timeout_s)
+        latest = {
+            tp.partition: consumer.get_watermark_offsets(tp, timeout=command.timeout_s)[1] for tp in partitions
+        }
+        consumer.close()
+        emit(
+            "offsets",
+            # librdkafka reports "no committed offset" as OFFSET_INVALID (-1001).
+            committed={tp.partition: tp.offset for tp in committed if tp.offset >= 0},
+            latest=latest,
+        )
+
+    def member(self, command: Command, stop: threading.Event) -> None:
+        tracker = AssignmentTracker()
+        consumer = group_consumer(command)
+        # Cooperative rebalances hand over increments; eager ones replace the whole set.
+        cooperative = command.assignor == "cooperative-sticky"
+
+        def on_assign(_consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            owned = (tp.partition for tp in partitions)
+            if cooperative:
+                tracker.add(owned)
+            else:
+                tracker.replace(owned)
+
+        def on_revoke(_consumer: Consumer, partitions: list[TopicPartition]) -> None:
+            tracker.remove(tp.partition for tp in partitions)
+
+        emit("subscribing", group=command.group)
+        consumer.subscribe([command.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+        while not stop.is_set():
+            message = consumer.poll(0.1)
+            if message is not None and message.error():
+                raise KafkaException(message.error())
+        consumer.close()
+        emit("closed")
+
+
+if __name__ == "__main__":
+    run(ConfluentOps())

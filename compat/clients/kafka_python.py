@@ -1,0 +1,125 @@
+"""kafka-python driver: `python -m compat.clients.kafka_python '<command json>'`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.errors import TopicAlreadyExistsError
+
+from compat.clients.runner import AssignmentTracker, run
+from compat.schema import Command, emit, message_key, message_value
+
+ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+
+
+def group_consumer(command: Command, **extra: Any) -> KafkaConsumer:
+    if command.assignor not in ASSIGNORS:
+        raise ValueError(f"kafka-python driver supports assignors {sorted(ASSIGNORS)}")
+    return KafkaConsumer(
+        bootstrap_servers=command.bootstrap,
+        client_id=command.client_id,
+        group_id=command.group,
+        group_instance_id=command.group_instance_id,
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        session_timeout_ms=command.session_timeout_ms,
+        partition_assignment_strategy=[ASSIGNORS[command.assignor]],
+        **extra,
+    )
+
+
+def generation_of(consumer: KafkaConsumer) -> int:
+    # kafka-python has no public accessor for the generation the member joined.
+    return int(consumer._coordinator._generation.generation_id)
+
+
+class KafkaPythonOps:
+    def create_topic(self, command: Command) -> None:
+        admin = KafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        try:
+            admin.create_topics([NewTopic(command.topic, command.partitions, 1)])
+        except TopicAlreadyExistsError:
+            pass
+        finally:
+            admin.close()
+        emit("created", topic=command.topic)
+
+    def produce(self, command: Command) -> None:
+        producer = KafkaProducer(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        futures = [
+            producer.send(
+                command.topic,
+                key=message_key(i, command.key_count).encode(),
+                value=message_value(i).encode(),
+            )
+            for i in range(command.count)
+        ]
+        producer.flush(timeout=command.timeout_s)
+        for future in futures:
+            future.get(timeout=command.timeout_s)  # raises the delivery error, if any
+        producer.close()
+        emit("produced", count=len(futures))
+
+    def consume(self, command: Command) -> None:
+        consumer = group_consumer(command)
+        emit("subscribing", group=command.group)
+        consumer.subscribe([command.topic])
+        received = 0
+        deadline = time.monotonic() + command.timeout_s
+        while received < command.count and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=200).values():
+                for record in records:
+                    received += 1
+                    emit(
+                        "message",
+                        partition=record.partition,
+                        offset=record.offset,
+                        key=record.key.decode(),
+                        value=record.value.decode(),
+                    )
+        consumer.commit()
+        emit("committed", offsets={tp.partition: consumer.position(tp) for tp in consumer.assignment()})
+        consumer.close()
+
+    def offsets(self, command: Command) -> None:
+        consumer = KafkaConsumer(
+            bootstrap_servers=command.bootstrap, group_id=command.group, enable_auto_commit=False
+        )
+        partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
+        committed = {tp.partition: consumer.committed(tp) for tp in partitions}
+        latest = consumer.end_offsets(partitions)
+        consumer.close()
+        emit(
+            "offsets",
+            committed={p: offset for p, offset in committed.items() if offset is not None},
+            latest={tp.partition: offset for tp, offset in latest.items()},
+        )
+
+    def member(self, command: Command, stop: threading.Event) -> None:
+        consumer = group_consumer(command)
+        tracker = AssignmentTracker()
+
+        class Listener(ConsumerRebalanceListener):
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                tracker.remove(tp.partition for tp in revoked)
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                tracker.replace((tp.partition for tp in assigned), generation_of(consumer))
+
+        emit("subscribing", group=command.group)
+        consumer.subscribe([command.topic], listener=Listener())
+        while not stop.is_set():
+            consumer.poll(timeout_ms=100)
+        consumer.close()
+        emit("closed")
+
+
+if __name__ == "__main__":
+    run(KafkaPythonOps())

@@ -1,0 +1,102 @@
+"""The one command/observation schema every client driver speaks.
+
+A driver is a program (Python module, node script, Java class, or kcat behind a
+translator) that receives one JSON `Command` as its only argument and prints one JSON
+`Observation` per line on stdout. The node and Java drivers implement the same schema;
+this module is its definition, keep them in step with it.
+
+Commands (field `op`):
+- ``create_topic``: create `topic` with `partitions` partitions (an existing topic is fine).
+- ``produce``: send `count` messages; message i has key ``key-{i % key_count}`` and value
+  ``str(i)``, sent in order of i, then flush. Emits ``produced`` once all are acknowledged.
+- ``consume``: join `group`, subscribe to `topic` from the earliest offset, read until `count`
+  messages or `timeout_s`, commit the positions synchronously, close. Emits ``message`` for
+  each record, then ``committed``.
+- ``offsets``: emit one ``offsets`` observation: the group's committed offsets and the
+  latest offsets (ListOffsets, timestamp -1) of every partition of `topic`.
+- ``member``: join `group` and stay in it, emitting ``assignment`` after every change of the
+  owned partitions, until stdin yields the line ``close`` (or EOF): then close cleanly
+  (LeaveGroup where the client sends one) and emit ``closed``.
+
+Observations (field `event`, plus `ts`, seconds since the epoch as a float, from the
+driver's clock — tests on one machine compare them with `time.time()`):
+- ``ready`` {} - the client is constructed and about to talk to the broker.
+- ``created`` {topic}
+- ``produced`` {count}
+- ``subscribing`` {group}
+- ``assignment`` {partitions: [int], generation: int | null} - the full set now owned.
+- ``message`` {partition, offset, key, value}
+- ``committed`` {offsets: {partition: offset}}
+- ``offsets`` {committed: {partition: offset}, latest: {partition: offset}}
+- ``closed`` {}
+- ``error`` {message} - the driver then exits non-zero.
+Partition numbers are JSON object keys, hence strings on the wire; `Observation`
+accessors turn them back into ints.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Op = Literal["create_topic", "produce", "consume", "offsets", "member"]
+Assignor = Literal["range", "roundrobin", "cooperative-sticky"]
+
+
+@dataclass(frozen=True)
+class Command:
+    op: Op
+    bootstrap: str
+    topic: str
+    partitions: int = 3
+    count: int = 0
+    key_count: int = 50
+    group: str = ""
+    timeout_s: float = 30.0
+    assignor: Assignor = "range"
+    session_timeout_ms: int = 6000
+    group_instance_id: str | None = None
+    client_id: str = "compat"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Command:
+        return cls(**json.loads(text))
+
+
+def message_key(index: int, key_count: int) -> str:
+    return f"key-{index % key_count}"
+
+
+def message_value(index: int) -> str:
+    return str(index)
+
+
+@dataclass
+class Observation:
+    event: str
+    ts: float
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, line: str) -> Observation:
+        data = json.loads(line)
+        return cls(event=data.pop("event"), ts=float(data.pop("ts")), fields=data)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.fields[name]
+
+    def partition_map(self, name: str) -> dict[int, int]:
+        """A {partition: offset} field with its JSON string keys turned back into ints."""
+        return {int(partition): int(offset) for partition, offset in self.fields[name].items()}
+
+
+def emit(event: str, **fields: Any) -> None:
+    """Print one observation line (used by the Python drivers); flushed so readers see it now."""
+    sys.stdout.write(json.dumps({"event": event, "ts": time.time(), **fields}) + "\n")
+    sys.stdout.flush()
