@@ -14,6 +14,23 @@ from protocol.messages import APIS
 _LENGTH = struct.Struct(">i")
 
 
+def encode_request(
+    api_key: int, version: int, correlation_id: int, body: dict[str, Any], client_id: str = "wire-test"
+) -> bytes:
+    """Header and body of a request, without the length prefix."""
+    api = APIS[api_key]
+    header = RequestHeader.build(
+        {
+            "request_api_key": api_key,
+            "request_api_version": version,
+            "correlation_id": correlation_id,
+            "client_id": client_id,
+        },
+        2 if api.is_flexible(version) else 1,
+    )
+    return header + api.request.build(body, version)
+
+
 class WireClient:
     def __init__(self, bootstrap: str, timeout_s: float = 5.0) -> None:
         host, port = bootstrap.rsplit(":", 1)
@@ -32,20 +49,9 @@ class WireClient:
     def send_raw(self, payload: bytes) -> None:
         self.sock.sendall(_LENGTH.pack(len(payload)) + payload)
 
-    def frame(self, api_key: int, version: int, body: dict[str, Any], client_id: str = "wire-test") -> bytes:
-        api = APIS[api_key]
+    def frame(self, api_key: int, version: int, body: dict[str, Any]) -> bytes:
         self._correlation += 1
-        flexible = api.is_flexible(version)
-        header = RequestHeader.build(
-            {
-                "request_api_key": api_key,
-                "request_api_version": version,
-                "correlation_id": self._correlation,
-                "client_id": client_id,
-            },
-            2 if flexible else 1,
-        )
-        return header + api.request.build(body, version)
+        return encode_request(api_key, version, self._correlation, body)
 
     def receive_frame(self) -> bytes:
         size = _LENGTH.unpack(self._read_exactly(4))[0]

@@ -1,0 +1,66 @@
+"""Hypothesis strategies derived from the message declarations themselves."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from hypothesis import strategies as st
+
+from protocol import schema as s
+
+_INT_BOUNDS = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "uint16": (0, 2**16 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+}
+
+# Small names collide often, which drives handlers through their
+# "already exists" / "same group" paths instead of always creating new state.
+_NAMES = st.sampled_from(["", "a", "t", "g", "topic-1", "__consumer_offsets", "x" * 300])
+
+
+def _interesting_ints(low: int, high: int) -> st.SearchStrategy[int]:
+    edges = [v for v in (low, high, -1, 0, 1, 2, 3) if low <= v <= high]
+    return st.one_of(st.sampled_from(edges), st.integers(low, high))
+
+
+def value_for(field_type: s.FieldType, version: int, nullable: bool) -> st.SearchStrategy[Any]:
+    strategy: st.SearchStrategy[Any]
+    if isinstance(field_type, s.Primitive):
+        name = field_type.name
+        if name in _INT_BOUNDS:
+            strategy = _interesting_ints(*_INT_BOUNDS[name])
+        elif name == "bool":
+            strategy = st.booleans()
+        elif name == "float64":
+            strategy = st.floats(allow_nan=False)
+        elif name == "uuid":
+            strategy = st.one_of(st.just(uuid.UUID(int=0)), st.uuids())
+        else:
+            raise AssertionError(f"no strategy for {name}")
+    elif isinstance(field_type, s.SizedType):
+        if field_type.name == "string":
+            strategy = st.one_of(_NAMES, st.text(max_size=20))
+        else:
+            strategy = st.binary(max_size=64)
+    elif isinstance(field_type, s.Array):
+        element = field_type.element
+        strategy = st.lists(value_for(element, version, False), max_size=3)
+    elif isinstance(field_type, s.Struct):
+        strategy = struct_values(field_type.fields, version)
+    else:
+        raise AssertionError(f"no strategy for {field_type!r}")
+    return st.one_of(st.none(), strategy) if nullable else strategy
+
+
+def struct_values(fields: list[s.Field], version: int) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {f.name: value_for(f.type, version, version in f.nullable) for f in fields if version in f.versions}
+    )
+
+
+def message_values(message: s.Message, version: int) -> st.SearchStrategy[dict[str, Any]]:
+    return struct_values(message.fields, version)

@@ -1,0 +1,122 @@
+"""Fuzzed frames never crash the server or disturb another connection.
+
+Requests are generated from the declarations for every advertised API and
+version: structurally valid ones (which must be answered or held without any
+handler error), then truncated and bit-flipped copies (which must be answered
+or cleanly closed). After every example a bystander connection must still get
+its ApiVersions answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import struct
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shim.config import BrokerConfig
+from shim.handlers import HANDLERS
+from shim.server import BrokerThread
+from tests.protocol.strategies import message_values
+from tests.shim.wire import WireClient, encode_request
+
+API_VERSIONS = 18
+# Frames that may legitimately be held open (JoinGroup waits for other members,
+# Fetch long-polls) are given this long before the fuzzer moves on.
+ANSWER_WAIT_S = 0.3
+
+API_VERSION_PAIRS = sorted(
+    (key, version)
+    for key, handler in HANDLERS.items()
+    for version in range(handler.api.versions.low, handler.api.versions.high + 1)
+)
+
+
+class ErrorLog(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(scope="module")
+def fuzz_target() -> Iterator[tuple[BrokerThread, ErrorLog]]:
+    errors = ErrorLog()
+    logging.getLogger("kafka_shim").addHandler(errors)
+    broker = BrokerThread(
+        BrokerConfig(host="127.0.0.1", port=0, max_request_bytes=1 << 20, num_partitions=1)
+    ).start()
+    yield broker, errors
+    broker.stop()
+    logging.getLogger("kafka_shim").removeHandler(errors)
+
+
+@st.composite
+def valid_frames(draw: st.DrawFn) -> tuple[int, int, bytes]:
+    key, version = draw(st.sampled_from(API_VERSION_PAIRS))
+    api = HANDLERS[key].api
+    body = draw(message_values(api.request, version))
+    return key, version, encode_request(key, version, 1, body)
+
+
+def _send(broker: BrokerThread, payload: bytes) -> None:
+    with socket.create_connection(
+        ("127.0.0.1", broker.broker.advertised_port), timeout=ANSWER_WAIT_S
+    ) as sock:
+        sock.sendall(struct.pack(">i", len(payload)) + payload)
+        # A frame held by the broker (a join waiting for members) is allowed.
+        with contextlib.suppress(TimeoutError):
+            sock.recv(1 << 16)
+
+
+def _bystander_served(broker: BrokerThread) -> None:
+    with WireClient(broker.bootstrap, timeout_s=5) as client:
+        assert client.request(API_VERSIONS, 3, {}).error_code == 0
+
+
+FUZZ_SETTINGS = settings(
+    max_examples=600,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    derandomize=True,
+)
+
+
+@FUZZ_SETTINGS
+@given(frame=valid_frames())
+def test_valid_requests_never_raise_in_handlers(
+    fuzz_target: tuple[BrokerThread, ErrorLog], frame: tuple[int, int, bytes]
+) -> None:
+    broker, errors = fuzz_target
+    key, version, payload = frame
+    _send(broker, payload)
+    _bystander_served(broker)
+    assert not errors.messages, f"api {key} v{version}: {errors.messages}"
+
+
+@FUZZ_SETTINGS
+@given(frame=valid_frames(), data=st.data())
+def test_truncated_and_bit_flipped_frames_are_refused_cleanly(
+    fuzz_target: tuple[BrokerThread, ErrorLog], frame: tuple[int, int, bytes], data: st.DataObject
+) -> None:
+    broker, errors = fuzz_target
+    key, version, payload = frame
+    if data.draw(st.booleans(), label="truncate"):
+        cut = data.draw(st.integers(0, max(len(payload) - 1, 0)), label="cut")
+        mutated = payload[:cut]
+    else:
+        flipped = bytearray(payload)
+        for _ in range(data.draw(st.integers(1, 4), label="flips")):
+            bit = data.draw(st.integers(0, len(flipped) * 8 - 1), label="bit")
+            flipped[bit // 8] ^= 1 << (bit % 8)
+        mutated = bytes(flipped)
+    _send(broker, mutated)
+    _bystander_served(broker)
+    assert not errors.messages, f"api {key} v{version} mutated: {errors.messages}"
