@@ -1,0 +1,13 @@
+# kafka-shim in a container: mirrors the README install.
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY protocol ./protocol
+COPY storage ./storage
+COPY shim ./shim
+RUN pip install --no-cache-dir .
+# Reserved for the durable data directory; the broker keeps data in memory
+# until on-disk storage lands (see README, "Not supported yet").
+VOLUME /data
+EXPOSE 9092
+CMD ["kafka-shim", "--host", "0.0.0.0", "--port", "9092", "--advertised-host", "localhost"]
