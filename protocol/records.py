@@ -1,0 +1,228 @@
+"""Record batch v2 framing: a view of the 61-byte headers of a records blob.
+
+The broker never looks at individual records on the produce and fetch paths:
+it validates each batch's frame and CRC-32C, assigns offsets by rewriting
+`baseOffset` (outside the CRC), and stores and serves the bytes as they came.
+
+Batch header layout (big-endian):
+
+    baseOffset int64 | batchLength int32 | partitionLeaderEpoch int32 | magic int8
+    | crc uint32 | attributes int16 | lastOffsetDelta int32 | baseTimestamp int64
+    | maxTimestamp int64 | producerId int64 | producerEpoch int16
+    | baseSequence int32 | recordsCount int32
+
+`batchLength` counts the bytes after itself; the CRC covers everything from
+`attributes` to the end of the batch.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+
+from crc32c import crc32c
+
+from protocol.errors import ErrorCode
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes batchLength does not count
+MAGIC = 2
+# Where the fields the broker reads or rewrites sit inside a batch.
+MAGIC_POSITION = 16  # also where magic sits in v0/v1 message sets
+CRC_POSITION = 17
+ATTRIBUTES_POSITION = 21
+MAX_TIMESTAMP_POSITION = 35
+
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_LOG_APPEND = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+
+NO_PRODUCER_ID = -1
+NO_SEQUENCE = -1
+_INT32_SPAN = 1 << 31
+
+
+class RecordsError(ValueError):
+    """A records blob the broker refuses; `code` is what Produce answers."""
+
+    code = ErrorCode.CORRUPT_MESSAGE
+
+
+class CorruptRecords(RecordsError):
+    code = ErrorCode.CORRUPT_MESSAGE
+
+
+class UnsupportedMagic(RecordsError):
+    """A v0/v1 message set: only record batch v2 (magic 2) is accepted."""
+
+    code = ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
+
+
+@dataclass(frozen=True, slots=True)
+class BatchHeader:
+    """One batch's header and where the batch sits in its blob."""
+
+    position: int
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size(self) -> int:
+        return LOG_OVERHEAD + self.batch_length
+
+    @property
+    def end(self) -> int:
+        return self.position + self.size
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def is_log_append_time(self) -> bool:
+        return bool(self.attributes & TIMESTAMP_TYPE_LOG_APPEND)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+    @property
+    def has_producer_id(self) -> bool:
+        return self.producer_id > NO_PRODUCER_ID
+
+    @property
+    def last_sequence(self) -> int:
+        """Sequences wrap at int32, like Kafka's DefaultRecordBatch.incrementSequence."""
+        if self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) % _INT32_SPAN
+
+
+def read_header(data: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
+    """The header of the batch at `position`, bounds- and magic-checked, CRC not verified."""
+    available = len(data) - position
+    if available < MAGIC_POSITION + 1:
+        raise CorruptRecords(f"{available} bytes at {position} are shorter than a batch header")
+    magic = data[position + MAGIC_POSITION]
+    if magic != MAGIC:
+        raise UnsupportedMagic(f"magic {magic} at {position}: only record batch v2 is supported")
+    if available < HEADER_SIZE:
+        raise CorruptRecords(f"{available} bytes at {position} are shorter than a batch header")
+    header = BatchHeader(position, *HEADER.unpack_from(data, position))
+    if header.batch_length < HEADER_SIZE - LOG_OVERHEAD:
+        raise CorruptRecords(f"batch length {header.batch_length} at {position} is below the minimum")
+    if header.size > available:
+        raise CorruptRecords(f"batch of {header.size} bytes at {position} exceeds the {available} left")
+    if header.last_offset_delta < 0 or header.records_count < 0:
+        raise CorruptRecords(f"negative record count or offset delta at {position}")
+    return header
+
+
+def iter_headers(data: bytes | bytearray | memoryview) -> Iterator[BatchHeader]:
+    """Every batch header in a blob of whole batches; a partial batch is corrupt."""
+    position = 0
+    while position < len(data):
+        header = read_header(data, position)
+        yield header
+        position = header.end
+
+
+def crc_of(data: bytes | bytearray | memoryview, header: BatchHeader) -> int:
+    view = memoryview(data)[header.position + ATTRIBUTES_POSITION : header.end]
+    return int(crc32c(view))
+
+
+@dataclass(frozen=True)
+class RecordBatches:
+    """A validated blob of one or more v2 batches, and their headers."""
+
+    data: bytes
+    headers: tuple[BatchHeader, ...]
+
+    @classmethod
+    def parse(cls, data: bytes, *, verify_crc: bool = True) -> RecordBatches:
+        """Validate framing (and CRCs): RecordsError on anything but whole v2 batches."""
+        headers = tuple(iter_headers(data))
+        if not headers:
+            raise CorruptRecords("no record batch")
+        if verify_crc:
+            for header in headers:
+                if crc_of(data, header) != header.crc:
+                    raise CorruptRecords(f"CRC mismatch in the batch at {header.position}")
+        return cls(bytes(data), headers)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    @property
+    def first(self) -> BatchHeader:
+        return self.headers[0]
+
+    @property
+    def last(self) -> BatchHeader:
+        return self.headers[-1]
+
+    @property
+    def offset_count(self) -> int:
+        """Offsets the blob occupies once appended: each batch's delta span, back to back."""
+        return sum(h.last_offset_delta + 1 for h in self.headers)
+
+    @property
+    def max_timestamp(self) -> int:
+        return max(h.max_timestamp for h in self.headers)
+
+    def with_base_offset(self, base_offset: int) -> RecordBatches:
+        """The same batches renumbered from `base_offset`; CRCs stay valid.
+
+        Batches follow each other without gaps: the next batch starts after
+        the previous one's last offset.
+        """
+        buffer = bytearray(self.data)
+        headers = []
+        next_offset = base_offset
+        for h in self.headers:
+            struct.pack_into(">q", buffer, h.position, next_offset)
+            headers.append(replace(h, base_offset=next_offset))
+            next_offset += h.last_offset_delta + 1
+        return RecordBatches(bytes(buffer), tuple(headers))
+
+    def with_log_append_time(self, now_ms: int) -> RecordBatches:
+        """Stamp every batch with LogAppendTime, as a topic with
+        message.timestamp.type=LogAppendTime does: attributes and maxTimestamp
+        change, so each batch's CRC is recomputed (one pass, no record parsing).
+        """
+        buffer = bytearray(self.data)
+        headers = []
+        for h in self.headers:
+            attributes = h.attributes | TIMESTAMP_TYPE_LOG_APPEND
+            struct.pack_into(">h", buffer, h.position + ATTRIBUTES_POSITION, attributes)
+            struct.pack_into(">q", buffer, h.position + MAX_TIMESTAMP_POSITION, now_ms)
+            stamped = replace(h, attributes=attributes, max_timestamp=now_ms)
+            crc = crc_of(buffer, stamped)
+            struct.pack_into(">I", buffer, h.position + CRC_POSITION, crc)
+            headers.append(replace(stamped, crc=crc))
+        return RecordBatches(bytes(buffer), tuple(headers))
+
+
