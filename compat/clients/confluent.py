@@ -90,7 +90,8 @@ class ConfluentOps:
         partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
         committed = consumer.committed(partitions, timeout=command.timeout_s)
         latest = {
-            tp.partition: consumer.get_watermark_offsets(tp, timeout=command.timeout_s)[1] for tp in partitions
+            tp.partition: consumer.get_watermark_offsets(tp, timeout=command.timeout_s)[1]
+            for tp in partitions
         }
         consumer.close()
         emit(

@@ -1,0 +1,278 @@
+// Java kafka-clients driver: `java -cp <classes>:<jars> KafkaDriver '<command json>'`.
+// Speaks the command/observation schema defined in compat/schema.py (keep in step with it).
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.RoundRobinAssignor;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+public final class KafkaDriver {
+    private final Command command;
+
+    private KafkaDriver(Command command) {
+        this.command = command;
+    }
+
+    public static void main(String[] args) {
+        if (args.length != 1) {
+            System.err.println("usage: KafkaDriver '<command json>'");
+            System.exit(2);
+        }
+        Command command = new Command(FlatJson.parse(args[0]));
+        emit("ready", Map.of("op", command.op));
+        try {
+            new KafkaDriver(command).dispatch();
+        } catch (Exception e) {
+            e.printStackTrace();
+            Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+            emit("error", Map.of("message", cause.getClass().getSimpleName() + ": " + cause.getMessage()));
+            System.exit(1);
+        }
+        System.exit(0);
+    }
+
+    private void dispatch() throws Exception {
+        switch (command.op) {
+            case "create_topic" -> createTopic();
+            case "produce" -> produce();
+            case "consume" -> consume();
+            case "offsets" -> offsets();
+            case "member" -> member();
+            default -> throw new IllegalArgumentException("unknown op " + command.op);
+        }
+    }
+
+    private Properties base() {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", command.bootstrap);
+        props.put("client.id", command.clientId);
+        return props;
+    }
+
+    private KafkaConsumer<String, String> groupConsumer() {
+        Properties props = base();
+        props.put("group.id", command.group);
+        props.put("auto.offset.reset", "earliest");
+        props.put("enable.auto.commit", "false");
+        props.put("session.timeout.ms", String.valueOf(command.sessionTimeoutMs));
+        props.put("partition.assignment.strategy", switch (command.assignor) {
+            case "range" -> RangeAssignor.class.getName();
+            case "roundrobin" -> RoundRobinAssignor.class.getName();
+            case "cooperative-sticky" -> CooperativeStickyAssignor.class.getName();
+            default -> throw new IllegalArgumentException("unknown assignor " + command.assignor);
+        });
+        if (command.groupInstanceId != null) {
+            props.put("group.instance.id", command.groupInstanceId);
+        }
+        return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+    }
+
+    private void createTopic() throws Exception {
+        try (Admin admin = Admin.create(base())) {
+            admin.createTopics(List.of(new NewTopic(command.topic, command.partitions, (short) 1)))
+                .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw e;
+            }
+        }
+        emit("created", Map.of("topic", command.topic));
+    }
+
+    private void produce() throws Exception {
+        try (KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(base(), new StringSerializer(), new StringSerializer())) {
+            List<Future<RecordMetadata>> deliveries = new ArrayList<>();
+            for (int i = 0; i < command.count; i++) {
+                deliveries.add(producer.send(new ProducerRecord<>(
+                    command.topic, "key-" + (i % command.keyCount), String.valueOf(i))));
+            }
+            producer.flush();
+            for (Future<RecordMetadata> delivery : deliveries) {
+                delivery.get(timeoutMs(), TimeUnit.MILLISECONDS);
+            }
+        }
+        emit("produced", Map.of("count", command.count));
+    }
+
+    private void consume() {
+        try (KafkaConsumer<String, String> consumer = groupConsumer()) {
+            emit("subscribing", Map.of("group", command.group));
+            consumer.subscribe(List.of(command.topic));
+            int received = 0;
+            long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
+            while (received < command.count && System.nanoTime() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    received++;
+                    emit("message", Map.of("partition", record.partition(), "offset", record.offset(),
+                        "key", record.key(), "value", record.value()));
+                }
+            }
+            consumer.commitSync();
+            Map<Integer, Long> positions = new TreeMap<>();
+            for (TopicPartition tp : consumer.assignment()) {
+                positions.put(tp.partition(), consumer.position(tp));
+            }
+            emit("committed", Map.of("offsets", positions));
+        }
+    }
+
+    private void offsets() throws Exception {
+        try (Admin admin = Admin.create(base())) {
+            Map<TopicPartition, OffsetSpec> latestSpec = new HashMap<>();
+            for (int p = 0; p < command.partitions; p++) {
+                latestSpec.put(new TopicPartition(command.topic, p), OffsetSpec.latest());
+            }
+            Map<Integer, Long> latest = new TreeMap<>();
+            admin.listOffsets(latestSpec).all().get(timeoutMs(), TimeUnit.MILLISECONDS)
+                .forEach((tp, info) -> latest.put(tp.partition(), info.offset()));
+            Map<Integer, Long> committed = new TreeMap<>();
+            Map<TopicPartition, OffsetAndMetadata> groupOffsets = admin.listConsumerGroupOffsets(command.group)
+                .partitionsToOffsetAndMetadata().get(timeoutMs(), TimeUnit.MILLISECONDS);
+            groupOffsets.forEach((tp, offset) -> {
+                if (offset != null && tp.topic().equals(command.topic)) {
+                    committed.put(tp.partition(), offset.offset());
+                }
+            });
+            emit("offsets", Map.of("committed", committed, "latest", latest));
+        }
+    }
+
+    private void member() {
+        AtomicBoolean stop = new AtomicBoolean(false);
+        KafkaConsumer<String, String> consumer = groupConsumer();
+        Thread watcher = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null && !line.trim().equals("close")) {
+                    // other lines are ignored
+                }
+            } catch (Exception ignored) {
+                // EOF or a broken pipe both mean: close
+            }
+            stop.set(true);
+            consumer.wakeup();
+        }, "stdin-close");
+        watcher.setDaemon(true);
+        TreeSet<Integer> owned = new TreeSet<>();
+        ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
+            // For eager assignors these callbacks carry whole sets, for cooperative ones increments;
+            // keeping a set and applying add/remove covers both.
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                boolean changed = false;
+                for (TopicPartition tp : partitions) {
+                    changed |= owned.remove(tp.partition());
+                }
+                if (changed) {
+                    reportAssignment(consumer, owned);
+                }
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                for (TopicPartition tp : partitions) {
+                    owned.add(tp.partition());
+                }
+                reportAssignment(consumer, owned);
+            }
+        };
+        emit("subscribing", Map.of("group", command.group));
+        consumer.subscribe(List.of(command.topic), listener);
+        watcher.start();
+        try {
+            while (!stop.get()) {
+                try {
+                    consumer.poll(Duration.ofMillis(100));
+                } catch (WakeupException e) {
+                    // the stdin watcher asked us to close
+                }
+            }
+        } finally {
+            consumer.close();
+        }
+        emit("closed", Map.of());
+    }
+
+    private static void reportAssignment(KafkaConsumer<String, String> consumer, TreeSet<Integer> owned) {
+        Map<String, Object> fields = new HashMap<>();
+        fields.put("partitions", new ArrayList<>(owned));
+        fields.put("generation", consumer.groupMetadata().generationId());
+        emit("assignment", fields);
+    }
+
+    private long timeoutMs() {
+        return (long) (command.timeoutS * 1000);
+    }
+
+    static synchronized void emit(String event, Map<String, ?> fields) {
+        StringBuilder out = new StringBuilder("{\"event\":").append(FlatJson.quote(event));
+        out.append(",\"ts\":").append(System.currentTimeMillis() / 1000.0);
+        fields.forEach((name, value) -> out.append(',').append(FlatJson.quote(name)).append(':')
+            .append(FlatJson.write(value)));
+        System.out.println(out.append('}'));
+        System.out.flush();
+    }
+
+    /** The command fields this driver uses (see compat/schema.py). */
+    private static final class Command {
+        final String op;
+        final String bootstrap;
+        final String topic;
+        final int partitions;
+        final int count;
+        final int keyCount;
+        final String group;
+        final double timeoutS;
+        final String assignor;
+        final int sessionTimeoutMs;
+        final String groupInstanceId;
+        final String clientId;
+
+        Command(Map<String, Object> json) {
+            op = (String) json.get("op");
+            bootstrap = (String) json.get("bootstrap");
+            topic = (String) json.get("topic");
+            partitions = ((Number) json.getOrDefault("partitions", 3)).intValue();
+            count = ((Number) json.getOrDefault("count", 0)).intValue();
+            keyCount = ((Number) json.getOrDefault("key_count", 50)).intValue();
+            group = (String) json.getOrDefault("group", "");
+            timeoutS = ((Number) json.getOrDefault("timeout_s", 30)).doubleValue();
+            assignor = (String) json.getOrDefault("assignor", "range");
+            sessionTimeoutMs = ((Number) json.getOrDefault("session_timeout_ms", 6000)).intValue();
+            groupInstanceId = (String) json.get("group_instance_id");
+            clientId = (String) json.getOrDefault("client_id", "compat");
+        }
+    }
+}
