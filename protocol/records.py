@@ -224,5 +224,3 @@ class RecordBatches:
             struct.pack_into(">I", buffer, h.position + CRC_POSITION, crc)
             headers.append(replace(stamped, crc=crc))
         return RecordBatches(bytes(buffer), tuple(headers))
-
-

@@ -7,6 +7,9 @@ import uuid
 from collections.abc import Callable
 
 from shim.config import BrokerConfig
+from storage.memory import MemoryLog
+from storage.producer_state import ProducerIdAllocator
+from storage.topics import TopicStore
 
 
 def wall_clock_ms() -> int:
@@ -25,7 +28,16 @@ class Broker:
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: Callable[[], None] = lambda: None
         # Filled in by the storage and coordinator layers:
-        # self.topics = ...   (storage: topic-partition logs)
+        # Topic-partition logs; every append wakes Fetch long polls through
+        # the hook, looked up at call time because the server replaces it.
+        self.topics = TopicStore(
+            lambda topic, partition: MemoryLog(lambda: self.on_append()),
+            default_partitions=config.num_partitions,
+            auto_create=config.auto_create_topics,
+        )
+        # Seeded from the clock so ids from before an in-memory restart,
+        # still held by running producers, are not handed out again.
+        self.producer_ids = ProducerIdAllocator(next_id=clock())
         # self.groups = ...   (shim.coordinator: the group coordinator)
 
     @property

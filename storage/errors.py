@@ -1,0 +1,12 @@
+"""Storage refusals, each carrying the Kafka error code a handler answers with."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+
+
+class StorageError(Exception):
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -1,0 +1,100 @@
+"""The partition log interface: what handlers may ask of one topic-partition.
+
+Batches are stored exactly as produced except for `baseOffset`, which the log
+assigns. `append` is a template shared by every implementation (idempotence
+checks, offset assignment, the append hook); an implementation provides
+`_write` and the reads. The in-memory log is `storage.memory.MemoryLog`; a
+durable segment log slots in beside it with the same contract.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from protocol.errors import ErrorCode
+from protocol.records import RecordBatches
+from storage.errors import StorageError
+from storage.producer_state import ProducerStates
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    base_offset: int
+    last_offset: int
+    duplicate: bool = False  # a retried idempotent batch: nothing was written
+
+
+@dataclass(frozen=True)
+class TimestampOffset:
+    timestamp: int
+    offset: int
+
+
+class PartitionLog(ABC):
+    def __init__(self, on_append: Callable[[], None] = lambda: None) -> None:
+        self.producers = ProducerStates()
+        self._on_append = on_append
+
+    # -- the contract -------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def log_start_offset(self) -> int:
+        """The first offset still held."""
+
+    @property
+    @abstractmethod
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets (last offset + 1)."""
+
+    @property
+    def high_watermark(self) -> int:
+        # One replica: everything appended is committed.
+        return self.log_end_offset
+
+    @abstractmethod
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        """Whole batches from the one holding `offset`, up to `max_bytes`, but
+        always at least one batch however large. b"" at the log end.
+        StorageError(OFFSET_OUT_OF_RANGE) outside [log_start, log_end]."""
+
+    @abstractmethod
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """The first batch whose max timestamp is >= `timestamp` (batch
+        granularity: records are never decoded); None if there is none."""
+
+    @abstractmethod
+    def max_timestamp(self) -> TimestampOffset | None:
+        """The largest timestamp and the last offset of the batch holding it."""
+
+    @abstractmethod
+    def _write(self, batches: RecordBatches) -> None:
+        """Store batches whose offsets are already assigned."""
+
+    # -- shared behaviour ---------------------------------------------------
+
+    def append(self, batches: RecordBatches) -> AppendResult:
+        idempotent = batches.first.has_producer_id
+        if idempotent:
+            if len(batches.headers) != 1:
+                # Kafka requires one batch per partition from v3 producers; for
+                # idempotent ones the sequence bookkeeping depends on it.
+                raise StorageError(ErrorCode.INVALID_RECORD, "an idempotent produce holds one batch")
+            earlier = self.producers.check(batches.first)
+            if earlier is not None:
+                return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
+        placed = batches.with_base_offset(self.log_end_offset)
+        self._write(placed)
+        if idempotent:
+            self.producers.record(placed.first)
+        self._on_append()
+        return AppendResult(placed.first.base_offset, placed.last.last_offset)
+
+    def check_fetch_offset(self, offset: int) -> None:
+        if not self.log_start_offset <= offset <= self.log_end_offset:
+            raise StorageError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"offset {offset} outside [{self.log_start_offset}, {self.log_end_offset}]",
+            )

@@ -1,0 +1,68 @@
+"""A partition log held in memory: the stored batches plus parallel indexes
+(base and last offsets for bisecting, a running max timestamp)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable
+
+from protocol.records import RecordBatches
+from storage.log import PartitionLog, TimestampOffset
+
+
+class MemoryLog(PartitionLog):
+    def __init__(self, on_append: Callable[[], None] = lambda: None) -> None:
+        super().__init__(on_append)
+        self._batches: list[bytes] = []
+        self._base_offsets: list[int] = []
+        self._last_offsets: list[int] = []
+        # Running maximum of batch max timestamps: timestamp lookups bisect it.
+        self._timestamp_ceiling: list[int] = []
+        self._max_timestamps: list[int] = []
+        self._end = 0
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._base_offsets[0] if self._base_offsets else self._end
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._end
+
+    def _write(self, batches: RecordBatches) -> None:
+        data = batches.data
+        for h in batches.headers:
+            self._batches.append(data[h.position : h.end])
+            self._base_offsets.append(h.base_offset)
+            self._last_offsets.append(h.last_offset)
+            self._max_timestamps.append(h.max_timestamp)
+            ceiling = self._timestamp_ceiling[-1] if self._timestamp_ceiling else h.max_timestamp
+            self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
+        self._end = batches.last.last_offset + 1
+
+    def read(self, offset: int, max_bytes: int) -> bytes:
+        self.check_fetch_offset(offset)
+        index = bisect_left(self._last_offsets, offset)
+        chosen: list[bytes] = []
+        size = 0
+        while index < len(self._batches):
+            batch = self._batches[index]
+            if chosen and size + len(batch) > max_bytes:
+                break
+            chosen.append(batch)
+            size += len(batch)
+            index += 1
+        return b"".join(chosen)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        index = bisect_left(self._timestamp_ceiling, timestamp)
+        if index == len(self._batches):
+            return None
+        return TimestampOffset(self._max_timestamps[index], self._base_offsets[index])
+
+    def max_timestamp(self) -> TimestampOffset | None:
+        if not self._batches:
+            return None
+        top = self._timestamp_ceiling[-1]
+        index = bisect_left(self._timestamp_ceiling, top)
+        return TimestampOffset(top, self._last_offsets[index])

@@ -1,0 +1,99 @@
+"""The topic-level configs this broker knows: their types, defaults and the
+broker config that supplies the default (Kafka's "synonym").
+
+Effective values resolve as Kafka does: the topic's own setting, else the
+broker's synonym, else the static default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ConfigType(IntEnum):
+    """DescribeConfigs v3+ ConfigType values."""
+
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    name: str
+    type: ConfigType
+    default: str
+    synonym: str | None = None  # the broker config that sets the default
+    choices: tuple[str, ...] = ()
+
+
+TOPIC_CONFIGS: dict[str, TopicConfig] = {
+    c.name: c
+    for c in [
+        TopicConfig(
+            "cleanup.policy", ConfigType.LIST, "delete", choices=("delete", "compact", "compact,delete")
+        ),
+        TopicConfig(
+            "compression.type",
+            ConfigType.STRING,
+            "producer",
+            "compression.type",
+            ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+        ),
+        TopicConfig("delete.retention.ms", ConfigType.LONG, "86400000"),
+        TopicConfig("max.message.bytes", ConfigType.INT, "1048588", "message.max.bytes"),
+        TopicConfig(
+            "message.timestamp.type", ConfigType.STRING, "CreateTime", choices=("CreateTime", "LogAppendTime")
+        ),
+        TopicConfig("min.insync.replicas", ConfigType.INT, "1"),
+        TopicConfig("retention.bytes", ConfigType.LONG, "-1", "log.retention.bytes"),
+        TopicConfig("retention.ms", ConfigType.LONG, "604800000", "log.retention.ms"),
+        TopicConfig("segment.bytes", ConfigType.INT, "1073741824", "log.segment.bytes"),
+        TopicConfig("segment.ms", ConfigType.LONG, "604800000"),
+        TopicConfig("unclean.leader.election.enable", ConfigType.BOOLEAN, "false"),
+    ]
+}
+
+BrokerValue = Callable[[str], str | None]
+"""A broker config's value by Kafka name, None when the broker does not have it."""
+
+
+def invalid_config(name: str, value: str | None) -> str | None:
+    """Why `name=value` is not a valid topic config, or None if it is."""
+    config = TOPIC_CONFIGS.get(name)
+    if config is None:
+        return f"unknown topic config {name!r}"
+    if value is None:
+        return None  # null: use the default
+    if config.choices and value not in config.choices:
+        return f"{name} must be one of {', '.join(config.choices)}"
+    if config.type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
+        try:
+            int(value)
+        except ValueError:
+            return f"{name} must be an integer, got {value!r}"
+    if config.type is ConfigType.BOOLEAN and value.lower() not in ("true", "false"):
+        return f"{name} must be true or false"
+    return None
+
+
+def default_value(name: str, broker_value: BrokerValue) -> tuple[str, bool]:
+    """A config's default and whether it comes from the broker's config."""
+    config = TOPIC_CONFIGS[name]
+    if config.synonym is not None:
+        value = broker_value(config.synonym)
+        if value is not None:
+            return value, True
+    return config.default, False
+
+
+def effective_value(overrides: Mapping[str, str], name: str, broker_value: BrokerValue) -> str:
+    if name in overrides:
+        return overrides[name]
+    return default_value(name, broker_value)[0]

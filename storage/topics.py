@@ -1,0 +1,139 @@
+"""Topics: names, ids, partitions (one PartitionLog each) and per-topic configs."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from protocol.errors import ErrorCode
+from storage.errors import StorageError
+from storage.log import PartitionLog
+from storage.topic_configs import invalid_config
+
+# Kafka's limits (org.apache.kafka.common.internals.Topic).
+MAX_NAME_LENGTH = 249
+_LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+# Kafka caps one request's new partitions far below this; a dev broker keeps
+# memory bounded against a typo such as 10**9.
+MAX_PARTITIONS = 10_000
+
+NewLog = Callable[[str, int], PartitionLog]
+"""Makes the log of (topic name, partition index)."""
+
+
+def invalid_topic_name(name: str | None) -> str | None:
+    """Why `name` cannot name a topic, or None if it can."""
+    if not name:
+        return "topic name is empty"
+    if name in (".", ".."):
+        return f"topic name cannot be {name!r}"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"topic name is longer than {MAX_NAME_LENGTH} characters"
+    if not _LEGAL_NAME.fullmatch(name):
+        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    partitions: list[PartitionLog]
+    configs: dict[str, str] = field(default_factory=dict)
+
+    def partition(self, index: int) -> PartitionLog | None:
+        return self.partitions[index] if 0 <= index < len(self.partitions) else None
+
+
+class TopicStore:
+    def __init__(self, new_log: NewLog, *, default_partitions: int = 1, auto_create: bool = True) -> None:
+        self._new_log = new_log
+        self.default_partitions = default_partitions
+        self.auto_create_enabled = auto_create
+        self._by_name: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(list(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def get(self, name: str | None) -> Topic | None:
+        return self._by_name.get(name) if name is not None else None
+
+    def get_by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def partition(self, name: str, index: int) -> PartitionLog | None:
+        topic = self._by_name.get(name)
+        return topic.partition(index) if topic is not None else None
+
+    def check_new(
+        self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
+    ) -> int:
+        """Validate a topic creation; returns the partition count it would get."""
+        reason = invalid_topic_name(name)
+        if reason is not None:
+            raise StorageError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+        if name in self._by_name:
+            raise StorageError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+        count = self.default_partitions if num_partitions in (None, -1) else num_partitions
+        assert count is not None
+        if not 0 < count <= MAX_PARTITIONS:
+            raise StorageError(
+                ErrorCode.INVALID_PARTITIONS, f"partition count {count} is not in 1-{MAX_PARTITIONS}"
+            )
+        for key, value in (configs or {}).items():
+            reason = invalid_config(key, value)
+            if reason is not None:
+                raise StorageError(ErrorCode.INVALID_CONFIG, reason)
+        return count
+
+    def create(
+        self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
+    ) -> Topic:
+        count = self.check_new(name, num_partitions, configs)
+        overrides = {k: v for k, v in (configs or {}).items() if v is not None}
+        topic = Topic(name, uuid.uuid4(), [self._new_log(name, i) for i in range(count)], overrides)
+        self._by_name[name] = topic
+        self._by_id[topic.topic_id] = topic
+        return topic
+
+    def auto_create(self, name: str) -> Topic | None:
+        """The topic, created with defaults if auto-creation is on and the name is legal."""
+        topic = self._by_name.get(name)
+        if topic is None and self.auto_create_enabled and invalid_topic_name(name) is None:
+            topic = self.create(name)
+        return topic
+
+    def delete(self, name: str) -> Topic:
+        topic = self._by_name.pop(name, None)
+        if topic is None:
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        del self._by_id[topic.topic_id]
+        return topic
+
+    def check_partition_count(self, name: str, count: int) -> Topic:
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        current = len(topic.partitions)
+        if count <= current:
+            raise StorageError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"topic {name!r} has {current} partitions; the new count must be larger, not {count}",
+            )
+        if count > MAX_PARTITIONS:
+            raise StorageError(
+                ErrorCode.INVALID_PARTITIONS, f"partition count {count} exceeds {MAX_PARTITIONS}"
+            )
+        return topic
+
+    def add_partitions(self, name: str, count: int) -> Topic:
+        """Grow topic `name` to `count` partitions."""
+        topic = self.check_partition_count(name, count)
+        topic.partitions.extend(self._new_log(name, i) for i in range(len(topic.partitions), count))
+        return topic

@@ -1,0 +1,107 @@
+"""The in-memory partition log through the PartitionLog contract, fed with
+batches built by kafka-python 3.0.12's DefaultRecordBatchBuilder."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.errors import ErrorCode
+from protocol.records import RecordBatches
+from storage.errors import StorageError
+from storage.log import TimestampOffset
+from storage.memory import MemoryLog
+from tests.storage.batches import make_batch, read_records
+
+
+def batches(*values: bytes, **kwargs: int) -> RecordBatches:
+    return RecordBatches.parse(make_batch(list(values), **kwargs))  # type: ignore[arg-type]
+
+
+def test_empty_log() -> None:
+    log = MemoryLog()
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (0, 0, 0)
+    assert log.read(0, 1024) == b""
+    assert log.offset_for_timestamp(0) is None
+    assert log.max_timestamp() is None
+
+
+def test_offsets_follow_multi_record_batches() -> None:
+    log = MemoryLog()
+    first = log.append(batches(b"a", b"b", b"c"))
+    second = log.append(batches(b"d", b"e"))
+    assert (first.base_offset, first.last_offset) == (0, 2)
+    assert (second.base_offset, second.last_offset) == (3, 4)
+    # Latest is the last offset of the last batch + 1, not its base offset + 1.
+    assert log.log_end_offset == 5
+    assert [(o, v) for o, _, v in read_records(log.read(0, 1 << 20))] == [
+        (0, b"a"),
+        (1, b"b"),
+        (2, b"c"),
+        (3, b"d"),
+        (4, b"e"),
+    ]
+
+
+def test_multi_batch_blob_appends_back_to_back() -> None:
+    log = MemoryLog()
+    blob = make_batch([b"a", b"b"]) + make_batch([b"c"])
+    result = log.append(RecordBatches.parse(blob))
+    assert (result.base_offset, result.last_offset, log.log_end_offset) == (0, 2, 3)
+
+
+def test_read_starts_at_the_batch_holding_the_offset() -> None:
+    log = MemoryLog()
+    log.append(batches(b"a", b"b", b"c"))
+    log.append(batches(b"d", b"e"))
+    assert [o for o, _, _ in read_records(log.read(1, 1 << 20))] == [0, 1, 2, 3, 4]
+    assert [o for o, _, _ in read_records(log.read(3, 1 << 20))] == [3, 4]
+    assert log.read(5, 1 << 20) == b""
+
+
+def test_read_respects_max_bytes_but_returns_one_whole_batch() -> None:
+    log = MemoryLog()
+    sizes = [len(log_batch) for log_batch in (make_batch([b"x" * 100]), make_batch([b"y" * 100]))]
+    log.append(batches(b"x" * 100))
+    log.append(batches(b"y" * 100))
+    assert len(log.read(0, 1)) == sizes[0]  # bigger than max_bytes, still whole
+    assert len(log.read(0, sizes[0] + sizes[1] - 1)) == sizes[0]
+    assert len(log.read(0, sizes[0] + sizes[1])) == sum(sizes)
+    assert RecordBatches.parse(log.read(0, 1)).first.base_offset == 0
+
+
+@pytest.mark.parametrize("offset", [-1, 4])
+def test_read_outside_the_log_is_out_of_range(offset: int) -> None:
+    log = MemoryLog()
+    log.append(batches(b"a", b"b", b"c"))
+    with pytest.raises(StorageError) as info:
+        log.read(offset, 100)
+    assert info.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_timestamp_lookups() -> None:
+    log = MemoryLog()
+    log.append(batches(b"a", b"b", timestamps=[100, 200]))  # type: ignore[arg-type]
+    log.append(batches(b"c", b"d", timestamps=[900, 300]))  # type: ignore[arg-type]
+    log.append(batches(b"e", timestamps=[500]))  # type: ignore[arg-type]
+    assert log.offset_for_timestamp(50) == TimestampOffset(200, 0)
+    assert log.offset_for_timestamp(200) == TimestampOffset(200, 0)
+    assert log.offset_for_timestamp(201) == TimestampOffset(900, 2)
+    assert log.offset_for_timestamp(600) == TimestampOffset(900, 2)
+    assert log.offset_for_timestamp(901) is None
+    # Batch granularity: the last offset of the batch holding the max timestamp.
+    assert log.max_timestamp() == TimestampOffset(900, 3)
+
+
+def test_append_wakes_the_hook() -> None:
+    calls: list[int] = []
+    log = MemoryLog(lambda: calls.append(1))
+    log.append(batches(b"a"))
+    assert calls == [1]
+
+
+def test_stored_batches_keep_their_crc() -> None:
+    log = MemoryLog()
+    log.append(batches(b"a"))
+    log.append(batches(b"b", b"c"))
+    stored = RecordBatches.parse(log.read(0, 1 << 20))  # verifies every CRC
+    assert [h.base_offset for h in stored.headers] == [0, 1]

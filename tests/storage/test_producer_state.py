@@ -1,0 +1,98 @@
+"""Idempotent producer sequence checks, through MemoryLog.append, with batches
+from kafka-python 3.0.12's DefaultRecordBatchBuilder."""
+
+from __future__ import annotations
+
+import pytest
+
+from protocol.errors import ErrorCode
+from protocol.records import RecordBatches
+from storage.errors import StorageError
+from storage.memory import MemoryLog
+from storage.producer_state import ProducerIdAllocator
+from tests.storage.batches import make_batch
+
+PID = 4000
+
+
+def produced(sequence: int, count: int = 2, epoch: int = 0, pid: int = PID) -> RecordBatches:
+    data = make_batch([b"v"] * count, producer_id=pid, producer_epoch=epoch, base_sequence=sequence)
+    return RecordBatches.parse(data)
+
+
+def refusal(log: MemoryLog, batch: RecordBatches) -> ErrorCode:
+    with pytest.raises(StorageError) as info:
+        log.append(batch)
+    return info.value.code
+
+
+def test_in_sequence_batches_append() -> None:
+    log = MemoryLog()
+    assert log.append(produced(0)).base_offset == 0
+    assert log.append(produced(2)).base_offset == 2
+    assert log.log_end_offset == 4
+
+
+def test_retried_batch_gets_its_first_offsets_and_is_not_written_twice() -> None:
+    log = MemoryLog()
+    log.append(produced(0))
+    log.append(produced(2))
+    retry = log.append(produced(0))
+    assert (retry.base_offset, retry.last_offset, retry.duplicate) == (0, 1, True)
+    assert log.log_end_offset == 4
+
+
+def test_gap_is_out_of_order() -> None:
+    log = MemoryLog()
+    log.append(produced(0))
+    assert refusal(log, produced(5)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+
+def test_old_duplicate_beyond_the_retained_window() -> None:
+    log = MemoryLog()
+    for sequence in range(0, 14, 2):  # seven batches: the first two are forgotten
+        log.append(produced(sequence))
+    assert refusal(log, produced(0)) == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+    assert log.append(produced(4)).duplicate
+
+
+def test_older_epoch_is_fenced() -> None:
+    log = MemoryLog()
+    log.append(produced(0, epoch=3))
+    assert refusal(log, produced(2, epoch=2)) == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+def test_new_epoch_restarts_at_sequence_zero() -> None:
+    log = MemoryLog()
+    log.append(produced(0, epoch=0))
+    assert refusal(log, produced(2, epoch=1)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert log.append(produced(0, epoch=1)).base_offset == 2
+
+
+def test_unknown_producer_may_start_anywhere() -> None:
+    # As Kafka does when a producer's state is gone (here: an in-memory restart).
+    log = MemoryLog()
+    assert log.append(produced(40)).base_offset == 0
+
+
+def test_sequence_wraps_after_int32_max() -> None:
+    log = MemoryLog()
+    log.append(produced(2**31 - 2))  # sequences MAX-1, MAX
+    assert log.append(produced(0)).base_offset == 2
+
+
+def test_producers_are_independent() -> None:
+    log = MemoryLog()
+    log.append(produced(0, pid=1))
+    assert log.append(produced(0, pid=2)).base_offset == 2
+
+
+def test_idempotent_produce_holds_one_batch() -> None:
+    log = MemoryLog()
+    blob = make_batch([b"a"], producer_id=PID, producer_epoch=0, base_sequence=0) * 2
+    assert refusal(log, RecordBatches.parse(blob)) == ErrorCode.INVALID_RECORD
+
+
+def test_producer_ids_are_unique() -> None:
+    allocator = ProducerIdAllocator(next_id=10)
+    assert [allocator.allocate() for _ in range(3)] == [10, 11, 12]
