@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable
 
 from shim.config import BrokerConfig
+from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from storage.memory import MemoryLog
 from storage.producer_state import ProducerIdAllocator
 from storage.topics import TopicStore
@@ -38,7 +39,7 @@ class Broker:
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
-        # self.groups = ...   (shim.coordinator: the group coordinator)
+        self.groups = GroupCoordinator(CoordinatorConfig.from_broker(config))
 
     @property
     def advertised_host(self) -> str:

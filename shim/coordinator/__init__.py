@@ -1,0 +1,43 @@
+"""The classic group coordinator: a pure state machine driven with `now` (ms)."""
+
+from shim.coordinator.config import CoordinatorConfig
+from shim.coordinator.coordinator import GroupCoordinator
+from shim.coordinator.state import GroupState
+from shim.coordinator.types import (
+    CommitRequest,
+    FetchedOffset,
+    GroupDescription,
+    GroupListing,
+    HeartbeatRequest,
+    JoinedMember,
+    JoinRequest,
+    JoinResult,
+    LeaveResult,
+    MemberIdentity,
+    OffsetCommit,
+    Protocol,
+    SyncRequest,
+    SyncResult,
+    TopicPartition,
+)
+
+__all__ = [
+    "CommitRequest",
+    "CoordinatorConfig",
+    "FetchedOffset",
+    "GroupCoordinator",
+    "GroupDescription",
+    "GroupListing",
+    "GroupState",
+    "HeartbeatRequest",
+    "JoinRequest",
+    "JoinResult",
+    "JoinedMember",
+    "LeaveResult",
+    "MemberIdentity",
+    "OffsetCommit",
+    "Protocol",
+    "SyncRequest",
+    "SyncResult",
+    "TopicPartition",
+]

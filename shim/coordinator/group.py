@@ -1,0 +1,217 @@
+"""A classic group's membership, protocol and committed offsets (Kafka's GroupMetadata).
+
+The group only keeps its books; the coordinator decides when things happen.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from protocol.errors import ErrorCode
+from shim.coordinator.member import Member
+from shim.coordinator.state import GroupState, check_transition
+from shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from shim.coordinator.types import (
+    CommittedOffset,
+    JoinCallback,
+    JoinedMember,
+    JoinResult,
+    Protocol,
+    SyncResult,
+    TopicPartition,
+)
+
+
+@dataclass
+class PendingJoin:
+    """The delayed join of a rebalance in progress.
+
+    `initial` is Kafka's InitialDelayedJoin: a group forming from Empty waits
+    `delay_ms` for more members, extended while new ones keep arriving, until
+    `remaining_ms` (the rebalance timeout) is used up. It never completes early.
+    """
+
+    initial: bool
+    delay_ms: int = 0
+    remaining_ms: int = 0
+
+
+class Group:
+    def __init__(self, group_id: str, now: int) -> None:
+        self.group_id = group_id
+        self.state = GroupState.EMPTY
+        self.state_since_ms = now
+        self.generation_id = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader_id: str | None = None
+        self.members: dict[str, Member] = {}  # insertion order stands in for Kafka's map order
+        self.static_members: dict[str, str] = {}  # group.instance.id -> member id
+        self.pending_members: set[str] = set()  # handed an id by MEMBER_ID_REQUIRED, not joined yet
+        self.pending_sync: set[str] = set()  # in the current generation, not synced yet
+        self.pending_join: PendingJoin | None = None
+        self.new_member_added = False
+        self.subscribed_topics: frozenset[str] | None = None
+        self.offsets: dict[TopicPartition, CommittedOffset] = {}
+        self._votes: Counter[str] = Counter()
+
+    # --- state ---------------------------------------------------------------------------
+
+    def is_(self, *states: GroupState) -> bool:
+        return self.state in states
+
+    def transition(self, target: GroupState, now: int) -> None:
+        check_transition(self.group_id, self.state, target)
+        self.state = target
+        self.state_since_ms = now
+
+    @property
+    def can_rebalance(self) -> bool:
+        return self.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY)
+
+    # --- membership ----------------------------------------------------------------------
+
+    def is_leader(self, member_id: str) -> bool:
+        return self.leader_id == member_id
+
+    @property
+    def num_awaiting_join(self) -> int:
+        return sum(1 for m in self.members.values() if m.awaiting_join is not None)
+
+    @property
+    def has_all_members_joined(self) -> bool:
+        return self.num_awaiting_join == len(self.members) and not self.pending_members
+
+    @property
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def add(self, member: Member, callback: JoinCallback | None) -> None:
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        self.members[member.member_id] = member
+        self._votes.update(member.protocol_names())
+        member.awaiting_join = callback
+        self.pending_members.discard(member.member_id)
+
+    def remove(self, member_id: str) -> Member | None:
+        member = self.members.pop(member_id, None)
+        if member is not None:
+            self._votes.subtract(member.protocol_names())
+            if member.group_instance_id is not None:
+                self.static_members.pop(member.group_instance_id, None)
+        if self.is_leader(member_id):
+            self.leader_id = next(iter(self.members), None)
+        self.pending_members.discard(member_id)
+        self.pending_sync.discard(member_id)
+        return member
+
+    def update_member(
+        self,
+        member: Member,
+        protocols: tuple[Protocol, ...],
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        callback: JoinCallback | None,
+    ) -> None:
+        self._votes.subtract(member.protocol_names())
+        member.protocols = protocols
+        self._votes.update(member.protocol_names())
+        member.rebalance_timeout_ms = rebalance_timeout_ms
+        member.session_timeout_ms = session_timeout_ms
+        member.awaiting_join = callback
+
+    def replace_static_member(self, instance_id: str, old_member_id: str, new_member_id: str) -> Member:
+        """A static member restarted: same member under a new id; the old id's waiters are fenced."""
+        member = self.members.pop(old_member_id)
+        self.invoke_join(member, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_member_id))
+        self.invoke_sync(member, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+        member.member_id = new_member_id
+        self.members[new_member_id] = member
+        if self.is_leader(old_member_id):
+            self.leader_id = new_member_id
+        self.static_members[instance_id] = new_member_id
+        return member
+
+    def invoke_join(self, member: Member, result: JoinResult) -> bool:
+        callback, member.awaiting_join = member.awaiting_join, None
+        if callback is None:
+            return False
+        callback(result)
+        return True
+
+    def invoke_sync(self, member: Member, result: SyncResult) -> bool:
+        callback, member.awaiting_sync = member.awaiting_sync, None
+        if callback is None:
+            return False
+        callback(result)
+        return True
+
+    def elect_joined_leader(self) -> bool:
+        """Keep the leader if it rejoined, else pick a member that did; False if none can lead."""
+        if self.leader_id is None:
+            return False
+        if self.members[self.leader_id].awaiting_join is not None:
+            return True
+        for member_id, member in self.members.items():
+            if member.awaiting_join is not None:
+                self.leader_id = member_id
+                return True
+        return False
+
+    # --- protocol ------------------------------------------------------------------------
+
+    def supports_protocols(self, protocol_type: str, names: set[str]) -> bool:
+        if self.is_(GroupState.EMPTY):
+            return bool(protocol_type) and bool(names)
+        return self.protocol_type == protocol_type and any(
+            self._votes[name] == len(self.members) for name in names
+        )
+
+    def select_protocol(self) -> str:
+        """Each member votes for its preferred protocol among those all members support.
+
+        Ties go to the protocol that received a vote first, in member order, so
+        the choice is deterministic (Kafka leaves it to hash-map order).
+        """
+        candidates = {name for name, count in self._votes.items() if count == len(self.members)}
+        ballots = Counter(member.vote(candidates) for member in self.members.values())
+        return max(ballots, key=lambda name: ballots[name])
+
+    def current_member_metadata(self) -> tuple[JoinedMember, ...]:
+        assert self.protocol_name is not None
+        return tuple(member.joined(self.protocol_name) for member in self.members.values())
+
+    def init_next_generation(self, now: int) -> None:
+        self.generation_id += 1
+        if self.members:
+            self.protocol_name = self.select_protocol()
+            self.transition(GroupState.COMPLETING_REBALANCE, now)
+        else:
+            self.protocol_name = None
+            self.transition(GroupState.EMPTY, now)
+        self.subscribed_topics = self._compute_subscribed_topics()
+        self.pending_sync.clear()
+
+    def _compute_subscribed_topics(self) -> frozenset[str] | None:
+        if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
+            return None
+        if not self.members:
+            return frozenset()
+        if self.protocol_name is None:
+            return None
+        topics: set[str] = set()
+        for member in self.members.values():
+            subscription = subscribed_topics(member.metadata(self.protocol_name))
+            if subscription is None:
+                return None  # unknown: treat every topic as subscribed, as Kafka does
+            topics |= subscription
+        return frozenset(topics)
+
+    def is_subscribed_to(self, topic: str) -> bool:
+        return self.subscribed_topics is None or topic in self.subscribed_topics

@@ -1,0 +1,120 @@
+"""Committed offsets of one group: validation of commits, fetches, retention (Kafka's
+GroupMetadataManager and the offset parts of GroupMetadata).
+
+Every change to a group's offsets goes through `store` or `remove`, the places
+a durable offsets log will later take its records from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from protocol.errors import ErrorCode
+from shim.coordinator.group import Group
+from shim.coordinator.state import GroupState
+from shim.coordinator.types import (
+    UNKNOWN_MEMBER_ID,
+    CommittedOffset,
+    FetchedOffset,
+    OffsetCommit,
+    TopicPartition,
+)
+
+
+def validate_member(group: Group, member_id: str, group_instance_id: str | None) -> ErrorCode | None:
+    """Kafka's validateCurrentMember: a static id must map to this member id; the member must exist."""
+    if group_instance_id is not None:
+        current = group.static_members.get(group_instance_id)
+        if current is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if current != member_id:
+            return ErrorCode.FENCED_INSTANCE_ID
+    if member_id not in group.members:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    return None
+
+
+def validate_commit(
+    group: Group, generation_id: int, member_id: str, group_instance_id: str | None
+) -> ErrorCode | None:
+    if generation_id < 0 and group.is_(GroupState.EMPTY):
+        # Standalone consumers and admin tools commit without a generation into empty groups.
+        return None
+    if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+        error = validate_member(group, member_id, group_instance_id)
+        if error is None and generation_id != group.generation_id:
+            error = ErrorCode.ILLEGAL_GENERATION
+        return error
+    if not group.is_(GroupState.EMPTY):
+        return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit into a group that has some
+    return None
+
+
+def store(
+    group: Group, offsets: Mapping[TopicPartition, OffsetCommit], now: int, metadata_max_bytes: int
+) -> dict[TopicPartition, ErrorCode]:
+    errors: dict[TopicPartition, ErrorCode] = {}
+    for tp, commit in offsets.items():
+        metadata = commit.metadata or ""
+        if len(metadata.encode("utf-8")) > metadata_max_bytes:
+            errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+            continue
+        group.offsets[tp] = CommittedOffset(
+            commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp_ms
+        )
+        errors[tp] = ErrorCode.NONE
+    return errors
+
+
+def fetch(
+    group: Group | None, partitions: Iterable[TopicPartition] | None
+) -> dict[TopicPartition, FetchedOffset]:
+    """Offsets regardless of the group's state: standalone consumers have no membership.
+
+    `partitions` None means every committed partition. Without transactions no
+    commit is ever pending, so require_stable has nothing to wait for.
+    """
+    committed = {} if group is None else group.offsets
+    wanted = committed.keys() if partitions is None else partitions
+    result: dict[TopicPartition, FetchedOffset] = {}
+    for tp in wanted:
+        offset = committed.get(tp)
+        result[tp] = (
+            FetchedOffset()
+            if offset is None
+            else FetchedOffset(offset.offset, offset.leader_epoch, offset.metadata)
+        )
+    return result
+
+
+def remove(group: Group, partitions: Iterable[TopicPartition]) -> None:
+    for tp in partitions:
+        group.offsets.pop(tp, None)
+
+
+def expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
+    """Kafka's removeExpiredOffsets rules, by what the group is."""
+
+    def older_than_retention(base: int, offset: CommittedOffset) -> bool:
+        if offset.expire_timestamp_ms is not None:  # OffsetCommit v2-4 asked for its own retention
+            return now >= offset.expire_timestamp_ms
+        return now - base >= retention_ms
+
+    if group.protocol_type is not None and group.is_(GroupState.EMPTY):
+        # Nobody consumes: the clock runs from when the group became empty.
+        return [tp for tp, o in group.offsets.items() if older_than_retention(group.state_since_ms, o)]
+    if (
+        group.protocol_type == "consumer"
+        and group.subscribed_topics is not None
+        and group.is_(GroupState.STABLE)
+    ):
+        # A live consumer group loses only offsets of topics it no longer subscribes to.
+        return [
+            tp
+            for tp, o in group.offsets.items()
+            if tp.topic not in group.subscribed_topics and older_than_retention(o.commit_timestamp_ms, o)
+        ]
+    if group.protocol_type is None:
+        # Only ever used to store offsets (no membership): each offset ages from its commit.
+        return [tp for tp, o in group.offsets.items() if older_than_retention(o.commit_timestamp_ms, o)]
+    return []

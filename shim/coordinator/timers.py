@@ -1,0 +1,53 @@
+"""Deadlines by key: the earliest one, and the due ones in order.
+
+A heap with lazy deletion: rescheduling or cancelling a key leaves its old
+entry in the heap, recognised as stale when it surfaces.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Hashable
+
+
+class Deadlines:
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._current: dict[Hashable, tuple[int, int]] = {}
+        self._sequence = itertools.count()
+
+    def schedule(self, key: Hashable, at: int) -> None:
+        entry = (at, next(self._sequence))
+        self._current[key] = entry
+        heapq.heappush(self._heap, (*entry, key))
+
+    def cancel(self, key: Hashable) -> None:
+        self._current.pop(key, None)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._current
+
+    def at(self, key: Hashable) -> int | None:
+        entry = self._current.get(key)
+        return None if entry is None else entry[0]
+
+    def _drop_stale(self) -> None:
+        while self._heap:
+            at, sequence, key = self._heap[0]
+            if self._current.get(key) == (at, sequence):
+                return
+            heapq.heappop(self._heap)
+
+    def earliest(self) -> int | None:
+        self._drop_stale()
+        return self._heap[0][0] if self._heap else None
+
+    def pop_due(self, now: int) -> Hashable | None:
+        """The key of the earliest deadline at or before `now`, removed; None if none is due."""
+        self._drop_stale()
+        if not self._heap or self._heap[0][0] > now:
+            return None
+        _, _, key = heapq.heappop(self._heap)
+        del self._current[key]
+        return key
