@@ -27,6 +27,7 @@ from protocol.errors import ErrorCode
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
+_OFFSET_AND_EPOCH = struct.Struct(">qii")  # baseOffset, batchLength, partitionLeaderEpoch
 LOG_OVERHEAD = 12  # baseOffset + batchLength: the bytes batchLength does not count
 MAGIC = 2
 # Where the fields the broker reads or rewrites sit inside a batch.
@@ -193,8 +194,9 @@ class RecordBatches:
     def max_timestamp(self) -> int:
         return max(h.max_timestamp for h in self.headers)
 
-    def with_base_offset(self, base_offset: int) -> RecordBatches:
-        """The same batches renumbered from `base_offset`; CRCs stay valid.
+    def with_base_offset(self, base_offset: int, partition_leader_epoch: int | None = None) -> RecordBatches:
+        """The same batches renumbered from `base_offset` (and stamped with the
+        leader epoch, as a Kafka leader does); neither field is under the CRC.
 
         Batches follow each other without gaps: the next batch starts after
         the previous one's last offset.
@@ -203,8 +205,9 @@ class RecordBatches:
         headers = []
         next_offset = base_offset
         for h in self.headers:
-            struct.pack_into(">q", buffer, h.position, next_offset)
-            headers.append(replace(h, base_offset=next_offset))
+            epoch = h.partition_leader_epoch if partition_leader_epoch is None else partition_leader_epoch
+            _OFFSET_AND_EPOCH.pack_into(buffer, h.position, next_offset, h.batch_length, epoch)
+            headers.append(replace(h, base_offset=next_offset, partition_leader_epoch=epoch))
             next_offset += h.last_offset_delta + 1
         return RecordBatches(bytes(buffer), tuple(headers))
 

@@ -18,6 +18,9 @@ from protocol.records import RecordBatches
 from storage.errors import StorageError
 from storage.producer_state import ProducerStates
 
+# One broker leads every partition forever: the leader epoch never moves.
+LEADER_EPOCH = 0
+
 
 @dataclass(frozen=True)
 class AppendResult:
@@ -55,10 +58,10 @@ class PartitionLog(ABC):
         return self.log_end_offset
 
     @abstractmethod
-    def read(self, offset: int, max_bytes: int) -> bytes:
-        """Whole batches from the one holding `offset`, up to `max_bytes`, but
-        always at least one batch however large. b"" at the log end.
-        StorageError(OFFSET_OUT_OF_RANGE) outside [log_start, log_end]."""
+    def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
+        """Whole batches from the one holding `offset`, up to `max_bytes`; with
+        `min_one`, at least one batch however large (KIP-74). b"" at the log
+        end. StorageError(OFFSET_OUT_OF_RANGE) outside [log_start, log_end]."""
 
     @abstractmethod
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
@@ -85,7 +88,7 @@ class PartitionLog(ABC):
             earlier = self.producers.check(batches.first)
             if earlier is not None:
                 return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
-        placed = batches.with_base_offset(self.log_end_offset)
+        placed = batches.with_base_offset(self.log_end_offset, LEADER_EPOCH)
         self._write(placed)
         if idempotent:
             self.producers.record(placed.first)

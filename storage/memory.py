@@ -40,14 +40,14 @@ class MemoryLog(PartitionLog):
             self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
         self._end = batches.last.last_offset + 1
 
-    def read(self, offset: int, max_bytes: int) -> bytes:
+    def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         self.check_fetch_offset(offset)
         index = bisect_left(self._last_offsets, offset)
         chosen: list[bytes] = []
         size = 0
         while index < len(self._batches):
             batch = self._batches[index]
-            if chosen and size + len(batch) > max_bytes:
+            if size + len(batch) > max_bytes and (chosen or not min_one):
                 break
             chosen.append(batch)
             size += len(batch)

@@ -7,7 +7,7 @@ broker's synonym, else the static default.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -97,3 +97,40 @@ def effective_value(overrides: Mapping[str, str], name: str, broker_value: Broke
     if name in overrides:
         return overrides[name]
     return default_value(name, broker_value)[0]
+
+
+class Origin(IntEnum):
+    """Where an effective value comes from, most specific first."""
+
+    TOPIC = 1
+    BROKER = 2
+    DEFAULT = 3
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    config: TopicConfig
+    value: str
+    origin: Origin
+    # Every level that sets the config, most specific first (Kafka's synonyms).
+    synonyms: tuple[tuple[str, str, Origin], ...]
+
+
+def resolve(
+    overrides: Mapping[str, str], broker_value: BrokerValue, names: Iterable[str] | None = None
+) -> list[ResolvedConfig]:
+    """The effective topic configs (all known ones, or just `names` that exist)."""
+    chosen = TOPIC_CONFIGS.keys() if names is None else [n for n in names if n in TOPIC_CONFIGS]
+    resolved = []
+    for name in chosen:
+        config = TOPIC_CONFIGS[name]
+        levels: list[tuple[str, str, Origin]] = []
+        if name in overrides:
+            levels.append((name, overrides[name], Origin.TOPIC))
+        broker = broker_value(config.synonym) if config.synonym is not None else None
+        if config.synonym is not None and broker is not None:
+            levels.append((config.synonym, broker, Origin.BROKER))
+        levels.append((name, config.default, Origin.DEFAULT))
+        _, value, origin = levels[0]
+        resolved.append(ResolvedConfig(config, value, origin, tuple(levels)))
+    return resolved

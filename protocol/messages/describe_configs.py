@@ -1,7 +1,25 @@
 """DescribeConfigs (key 32): topic and broker configuration."""
 
+from enum import IntEnum
+
 from protocol.api import Api
 from protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+
+
+class ResourceType(IntEnum):
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+
+
+class ConfigSource(IntEnum):
+    UNKNOWN = 0
+    DYNAMIC_TOPIC_CONFIG = 1
+    DYNAMIC_BROKER_CONFIG = 2
+    DYNAMIC_DEFAULT_BROKER_CONFIG = 3
+    STATIC_BROKER_CONFIG = 4
+    DEFAULT_CONFIG = 5
+
 
 DescribeConfigsRequest = Message(
     "DescribeConfigsRequest",

@@ -8,7 +8,7 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.records import RecordBatches
 from storage.errors import StorageError
-from storage.log import TimestampOffset
+from storage.log import LEADER_EPOCH, TimestampOffset
 from storage.memory import MemoryLog
 from tests.storage.batches import make_batch, read_records
 
@@ -67,6 +67,8 @@ def test_read_respects_max_bytes_but_returns_one_whole_batch() -> None:
     assert len(log.read(0, sizes[0] + sizes[1] - 1)) == sizes[0]
     assert len(log.read(0, sizes[0] + sizes[1])) == sum(sizes)
     assert RecordBatches.parse(log.read(0, 1)).first.base_offset == 0
+    assert log.read(0, sizes[0] - 1, min_one=False) == b""
+    assert len(log.read(0, sizes[0], min_one=False)) == sizes[0]
 
 
 @pytest.mark.parametrize("offset", [-1, 4])
@@ -105,3 +107,4 @@ def test_stored_batches_keep_their_crc() -> None:
     log.append(batches(b"b", b"c"))
     stored = RecordBatches.parse(log.read(0, 1 << 20))  # verifies every CRC
     assert [h.base_offset for h in stored.headers] == [0, 1]
+    assert {h.partition_leader_epoch for h in stored.headers} == {LEADER_EPOCH}

@@ -1,0 +1,45 @@
+"""CreatePartitions: grow topics; every new partition lives on this broker."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.create_partitions import API
+from shim.context import RequestContext
+from storage.errors import StorageError
+
+__all__ = ["API", "handle"]
+
+
+def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any]:
+    topics = ctx.broker.topics
+    node = ctx.broker.node_id
+    try:
+        topic = topics.check_partition_count(requested.name, requested.count)
+        if requested.assignments is not None:
+            new = requested.count - len(topic.partitions)
+            if len(requested.assignments) != new or any(
+                a.broker_ids != [node] for a in requested.assignments
+            ):
+                raise StorageError(
+                    ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                    f"expected {new} assignments, each to broker {node}",
+                )
+        if not validate_only:
+            topics.add_partitions(requested.name, requested.count)
+    except StorageError as exc:
+        return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
+    return {"name": requested.name, "error_code": ErrorCode.NONE, "error_message": None}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    counts = Counter(t.name for t in request.topics)
+    results = [
+        _grow(ctx, t, request.validate_only)
+        if counts[t.name] == 1
+        else {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "duplicate topic"}
+        for t in request.topics
+    ]
+    return {"throttle_time_ms": 0, "results": results}

@@ -1,0 +1,111 @@
+"""DescribeConfigs: topic configs (overrides over broker synonyms over
+defaults) and this broker's own configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.describe_configs import API, ConfigSource, ResourceType
+from shim.config import KAFKA_NAMES, BrokerConfig
+from shim.context import RequestContext
+from storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
+
+__all__ = ["API", "config_source", "handle", "known_broker_value"]
+
+_SOURCES = {
+    Origin.TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG,
+    Origin.BROKER: ConfigSource.STATIC_BROKER_CONFIG,
+    Origin.DEFAULT: ConfigSource.DEFAULT_CONFIG,
+}
+
+
+def config_source(origin: Origin) -> ConfigSource:
+    return _SOURCES[origin]
+
+
+def known_broker_value(config: BrokerConfig) -> Any:
+    """BrokerConfig.kafka_value, None for names the broker does not carry."""
+    return lambda name: config.kafka_value(name) if name in KAFKA_NAMES else None
+
+
+def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
+    return {
+        "name": resolved.config.name,
+        "value": resolved.value,
+        "read_only": False,
+        "is_default": resolved.origin is not Origin.TOPIC,
+        "config_source": config_source(resolved.origin),
+        "is_sensitive": False,
+        "synonyms": [
+            {"name": name, "value": value, "source": config_source(origin)}
+            for name, value, origin in resolved.synonyms
+        ]
+        if request.include_synonyms
+        else [],
+        "config_type": resolved.config.type,
+        "documentation": None,
+    }
+
+
+def _broker_type(value: object) -> ConfigType:
+    if isinstance(value, bool):
+        return ConfigType.BOOLEAN
+    return ConfigType.LONG if isinstance(value, int) else ConfigType.STRING
+
+
+def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
+    names = sorted(KAFKA_NAMES) if keys is None else [k for k in keys if k in KAFKA_NAMES]
+    entries = []
+    for name in names:
+        value = config.kafka_value(name)
+        source = ConfigSource.STATIC_BROKER_CONFIG
+        entries.append(
+            {
+                "name": name,
+                "value": value,
+                "read_only": True,  # no AlterConfigs: fixed at start-up
+                "is_default": False,
+                "config_source": source,
+                "is_sensitive": False,
+                "synonyms": [{"name": name, "value": value, "source": source}]
+                if request.include_synonyms
+                else [],
+                "config_type": _broker_type(getattr(config, KAFKA_NAMES[name][0])),
+                "documentation": None,
+            }
+        )
+    return entries
+
+
+def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "resource_type": resource.resource_type,
+        "resource_name": resource.resource_name,
+        "configs": [],
+    }
+    config = ctx.broker.config
+    if resource.resource_type == ResourceType.TOPIC:
+        topic = ctx.broker.topics.get(resource.resource_name)
+        if topic is None:
+            return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+        resolved = resolve(topic.configs, known_broker_value(config), resource.configuration_keys)
+        return result | {"configs": [_topic_entry(r, request) for r in resolved]}
+    if resource.resource_type == ResourceType.BROKER:
+        # "" names the cluster-wide defaults; this broker has only its own configs.
+        if resource.resource_name not in ("", str(ctx.broker.node_id)):
+            return result | {
+                "error_code": ErrorCode.INVALID_REQUEST,
+                "error_message": f"broker id {resource.resource_name!r} is not {ctx.broker.node_id}",
+            }
+        return result | {"configs": _broker_entries(config, resource.configuration_keys, request)}
+    return result | {
+        "error_code": ErrorCode.INVALID_REQUEST,
+        "error_message": f"resource type {resource.resource_type} is not supported",
+    }
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "results": [_describe(ctx, r, request) for r in request.resources]}

@@ -1,0 +1,113 @@
+"""Fetch: slices of stored batches, long-polled until min_bytes or max_wait_ms.
+
+Sessionless only: every answer carries session_id 0, which tells a client
+that asked for a session (KIP-227) to keep sending full fetch requests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.fetch import API
+from shim.context import RequestContext
+from storage.errors import StorageError
+from storage.log import PartitionLog
+from storage.topics import Topic
+
+__all__ = ["API", "handle"]
+
+READ_COMMITTED = 1
+FINAL_EPOCH = -1  # session_epoch of a sessionless full fetch
+INITIAL_EPOCH = 0  # asks to open a session; answering session_id 0 declines
+
+
+@dataclass
+class Gathered:
+    responses: list[dict[str, Any]]
+    size: int
+    must_answer: bool  # an error to report: Kafka answers at once
+
+
+def _topic(ctx: RequestContext, requested: Any) -> tuple[Topic | None, ErrorCode]:
+    topics = ctx.broker.topics
+    if ctx.api_version >= 13:
+        return topics.get_by_id(requested.topic_id), ErrorCode.UNKNOWN_TOPIC_ID
+    return topics.get(requested.topic), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _read(log: PartitionLog, offset: int, limit: int, min_one: bool) -> tuple[ErrorCode, bytes]:
+    try:
+        return ErrorCode.NONE, log.read(offset, limit, min_one=min_one)
+    except StorageError as exc:
+        return exc.code, b""
+
+
+def _gather(ctx: RequestContext, request: Any) -> Gathered:
+    budget = request.max_bytes
+    size = 0
+    must_answer = False
+    committed = request.isolation_level == READ_COMMITTED
+    responses = []
+    for requested in request.topics:
+        topic, missing = _topic(ctx, requested)
+        partitions = []
+        for p in requested.partitions:
+            log = topic.partition(p.partition) if topic is not None else None
+            answer: dict[str, Any] = {
+                "partition_index": p.partition,
+                # No transactions: nothing is ever aborted.
+                "aborted_transactions": [] if committed else None,
+                "records": b"",
+            }
+            if log is None:
+                must_answer = True
+                partitions.append(answer | {"error_code": missing, "high_watermark": -1})
+                continue
+            # KIP-74: only the first partition with data may exceed the limits.
+            limit = min(p.partition_max_bytes, budget - size)
+            code, records = _read(log, p.fetch_offset, limit, min_one=size == 0)
+            must_answer |= code != ErrorCode.NONE
+            size += len(records)
+            high_watermark = log.high_watermark
+            partitions.append(
+                answer
+                | {
+                    "error_code": code,
+                    "high_watermark": high_watermark,
+                    "last_stable_offset": high_watermark,
+                    "log_start_offset": log.log_start_offset,
+                    "records": records,
+                }
+            )
+        key = {"topic_id": requested.topic_id} if ctx.api_version >= 13 else {"topic": requested.topic}
+        responses.append(key | {"partitions": partitions})
+    return Gathered(responses, size, must_answer)
+
+
+def _session_error(request: Any) -> ErrorCode:
+    if request.session_id != 0:
+        return ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    if request.session_epoch not in (FINAL_EPOCH, INITIAL_EPOCH):
+        return ErrorCode.INVALID_FETCH_SESSION_EPOCH
+    return ErrorCode.NONE
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    error = _session_error(request)
+    if error != ErrorCode.NONE:
+        return {"throttle_time_ms": 0, "error_code": error, "session_id": 0, "responses": []}
+    deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
+    while True:
+        gathered = _gather(ctx, request)
+        remaining = deadline - ctx.now_ms()
+        if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
+            break
+        await ctx.wait_for_append(remaining)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "session_id": 0,
+        "responses": gathered.responses,
+    }

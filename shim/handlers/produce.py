@@ -1,0 +1,111 @@
+"""Produce: validate each partition's batches by their headers, append, answer
+base offsets. acks=0 gets no response at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.produce import API
+from protocol.records import RecordBatches, RecordsError
+from shim.context import RequestContext
+from storage.errors import StorageError
+from storage.topic_configs import effective_value
+from storage.topics import Topic, invalid_topic_name
+
+__all__ = ["API", "handle"]
+
+VALID_ACKS = (0, 1, -1)
+
+
+class Refused(Exception):
+    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _topic(ctx: RequestContext, name: str) -> Topic:
+    topics = ctx.broker.topics
+    reason = invalid_topic_name(name)
+    if reason is not None:
+        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
+    topic = topics.auto_create(name)
+    if topic is None:
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    return topic
+
+
+def _validated(ctx: RequestContext, topic: Topic, records: bytes | None) -> RecordBatches:
+    try:
+        batches = RecordBatches.parse(records or b"")
+    except RecordsError as exc:
+        raise Refused(exc.code, str(exc)) from exc
+    broker_value = ctx.broker.config.kafka_value
+    max_bytes = int(effective_value(topic.configs, "max.message.bytes", broker_value))
+    for header in batches.headers:
+        if header.size > max_bytes:
+            raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {header.size} bytes exceeds {max_bytes}")
+        if header.is_control:
+            raise Refused(ErrorCode.INVALID_RECORD, "clients may not write control batches")
+        if header.is_transactional:
+            # No transaction coordinator here, so no partition is ever in a transaction.
+            raise Refused(ErrorCode.INVALID_TXN_STATE, "transactions are not supported")
+    return batches
+
+
+def _append(ctx: RequestContext, name: str, index: int, records: bytes | None) -> dict[str, Any]:
+    try:
+        topic = _topic(ctx, name)
+        log = topic.partition(index)
+        if log is None:
+            raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        batches = _validated(ctx, topic, records)
+        append_time = -1
+        timestamp_type = effective_value(
+            topic.configs, "message.timestamp.type", ctx.broker.config.kafka_value
+        )
+        if timestamp_type == "LogAppendTime":
+            append_time = ctx.now_ms()
+            batches = batches.with_log_append_time(append_time)
+        result = log.append(batches)
+    except (Refused, StorageError) as exc:
+        return {"index": index, "error_code": exc.code, "base_offset": -1, "error_message": exc.message}
+    return {
+        "index": index,
+        "error_code": ErrorCode.NONE,
+        "base_offset": result.base_offset,
+        "log_append_time_ms": append_time,
+        "log_start_offset": log.log_start_offset,
+    }
+
+
+def _refuse_all(request: Any, code: ErrorCode) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": topic.name,
+            "partition_responses": [
+                {"index": p.index, "error_code": code, "base_offset": -1} for p in topic.partition_data
+            ],
+        }
+        for topic in request.topic_data
+    ]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
+    if request.acks not in VALID_ACKS:
+        responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)
+    else:
+        responses = [
+            {
+                "name": topic.name,
+                "partition_responses": [
+                    _append(ctx, topic.name, p.index, p.records) for p in topic.partition_data
+                ],
+            }
+            for topic in request.topic_data
+        ]
+    if request.acks == 0:
+        return None
+    # One replica: acks=1 and acks=-1 are both satisfied once the log has it.
+    return {"responses": responses, "throttle_time_ms": 0}

@@ -1,0 +1,144 @@
+"""Produce and InitProducerId handlers, with batches built by kafka-python
+3.0.12's DefaultRecordBatchBuilder."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from protocol.errors import ErrorCode
+from protocol.records import MAGIC_POSITION
+from shim.handlers import init_producer_id, produce
+from tests.shim.handlers_data.harness import Harness
+from tests.storage.batches import make_batch, read_records
+
+
+def produce_request(
+    records: bytes | None, topic: str = "t", partition: int = 0, acks: int = 1
+) -> dict[str, Any]:
+    return {
+        "acks": acks,
+        "timeout_ms": 1000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": partition, "records": records}]}],
+    }
+
+
+def produce_one(h: Harness, records: bytes | None, version: int = 9, **kwargs: Any) -> Any:
+    response = h.call(produce, version, produce_request(records, **kwargs))
+    assert response is not None
+    return response.responses[0].partition_responses[0]
+
+
+@pytest.mark.parametrize("version", range(0, 12))
+def test_every_version_appends_and_answers_offsets(version: int) -> None:
+    h = Harness()
+    first = produce_one(h, make_batch([b"a", b"b", b"c"]), version)
+    second = produce_one(h, make_batch([b"d"]), version)
+    assert (first.error_code, first.base_offset) == (ErrorCode.NONE, 0)
+    assert (second.error_code, second.base_offset) == (ErrorCode.NONE, 3)
+    assert second.log_start_offset == (0 if version >= 5 else -1)
+    assert second.log_append_time_ms == -1
+    assert h.broker.topics.partition("t", 0).log_end_offset == 4  # type: ignore[union-attr]
+
+
+def test_acks_zero_appends_without_a_response() -> None:
+    h = Harness()
+    assert h.call(produce, 9, produce_request(make_batch([b"a"]), acks=0)) is None
+    assert h.broker.topics.partition("t", 0).log_end_offset == 1  # type: ignore[union-attr]
+
+
+def test_acks_all_is_satisfied_by_the_single_replica() -> None:
+    assert produce_one(Harness(), make_batch([b"a"]), acks=-1).error_code == ErrorCode.NONE
+
+
+def test_invalid_acks() -> None:
+    h = Harness()
+    assert produce_one(h, make_batch([b"a"]), acks=2).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert h.broker.topics.get("t") is None
+
+
+def test_unknown_topic_without_auto_create() -> None:
+    h = Harness(auto_create_topics=False)
+    assert produce_one(h, make_batch([b"a"])).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_unknown_partition_and_invalid_topic() -> None:
+    h = Harness()
+    assert produce_one(h, make_batch([b"a"]), partition=5).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert produce_one(h, make_batch([b"a"]), topic="no way").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+
+
+def test_corrupt_batch() -> None:
+    data = bytearray(make_batch([b"hello"]))
+    data[-1] ^= 1
+    assert produce_one(Harness(), bytes(data)).error_code == ErrorCode.CORRUPT_MESSAGE
+    assert produce_one(Harness(), None).error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+def test_old_magic_is_unsupported() -> None:
+    data = bytearray(make_batch([b"hello"]))
+    data[MAGIC_POSITION] = 1
+    assert produce_one(Harness(), bytes(data)).error_code == ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
+
+
+def test_message_too_large_for_broker_and_topic_limits() -> None:
+    batch = make_batch([b"x" * 500])
+    h = Harness(message_max_bytes=len(batch) - 1)
+    response = produce_one(h, batch)
+    assert response.error_code == ErrorCode.MESSAGE_TOO_LARGE and response.error_message
+    h = Harness()
+    h.broker.topics.create("t", configs={"max.message.bytes": "100"})
+    assert produce_one(h, batch).error_code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_log_append_time_topic() -> None:
+    h = Harness()
+    h.broker.topics.create("t", configs={"message.timestamp.type": "LogAppendTime"})
+    response = produce_one(h, make_batch([b"a", b"b"]))
+    assert response.log_append_time_ms == h.clock.now
+    stored = h.broker.topics.partition("t", 0).read(0, 1 << 20)  # type: ignore[union-attr]
+    assert {t for _, t, _ in read_records(stored)} == {h.clock.now}
+
+
+def test_idempotent_producer_flow() -> None:
+    h = Harness()
+    init = h.call(init_producer_id, 4, {"transactional_id": None, "transaction_timeout_ms": 60000})
+    assert init is not None and init.error_code == ErrorCode.NONE and init.producer_epoch == 0
+    pid = init.producer_id
+
+    def batch(sequence: int) -> bytes:
+        return make_batch([b"a", b"b"], producer_id=pid, producer_epoch=0, base_sequence=sequence)
+
+    assert produce_one(h, batch(0)).base_offset == 0
+    assert produce_one(h, batch(2)).base_offset == 2
+    retried = produce_one(h, batch(2))
+    assert (retried.error_code, retried.base_offset) == (ErrorCode.NONE, 2)
+    assert produce_one(h, batch(9)).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert h.broker.topics.partition("t", 0).log_end_offset == 4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("version", range(0, 6))
+def test_init_producer_id_allocates_fresh_ids(version: int) -> None:
+    h = Harness()
+    request = {
+        "transactional_id": None,
+        "transaction_timeout_ms": 1000,
+        "producer_id": 5,
+        "producer_epoch": 3,
+    }
+    first, second = (h.call(init_producer_id, version, request) for _ in range(2))
+    assert first is not None and second is not None
+    assert second.producer_id == first.producer_id + 1
+    assert (first.producer_epoch, second.producer_epoch) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("transactional_id", "code"), [("tx", ErrorCode.NOT_COORDINATOR), ("", ErrorCode.INVALID_REQUEST)]
+)
+def test_transactional_init_is_refused(transactional_id: str, code: ErrorCode) -> None:
+    response = Harness().call(
+        init_producer_id, 4, {"transactional_id": transactional_id, "transaction_timeout_ms": 1}
+    )
+    assert response is not None
+    assert (response.error_code, response.producer_id, response.producer_epoch) == (code, -1, -1)
