@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from protocol.errors import ErrorCode
+
+T = TypeVar("T")
 
 NO_GENERATION = -1
 UNKNOWN_MEMBER_ID = ""
@@ -173,3 +175,11 @@ class GroupListing:
     protocol_type: str
     state: str
     group_type: str = "classic"
+
+
+def by_topic(per_partition: Mapping[TopicPartition, T]) -> dict[str, list[tuple[int, T]]]:
+    """Per-partition results grouped the way Kafka responses nest them: topic, then partitions."""
+    topics: dict[str, list[tuple[int, T]]] = {}
+    for tp, value in per_partition.items():
+        topics.setdefault(tp.topic, []).append((tp.partition, value))
+    return topics

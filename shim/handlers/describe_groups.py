@@ -1,0 +1,43 @@
+"""DescribeGroups: state, protocol and members; member metadata and assignments only when Stable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
+from shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+# Without an authorizer every client may do all a group supports: READ, DELETE, DESCRIBE
+# (Kafka's AclOperation codes 3, 6 and 8, as a bit field).
+GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    operations = GROUP_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    described = []
+    for group_id in request.groups:
+        group = ctx.broker.groups.describe_group(group_id)
+        described.append(
+            {
+                "error_code": group.error,
+                "group_id": group.group_id,
+                "group_state": group.state,
+                "protocol_type": group.protocol_type,
+                "protocol_data": group.protocol_name,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "group_instance_id": m.group_instance_id,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "member_metadata": m.metadata,
+                        "member_assignment": m.assignment,
+                    }
+                    for m in group.members
+                ],
+                "authorized_operations": operations,
+            }
+        )
+    return {"throttle_time_ms": 0, "groups": described}

@@ -1,0 +1,51 @@
+"""JoinGroup: hand the request to the coordinator and wait for its (possibly delayed) answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.messages.join_group import API
+from shim.context import RequestContext
+from shim.coordinator import JoinRequest, JoinResult, Protocol
+
+__all__ = ["API", "handle"]
+
+
+def client_host(ctx: RequestContext) -> str:
+    return f"/{ctx.client_host}"  # Kafka reports hosts as Java's InetAddress prints them
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    version = ctx.api_version
+    join = JoinRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        session_timeout_ms=request.session_timeout_ms,
+        # v0 has no rebalance timeout: the session timeout serves for both.
+        rebalance_timeout_ms=request.rebalance_timeout_ms if version >= 1 else request.session_timeout_ms,
+        protocol_type=request.protocol_type,
+        protocols=tuple(Protocol(p.name, bytes(p.metadata)) for p in request.protocols),
+        group_instance_id=request.group_instance_id,
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        require_known_member_id=version >= 4,
+        supports_skip_assignment=version >= 9,
+        reason=request.reason,
+    )
+    groups = ctx.broker.groups
+    result: JoinResult = await ctx.deferred(lambda respond: groups.join_group(join, ctx.now_ms(), respond))
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "generation_id": result.generation_id,
+        "protocol_type": result.protocol_type,
+        # Nullable only from v7; before that "no protocol" is the empty string.
+        "protocol_name": result.protocol_name if version >= 7 else result.protocol_name or "",
+        "leader": result.leader,
+        "skip_assignment": result.skip_assignment,
+        "member_id": result.member_id,
+        "members": [
+            {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "metadata": m.metadata}
+            for m in result.members
+        ],
+    }

@@ -1,0 +1,32 @@
+"""LeaveGroup: v0-2 name one member; v3+ a batch, static members possibly by instance id alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.leave_group import API
+from shim.context import RequestContext
+from shim.coordinator import MemberIdentity
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version >= 3:
+        leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
+    else:
+        leaving = [MemberIdentity(request.member_id)]
+    result = ctx.broker.groups.leave_group(request.group_id, leaving, ctx.now_ms())
+    error = result.error
+    if ctx.api_version < 3 and error == ErrorCode.NONE:
+        # Single-member versions carry the member's own error at the top level.
+        error = next((e for _, e in result.members if e != ErrorCode.NONE), ErrorCode.NONE)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": error,
+        "members": [
+            {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "error_code": e}
+            for m, e in result.members
+        ],
+    }

@@ -1,0 +1,28 @@
+"""ListGroups: every group (v4+ filtered by state, v5+ by type; all groups here are classic)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.list_groups import API
+from shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    listings = ctx.broker.groups.list_groups(request.states_filter, request.types_filter)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "groups": [
+            {
+                "group_id": g.group_id,
+                "protocol_type": g.protocol_type,
+                "group_state": g.state,
+                "group_type": g.group_type,
+            }
+            for g in listings
+        ],
+    }

@@ -1,0 +1,43 @@
+"""OffsetCommit: offsets of a group member (fenced by generation) or of a standalone consumer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.messages.offset_commit import API
+from shim.context import RequestContext
+from shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
+from shim.coordinator.types import by_topic
+
+__all__ = ["API", "handle"]
+
+DEFAULT_RETENTION = -1
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    now = ctx.now_ms()
+    # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
+    retention = request.retention_time_ms
+    expire_at = now + retention if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION else None
+    commits = {
+        TopicPartition(topic.name, p.partition_index): OffsetCommit(
+            p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
+        )
+        for topic in request.topics
+        for p in topic.partitions
+    }
+    commit = CommitRequest(
+        group_id=request.group_id,
+        offsets=commits,
+        generation_id=request.generation_id_or_member_epoch,
+        member_id=request.member_id,
+        group_instance_id=request.group_instance_id,
+    )
+    errors = ctx.broker.groups.commit_offsets(commit, now)
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": name, "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions]}
+            for name, partitions in by_topic(errors).items()
+        ],
+    }

@@ -1,0 +1,25 @@
+"""OffsetDelete: drop a group's offsets for partitions none of its members consume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.messages.offset_delete import API
+from shim.context import RequestContext
+from shim.coordinator import TopicPartition
+from shim.coordinator.types import by_topic
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    error, errors = ctx.broker.groups.delete_offsets(request.group_id, partitions, ctx.now_ms())
+    return {
+        "error_code": error,
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": name, "partitions": [{"partition_index": p, "error_code": e} for p, e in entries]}
+            for name, entries in by_topic(errors).items()
+        ],
+    }

@@ -1,0 +1,57 @@
+"""OffsetFetch: committed offsets of one group (v0-7) or several (v8+).
+
+A null topic list (v2+) asks for every partition the group committed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.offset_fetch import API
+from shim.context import RequestContext
+from shim.coordinator import FetchedOffset, GroupCoordinator, TopicPartition
+from shim.coordinator.types import by_topic
+
+__all__ = ["API", "handle"]
+
+
+def _fetch_group(
+    groups: GroupCoordinator, group_id: str, topics: list[Any] | None, require_stable: bool
+) -> list[dict[str, Any]]:
+    partitions = (
+        None
+        if topics is None
+        else [TopicPartition(t.name, index) for t in topics for index in t.partition_indexes]
+    )
+    fetched = groups.fetch_offsets(group_id, partitions, require_stable)
+    return [{"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()]
+
+
+def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "partition_index": index,
+            "committed_offset": offset.offset,
+            "committed_leader_epoch": offset.leader_epoch,
+            "metadata": offset.metadata,
+            "error_code": offset.error,
+        }
+        for index, offset in entries
+    ]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    groups = ctx.broker.groups
+    if ctx.api_version >= 8:
+        answers = [
+            {
+                "group_id": g.group_id,
+                "topics": _fetch_group(groups, g.group_id, g.topics, request.require_stable),
+                "error_code": ErrorCode.NONE,
+            }
+            for g in request.groups
+        ]
+        return {"throttle_time_ms": 0, "groups": answers}
+    topics = _fetch_group(groups, request.group_id, request.topics, request.require_stable)
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

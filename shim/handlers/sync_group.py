@@ -1,0 +1,38 @@
+"""SyncGroup: the leader's assignment in, each member's own assignment out (possibly later)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.sync_group import API
+from shim.context import RequestContext
+from shim.coordinator import SyncRequest, SyncResult
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    version = ctx.api_version
+    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # From v5 both are mandatory, as Kafka's request validation has it.
+        result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    else:
+        sync = SyncRequest(
+            group_id=request.group_id,
+            generation_id=request.generation_id,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
+            protocol_type=request.protocol_type,
+            protocol_name=request.protocol_name,
+            assignments={a.member_id: bytes(a.assignment) for a in request.assignments},
+        )
+        groups = ctx.broker.groups
+        result = await ctx.deferred(lambda respond: groups.sync_group(sync, ctx.now_ms(), respond))
+    return {
+        "throttle_time_ms": 0,
+        "error_code": result.error,
+        "protocol_type": result.protocol_type,
+        "protocol_name": result.protocol_name,
+        "assignment": result.assignment,
+    }

@@ -1,0 +1,193 @@
+"""Handlers end to end through the wire schemas, with a synchronous test RequestContext."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import pytest
+
+from protocol.errors import ErrorCode
+from protocol.messages import APIS
+from shim.broker import Broker
+from shim.config import BrokerConfig
+from shim.context import RequestContext, Respond
+from shim.handlers import HANDLERS
+
+from .harness import subscription
+
+T = TypeVar("T")
+
+
+class SyncContext(RequestContext):
+    """Our own server's contract, answered at once: a deferred answer must already be there."""
+
+    def __init__(self, broker: Broker, api_version: int) -> None:
+        self.broker = broker
+        self.api_version = api_version
+        self.correlation_id = 1
+        self.client_id = "test-client"
+        self.client_host = "127.0.0.1"
+
+    async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
+        box: list[T] = []
+        start(box.append)
+        assert box, "the coordinator did not answer yet"
+        return box[0]
+
+    async def wait_for_append(self, timeout_ms: int) -> None:
+        return None
+
+
+@pytest.fixture
+def broker() -> Broker:
+    return Broker(BrokerConfig(port=19092), clock=lambda: 1_000_000)
+
+
+def call(broker: Broker, key: int, version: int, body: dict[str, Any]) -> Any:
+    """Build the request as a client would, parse it, handle it, round-trip the response."""
+    api = APIS[key]
+    request = api.request.parse(api.request.build(body, version), version)
+    coroutine = HANDLERS[key].handle(SyncContext(broker, version), request)
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        response = done.value
+    else:
+        raise AssertionError("handler suspended")
+    return api.response.parse(api.response.build(response, version), version)
+
+
+def join_body(member_id: str = "", instance: str | None = None) -> dict[str, Any]:
+    return {
+        "group_id": "g",
+        "session_timeout_ms": 10_000,
+        "rebalance_timeout_ms": 20_000,
+        "member_id": member_id,
+        "group_instance_id": instance,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": subscription("t")}],
+    }
+
+
+@pytest.mark.parametrize("version", range(7))
+def test_find_coordinator_answers_this_broker(broker: Broker, version: int) -> None:
+    response = call(broker, 10, version, {"key": "g", "key_type": 0, "coordinator_keys": ["g", "h"]})
+    if version >= 4:
+        assert [(c.key, c.node_id, c.port, c.error_code) for c in response.coordinators] == [
+            ("g", 0, 19092, 0),
+            ("h", 0, 19092, 0),
+        ]
+    else:
+        assert (response.error_code, response.node_id, response.host, response.port) == (
+            0,
+            0,
+            "127.0.0.1",
+            19092,
+        )
+
+
+def test_join_v4_needs_a_member_id_then_forms_the_group(broker: Broker) -> None:
+    first = call(broker, 11, 4, join_body())
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED and first.member_id.startswith("test-client-")
+    second = call(broker, 11, 4, join_body(first.member_id))
+    assert (second.error_code, second.generation_id, second.leader) == (0, 1, first.member_id)
+    assert [m.member_id for m in second.members] == [first.member_id]
+
+
+@pytest.mark.parametrize("version", range(4))
+def test_join_v0_to_v3_admits_an_empty_member_id_directly(broker: Broker, version: int) -> None:
+    response = call(broker, 11, version, join_body())
+    assert response.error_code == 0 and response.generation_id == 1
+
+
+def test_join_before_v7_sends_no_protocol_as_empty_string(broker: Broker) -> None:
+    call(broker, 11, 4, join_body())  # MEMBER_ID_REQUIRED: no protocol chosen
+    response = call(broker, 11, 6, join_body())
+    assert response.error_code == ErrorCode.MEMBER_ID_REQUIRED and response.protocol_name == ""
+    assert call(broker, 11, 7, join_body()).protocol_name is None
+
+
+def form_group(broker: Broker) -> str:
+    member_id = call(broker, 11, 5, join_body("", instance=None)).member_id
+    joined = call(broker, 11, 5, join_body(member_id))
+    sync = call(
+        broker,
+        14,
+        5,
+        {
+            "group_id": "g",
+            "generation_id": joined.generation_id,
+            "member_id": member_id,
+            "protocol_type": "consumer",
+            "protocol_name": "range",
+            "assignments": [{"member_id": member_id, "assignment": b"\x00\x01"}],
+        },
+    )
+    assert (sync.error_code, sync.assignment, sync.protocol_name) == (0, b"\x00\x01", "range")
+    return str(member_id)
+
+
+def test_sync_v5_requires_protocol_type_and_name(broker: Broker) -> None:
+    member_id = form_group(broker)
+    body = {"group_id": "g", "generation_id": 1, "member_id": member_id, "protocol_type": "consumer"}
+    assert call(broker, 14, 5, body).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+    assert call(broker, 14, 4, body).error_code == ErrorCode.NONE  # v4 does not carry them
+
+
+def test_heartbeat_commit_fetch_describe_list_leave_delete(broker: Broker) -> None:
+    member_id = form_group(broker)
+    assert call(broker, 12, 4, {"group_id": "g", "generation_id": 1, "member_id": member_id}).error_code == 0
+    assert call(broker, 12, 0, {"group_id": "g", "generation_id": 0, "member_id": member_id}).error_code == (
+        ErrorCode.ILLEGAL_GENERATION
+    )
+    commit = {
+        "group_id": "g",
+        "generation_id_or_member_epoch": 1,
+        "member_id": member_id,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5}]}],
+    }
+    assert call(broker, 8, 8, commit).topics[0].partitions[0].error_code == 0
+    fetched = call(broker, 9, 5, {"group_id": "g", "topics": None})
+    assert [
+        (t.name, p.partition_index, p.committed_offset) for t in fetched.topics for p in t.partitions
+    ] == [("t", 0, 5)]
+    batched = call(
+        broker, 9, 8, {"groups": [{"group_id": "g", "topics": None}, {"group_id": "x", "topics": []}]}
+    )
+    assert [g.group_id for g in batched.groups] == ["g", "x"]
+    assert batched.groups[0].topics[0].partitions[0].committed_offset == 5
+
+    described = call(broker, 15, 5, {"groups": ["g"], "include_authorized_operations": True}).groups[0]
+    assert (described.group_state, described.protocol_data) == ("Stable", "range")
+    assert described.members[0].client_host == "/127.0.0.1"
+    assert described.members[0].member_assignment == b"\x00\x01"
+    listed = call(broker, 16, 4, {"states_filter": ["stable"]}).groups
+    assert [(g.group_id, g.group_state) for g in listed] == [("g", "Stable")]
+
+    assert call(broker, 42, 2, {"groups_names": ["g"]}).results[0].error_code == ErrorCode.NON_EMPTY_GROUP
+    deleted_offset = call(
+        broker, 47, 0, {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 0}]}]}
+    )
+    assert deleted_offset.topics[0].partitions[0].error_code == ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+
+    left = call(broker, 13, 2, {"group_id": "g", "member_id": member_id})
+    assert left.error_code == 0
+    assert (
+        call(broker, 13, 1, {"group_id": "g", "member_id": member_id}).error_code
+        == ErrorCode.UNKNOWN_MEMBER_ID
+    )
+    assert call(broker, 42, 2, {"groups_names": ["g", "nope"]}).results[1].error_code == (
+        ErrorCode.GROUP_ID_NOT_FOUND
+    )
+
+
+def test_leave_v3_batch_reports_each_member(broker: Broker) -> None:
+    member_id = form_group(broker)
+    body = {"group_id": "g", "members": [{"member_id": member_id}, {"member_id": "ghost"}]}
+    response = call(broker, 13, 3, body)
+    assert response.error_code == 0
+    assert [(m.member_id, m.error_code) for m in response.members] == [
+        (member_id, 0),
+        ("ghost", ErrorCode.UNKNOWN_MEMBER_ID),
+    ]
