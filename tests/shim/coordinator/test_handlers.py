@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 import pytest
 
@@ -48,7 +48,7 @@ def call(broker: Broker, key: int, version: int, body: dict[str, Any]) -> Any:
     """Build the request as a client would, parse it, handle it, round-trip the response."""
     api = APIS[key]
     request = api.request.parse(api.request.build(body, version), version)
-    coroutine = HANDLERS[key].handle(SyncContext(broker, version), request)
+    coroutine = cast(Coroutine[Any, Any, Any], HANDLERS[key].handle(SyncContext(broker, version), request))
     try:
         coroutine.send(None)
     except StopIteration as done:
