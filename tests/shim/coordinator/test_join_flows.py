@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from protocol.errors import ErrorCode
-from shim.coordinator import GroupState
+from shim.coordinator import GroupState, Protocol
 
 from .harness import Harness
 
@@ -34,7 +34,7 @@ def test_example_2_second_consumer_joins_while_completing() -> None:
     h = Harness()
     c1, _ = h.join_new("c1")
     assert h.state == S.COMPLETING_REBALANCE
-    c2, c2_join = h.join_new("c2")
+    _c2, c2_join = h.join_new("c2")
     assert h.state == S.PREPARING_REBALANCE and not c2_join.answered
     c1_rejoin = h.join(c1, client="c1")
     assert h.state == S.COMPLETING_REBALANCE
@@ -59,7 +59,7 @@ def test_example_3_third_consumer_enters_preparing_without_changing_state() -> N
 def test_figure_5_18_right_new_consumer_after_old_one_rejoined_enters_completing() -> None:
     h = Harness()
     c1, _ = h.join_new("c1")
-    c2, _ = h.join_new("c2")
+    _c2, _ = h.join_new("c2")
     h.join(c1, client="c1")  # the old consumer completes the rebalance first
     assert h.state == S.COMPLETING_REBALANCE
     _, c3_join = h.join_new("c3")  # so the new one enters from CompletingRebalance
@@ -116,9 +116,7 @@ def test_leader_missed_join_response_gets_it_again_in_completing() -> None:
 
 def test_rejoin_in_completing_with_changed_metadata_rebalances() -> None:
     h = Harness()
-    leader, follower, _ = three_member_generation(h)
-    from shim.coordinator import Protocol
-
+    _leader, follower, _ = three_member_generation(h)
     changed = h.join(follower, client="c2", protocols=(Protocol("range", b"new"),))
     assert h.state == S.PREPARING_REBALANCE and not changed.answered
 

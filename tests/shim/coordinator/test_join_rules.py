@@ -55,8 +55,8 @@ def test_protocol_vote_among_protocols_every_member_supports() -> None:
     h = Harness()
     rr, rng, sticky = Protocol("roundrobin", b""), Protocol("range", b""), Protocol("sticky", b"")
     a, _ = h.join_new("a", protocols=(sticky, rr, rng))
-    b, _ = h.join_new("b", protocols=(rng, rr))
-    c, c_join = h.join_new("c", protocols=(rr, rng))
+    _b, _ = h.join_new("b", protocols=(rng, rr))
+    _c, c_join = h.join_new("c", protocols=(rr, rng))
     h.join(a, client="a", protocols=(sticky, rr, rng))
     # sticky is not common; a and c prefer roundrobin, b prefers range.
     assert c_join.value.protocol_name == "roundrobin"
