@@ -1,0 +1,145 @@
+"""Offset commits and fetches with generation fencing, retention, and the admin APIs."""
+
+from __future__ import annotations
+
+from protocol.errors import ErrorCode
+from shim.coordinator import CommitRequest, GroupState, MemberIdentity, OffsetCommit, TopicPartition
+
+from .harness import GROUP, Harness
+
+S = GroupState
+T0 = TopicPartition("t", 0)
+OTHER = TopicPartition("other", 0)
+DAY_MS = 24 * 3600 * 1000
+
+
+def commit(
+    h: Harness, generation: int = -1, member: str = "", group: str = GROUP, **offsets: int
+) -> dict[TopicPartition, ErrorCode]:
+    wanted = {T0: OffsetCommit(offsets.get("t", 7))} if not offsets.get("other") else {OTHER: OffsetCommit(3)}
+    return h.coordinator.commit_offsets(CommitRequest(group, wanted, generation, member), h.now)
+
+
+def test_member_commit_is_fenced_by_generation_and_member() -> None:
+    h = Harness()
+    ids = h.stable_group("a")
+    assert commit(h, 1, ids["a"]) == {T0: ErrorCode.NONE}
+    assert h.coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 7
+    assert commit(h, 0, ids["a"]) == {T0: ErrorCode.ILLEGAL_GENERATION}
+    assert commit(h, 1, "ghost") == {T0: ErrorCode.UNKNOWN_MEMBER_ID}
+    assert commit(h) == {T0: ErrorCode.UNKNOWN_MEMBER_ID}  # no generation, but the group has members
+
+
+def test_commit_while_rebalancing() -> None:
+    h = Harness()
+    ids = h.stable_group("a", "b")
+    h.join(ids["a"], client="a")
+    assert commit(h, 2, ids["b"]) == {T0: ErrorCode.NONE}  # PreparingRebalance: still accepted
+    h.join(ids["b"], client="b")
+    assert h.state == S.COMPLETING_REBALANCE
+    assert commit(h, 3, ids["b"]) == {T0: ErrorCode.REBALANCE_IN_PROGRESS}
+
+
+def test_standalone_commit_creates_an_empty_group() -> None:
+    h = Harness()
+    assert commit(h, group="solo") == {T0: ErrorCode.NONE}
+    assert h.group("solo").state == S.EMPTY
+    assert h.coordinator.fetch_offsets("solo", None) == {T0: h.coordinator.fetch_offsets("solo", [T0])[T0]}
+    assert commit(h, 3, "m", group="nowhere") == {T0: ErrorCode.ILLEGAL_GENERATION}
+
+
+def test_metadata_too_large() -> None:
+    h = Harness()
+    request = CommitRequest("solo", {T0: OffsetCommit(1, metadata="x" * 4097)})
+    assert h.coordinator.commit_offsets(request, h.now) == {T0: ErrorCode.OFFSET_METADATA_TOO_LARGE}
+
+
+def test_fetch_of_nothing_committed_answers_minus_one() -> None:
+    h = Harness()
+    fetched = h.coordinator.fetch_offsets("unknown", [T0], require_stable=True)[T0]
+    assert (fetched.offset, fetched.metadata, fetched.error) == (-1, "", ErrorCode.NONE)
+    assert h.coordinator.fetch_offsets("unknown", None) == {}
+
+
+def test_offsets_of_an_empty_group_expire_after_retention_then_the_group_goes() -> None:
+    h = Harness(offsets_retention_ms=DAY_MS, offsets_retention_check_interval_ms=60_000)
+    ids = h.stable_group("a")
+    commit(h, 1, ids["a"])
+    h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now)
+    h.advance(DAY_MS - 60_000)
+    assert h.coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 7
+    h.advance(60_000)
+    assert h.coordinator.group(GROUP) is None
+
+
+def test_stable_consumer_group_keeps_offsets_of_subscribed_topics() -> None:
+    h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=1000)
+    ids = h.stable_group("a")
+    commit(h, 1, ids["a"])
+    commit(h, 1, ids["a"], other=1)
+    for _ in range(14):
+        h.advance(5000)
+        assert h.heartbeat(ids["a"], 1) == ErrorCode.NONE
+    offsets = h.coordinator.fetch_offsets(GROUP, None)
+    assert set(offsets) == {T0}  # "other" is not subscribed: it expired
+
+
+def test_describe_and_list() -> None:
+    h = Harness()
+    ids = h.stable_group("a")
+    described = h.coordinator.describe_group(GROUP)
+    assert (described.state, described.protocol_type, described.protocol_name) == (
+        "Stable",
+        "consumer",
+        "range",
+    )
+    assert described.members[0].assignment == b"assignment-a" and described.members[0].metadata
+    h.join(ids["a"], client="a", protocols=(*h.group().members[ids["a"]].protocols,))
+    commit(h, group="solo")
+    assert [g.group_id for g in h.coordinator.list_groups()] == [GROUP, "solo"]
+    assert [g.group_id for g in h.coordinator.list_groups(states=["EMPTY"])] == ["solo"]
+    assert h.coordinator.list_groups(types=["consumer"]) == []
+    assert len(h.coordinator.list_groups(types=["Classic"])) == 2
+    assert h.coordinator.describe_group("nope").state == "Dead"
+
+
+def test_describe_outside_stable_hides_metadata_and_assignment() -> None:
+    h = Harness()
+    ids = h.stable_group("a", "b")
+    h.join(ids["a"], client="a")
+    described = h.coordinator.describe_group(GROUP)
+    assert described.state == "PreparingRebalance" and described.protocol_name == ""
+    assert all(m.metadata == b"" and m.assignment == b"" for m in described.members)
+
+
+def test_delete_groups() -> None:
+    h = Harness()
+    h.stable_group("a")
+    commit(h, group="solo")
+    results = h.coordinator.delete_groups([GROUP, "solo", "nope"], h.now)
+    assert results == {
+        GROUP: ErrorCode.NON_EMPTY_GROUP,
+        "solo": ErrorCode.NONE,
+        "nope": ErrorCode.GROUP_ID_NOT_FOUND,
+    }
+    assert h.coordinator.fetch_offsets("solo", [T0])[T0].offset == -1
+
+
+def test_offset_delete() -> None:
+    h = Harness()
+    ids = h.stable_group("a")
+    commit(h, 1, ids["a"])
+    commit(h, 1, ids["a"], other=1)
+    error, errors = h.coordinator.delete_offsets(GROUP, [T0, OTHER], h.now)
+    assert error == ErrorCode.NONE
+    assert errors == {T0: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, OTHER: ErrorCode.NONE}
+    assert h.coordinator.delete_offsets("nope", [T0], h.now) == (ErrorCode.GROUP_ID_NOT_FOUND, {})
+    commit(h, group="solo")
+    assert h.coordinator.delete_offsets("solo", [T0], h.now) == (ErrorCode.NONE, {T0: ErrorCode.NONE})
+    assert h.coordinator.group("solo") is None  # empty and without offsets: gone
+
+
+def test_offset_delete_in_non_consumer_group_with_members() -> None:
+    h = Harness()
+    h.join(client="w", protocol_type="connect", require_known=False)
+    assert h.coordinator.delete_offsets(GROUP, [T0], h.now) == (ErrorCode.NON_EMPTY_GROUP, {})
