@@ -18,7 +18,7 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
     node = ctx.broker.node_id
     try:
         topic = topics.check_partition_count(requested.name, requested.count)
-        if requested.assignments is not None:
+        if requested.assignments:  # null (or empty): place them all here
             new = requested.count - len(topic.partitions)
             if len(requested.assignments) != new or any(
                 a.broker_ids != [node] for a in requested.assignments

@@ -87,11 +87,12 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         "configs": [],
     }
     config = ctx.broker.config
+    keys = resource.configuration_keys or None  # null or empty: every config, as Kafka
     if resource.resource_type == ResourceType.TOPIC:
         topic = ctx.broker.topics.get(resource.resource_name)
         if topic is None:
             return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-        resolved = resolve(topic.configs, known_broker_value(config), resource.configuration_keys)
+        resolved = resolve(topic.configs, known_broker_value(config), keys)
         return result | {"configs": [_topic_entry(r, request) for r in resolved]}
     if resource.resource_type == ResourceType.BROKER:
         # "" names the cluster-wide defaults; this broker has only its own configs.
@@ -100,7 +101,7 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
                 "error_code": ErrorCode.INVALID_REQUEST,
                 "error_message": f"broker id {resource.resource_name!r} is not {ctx.broker.node_id}",
             }
-        return result | {"configs": _broker_entries(config, resource.configuration_keys, request)}
+        return result | {"configs": _broker_entries(config, keys, request)}
     return result | {
         "error_code": ErrorCode.INVALID_REQUEST,
         "error_message": f"resource type {resource.resource_type} is not supported",

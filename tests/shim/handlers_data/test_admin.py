@@ -1,0 +1,284 @@
+"""Metadata, topic administration, DescribeConfigs and DescribeCluster handlers."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+
+from protocol.errors import ErrorCode
+from protocol.messages.describe_configs import ConfigSource, ResourceType
+from protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS
+from shim.handlers import create_partitions, create_topics, delete_topics, describe_cluster, describe_configs
+from shim.handlers import metadata as metadata_handler
+from tests.shim.handlers_data.harness import Harness
+
+
+def metadata(h: Harness, version: int, topics: list[dict[str, Any]] | None, **fields: Any) -> Any:
+    response = h.call(metadata_handler, version, {"topics": topics} | fields)
+    assert response is not None
+    return response
+
+
+@pytest.mark.parametrize("version", range(0, 13))
+def test_metadata_describes_this_broker_in_every_version(version: int) -> None:
+    h = Harness(num_partitions=2)
+    topic = h.broker.topics.create("orders")
+    response = metadata(h, version, [] if version == 0 else None)
+    assert [(b.node_id, b.host, b.port) for b in response.brokers] == [(0, "127.0.0.1", 19092)]
+    if version >= 1:
+        assert response.controller_id == 0
+    if version >= 2:
+        assert response.cluster_id == "test-cluster"
+    [described] = response.topics
+    assert (described.error_code, described.name) == (ErrorCode.NONE, "orders")
+    if version >= 10:
+        assert described.topic_id == topic.topic_id
+    assert [(p.partition_index, p.leader_id, p.replica_nodes, p.isr_nodes) for p in described.partitions] == [
+        (0, 0, [0], [0]),
+        (1, 0, [0], [0]),
+    ]
+
+
+def test_metadata_empty_list_means_no_topics_from_v1() -> None:
+    h = Harness()
+    h.broker.topics.create("orders")
+    assert metadata(h, 1, []).topics == []
+
+
+def test_metadata_auto_creates_when_allowed() -> None:
+    h = Harness(num_partitions=3)
+    response = metadata(h, 9, [{"name": "fresh"}])
+    assert response.topics[0].error_code == ErrorCode.NONE and len(response.topics[0].partitions) == 3
+    refused = metadata(h, 9, [{"name": "other"}], allow_auto_topic_creation=False)
+    assert refused.topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    off = Harness(auto_create_topics=False)
+    assert metadata(off, 9, [{"name": "fresh"}]).topics[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_metadata_invalid_name_and_lookup_by_id() -> None:
+    h = Harness()
+    assert metadata(h, 9, [{"name": "bad name"}]).topics[0].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    topic = h.broker.topics.create("orders")
+    by_id = metadata(h, 12, [{"name": None, "topic_id": topic.topic_id}]).topics[0]
+    assert (by_id.error_code, by_id.name) == (ErrorCode.NONE, "orders")
+    unknown = metadata(h, 12, [{"name": None, "topic_id": uuid.uuid4()}]).topics[0]
+    assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_ID
+
+
+def test_metadata_authorized_operations_on_request() -> None:
+    h = Harness()
+    h.broker.topics.create("orders")
+    assert metadata(h, 9, None).topics[0].topic_authorized_operations == AUTHORIZED_OPERATIONS_OMITTED
+    asked = metadata(h, 9, None, include_topic_authorized_operations=True)
+    assert asked.topics[0].topic_authorized_operations == TOPIC_OPERATIONS
+
+
+# --- CreateTopics ------------------------------------------------------------
+
+
+def new_topic(name: str, partitions: int = -1, replication: int = -1, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "num_partitions": partitions, "replication_factor": replication} | extra
+
+
+def create(h: Harness, version: int, *topics: dict[str, Any], validate_only: bool = False) -> list[Any]:
+    response = h.call(create_topics, version, {"topics": list(topics), "validate_only": validate_only})
+    assert response is not None
+    return list(response.topics)
+
+
+@pytest.mark.parametrize("version", range(2, 8))
+def test_create_topics_every_version(version: int) -> None:
+    h = Harness(num_partitions=4)
+    [result] = create(h, version, new_topic("orders", configs=[{"name": "retention.ms", "value": "1000"}]))
+    topic = h.broker.topics.get("orders")
+    assert result.error_code == ErrorCode.NONE and topic is not None
+    assert len(topic.partitions) == 4 and topic.configs == {"retention.ms": "1000"}
+    if version >= 5:
+        assert (result.num_partitions, result.replication_factor) == (4, 1)
+        retention = {c.name: c for c in result.configs}["retention.ms"]
+        assert (retention.value, retention.config_source) == ("1000", ConfigSource.DYNAMIC_TOPIC_CONFIG)
+    if version >= 7:
+        assert result.topic_id == topic.topic_id
+
+
+@pytest.mark.parametrize(
+    ("topic", "code"),
+    [
+        (new_topic("t", 1, 3), ErrorCode.INVALID_REPLICATION_FACTOR),
+        (new_topic("bad name"), ErrorCode.INVALID_TOPIC_EXCEPTION),
+        (new_topic("t", 0), ErrorCode.INVALID_PARTITIONS),
+        (new_topic("t", configs=[{"name": "bogus", "value": "1"}]), ErrorCode.INVALID_CONFIG),
+        (
+            new_topic("t", assignments=[{"partition_index": 0, "broker_ids": [5]}]),
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        ),
+    ],
+)
+def test_create_topics_refusals(topic: dict[str, Any], code: ErrorCode) -> None:
+    h = Harness()
+    [result] = create(h, 5, topic)
+    assert result.error_code == code and result.error_message
+    assert len(h.broker.topics) == 0
+
+
+def test_create_topics_existing_duplicate_and_validate_only() -> None:
+    h = Harness()
+    h.broker.topics.create("t")
+    assert create(h, 5, new_topic("t"))[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
+    twice = create(h, 5, new_topic("u"), new_topic("u"))
+    assert [r.error_code for r in twice] == [ErrorCode.INVALID_REQUEST] * 2
+    [checked] = create(h, 5, new_topic("v", 3, 1), validate_only=True)
+    assert checked.error_code == ErrorCode.NONE and checked.num_partitions == 3
+    assert h.broker.topics.get("v") is None
+
+
+def test_create_topics_with_manual_assignment() -> None:
+    h = Harness()
+    assignments = [{"partition_index": i, "broker_ids": [0]} for i in range(2)]
+    assert create(h, 5, new_topic("t", assignments=assignments))[0].error_code == ErrorCode.NONE
+    assert len(h.broker.topics.get("t").partitions) == 2  # type: ignore[union-attr]
+
+
+# --- DeleteTopics / CreatePartitions -------------------------------------------
+
+
+@pytest.mark.parametrize("version", range(1, 6))
+def test_delete_topics_by_name(version: int) -> None:
+    h = Harness()
+    h.broker.topics.create("t")
+    response = h.call(delete_topics, version, {"topic_names": ["t", "nope"], "timeout_ms": 1000})
+    assert response is not None
+    assert [(r.name, r.error_code) for r in response.responses] == [
+        ("t", ErrorCode.NONE),
+        ("nope", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION),
+    ]
+    assert h.broker.topics.get("t") is None
+
+
+def test_delete_topics_by_id_in_v6() -> None:
+    h = Harness()
+    topic = h.broker.topics.create("t")
+    request = {
+        "topics": [{"name": None, "topic_id": topic.topic_id}, {"name": None, "topic_id": uuid.uuid4()}]
+    }
+    response = h.call(delete_topics, 6, request | {"timeout_ms": 1000})
+    assert response is not None
+    assert [(r.name, r.error_code) for r in response.responses] == [
+        ("t", ErrorCode.NONE),
+        (None, ErrorCode.UNKNOWN_TOPIC_ID),
+    ]
+
+
+def test_delete_topics_disabled() -> None:
+    h = Harness(delete_topic_enable=False)
+    h.broker.topics.create("t")
+    response = h.call(delete_topics, 4, {"topic_names": ["t"], "timeout_ms": 1000})
+    assert response is not None and response.responses[0].error_code == ErrorCode.TOPIC_DELETION_DISABLED
+    assert h.broker.topics.get("t") is not None
+
+
+@pytest.mark.parametrize("version", range(0, 4))
+def test_create_partitions(version: int) -> None:
+    h = Harness()
+    h.broker.topics.create("t", 1)
+    request = {
+        "topics": [
+            {"name": "t", "count": 3, "assignments": None},
+            {"name": "nope", "count": 3, "assignments": None},
+        ],
+        "timeout_ms": 1000,
+        "validate_only": False,
+    }
+    response = h.call(create_partitions, version, request)
+    assert response is not None
+    assert [r.error_code for r in response.results] == [ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION]
+    assert len(h.broker.topics.get("t").partitions) == 3  # type: ignore[union-attr]
+    shrink = h.call(create_partitions, version, request | {"topics": [{"name": "t", "count": 2}]})
+    assert shrink is not None and shrink.results[0].error_code == ErrorCode.INVALID_PARTITIONS
+
+
+def test_create_partitions_validate_only() -> None:
+    h = Harness()
+    h.broker.topics.create("t", 1)
+    request = {"topics": [{"name": "t", "count": 5}], "timeout_ms": 1, "validate_only": True}
+    response = h.call(create_partitions, 1, request)
+    assert response is not None and response.results[0].error_code == ErrorCode.NONE
+    assert len(h.broker.topics.get("t").partitions) == 1  # type: ignore[union-attr]
+
+
+# --- DescribeConfigs / DescribeCluster -------------------------------------------
+
+
+def describe(
+    h: Harness, version: int, *resources: tuple[int, str, list[str] | None], **fields: Any
+) -> list[Any]:
+    request = {
+        "resources": [
+            {"resource_type": kind, "resource_name": name, "configuration_keys": keys}
+            for kind, name, keys in resources
+        ]
+    }
+    response = h.call(describe_configs, version, request | fields)
+    assert response is not None
+    return list(response.results)
+
+
+@pytest.mark.parametrize("version", range(0, 5))
+def test_describe_topic_configs(version: int) -> None:
+    h = Harness(log_retention_ms=5000)
+    h.broker.topics.create("t", configs={"cleanup.policy": "compact"})
+    [result] = describe(h, version, (ResourceType.TOPIC, "t", None), include_synonyms=version >= 1)
+    configs = {c.name: c for c in result.configs}
+    assert configs["cleanup.policy"].value == "compact"
+    assert configs["retention.ms"].value == "5000"  # the broker's log.retention.ms
+    if version == 0:
+        assert not configs["cleanup.policy"].is_default and configs["retention.ms"].is_default
+    else:
+        assert configs["retention.ms"].config_source == ConfigSource.STATIC_BROKER_CONFIG
+        assert [(s.name, s.value) for s in configs["retention.ms"].synonyms] == [
+            ("log.retention.ms", "5000"),
+            ("retention.ms", "604800000"),
+        ]
+
+
+def test_describe_configs_filters_and_errors() -> None:
+    h = Harness()
+    h.broker.topics.create("t")
+    topic, missing, broker, wrong_broker, logger = describe(
+        h,
+        4,
+        (ResourceType.TOPIC, "t", ["retention.ms"]),
+        (ResourceType.TOPIC, "nope", None),
+        (ResourceType.BROKER, "0", ["num.partitions", "auto.create.topics.enable"]),
+        (ResourceType.BROKER, "7", None),
+        (ResourceType.BROKER_LOGGER, "0", None),
+    )
+    assert [c.name for c in topic.configs] == ["retention.ms"]
+    assert missing.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert {c.name: c.value for c in broker.configs} == {
+        "num.partitions": "1",
+        "auto.create.topics.enable": "true",
+    }
+    assert wrong_broker.error_code == ErrorCode.INVALID_REQUEST
+    assert logger.error_code == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.parametrize("version", range(0, 2))
+def test_describe_cluster(version: int) -> None:
+    h = Harness()
+    response = h.call(describe_cluster, version, {"include_cluster_authorized_operations": True})
+    assert response is not None
+    assert (response.error_code, response.cluster_id, response.controller_id) == (
+        ErrorCode.NONE,
+        "test-cluster",
+        0,
+    )
+    assert [(b.broker_id, b.host, b.port) for b in response.brokers] == [(0, "127.0.0.1", 19092)]
+    assert response.cluster_authorized_operations == CLUSTER_OPERATIONS
+
+
+def test_describe_cluster_controller_endpoints_are_unsupported() -> None:
+    response = Harness().call(describe_cluster, 1, {"endpoint_type": 2})
+    assert response is not None and response.error_code == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
