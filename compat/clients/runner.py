@@ -49,7 +49,8 @@ class AssignmentTracker:
 
     def __init__(self) -> None:
         self.owned: set[int] = set()
-        self._emitted: list[int] | None = None
+        # Revoking nothing before the first join (eager clients do) is no change to report.
+        self._emitted: list[int] = []
 
     def replace(self, partitions: Iterable[int], generation: int | None = None) -> None:
         self.owned = set(partitions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -61,3 +61,25 @@ def names(request: pytest.FixtureRequest) -> tuple[str, str]:
     suffix = uuid.uuid4().hex[:8]
     stem = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
     return f"t-{stem}-{suffix}", f"g-{stem}-{suffix}"
+
+
+# Timings measured by the group tests: printed in the terminal summary (never asserted:
+# performance is bench/'s business, tests only assert convergence within a deadline).
+TIMINGS: list[str] = []
+
+
+@pytest.fixture
+def record_timing(record_property: Callable[[str, object], None]) -> Callable[[str, float], None]:
+    def record(label: str, seconds: float) -> None:
+        TIMINGS.append(f"{label}: {seconds:.2f}s")
+        record_property(label, round(seconds, 3))
+        print(f"{label}: {seconds:.2f}s")
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if TIMINGS:
+        terminalreporter.section(f"client timings (target {selected_target()})")
+        for line in TIMINGS:
+            terminalreporter.write_line(line)
