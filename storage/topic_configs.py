@@ -83,21 +83,11 @@ def invalid_config(name: str, value: str | None) -> str | None:
     return None
 
 
-def default_value(name: str, broker_value: BrokerValue) -> tuple[str, bool]:
-    """A config's default and whether it comes from the broker's config."""
-    config = TOPIC_CONFIGS[name]
-    if config.synonym is not None:
-        value = broker_value(config.synonym)
-        if value is not None:
-            return value, True
-    return config.default, False
-
-
 def effective_value(overrides: Mapping[str, str], name: str, broker_value: BrokerValue) -> str:
+    """One config's value: the topic's override, else the broker's synonym, else the default."""
     if name in overrides:
         return overrides[name]
-    return default_value(name, broker_value)[0]
-
+    return resolve({}, broker_value, [name])[0].value
 
 class Origin(IntEnum):
     """Where an effective value comes from, most specific first."""

@@ -40,6 +40,9 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
 def _resolve(ctx: RequestContext, requested: Any, auto_create: bool) -> Topic | dict[str, Any]:
     """The topic, or the error entry for it."""
     topics = ctx.broker.topics
+    if requested.name is None and ctx.api_version < 12:
+        # v10-11 parse a null name but cannot answer one: only v12 looks topics up by id.
+        return {"error_code": ErrorCode.INVALID_REQUEST, "name": "", "topic_id": requested.topic_id}
     if requested.name is None:  # v12: by id alone
         found = topics.get_by_id(requested.topic_id)
         if found is None:

@@ -63,8 +63,9 @@ def test_multi_batch_blob() -> None:
 
 def test_base_offset_rewrite_keeps_crc_and_records() -> None:
     blob = make_batch([b"a", b"b"]) + make_batch([b"c", b"d", b"e"], base_timestamp=9_000)
-    moved = RecordBatches.parse(blob).with_base_offset(100)
+    moved = RecordBatches.parse(blob).with_base_offset(100, partition_leader_epoch=7)
     assert [h.base_offset for h in moved.headers] == [100, 102]
+    assert [h.partition_leader_epoch for h in moved.headers] == [7, 7]
     assert moved.last.last_offset == 104
     reparsed = RecordBatches.parse(moved.data)  # CRC still valid: baseOffset is outside it
     assert reparsed.headers == moved.headers

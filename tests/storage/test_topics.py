@@ -7,7 +7,7 @@ import pytest
 from protocol.errors import ErrorCode
 from storage.errors import StorageError
 from storage.memory import MemoryLog
-from storage.topic_configs import default_value, effective_value
+from storage.topic_configs import Origin, effective_value, resolve
 from storage.topics import TopicStore, invalid_topic_name
 
 
@@ -97,8 +97,9 @@ def test_config_resolution() -> None:
     assert topic.configs == {"cleanup.policy": "compact"}
     assert effective_value(topic.configs, "cleanup.policy", broker) == "compact"
     assert effective_value(topic.configs, "retention.ms", broker) == "1000"
-    assert default_value("retention.ms", broker) == ("1000", True)
-    assert default_value("segment.ms", broker) == ("604800000", False)
+    retention, segment = resolve(topic.configs, broker, ["retention.ms", "segment.ms"])
+    assert (retention.value, retention.origin) == ("1000", Origin.BROKER)
+    assert (segment.value, segment.origin) == ("604800000", Origin.DEFAULT)
 
 
 @pytest.mark.parametrize("name", ["a", "A.b_c-9", "x" * 249])

@@ -282,3 +282,11 @@ def test_describe_cluster(version: int) -> None:
 def test_describe_cluster_controller_endpoints_are_unsupported() -> None:
     response = Harness().call(describe_cluster, 1, {"endpoint_type": 2})
     assert response is not None and response.error_code == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+
+
+@pytest.mark.parametrize("version", [10, 11])
+def test_metadata_by_id_needs_v12(version: int) -> None:
+    topic = Harness().broker.topics.create("orders")
+    h = Harness()
+    response = metadata(h, version, [{"name": None, "topic_id": topic.topic_id}])
+    assert response.topics[0].error_code == ErrorCode.INVALID_REQUEST
