@@ -77,6 +77,11 @@ def message_value(index: int) -> str:
     return str(index)
 
 
+def decoded(data: bytes | str | None) -> str | None:
+    """A record key or value as observed: text, or None for a null (reported, not hidden)."""
+    return data.decode() if isinstance(data, bytes) else data
+
+
 @dataclass
 class Observation:
     event: str

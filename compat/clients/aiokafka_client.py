@@ -18,7 +18,7 @@ from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssigno
 from aiokafka.errors import TopicAlreadyExistsError
 
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
@@ -89,8 +89,8 @@ class AiokafkaOps:
                             "message",
                             partition=record.partition,
                             offset=record.offset,
-                            key=record.key.decode(),
-                            value=record.value.decode(),
+                            key=decoded(record.key),
+                            value=decoded(record.value),
                         )
             await consumer.commit()
             positions = {tp.partition: await consumer.position(tp) for tp in consumer.assignment()}

@@ -10,7 +10,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, message_key, message_value
 
 
 def group_consumer(command: Command, **extra: Any) -> Consumer:
@@ -78,8 +78,8 @@ class ConfluentOps:
                 "message",
                 partition=message.partition(),
                 offset=message.offset(),
-                key=message.key().decode(),
-                value=message.value().decode(),
+                key=decoded(message.key()),
+                value=decoded(message.value()),
             )
         committed = consumer.commit(asynchronous=False)
         emit("committed", offsets={tp.partition: tp.offset for tp in committed or []})

@@ -14,7 +14,7 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.errors import TopicAlreadyExistsError
 
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
@@ -81,8 +81,8 @@ class KafkaPythonOps:
                         "message",
                         partition=record.partition,
                         offset=record.offset,
-                        key=record.key.decode(),
-                        value=record.value.decode(),
+                        key=decoded(record.key),
+                        value=decoded(record.value),
                     )
         consumer.commit()
         emit("committed", offsets={tp.partition: consumer.position(tp) for tp in consumer.assignment()})

@@ -66,10 +66,11 @@ def names(request: pytest.FixtureRequest) -> tuple[str, str]:
 # Timings measured by the group tests: printed in the terminal summary (never asserted:
 # performance is bench/'s business, tests only assert convergence within a deadline).
 TIMINGS: list[str] = []
+RecordTiming = Callable[[str, float], None]
 
 
 @pytest.fixture
-def record_timing(record_property: Callable[[str, object], None]) -> Callable[[str, float], None]:
+def record_timing(record_property: Callable[[str, object], None]) -> RecordTiming:
     def record(label: str, seconds: float) -> None:
         TIMINGS.append(f"{label}: {seconds:.2f}s")
         record_property(label, round(seconds, 3))

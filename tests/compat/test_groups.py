@@ -15,7 +15,7 @@ from compat.drivers import Driver, DriverFailed, DriverProcess
 from compat.groups import Convergence, GroupMembers
 from compat.schema import Assignor, Command, Observation
 from compat.targets import RunningBroker
-from tests.compat.conftest import require
+from tests.compat.conftest import RecordTiming, require
 
 PARTITIONS = 6  # more partitions than members, so a survivor visibly gains some
 SESSION_TIMEOUT_MS = 6000
@@ -90,7 +90,11 @@ def assert_kept(before: Convergence, after: Convergence) -> None:
 
 @pytest.mark.parametrize(("client", "assignor"), GROUP_CASES)
 def test_group_of_three_joins_leaves_and_crashes(
-    client: str, assignor: Assignor, broker_process: RunningBroker, names: tuple[str, str], record_timing
+    client: str,
+    assignor: Assignor,
+    broker_process: RunningBroker,
+    names: tuple[str, str],
+    record_timing: RecordTiming,
 ) -> None:
     driver = require(client)
     template = member_template(broker_process, names, assignor)
@@ -120,7 +124,7 @@ def test_group_of_three_joins_leaves_and_crashes(
 
 @pytest.mark.parametrize("client", ["kafka-python", "confluent-kafka"])
 def test_static_member_restart_keeps_partitions_without_rebalance(
-    client: str, broker_process: RunningBroker, names: tuple[str, str], record_timing
+    client: str, broker_process: RunningBroker, names: tuple[str, str], record_timing: RecordTiming
 ) -> None:
     driver = require(client)
     template = member_template(broker_process, names, "range")
