@@ -29,7 +29,7 @@ from protocol.types import ProtocolError
 from shim.broker import Broker
 from shim.config import BrokerConfig
 from shim.context import RequestContext, Respond
-from shim.handlers import HANDLERS
+from shim.handlers import handler_for
 from shim.handlers.api_versions import supported_ranges
 
 log = logging.getLogger("kafka_shim.server")
@@ -186,7 +186,7 @@ class Server:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
             raise ConnectionClosed(str(exc)) from exc
-        handler = HANDLERS.get(api_key)
+        handler = handler_for(api_key)
         if handler is None:
             raise ConnectionClosed(f"unknown api key {api_key}")
         api = handler.api

@@ -8,16 +8,20 @@ import pkgutil
 from protocol.api import Api
 
 
-def _discover() -> dict[int, Api]:
-    apis: dict[int, Api] = {}
+def _discover() -> dict[str, Api]:
+    by_module: dict[str, Api] = {}
+    keys: set[int] = set()
     for info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{info.name}")
         api = getattr(module, "API", None)
         if isinstance(api, Api):
-            if api.key in apis:
+            if api.key in keys:
                 raise RuntimeError(f"API key {api.key} declared twice")
-            apis[api.key] = api
-    return apis
+            keys.add(api.key)
+            by_module[info.name] = api
+    return by_module
 
 
-APIS: dict[int, Api] = _discover()
+# Module name -> Api: a handler module in shim.handlers has the same name.
+APIS_BY_MODULE: dict[str, Api] = _discover()
+APIS: dict[int, Api] = {api.key: api for api in APIS_BY_MODULE.values()}

@@ -1,9 +1,11 @@
-"""Request handlers, one module per API.
+"""Request handlers, one module per API, named like the API's message module.
 
 A handler module exposes `API` (its `protocol.api.Api`) and
 `async def handle(ctx: RequestContext, request) -> Mapping | None` (None: no
-response, as for acks=0 Produce). Discovery makes this package the single
-source of what the broker advertises in ApiVersions.
+response, as for acks=0 Produce). The modules present in this package are the
+single source of what the broker advertises in ApiVersions. They are imported
+on first use, not at start-up: a client's first ApiVersions is answered
+before the coordinator and storage code is even loaded.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.api import Api
+from protocol.messages import APIS_BY_MODULE
 from shim.context import RequestContext
 
 Handle = Callable[[RequestContext, Any], Awaitable[Mapping[str, Any] | None]]
@@ -26,15 +29,29 @@ class Handler:
     handle: Handle
 
 
-def _discover() -> dict[int, Handler]:
-    handlers: dict[int, Handler] = {}
+def _advertised() -> dict[int, tuple[str, Api]]:
+    found: dict[int, tuple[str, Api]] = {}
     for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        api = getattr(module, "API", None)
-        handle = getattr(module, "handle", None)
-        if isinstance(api, Api) and handle is not None:
-            handlers[api.key] = Handler(api, handle)
-    return handlers
+        api = APIS_BY_MODULE.get(info.name)
+        if api is None:
+            raise RuntimeError(f"shim.handlers.{info.name} has no protocol.messages.{info.name} declaration")
+        found[api.key] = (info.name, api)
+    return found
 
 
-HANDLERS: dict[int, Handler] = _discover()
+_ADVERTISED = _advertised()
+_LOADED: dict[int, Handler] = {}
+
+ADVERTISED_APIS: dict[int, Api] = {key: api for key, (_, api) in sorted(_ADVERTISED.items())}
+
+
+def handler_for(api_key: int) -> Handler | None:
+    """The handler of an advertised API, importing its module the first time."""
+    handler = _LOADED.get(api_key)
+    if handler is None and api_key in _ADVERTISED:
+        name, api = _ADVERTISED[api_key]
+        module = importlib.import_module(f"{__name__}.{name}")
+        if module.API is not api:
+            raise RuntimeError(f"shim.handlers.{name} serves {module.API.name}, not {api.name}")
+        handler = _LOADED[api_key] = Handler(api, module.handle)
+    return handler

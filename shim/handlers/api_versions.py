@@ -11,11 +11,11 @@ __all__ = ["API", "handle", "supported_ranges"]
 
 
 def supported_ranges() -> list[dict[str, int]]:
-    from shim.handlers import HANDLERS
+    from shim.handlers import ADVERTISED_APIS
 
     return [
-        {"api_key": key, "min_version": h.api.versions.low, "max_version": h.api.versions.high}
-        for key, h in sorted(HANDLERS.items())
+        {"api_key": key, "min_version": api.versions.low, "max_version": api.versions.high}
+        for key, api in ADVERTISED_APIS.items()
     ]
 
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shim.config import BrokerConfig
-from shim.handlers import HANDLERS
+from shim.handlers import ADVERTISED_APIS
 from shim.server import BrokerThread
 from tests.protocol.strategies import message_values
 from tests.shim.wire import WireClient, encode_request
@@ -32,8 +32,8 @@ ANSWER_WAIT_S = 0.3
 
 API_VERSION_PAIRS = sorted(
     (key, version)
-    for key, handler in HANDLERS.items()
-    for version in range(handler.api.versions.low, handler.api.versions.high + 1)
+    for key, api in ADVERTISED_APIS.items()
+    for version in range(api.versions.low, api.versions.high + 1)
 )
 
 
@@ -61,7 +61,7 @@ def fuzz_target() -> Iterator[tuple[BrokerThread, ErrorLog]]:
 @st.composite
 def valid_frames(draw: st.DrawFn) -> tuple[int, int, bytes]:
     key, version = draw(st.sampled_from(API_VERSION_PAIRS))
-    api = HANDLERS[key].api
+    api = ADVERTISED_APIS[key]
     body = draw(message_values(api.request, version))
     return key, version, encode_request(key, version, 1, body)
 

@@ -12,7 +12,7 @@ from protocol.messages import APIS
 from shim.broker import Broker
 from shim.config import BrokerConfig
 from shim.context import RequestContext, Respond
-from shim.handlers import HANDLERS
+from shim.handlers import Handler, handler_for
 
 from .harness import subscription
 
@@ -48,7 +48,7 @@ def call(broker: Broker, key: int, version: int, body: dict[str, Any]) -> Any:
     """Build the request as a client would, parse it, handle it, round-trip the response."""
     api = APIS[key]
     request = api.request.parse(api.request.build(body, version), version)
-    coroutine = cast(Coroutine[Any, Any, Any], HANDLERS[key].handle(SyncContext(broker, version), request))
+    coroutine = cast(Coroutine[Any, Any, Any], _handler(key).handle(SyncContext(broker, version), request))
     try:
         coroutine.send(None)
     except StopIteration as done:
@@ -191,3 +191,9 @@ def test_leave_v3_batch_reports_each_member(broker: Broker) -> None:
         (member_id, 0),
         ("ghost", ErrorCode.UNKNOWN_MEMBER_ID),
     ]
+
+
+def _handler(key: int) -> Handler:
+    handler = handler_for(key)
+    assert handler is not None, f"no handler for API key {key}"
+    return handler
