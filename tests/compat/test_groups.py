@@ -34,6 +34,7 @@ GROUP_CASES = [
     pytest.param("confluent-kafka", "cooperative-sticky", id="confluent-kafka-cooperative-sticky"),
     # kafkajs ships only a round-robin assigner.
     pytest.param("kafkajs", "roundrobin", id="kafkajs-roundrobin"),
+    pytest.param("java", "cooperative-sticky", id="java-cooperative-sticky"),
 ]
 
 
