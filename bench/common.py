@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from typing import TypeVar
 
 from compat.targets import TARGETS, RunningBroker, TargetUnavailable
 
 BROKERS = ("shim", "tansu")
+T = TypeVar("T")
 
 
 @contextmanager
@@ -20,18 +22,24 @@ def running(name: str) -> Iterator[RunningBroker]:
         broker.stop()
 
 
-def measure_each(
-    measure: Callable[[RunningBroker], float], brokers: tuple[str, ...] = BROKERS
-) -> dict[str, float]:
-    """One fresh broker per target; a target that cannot start is reported, not fatal."""
-    results: dict[str, float] = {}
-    for name in brokers:
-        try:
-            with running(name) as broker:
-                results[name] = measure(broker)
-        except TargetUnavailable as exc:
-            print(f"  {name}: unavailable ({str(exc).splitlines()[0]})")
-    return results
+def measure_interleaved(
+    measure: Callable[[RunningBroker], T], rounds: int, brokers: tuple[str, ...] = BROKERS
+) -> dict[str, list[T]]:
+    """Every broker runs for the whole measurement and rounds alternate between
+    them, so the machine's noise falls on all of them alike. A target that
+    cannot start is reported, not fatal."""
+    samples: dict[str, list[T]] = {}
+    with ExitStack() as stack:
+        started: list[RunningBroker] = []
+        for name in brokers:
+            try:
+                started.append(stack.enter_context(running(name)))
+            except TargetUnavailable as exc:
+                print(f"  {name}: unavailable ({str(exc).splitlines()[0]})")
+        for _ in range(rounds):
+            for broker in started:
+                samples.setdefault(broker.name, []).append(measure(broker))
+    return samples
 
 
 def print_row(label: str, results: dict[str, float], unit: str, higher_is_better: bool) -> None:
@@ -40,7 +48,7 @@ def print_row(label: str, results: dict[str, float], unit: str, higher_is_better
     if "shim" in results and "tansu" in results and results["tansu"]:
         ratio = f"  shim/tansu {results['shim'] / results['tansu']:.2f}x"
     better = "higher" if higher_is_better else "lower"
-    print(f"{label:<34}{cells}  {unit} ({better} is better){ratio}", flush=True)
+    print(f"{label:<40}{cells}  {unit} ({better} is better){ratio}", flush=True)
 
 
 def median(values: list[float]) -> float:
