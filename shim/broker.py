@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 from shim.config import BrokerConfig
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
+from storage.disk_store import DiskStore
+from storage.durability import DiskOptions, FsyncPolicy
 from storage.memory import MemoryLog
 from storage.producer_state import ProducerIdAllocator
 from storage.topics import TopicStore
@@ -31,11 +33,25 @@ class Broker:
         # Filled in by the storage and coordinator layers:
         # Topic-partition logs; every append wakes Fetch long polls through
         # the hook, looked up at call time because the server replaces it.
-        self.topics = TopicStore(
-            lambda topic, partition: MemoryLog(lambda: self.on_append()),
-            default_partitions=config.num_partitions,
-            auto_create=config.auto_create_topics,
-        )
+        self.storage: DiskStore | None = None
+        if config.data_dir is None:
+            self.topics = TopicStore(
+                lambda topic, partition: MemoryLog(lambda: self.on_append()),
+                default_partitions=config.num_partitions,
+                auto_create=config.auto_create_topics,
+                broker_value=config.known_value,
+            )
+        else:
+            # StorageStartupError (locked, corrupt) propagates: the CLI reports it.
+            self.storage = DiskStore(
+                config.data_dir,
+                disk_options(config, clock),
+                on_append=lambda: self.on_append(),
+                broker_value=config.known_value,
+                default_partitions=config.num_partitions,
+                auto_create=config.auto_create_topics,
+            )
+            self.topics = self.storage.topics
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
@@ -44,3 +60,18 @@ class Broker:
     @property
     def advertised_host(self) -> str:
         return self.config.advertised
+
+    def close(self) -> None:
+        """Flush and release storage (a clean shutdown)."""
+        if self.storage is not None:
+            self.storage.close()
+
+
+def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:
+    return DiskOptions(
+        fsync=FsyncPolicy(config.fsync),
+        fsync_interval_ms=config.log_flush_interval_ms,
+        retention_check_interval_ms=config.log_retention_check_interval_ms,
+        truncate_corrupt=config.truncate_corrupt,
+        clock=clock,
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -32,9 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--advertised-host", help="host clients are told to connect to (default: --host)")
     storage = parser.add_mutually_exclusive_group()
-    storage.add_argument("--data-dir", type=Path, help="keep data on disk here (not supported yet)")
     storage.add_argument(
-        "--memory", action="store_true", help="keep everything in memory (the default for now)"
+        "--data-dir", type=Path, help=f"keep topics on disk here (default {default_data_dir()})"
+    )
+    storage.add_argument("--memory", action="store_true", help="keep everything in memory, nothing on disk")
+    parser.add_argument(
+        "--fsync",
+        choices=("always", "interval", "never"),
+        default=defaults.fsync,
+        help="when appends are fsynced: before each acknowledgement, every --fsync-interval-ms, "
+        "or never (left to the OS); every acknowledged write survives a broker crash regardless "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--fsync-interval-ms", type=int, help="log.flush.interval.ms for --fsync interval (default 1000)"
+    )
+    parser.add_argument(
+        "--truncate-corrupt",
+        action="store_true",
+        help="on start, drop everything from a corrupt batch on instead of refusing to start",
     )
     parser.add_argument(
         "--initial-rebalance-delay-ms",
@@ -60,11 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def default_data_dir() -> Path:
+    """$XDG_DATA_HOME/kafka-shim (~/.local/share/kafka-shim): the same topics
+    whichever directory the broker is started from."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "kafka-shim"
+
+
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    if args.data_dir is not None:
-        raise ConfigError(
-            "--data-dir: durable on-disk storage is not implemented yet; run with --memory (the default)"
-        )
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a TCP port")
     pairs: dict[str, str] = {}
@@ -77,6 +97,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         "group.initial.rebalance.delay.ms": args.initial_rebalance_delay_ms,
         "num.partitions": args.num_partitions,
         "socket.request.max.bytes": args.max_request_bytes,
+        "log.flush.interval.ms": args.fsync_interval_ms,
     }
     pairs.update({name: str(value) for name, value in flags.items() if value is not None})
     base = replace(
@@ -85,6 +106,9 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         port=args.port,
         advertised_host=args.advertised_host,
         log_level=args.log_level,
+        data_dir=None if args.memory else (args.data_dir or default_data_dir()),
+        fsync=args.fsync,
+        truncate_corrupt=args.truncate_corrupt,
     )
     return apply_kafka_configs(base, pairs)
 
@@ -103,13 +127,30 @@ def main(argv: list[str] | None = None) -> int:
 
     from shim.broker import Broker
     from shim.server import run_until_signalled
-
-    def on_listening(host: str, port: int) -> None:
-        print(f"kafka-shim listening on {host}:{port} (storage: in memory)", flush=True)
+    from storage.errors import StorageStartupError
 
     try:
-        trio.run(run_until_signalled, Broker(config), on_listening)
+        broker = Broker(config)
+    except StorageStartupError as exc:
+        print(f"kafka-shim: {exc}", file=sys.stderr)
+        return 1
+
+    def on_listening(host: str, port: int) -> None:
+        print(f"kafka-shim listening on {host}:{port} (storage: {storage_line(config)})", flush=True)
+
+    try:
+        trio.run(run_until_signalled, broker, on_listening)
     except OSError as exc:
         print(f"kafka-shim: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr)
         return 1
+    finally:
+        broker.close()
     return 0
+
+
+def storage_line(config: BrokerConfig) -> str:
+    if config.data_dir is None:
+        return "in memory"
+    if config.fsync == "interval":
+        return f"{config.data_dir}, fsync every {config.log_flush_interval_ms} ms"
+    return f"{config.data_dir}, fsync {config.fsync}"

@@ -52,6 +52,8 @@ class BrokerConfig:
     port: int = 9092
     advertised_host: str | None = None
     data_dir: Path | None = None  # None: keep everything in memory
+    fsync: str = "interval"  # always | interval | never (storage.durability)
+    truncate_corrupt: bool = False  # recovery may drop data after a corrupt batch
     max_request_bytes: int = 100 * 1024 * 1024
     log_level: str = "INFO"
     node_id: int = 0
@@ -71,11 +73,19 @@ class BrokerConfig:
     log_retention_ms: int = 7 * 24 * 3600 * 1000
     log_retention_bytes: int = -1
     log_segment_bytes: int = 1024 * 1024 * 1024
+    log_roll_ms: int = 7 * 24 * 3600 * 1000
+    log_cleanup_policy: str = "delete"
+    log_flush_interval_ms: int = 1000
+    log_retention_check_interval_ms: int = 300_000
     compression_type: str = "producer"
 
     @property
     def advertised(self) -> str:
         return self.advertised_host or self.host
+
+    def known_value(self, name: str) -> str | None:
+        """kafka_value, or None for a name this broker does not carry."""
+        return self.kafka_value(name) if name in KAFKA_NAMES else None
 
     def kafka_value(self, name: str) -> str:
         """A config's value as DescribeConfigs reports it."""
@@ -102,6 +112,13 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "log.retention.ms": ("log_retention_ms", _int_at_least(-1)),
     "log.retention.bytes": ("log_retention_bytes", _int_at_least(-1)),
     "log.segment.bytes": ("log_segment_bytes", _int_at_least(14)),
+    "log.roll.ms": ("log_roll_ms", _int_at_least(1)),
+    "log.cleanup.policy": (
+        "log_cleanup_policy",
+        _choice("delete", "compact", "compact,delete", "delete,compact"),
+    ),
+    "log.flush.interval.ms": ("log_flush_interval_ms", _int_at_least(1)),
+    "log.retention.check.interval.ms": ("log_retention_check_interval_ms", _int_at_least(1)),
     "compression.type": (
         "compression_type",
         _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),

@@ -10,3 +10,16 @@ class StorageError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+class StorageStartupError(Exception):
+    """The data directory cannot be opened safely; the broker must not start.
+    The message is for the operator and names the file at fault."""
+
+
+class CorruptLog(StorageStartupError):
+    pass
+
+
+class DataDirInUse(StorageStartupError):
+    pass

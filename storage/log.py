@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from protocol.errors import ErrorCode
 from protocol.records import RecordBatches
 from storage.errors import StorageError
+from storage.log_config import LogConfig
 from storage.producer_state import ProducerStates
 
 # One broker leads every partition forever: the leader epoch never moves.
 LEADER_EPOCH = 0
+DELETE_TO_HIGH_WATERMARK = -1
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class PartitionLog(ABC):
     def __init__(self, on_append: Callable[[], None] = lambda: None) -> None:
         self.producers = ProducerStates()
         self._on_append = on_append
+        self.config = LogConfig()
 
     # -- the contract -------------------------------------------------------
 
@@ -76,6 +79,27 @@ class PartitionLog(ABC):
     def _write(self, batches: RecordBatches) -> None:
         """Store batches whose offsets are already assigned."""
 
+    @abstractmethod
+    def delete_records(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to `offset` (-1: the high
+        watermark); returns the new log start offset. StorageError
+        (OFFSET_OUT_OF_RANGE) beyond the high watermark."""
+
+    # -- lifecycle hooks a durable log implements (no-ops in memory) ---------
+
+    def configure(self, config: LogConfig) -> None:
+        """The topic's configs changed (or were set at creation)."""
+        self.config = config
+
+    def flush(self) -> None:  # noqa: B027
+        """Make everything appended so far durable against power loss."""
+
+    def close(self) -> None:  # noqa: B027
+        """Release files; the log is not used afterwards."""
+
+    def delete(self) -> None:  # noqa: B027
+        """The topic was deleted: close and remove whatever the log holds."""
+
     # -- shared behaviour ---------------------------------------------------
 
     def append(self, batches: RecordBatches) -> AppendResult:
@@ -94,6 +118,16 @@ class PartitionLog(ABC):
             self.producers.record(placed.first)
         self._on_append()
         return AppendResult(placed.first.base_offset, placed.last.last_offset)
+
+    def records_deletion_target(self, offset: int) -> int:
+        """The new log start a DeleteRecords(`offset`) asks for, checked."""
+        target = self.high_watermark if offset == DELETE_TO_HIGH_WATERMARK else offset
+        if not 0 <= target <= self.high_watermark:
+            raise StorageError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"cannot delete records before {offset}: the high watermark is {self.high_watermark}",
+            )
+        return max(target, self.log_start_offset)
 
     def check_fetch_offset(self, offset: int) -> None:
         if not self.log_start_offset <= offset <= self.log_end_offset:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from itertools import accumulate
 
 from protocol.records import RecordBatches
 from storage.log import PartitionLog, TimestampOffset
@@ -20,10 +21,11 @@ class MemoryLog(PartitionLog):
         self._timestamp_ceiling: list[int] = []
         self._max_timestamps: list[int] = []
         self._end = 0
+        self._start = 0
 
     @property
     def log_start_offset(self) -> int:
-        return self._base_offsets[0] if self._base_offsets else self._end
+        return self._start
 
     @property
     def log_end_offset(self) -> int:
@@ -39,6 +41,15 @@ class MemoryLog(PartitionLog):
             ceiling = self._timestamp_ceiling[-1] if self._timestamp_ceiling else h.max_timestamp
             self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
         self._end = batches.last.last_offset + 1
+
+    def delete_records(self, offset: int) -> int:
+        self._start = self.records_deletion_target(offset)
+        # Drop whole batches below the new start; the one holding it stays.
+        keep = bisect_left(self._last_offsets, self._start)
+        for column in (self._batches, self._base_offsets, self._last_offsets, self._max_timestamps):
+            del column[:keep]
+        self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
+        return self._start
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         self.check_fetch_offset(offset)

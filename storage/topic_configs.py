@@ -31,13 +31,21 @@ class TopicConfig:
     default: str
     synonym: str | None = None  # the broker config that sets the default
     choices: tuple[str, ...] = ()
+    minimum: int | None = None  # Kafka's lower bound for numeric configs
+
+
+LONG_MAX = str(2**63 - 1)
 
 
 TOPIC_CONFIGS: dict[str, TopicConfig] = {
     c.name: c
     for c in [
         TopicConfig(
-            "cleanup.policy", ConfigType.LIST, "delete", choices=("delete", "compact", "compact,delete")
+            "cleanup.policy",
+            ConfigType.LIST,
+            "delete",
+            "log.cleanup.policy",
+            ("delete", "compact", "compact,delete", "delete,compact"),
         ),
         TopicConfig(
             "compression.type",
@@ -46,19 +54,25 @@ TOPIC_CONFIGS: dict[str, TopicConfig] = {
             "compression.type",
             ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
         ),
-        TopicConfig("delete.retention.ms", ConfigType.LONG, "86400000"),
-        TopicConfig("max.message.bytes", ConfigType.INT, "1048588", "message.max.bytes"),
+        TopicConfig("delete.retention.ms", ConfigType.LONG, "86400000", minimum=0),
+        TopicConfig("index.interval.bytes", ConfigType.INT, "4096", minimum=0),
+        TopicConfig("max.compaction.lag.ms", ConfigType.LONG, LONG_MAX, minimum=1),
+        TopicConfig("max.message.bytes", ConfigType.INT, "1048588", "message.max.bytes", minimum=0),
         TopicConfig(
             "message.timestamp.type", ConfigType.STRING, "CreateTime", choices=("CreateTime", "LogAppendTime")
         ),
-        TopicConfig("min.insync.replicas", ConfigType.INT, "1"),
+        TopicConfig("min.cleanable.dirty.ratio", ConfigType.DOUBLE, "0.5"),
+        TopicConfig("min.compaction.lag.ms", ConfigType.LONG, "0", minimum=0),
+        TopicConfig("min.insync.replicas", ConfigType.INT, "1", minimum=1),
         TopicConfig("retention.bytes", ConfigType.LONG, "-1", "log.retention.bytes"),
-        TopicConfig("retention.ms", ConfigType.LONG, "604800000", "log.retention.ms"),
-        TopicConfig("segment.bytes", ConfigType.INT, "1073741824", "log.segment.bytes"),
-        TopicConfig("segment.ms", ConfigType.LONG, "604800000"),
+        TopicConfig("retention.ms", ConfigType.LONG, "604800000", "log.retention.ms", minimum=-1),
+        TopicConfig("segment.bytes", ConfigType.INT, "1073741824", "log.segment.bytes", minimum=14),
+        TopicConfig("segment.ms", ConfigType.LONG, "604800000", "log.roll.ms", minimum=1),
         TopicConfig("unclean.leader.election.enable", ConfigType.BOOLEAN, "false"),
     ]
 }
+
+_INTEGER_BOUNDS = {ConfigType.SHORT: 2**15, ConfigType.INT: 2**31, ConfigType.LONG: 2**63}
 
 BrokerValue = Callable[[str], str | None]
 """A broker config's value by Kafka name, None when the broker does not have it."""
@@ -73,11 +87,21 @@ def invalid_config(name: str, value: str | None) -> str | None:
         return None  # null: use the default
     if config.choices and value not in config.choices:
         return f"{name} must be one of {', '.join(config.choices)}"
-    if config.type in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
+    bound = _INTEGER_BOUNDS.get(config.type)
+    if bound is not None:
         try:
-            int(value)
+            number = int(value)
         except ValueError:
             return f"{name} must be an integer, got {value!r}"
+        if not -bound <= number < bound:
+            return f"{name}={value} is out of range for a {config.type.name.lower()}"
+        if config.minimum is not None and number < config.minimum:
+            return f"{name} must be at least {config.minimum}, got {value}"
+    if config.type is ConfigType.DOUBLE:
+        try:
+            float(value)
+        except ValueError:
+            return f"{name} must be a number, got {value!r}"
     if config.type is ConfigType.BOOLEAN and value.lower() not in ("true", "false"):
         return f"{name} must be true or false"
     return None
@@ -88,6 +112,7 @@ def effective_value(overrides: Mapping[str, str], name: str, broker_value: Broke
     if name in overrides:
         return overrides[name]
     return resolve({}, broker_value, [name])[0].value
+
 
 class Origin(IntEnum):
     """Where an effective value comes from, most specific first."""

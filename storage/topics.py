@@ -6,11 +6,13 @@ import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from protocol.errors import ErrorCode
 from storage.errors import StorageError
 from storage.log import PartitionLog
-from storage.topic_configs import invalid_config
+from storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
+from storage.topic_configs import BrokerValue, invalid_config
 
 # Kafka's limits (org.apache.kafka.common.internals.Topic).
 MAX_NAME_LENGTH = 249
@@ -47,13 +49,51 @@ class Topic:
         return self.partitions[index] if 0 <= index < len(self.partitions) else None
 
 
+class Catalog(Protocol):
+    """Where topic definitions persist (a durable store); called after every change."""
+
+    def save(self, topics: list[Topic]) -> None: ...
+
+
 class TopicStore:
-    def __init__(self, new_log: NewLog, *, default_partitions: int = 1, auto_create: bool = True) -> None:
+    def __init__(
+        self,
+        new_log: NewLog,
+        *,
+        default_partitions: int = 1,
+        auto_create: bool = True,
+        broker_value: BrokerValue = DEFAULT_BROKER_VALUE,
+        catalog: Catalog | None = None,
+    ) -> None:
         self._new_log = new_log
         self.default_partitions = default_partitions
         self.auto_create_enabled = auto_create
+        self.broker_value = broker_value
+        self._catalog = catalog
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+
+    def _saved(self) -> None:
+        if self._catalog is not None:
+            self._catalog.save(list(self._by_name.values()))
+
+    def log_config(self, overrides: Mapping[str, str]) -> LogConfig:
+        return LogConfig.of_topic(overrides, self.broker_value)
+
+    def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
+        config = self.log_config(topic.configs)
+        logs = [self._new_log(topic.name, i) for i in indexes]
+        for partition_log in logs:
+            partition_log.configure(config)
+        return logs
+
+    def restore(self, topic: Topic) -> None:
+        """Adopt a topic read back from a catalog, its logs already open."""
+        config = self.log_config(topic.configs)
+        for partition_log in topic.partitions:
+            partition_log.configure(config)
+        self._by_name[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(list(self._by_name.values()))
@@ -97,9 +137,11 @@ class TopicStore:
     ) -> Topic:
         count = self.check_new(name, num_partitions, configs)
         overrides = {k: v for k, v in (configs or {}).items() if v is not None}
-        topic = Topic(name, uuid.uuid4(), [self._new_log(name, i) for i in range(count)], overrides)
+        topic = Topic(name, uuid.uuid4(), [], overrides)
+        topic.partitions = self._new_logs(topic, range(count))
         self._by_name[name] = topic
         self._by_id[topic.topic_id] = topic
+        self._saved()
         return topic
 
     def auto_create(self, name: str) -> Topic | None:
@@ -114,6 +156,21 @@ class TopicStore:
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
         del self._by_id[topic.topic_id]
+        self._saved()
+        for partition_log in topic.partitions:
+            partition_log.delete()
+        return topic
+
+    def set_configs(self, name: str, overrides: Mapping[str, str]) -> Topic:
+        """Replace topic `name`'s config overrides (validated by the caller)."""
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        topic.configs = dict(overrides)
+        config = self.log_config(topic.configs)
+        for partition_log in topic.partitions:
+            partition_log.configure(config)
+        self._saved()
         return topic
 
     def check_partition_count(self, name: str, count: int) -> Topic:
@@ -135,5 +192,6 @@ class TopicStore:
     def add_partitions(self, name: str, count: int) -> Topic:
         """Grow topic `name` to `count` partitions."""
         topic = self.check_partition_count(name, count)
-        topic.partitions.extend(self._new_log(name, i) for i in range(len(topic.partitions), count))
+        topic.partitions.extend(self._new_logs(topic, range(len(topic.partitions), count)))
+        self._saved()
         return topic

@@ -26,7 +26,7 @@ def config_source(origin: Origin) -> ConfigSource:
 
 def known_broker_value(config: BrokerConfig) -> Any:
     """BrokerConfig.kafka_value, None for names the broker does not carry."""
-    return lambda name: config.kafka_value(name) if name in KAFKA_NAMES else None
+    return config.known_value
 
 
 def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:

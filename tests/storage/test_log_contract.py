@@ -1,5 +1,5 @@
-"""The in-memory partition log through the PartitionLog contract, fed with
-batches built by kafka-python 3.0.12's DefaultRecordBatchBuilder."""
+"""Both partition logs (in memory, on disk) through the PartitionLog contract,
+fed with batches built by kafka-python 3.0.12's DefaultRecordBatchBuilder."""
 
 from __future__ import annotations
 
@@ -9,24 +9,24 @@ from protocol.errors import ErrorCode
 from protocol.records import RecordBatches
 from storage.errors import StorageError
 from storage.log import LEADER_EPOCH, TimestampOffset
-from storage.memory import MemoryLog
 from tests.storage.batches import make_batch, read_records
+from tests.storage.logs import NewLog
 
 
 def batches(*values: bytes, **kwargs: int) -> RecordBatches:
     return RecordBatches.parse(make_batch(list(values), **kwargs))  # type: ignore[arg-type]
 
 
-def test_empty_log() -> None:
-    log = MemoryLog()
+def test_empty_log(new_log: NewLog) -> None:
+    log = new_log()
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (0, 0, 0)
     assert log.read(0, 1024) == b""
     assert log.offset_for_timestamp(0) is None
     assert log.max_timestamp() is None
 
 
-def test_offsets_follow_multi_record_batches() -> None:
-    log = MemoryLog()
+def test_offsets_follow_multi_record_batches(new_log: NewLog) -> None:
+    log = new_log()
     first = log.append(batches(b"a", b"b", b"c"))
     second = log.append(batches(b"d", b"e"))
     assert (first.base_offset, first.last_offset) == (0, 2)
@@ -42,15 +42,15 @@ def test_offsets_follow_multi_record_batches() -> None:
     ]
 
 
-def test_multi_batch_blob_appends_back_to_back() -> None:
-    log = MemoryLog()
+def test_multi_batch_blob_appends_back_to_back(new_log: NewLog) -> None:
+    log = new_log()
     blob = make_batch([b"a", b"b"]) + make_batch([b"c"])
     result = log.append(RecordBatches.parse(blob))
     assert (result.base_offset, result.last_offset, log.log_end_offset) == (0, 2, 3)
 
 
-def test_read_starts_at_the_batch_holding_the_offset() -> None:
-    log = MemoryLog()
+def test_read_starts_at_the_batch_holding_the_offset(new_log: NewLog) -> None:
+    log = new_log()
     log.append(batches(b"a", b"b", b"c"))
     log.append(batches(b"d", b"e"))
     assert [o for o, _, _ in read_records(log.read(1, 1 << 20))] == [0, 1, 2, 3, 4]
@@ -58,8 +58,8 @@ def test_read_starts_at_the_batch_holding_the_offset() -> None:
     assert log.read(5, 1 << 20) == b""
 
 
-def test_read_respects_max_bytes_but_returns_one_whole_batch() -> None:
-    log = MemoryLog()
+def test_read_respects_max_bytes_but_returns_one_whole_batch(new_log: NewLog) -> None:
+    log = new_log()
     sizes = [len(log_batch) for log_batch in (make_batch([b"x" * 100]), make_batch([b"y" * 100]))]
     log.append(batches(b"x" * 100))
     log.append(batches(b"y" * 100))
@@ -72,16 +72,16 @@ def test_read_respects_max_bytes_but_returns_one_whole_batch() -> None:
 
 
 @pytest.mark.parametrize("offset", [-1, 4])
-def test_read_outside_the_log_is_out_of_range(offset: int) -> None:
-    log = MemoryLog()
+def test_read_outside_the_log_is_out_of_range(new_log: NewLog, offset: int) -> None:
+    log = new_log()
     log.append(batches(b"a", b"b", b"c"))
     with pytest.raises(StorageError) as info:
         log.read(offset, 100)
     assert info.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
 
 
-def test_timestamp_lookups() -> None:
-    log = MemoryLog()
+def test_timestamp_lookups(new_log: NewLog) -> None:
+    log = new_log()
     log.append(batches(b"a", b"b", timestamps=[100, 200]))  # type: ignore[arg-type]
     log.append(batches(b"c", b"d", timestamps=[900, 300]))  # type: ignore[arg-type]
     log.append(batches(b"e", timestamps=[500]))  # type: ignore[arg-type]
@@ -94,17 +94,32 @@ def test_timestamp_lookups() -> None:
     assert log.max_timestamp() == TimestampOffset(900, 3)
 
 
-def test_append_wakes_the_hook() -> None:
+def test_append_wakes_the_hook(new_log: NewLog) -> None:
     calls: list[int] = []
-    log = MemoryLog(lambda: calls.append(1))
+    log = new_log(lambda: calls.append(1))
     log.append(batches(b"a"))
     assert calls == [1]
 
 
-def test_stored_batches_keep_their_crc() -> None:
-    log = MemoryLog()
+def test_stored_batches_keep_their_crc(new_log: NewLog) -> None:
+    log = new_log()
     log.append(batches(b"a"))
     log.append(batches(b"b", b"c"))
     stored = RecordBatches.parse(log.read(0, 1 << 20))  # verifies every CRC
     assert [h.base_offset for h in stored.headers] == [0, 1]
     assert {h.partition_leader_epoch for h in stored.headers} == {LEADER_EPOCH}
+
+
+def test_delete_records_moves_the_start_and_keeps_the_batch_holding_it(new_log: NewLog) -> None:
+    log = new_log()
+    log.append(batches(b"a", b"b", b"c"))
+    log.append(batches(b"d", b"e"))
+    assert log.delete_records(1) == 1
+    assert log.log_start_offset == 1
+    assert [o for o, _, _ in read_records(log.read(1, 1 << 20))] == [0, 1, 2, 3, 4]
+    assert log.delete_records(0) == 1  # never backwards
+    assert log.delete_records(-1) == 5  # -1: up to the high watermark
+    assert log.read(5, 100) == b""
+    with pytest.raises(StorageError) as info:
+        log.delete_records(6)
+    assert info.value.code == ErrorCode.OFFSET_OUT_OF_RANGE

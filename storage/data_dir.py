@@ -1,0 +1,112 @@
+"""The data directory: its lock, the topic catalog, the clean-shutdown marker.
+
+<data dir>/
+  .lock                 flock-ed by the running broker (holds its pid)
+  topics.json           names, ids, partition counts, config overrides
+  .clean-shutdown       present only between a clean stop and the next start
+  <topic>-<partition>/  one DiskLog each (see storage.disk_log)
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from storage.errors import DataDirInUse, StorageStartupError
+from storage.swap import fsync_directory
+
+LOCK_FILE = ".lock"
+CATALOG_FILE = "topics.json"
+CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+CATALOG_VERSION = 1
+
+
+@dataclass
+class TopicRecord:
+    name: str
+    topic_id: uuid.UUID
+    partitions: int
+    configs: dict[str, str] = field(default_factory=dict)
+
+
+class DataDir:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock_fd: int | None = None
+
+    def lock(self) -> None:
+        """Take the directory for this process; DataDirInUse if another has it."""
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StorageStartupError(f"cannot use data directory {self.path}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise DataDirInUse(
+                f"data directory {self.path} is in use by another kafka-shim (pid {holder}); "
+                "stop it or choose another --data-dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
+    def partition_path(self, topic: str, partition: int) -> Path:
+        return self.path / f"{topic}-{partition}"
+
+    # -- clean shutdown -----------------------------------------------------
+
+    def was_clean(self) -> bool:
+        return (self.path / CLEAN_SHUTDOWN_FILE).exists()
+
+    def mark_running(self) -> None:
+        (self.path / CLEAN_SHUTDOWN_FILE).unlink(missing_ok=True)
+        fsync_directory(self.path)
+
+    def mark_clean(self) -> None:
+        (self.path / CLEAN_SHUTDOWN_FILE).write_bytes(b"")
+        fsync_directory(self.path)
+
+    # -- the catalog --------------------------------------------------------
+
+    def read_catalog(self) -> list[TopicRecord]:
+        path = self.path / CATALOG_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return [
+                TopicRecord(t["name"], uuid.UUID(t["id"]), int(t["partitions"]), dict(t["configs"]))
+                for t in document["topics"]
+            ]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StorageStartupError(f"topic catalog {path} is unreadable: {exc!r}") from exc
+
+    def write_catalog(self, topics: list[TopicRecord]) -> None:
+        """Atomically: a crash leaves the old catalog or the new one."""
+        document = {
+            "version": CATALOG_VERSION,
+            "topics": [
+                {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
+                for t in topics
+            ],
+        }
+        temporary = self.path / (CATALOG_FILE + ".tmp")
+        with open(temporary, "w", encoding="utf-8") as file:
+            json.dump(document, file, indent=1)
+            file.flush()
+            os.fsync(file.fileno())
+        temporary.replace(self.path / CATALOG_FILE)
+        fsync_directory(self.path)

@@ -1,0 +1,401 @@
+"""A partition log on disk: a directory `<topic>-<partition>` of segments.
+
+The last segment is active (appended to); it rolls when the next append would
+exceed segment.bytes or its first batch is segment.ms old. Retention deletes
+whole closed segments (time, size, or below a DeleteRecords start offset), so
+the log start offset moves to the first remaining segment.
+
+One lock guards the segment list: the Trio thread appends and reads, the
+housekeeping thread flushes and applies retention.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+
+from protocol.errors import ErrorCode
+from protocol.records import RecordBatches
+from storage.durability import DiskOptions, FsyncPolicy
+from storage.errors import CorruptLog, StorageError
+from storage.log import PartitionLog, TimestampOffset
+from storage.log_config import LogConfig
+from storage.scan import Damage
+from storage.segment import LOG_SUFFIX, Segment, file_stem
+from storage.swap import complete_swaps, fsync_directory, replace_with
+
+log = logging.getLogger("kafka_shim.storage")
+
+LOG_START_FILE = "log-start-offset"
+
+
+class DiskLog(PartitionLog):
+    def __init__(
+        self,
+        directory: Path,
+        config: LogConfig,
+        options: DiskOptions,
+        segments: list[Segment],
+        start_offset: int,
+        on_append: Callable[[], None],
+    ) -> None:
+        super().__init__(on_append)
+        self.directory = directory
+        self.config = config
+        self.options = options
+        self._segments = segments
+        self._start = max(start_offset, segments[0].base_offset)
+        self._lock = threading.RLock()
+        self._dirty = False
+        self._closed = False
+        # segment.ms counts from the broker's clock at the active segment's
+        # first append (since start-up for a reopened one), not from record
+        # timestamps: replayed old data must not roll a segment per batch.
+        self._active_since: int | None = None
+
+    # -- opening ------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        options: DiskOptions,
+        on_append: Callable[[], None] = lambda: None,
+    ) -> DiskLog:
+        if directory.exists():
+            shutil.rmtree(directory)  # left over from a topic deleted before a crash
+        directory.mkdir(parents=True)
+        segment = Segment.create(directory, 0, config.index_interval_bytes)
+        fsync_directory(directory)
+        return cls(directory, config, options, [segment], 0, on_append)
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: LogConfig,
+        options: DiskOptions,
+        *,
+        clean: bool,
+        on_append: Callable[[], None] = lambda: None,
+    ) -> DiskLog:
+        """Open after a restart. After a clean shutdown segments load from their
+        indexes; otherwise the active segment is verified batch by batch and a
+        torn tail cut off. Closed segments were fsynced when rolled."""
+        complete_swaps(directory)
+        bases = sorted(int(p.stem) for p in directory.glob("*" + LOG_SUFFIX) if p.stem.isdigit())
+        start = _read_start(directory)
+        if not bases:
+            return cls(
+                directory,
+                config,
+                options,
+                [Segment.create(directory, start, config.index_interval_bytes)],
+                start,
+                on_append,
+            )
+        segments: list[Segment] = []
+        expected = bases[0]
+        for number, base in enumerate(bases):
+            active = number == len(bases) - 1
+            loaded = (
+                Segment.load(directory, base, config.index_interval_bytes) if clean or not active else None
+            )
+            if loaded is None:
+                loaded, damage = Segment.recover(directory, base, config.index_interval_bytes, expected)
+                if damage is not None:
+                    _handle_damage(loaded, damage, options, later=bases[number + 1 :])
+                    segments.append(loaded)
+                    break
+            segments.append(loaded)
+            expected = loaded.next_offset
+        return cls(directory, config, options, segments, start, on_append)
+
+    # -- the contract -------------------------------------------------------
+
+    @property
+    def log_start_offset(self) -> int:
+        return self._start
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    @property
+    def active(self) -> Segment:
+        return self._segments[-1]
+
+    def configure(self, config: LogConfig) -> None:
+        with self._lock:
+            self.config = config
+            self.active.index_interval = config.index_interval_bytes
+
+    def _write(self, batches: RecordBatches) -> None:
+        with self._lock:
+            self._check_open()
+            now = self.options.clock()
+            if self._should_roll(len(batches.data), now):
+                self._roll()
+            if self._active_since is None:
+                self._active_since = now
+            self.active.append(batches)
+            if self.options.fsync is FsyncPolicy.ALWAYS:
+                self.active.flush()
+            else:
+                self._dirty = True
+
+    def _should_roll(self, incoming: int, now: int) -> bool:
+        active = self.active
+        if active.size == 0:
+            return False
+        if active.size + incoming > self.config.segment_bytes:
+            return True
+        return self._active_since is not None and now - self._active_since >= self.config.segment_ms
+
+    def _roll(self) -> None:
+        self._active_since = None
+        self.active.seal()
+        self._segments.append(
+            Segment.create(self.directory, self.log_end_offset, self.config.index_interval_bytes)
+        )
+        fsync_directory(self.directory)
+
+    def roll(self) -> None:
+        """Close the active segment now (it must hold something)."""
+        with self._lock:
+            if self.active.size:
+                self._roll()
+
+    def _segment_for(self, offset: int) -> int:
+        bases = [s.base_offset for s in self._segments]
+        return max(bisect_right(bases, offset) - 1, 0)
+
+    def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
+        with self._lock:
+            self._check_open()
+            self.check_fetch_offset(offset)
+            chunks: list[bytes] = []
+            budget = max_bytes
+            for segment in self._segments[self._segment_for(offset) :]:
+                data, to_the_end = segment.read(offset, budget, min_one and not chunks)
+                chunks.append(data)
+                budget -= len(data)
+                # Go on into the next segment (also across a compaction gap that
+                # leaves nothing at or after `offset` here) while budget remains.
+                if not to_the_end or budget <= 0:
+                    break
+                offset = segment.next_offset
+            return b"".join(chunks)
+
+    def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        with self._lock:
+            for segment in self._segments:
+                found = segment.find_timestamp(timestamp)
+                if found is not None:
+                    return found
+            return None
+
+    def max_timestamp(self) -> TimestampOffset | None:
+        with self._lock:
+            best: TimestampOffset | None = None
+            for segment in self._segments:
+                if segment.size and (best is None or segment.max_timestamp > best.timestamp):
+                    best = TimestampOffset(segment.max_timestamp, segment.offset_of_max_timestamp)
+            return best
+
+    # -- moving the start ---------------------------------------------------
+
+    def delete_records(self, offset: int) -> int:
+        with self._lock:
+            self._check_open()
+            target = self.records_deletion_target(offset)
+            if target > self._start:
+                self._start = target
+                _write_start(self.directory, target)
+                self._delete_leading(self._below_start())
+            return self._start
+
+    def _below_start(self) -> int:
+        """How many leading segments hold only offsets below the log start."""
+        count = 0
+        for following in self._segments[1:]:
+            if following.base_offset > self._start:
+                break
+            count += 1
+        return count
+
+    def apply_retention(self, now_ms: int | None = None) -> int:
+        """Delete closed segments past retention.ms / retention.bytes (delete
+        policy) or wholly below the log start; returns how many went."""
+        now = self.options.clock() if now_ms is None else now_ms
+        with self._lock:
+            if self._closed:
+                return 0
+            count = self._below_start()
+            config = self.config
+            if config.deletes:
+                limited = config.retention_bytes >= 0
+                excess = sum(s.size for s in self._segments[count:]) - config.retention_bytes
+                for segment in self._segments[count:]:
+                    expired = config.retention_ms >= 0 and now - segment.max_timestamp > config.retention_ms
+                    if segment is self.active:
+                        if expired and segment.size:
+                            # An expired active segment goes too, as in Kafka: roll, then delete.
+                            self._roll()
+                            count += 1
+                        break
+                    if not (expired or (limited and excess >= segment.size) or segment.size == 0):
+                        break
+                    excess -= segment.size
+                    count += 1
+            return self._delete_leading(count)
+
+    def _delete_leading(self, count: int) -> int:
+        count = min(count, len(self._segments) - 1)
+        doomed, self._segments = self._segments[:count], self._segments[count:]
+        for segment in doomed:
+            segment.delete()
+            log.info("deleted segment %s (retention or log start %d)", segment.log_path, self._start)
+        if doomed:
+            fsync_directory(self.directory)
+            self._start = max(self._start, self._segments[0].base_offset)
+        return count
+
+    # -- compaction ---------------------------------------------------------
+
+    def closed_segments(self) -> list[tuple[int, int]]:
+        """(base offset, next offset) of every closed segment, oldest first."""
+        with self._lock:
+            return [(s.base_offset, s.next_offset) for s in self._segments[:-1]]
+
+    def read_segment(self, base_offset: int) -> bytes:
+        """A closed segment's whole content: its batches as stored."""
+        with self._lock:
+            segment = self._closed_segment(base_offset)
+            return os.pread(segment.fd, segment.size, 0)
+
+    def _closed_segment(self, base_offset: int) -> Segment:
+        for segment in self._segments[:-1]:
+            if segment.base_offset == base_offset:
+                return segment
+        raise StorageError(
+            ErrorCode.UNKNOWN_SERVER_ERROR, f"no closed segment at {base_offset} in {self.directory}"
+        )
+
+    def replace_segments(self, base_offsets: list[int], batches: bytes) -> None:
+        """Replace consecutive closed segments by one holding `batches` (whole,
+        CRC-valid batches whose offsets lie inside the replaced range, in order;
+        gaps allowed). Crash-safe: see `storage.swap`."""
+        with self._lock:
+            self._check_open()
+            old = [self._closed_segment(base) for base in base_offsets]
+            first = self._segments.index(old[0])
+            if self._segments[first : first + len(old)] != old:
+                raise ValueError("replaced segments must be consecutive")
+            end = self._segments[first + len(old)].base_offset
+            if batches:
+                parsed = RecordBatches.parse(batches)
+                offsets = [(h.base_offset, h.last_offset) for h in parsed.headers]
+                if (
+                    offsets[0][0] < old[0].base_offset
+                    or offsets[-1][1] >= end
+                    or any(a[1] >= b[0] for a, b in pairwise(offsets))
+                ):
+                    raise ValueError(
+                        f"compacted batches must be ordered inside [{old[0].base_offset}, {end})"
+                    )
+            for segment in old:
+                segment.close()
+            replace_with(self.directory, old[0].base_offset, end, batches, [s.base_offset for s in old])
+            fresh, damage = Segment.recover(
+                self.directory, old[0].base_offset, self.config.index_interval_bytes, old[0].base_offset
+            )
+            assert damage is None, damage
+            self._segments[first : first + len(old)] = [fresh]
+
+    # -- durability and lifecycle -------------------------------------------
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._closed or not self._dirty:
+                return
+            self._dirty = False
+            # fsync a duplicate outside the lock: appends go on meanwhile, and
+            # a segment deleted by retention cannot pull the descriptor away.
+            fd = os.dup(self.active.fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self.active.seal()
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+
+    def delete(self) -> None:
+        with self._lock:
+            for segment in self._segments:
+                segment.close()
+            self._closed = True
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted")
+
+
+def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later: list[int]) -> None:
+    """A torn tail of the active segment is cut off with one log line; damage
+    with valid data after it (or in a closed segment) stops the broker unless
+    --truncate-corrupt allows dropping everything from there on."""
+    offset = segment.next_offset
+    where = f"{segment.log_path} at byte {damage.position} (offset {offset})"
+    if (damage.in_middle or later) and not options.truncate_corrupt:
+        raise CorruptLog(
+            f"corrupt record batch in {where}: {damage.reason}; valid data follows it, so truncating "
+            "would lose acknowledged records. Restore the file, or start with --truncate-corrupt to "
+            "drop everything from that batch on."
+        )
+    segment.truncate_to_valid()
+    for base in later:
+        Segment(segment.log_path.parent, base, segment.index_interval).delete()
+    if damage.in_middle or later:
+        log.warning(
+            "--truncate-corrupt: truncated %s and dropped %d later segment(s): %s",
+            where,
+            len(later),
+            damage.reason,
+        )
+    else:
+        log.warning("truncated torn tail of %s: %s", where, damage.reason)
+
+
+def _read_start(directory: Path) -> int:
+    try:
+        return int((directory / LOG_START_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def _write_start(directory: Path, offset: int) -> None:
+    temporary = directory / (LOG_START_FILE + ".tmp")
+    temporary.write_text(f"{offset}\n")
+    with open(temporary, "rb+") as file:
+        os.fsync(file.fileno())
+    temporary.replace(directory / LOG_START_FILE)
+    fsync_directory(directory)
+
+
+__all__ = ["DiskLog", "file_stem"]

@@ -1,0 +1,53 @@
+"""The background thread of a disk store: interval fsyncs and retention.
+
+Storage has no event loop (only the server imports Trio), so periodic work
+runs on one daemon thread; each log's own lock serialises it with appends.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from storage.disk_log import DiskLog
+from storage.durability import DiskOptions, FsyncPolicy
+
+log = logging.getLogger("kafka_shim.storage")
+
+
+class Housekeeper:
+    def __init__(self, logs: Callable[[], Iterable[DiskLog]], options: DiskOptions) -> None:
+        self._logs = logs
+        self._options = options
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="kafka-shim-storage", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _run(self) -> None:
+        options = self._options
+        flushing = options.fsync is FsyncPolicy.INTERVAL
+        tick_s = (options.fsync_interval_ms if flushing else options.retention_check_interval_ms) / 1000
+        next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
+        while not self._stop.wait(tick_s):
+            try:
+                if flushing:
+                    self.flush_all()
+                if time.monotonic() >= next_retention:
+                    next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
+                    for disk_log in self._logs():
+                        disk_log.apply_retention()
+            except Exception:  # keep housekeeping alive; the next pass retries
+                log.exception("storage housekeeping failed")
+
+    def flush_all(self) -> None:
+        for disk_log in self._logs():
+            disk_log.flush()

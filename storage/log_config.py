@@ -1,0 +1,53 @@
+"""The settings one partition log runs by, resolved from its topic's configs.
+
+A log holds a `LogConfig` value; the topic store replaces it when the topic's
+configs change (IncrementalAlterConfigs), so appends never re-parse strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from storage.topic_configs import BrokerValue, resolve
+
+DEFAULT_BROKER_VALUE: BrokerValue = lambda name: None  # noqa: E731
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    segment_bytes: int = 1024 * 1024 * 1024
+    segment_ms: int = 7 * 24 * 3600 * 1000
+    retention_ms: int = 7 * 24 * 3600 * 1000  # -1: keep forever
+    retention_bytes: int = -1  # -1: no size limit
+    index_interval_bytes: int = 4096
+    cleanup_policy: frozenset[str] = frozenset({"delete"})
+    delete_retention_ms: int = 24 * 3600 * 1000
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = 2**63 - 1
+    min_cleanable_dirty_ratio: float = 0.5
+
+    @property
+    def deletes(self) -> bool:
+        """Whether old segments go by time and size (cleanup.policy has delete)."""
+        return "delete" in self.cleanup_policy
+
+    @property
+    def compacts(self) -> bool:
+        return "compact" in self.cleanup_policy
+
+    @classmethod
+    def of_topic(cls, overrides: Mapping[str, str], broker_value: BrokerValue) -> LogConfig:
+        values = {r.config.name: r.value for r in resolve(overrides, broker_value)}
+        return cls(
+            segment_bytes=int(values["segment.bytes"]),
+            segment_ms=int(values["segment.ms"]),
+            retention_ms=int(values["retention.ms"]),
+            retention_bytes=int(values["retention.bytes"]),
+            index_interval_bytes=int(values["index.interval.bytes"]),
+            cleanup_policy=frozenset(values["cleanup.policy"].split(",")),
+            delete_retention_ms=int(values["delete.retention.ms"]),
+            min_compaction_lag_ms=int(values["min.compaction.lag.ms"]),
+            max_compaction_lag_ms=int(values["max.compaction.lag.ms"]),
+            min_cleanable_dirty_ratio=float(values["min.cleanable.dirty.ratio"]),
+        )

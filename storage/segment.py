@@ -1,0 +1,305 @@
+"""One segment of a partition log: a `.log` file of record batches exactly as
+stored (offsets assigned), named by its 20-digit base offset like Kafka's,
+plus its sparse `.index` and `.timeindex` (see `storage.index`).
+
+Appends go to the OS with one `os.write` (unbuffered): once `append` returns
+the bytes survive a kill -9 of the process; fsync is the caller's policy.
+Reads are `os.pread` slices of the file, never re-encoded.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from protocol.errors import ErrorCode
+from protocol.records import LOG_OVERHEAD, RecordBatches
+from storage.errors import StorageError
+from storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
+from storage.log import TimestampOffset
+from storage.scan import NO_TIMESTAMP, Damage, ScanResult, scan
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
+# lastOffsetDelta, baseTimestamp, maxTimestamp: what walking batches needs.
+_PREFIX = struct.Struct(">qiibIhiqq")
+_LENGTH = struct.Struct(">i")
+_LENGTH_POSITION = 8
+
+
+def file_stem(base_offset: int) -> str:
+    return f"{base_offset:020d}"
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPosition:
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int
+    max_timestamp: int
+
+
+class Segment:
+    def __init__(self, directory: Path, base_offset: int, index_interval: int) -> None:
+        self.base_offset = base_offset
+        stem = directory / file_stem(base_offset)
+        self.log_path = stem.with_suffix(LOG_SUFFIX)
+        self.offset_index = SparseIndex(stem.with_suffix(INDEX_SUFFIX), OFFSET_LAYOUT)
+        self.time_index = SparseIndex(stem.with_suffix(TIME_INDEX_SUFFIX), TIME_LAYOUT)
+        self.index_interval = index_interval
+        self.size = 0
+        self.next_offset = base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = -1
+        self._since_entry = index_interval  # the first batch is indexed, as `scan` does
+        self._fd: int | None = None
+        self._unindexed: ScanResult | None = None
+
+    def __repr__(self) -> str:
+        return f"Segment({self.log_path}, [{self.base_offset}, {self.next_offset}), {self.size} bytes)"
+
+    # -- opening ------------------------------------------------------------
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, index_interval: int) -> Segment:
+        segment = cls(directory, base_offset, index_interval)
+        segment.log_path.write_bytes(b"")
+        segment.offset_index.rewrite([])
+        segment.time_index.rewrite([])
+        return segment
+
+    @classmethod
+    def recover(
+        cls, directory: Path, base_offset: int, index_interval: int, expected_offset: int
+    ) -> tuple[Segment, Damage | None]:
+        """Open by verifying every batch (CRC included) and rebuilding the
+        indexes; the segment holds what precedes any damage, which is returned
+        for the caller to refuse or truncate."""
+        segment = cls(directory, base_offset, index_interval)
+        size = segment.log_path.stat().st_size
+        start = max(expected_offset, base_offset)
+        if size == 0:
+            result = ScanResult(end=0, next_offset=start)
+        else:
+            with (
+                open(segment.log_path, "rb") as file,
+                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data,
+            ):
+                result = scan(
+                    data,
+                    start=0,
+                    base_offset=base_offset,
+                    expected_offset=start,
+                    index_interval=index_interval,
+                )
+        segment._adopt(result)
+        if result.damage is None:
+            segment._write_indexes(result)
+        else:
+            # Indexes follow only once the caller has decided to truncate:
+            # a refused start must leave every file as it found it.
+            segment._unindexed = result
+        return segment, result.damage
+
+    def _write_indexes(self, result: ScanResult) -> None:
+        self.offset_index.rewrite(result.offset_entries)
+        self.time_index.rewrite(result.time_entries)
+
+    @classmethod
+    def load(cls, directory: Path, base_offset: int, index_interval: int) -> Segment | None:
+        """Open from its index files after a clean shutdown, walking only the
+        batches after the last index entry; None when an index is missing or
+        inconsistent with the log (the caller then recovers the segment)."""
+        segment = cls(directory, base_offset, index_interval)
+        if not (segment.offset_index.load() and segment.time_index.load()):
+            return None
+        size = segment.log_path.stat().st_size
+        last = segment.offset_index.last
+        if not segment._indexes_fit(size):
+            return None
+        start = last[1] if last is not None else 0
+        with open(segment.log_path, "rb") as file:
+            file.seek(start)
+            tail = file.read()
+        result = scan(
+            tail,
+            start=0,
+            base_offset=base_offset,
+            expected_offset=base_offset,
+            index_interval=index_interval,
+            verify_crc=False,
+        )
+        if result.damage is not None or start + result.end != size:
+            return None
+        segment.size = size
+        segment.next_offset = result.next_offset if result.batches else base_offset
+        time_last = segment.time_index.last
+        segment.max_timestamp, segment.offset_of_max_timestamp = (
+            (time_last[0], base_offset + time_last[1]) if time_last is not None else (NO_TIMESTAMP, -1)
+        )
+        if result.max_timestamp > segment.max_timestamp:
+            segment.max_timestamp = result.max_timestamp
+            segment.offset_of_max_timestamp = result.offset_of_max_timestamp
+        segment._since_entry = result.end - (result.offset_entries[-1][1] if result.offset_entries else 0)
+        return segment
+
+    def _indexes_fit(self, log_size: int) -> bool:
+        positions = self.offset_index.values
+        return (
+            strictly_increasing(self.offset_index.keys)
+            and strictly_increasing(positions)
+            and (not positions or (positions[0] >= 0 and positions[-1] < log_size))
+            and strictly_increasing(self.time_index.keys)
+        )
+
+    def _adopt(self, result: ScanResult) -> None:
+        self.size = result.end
+        self.next_offset = result.next_offset if result.batches else self.base_offset
+        self.max_timestamp = result.max_timestamp
+        self.offset_of_max_timestamp = result.offset_of_max_timestamp
+        last_entry = result.offset_entries[-1][1] if result.offset_entries else 0
+        self._since_entry = result.end - last_entry if result.offset_entries else self.index_interval
+
+    def truncate_to_valid(self) -> None:
+        """Cut the file after the last valid batch (recovery found damage there)."""
+        os.truncate(self.log_path, self.size)
+        if self._unindexed is not None:
+            self._write_indexes(self._unindexed)
+            self._unindexed = None
+
+    # -- writing ------------------------------------------------------------
+
+    @property
+    def fd(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        return self._fd
+
+    def append(self, batches: RecordBatches) -> None:
+        try:
+            _write_all(self.fd, batches.data)
+        except OSError as exc:
+            # Leave no partial batch behind for the next append to follow.
+            os.ftruncate(self.fd, self.size)
+            raise StorageError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write {self.log_path}: {exc}") from exc
+        for header in batches.headers:
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = header.last_offset
+            if self._since_entry >= self.index_interval:
+                self.offset_index.append(header.last_offset - self.base_offset, self.size + header.position)
+                last_time = self.time_index.last
+                if last_time is None or self.max_timestamp > last_time[0]:
+                    self.time_index.append(
+                        self.max_timestamp, self.offset_of_max_timestamp - self.base_offset
+                    )
+                self._since_entry = 0
+            self._since_entry += header.size
+        self.size += len(batches.data)
+        self.next_offset = batches.last.last_offset + 1
+
+    def flush(self) -> None:
+        """fsync the log file (indexes are rebuilt from it when in doubt)."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def seal(self) -> None:
+        """The segment stops being active: flush it with its indexes, which are
+        then trusted by the next clean start."""
+        self.flush()
+        self.offset_index.flush()
+        self.time_index.flush()
+        self.offset_index.close()
+        self.time_index.close()
+
+    def close(self) -> None:
+        self.offset_index.close()
+        self.time_index.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def delete(self) -> None:
+        self.close()
+        for path in (self.log_path, self.offset_index.path, self.time_index.path):
+            path.unlink(missing_ok=True)
+
+    # -- reading ------------------------------------------------------------
+
+    def _batch_at(self, position: int) -> BatchPosition:
+        data = os.pread(self.fd, _PREFIX.size, position)
+        base, length, _, _, _, _, delta, _, max_ts = _PREFIX.unpack(data)
+        return BatchPosition(position, base, base + delta, LOG_OVERHEAD + length, max_ts)
+
+    def _first_batch(self) -> BatchPosition:
+        return self._batch_at(0)
+
+    def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
+        while position < self.size:
+            batch = self._batch_at(position)
+            yield batch
+            position += batch.size
+
+    def batch_holding(self, offset: int) -> BatchPosition | None:
+        """The first batch whose last offset is >= `offset` (the one holding it,
+        or the next one across a compaction gap); None past the end."""
+        entry = self.offset_index.floor(offset - self.base_offset)
+        start = entry[1] if entry is not None else 0
+        for batch in self.batches_from(start):
+            if batch.last_offset >= offset:
+                return batch
+        return None
+
+    def read(self, offset: int, max_bytes: int, min_one: bool) -> tuple[bytes, bool]:
+        """Whole batches from the one holding `offset`, and whether they run to
+        the end of the segment (the caller may go on in the next one)."""
+        first = self.batch_holding(offset)
+        if first is None:
+            return b"", True
+        if first.size > max_bytes:
+            if not min_one:
+                return b"", False
+            return os.pread(self.fd, first.size, first.position), first.position + first.size == self.size
+        data = os.pread(self.fd, min(max_bytes, self.size - first.position), first.position)
+        whole = whole_batches_length(data)
+        return data[:whole], first.position + whole == self.size
+
+    def find_timestamp(self, timestamp: int) -> TimestampOffset | None:
+        """The first batch whose max timestamp is >= `timestamp`."""
+        if self.max_timestamp < timestamp:
+            return None
+        entry = self.time_index.floor(timestamp - 1)
+        start_offset = self.base_offset + entry[1] + 1 if entry is not None else self.base_offset
+        first = self.batch_holding(start_offset)
+        if first is None:
+            return None
+        for batch in self.batches_from(first.position):
+            if batch.max_timestamp >= timestamp:
+                return TimestampOffset(batch.max_timestamp, batch.base_offset)
+        return None
+
+
+def whole_batches_length(data: bytes) -> int:
+    """How many leading bytes of `data` are whole batches."""
+    position = 0
+    while position + LOG_OVERHEAD <= len(data):
+        (length,) = _LENGTH.unpack_from(data, position + _LENGTH_POSITION)
+        end = position + LOG_OVERHEAD + length
+        if end > len(data):
+            break
+        position = end
+    return position
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from storage.disk_log import DiskLog
+from storage.log import PartitionLog
+from storage.log_config import LogConfig
+from storage.memory import MemoryLog
+from tests.storage.logs import NewLog, options
+
+
+@pytest.fixture(params=["memory", "disk"])
+def new_log(request: pytest.FixtureRequest, tmp_path: Path) -> NewLog:
+    made = 0
+
+    def make(on_append: Callable[[], None] = lambda: None) -> PartitionLog:
+        nonlocal made
+        if request.param == "memory":
+            return MemoryLog(on_append)
+        made += 1
+        # A tiny segment size: every contract test also crosses segment rolls.
+        return DiskLog.create(tmp_path / f"log-{made}", LogConfig(segment_bytes=150), options(), on_append)
+
+    return make

@@ -1,0 +1,46 @@
+"""Making logs for storage tests: a fake clock, disk options with real files
+and real fsync, and the factory type the contract tests are parametrized by."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from protocol.records import RecordBatches
+from storage.disk_log import DiskLog
+from storage.durability import DiskOptions, FsyncPolicy
+from storage.log import PartitionLog
+from storage.log_config import LogConfig
+from tests.storage.batches import make_batch
+
+NewLog = Callable[..., PartitionLog]
+"""new_log(on_append=...) -> an empty log."""
+
+
+class FakeClock:
+    def __init__(self, now: int = 1_700_000_000_000) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+def options(clock: FakeClock | None = None, **changes: object) -> DiskOptions:
+    base = DiskOptions(fsync=FsyncPolicy.ALWAYS, clock=clock or FakeClock())
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def disk_log(directory: Path, opts: DiskOptions | None = None, **config: object) -> DiskLog:
+    return DiskLog.create(directory, LogConfig(**config), opts or options())  # type: ignore[arg-type]
+
+
+def reopen(log: DiskLog, *, clean: bool) -> DiskLog:
+    """The same directory opened again, as after a clean stop or a crash."""
+    if clean:
+        log.close()
+    return DiskLog.open(log.directory, log.config, log.options, clean=clean)
+
+
+def batch(*values: bytes, **kwargs: object) -> RecordBatches:
+    return RecordBatches.parse(make_batch(list(values), **kwargs))  # type: ignore[arg-type]

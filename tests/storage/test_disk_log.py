@@ -1,0 +1,155 @@
+"""The disk log beyond the shared contract: segment files and their names,
+rolling by size and time, sparse index lookups, retention, restarts."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+from storage.disk_log import DiskLog
+from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from tests.storage.batches import read_records
+from tests.storage.logs import FakeClock, batch, disk_log, options, reopen
+
+
+def offsets(log: DiskLog, start: int = -1) -> list[int]:
+    start = log.log_start_offset if start < 0 else start
+    return [o for o, _, _ in read_records(log.read(start, 1 << 30))]
+
+
+def segment_files(directory: Path, suffix: str = LOG_SUFFIX) -> list[str]:
+    return sorted(p.name for p in directory.glob("*" + suffix))
+
+
+def test_segments_are_named_by_20_digit_base_offsets_and_roll_by_size(tmp_path: Path) -> None:
+    one = len(batch(b"x" * 50).data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=2 * one)
+    for _ in range(5):
+        log.append(batch(b"x" * 50))
+    assert segment_files(log.directory) == [
+        "00000000000000000000.log",
+        "00000000000000000002.log",
+        "00000000000000000004.log",
+    ]
+    assert [(tmp_path / "t-0" / n).stat().st_size for n in segment_files(log.directory)] == [
+        2 * one,
+        2 * one,
+        one,
+    ]
+    assert offsets(log) == [0, 1, 2, 3, 4]
+
+
+def test_segments_roll_by_time_since_their_first_append(tmp_path: Path) -> None:
+    clock = FakeClock(10_000)
+    log = disk_log(tmp_path / "t-0", options(clock), segment_ms=1000)
+    log.append(batch(b"a", base_timestamp=1))  # record timestamps play no part
+    clock.now = 10_999
+    log.append(batch(b"b", base_timestamp=1))
+    assert len(segment_files(log.directory)) == 1
+    clock.now = 11_000
+    log.append(batch(b"c", base_timestamp=1))
+    assert segment_files(log.directory)[-1] == "00000000000000000002.log"
+
+
+def test_sparse_index_in_kafka_layout_finds_every_offset(tmp_path: Path) -> None:
+    log = disk_log(tmp_path / "t-0", index_interval_bytes=300)
+    for n in range(40):
+        log.append(batch(b"v" * 40, b"w" * 40, base_timestamp=1000 + n))
+    index = (tmp_path / "t-0" / ("0" * 20 + INDEX_SUFFIX)).read_bytes()
+    entries = list(struct.iter_unpack(">ii", index))
+    assert 5 < len(entries) < 40  # sparse
+    for relative, position in entries:  # each points at the batch whose last offset it names
+        base, _length = struct.unpack_from(">qi", log.read(0, 1 << 30), position)
+        assert base + 1 == relative
+    time_entries = list(
+        struct.iter_unpack(">qi", (tmp_path / "t-0" / ("0" * 20 + TIME_INDEX_SUFFIX)).read_bytes())
+    )
+    assert [t for t, _ in time_entries] == sorted({t for t, _ in time_entries})
+    for offset in range(80):
+        assert read_records(log.read(offset, 1))[0][0] == offset - offset % 2
+    # Timestamps: batch n holds 1000+n and 1001+n.
+    found = log.offset_for_timestamp(1020)
+    assert found is not None and (found.timestamp, found.offset) == (1020, 38)
+
+
+def test_retention_by_time_deletes_old_segments_and_moves_the_start(tmp_path: Path) -> None:
+    clock = FakeClock(100_000)
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", options(clock), segment_bytes=one, retention_ms=5_000)
+    for ts in (90_000, 94_000, 99_000):
+        log.append(batch(b"x", base_timestamp=ts))
+    assert log.apply_retention() == 2  # the active segment (ts 99000) stays
+    assert (log.log_start_offset, log.log_end_offset) == (2, 3)
+    assert segment_files(log.directory) == ["00000000000000000002.log"]
+    assert offsets(log) == [2]
+    clock.now = 200_000
+    assert log.apply_retention() == 1  # an expired active segment is rolled, then deleted
+    assert (log.log_start_offset, log.log_end_offset) == (3, 3)
+    assert log.read(3, 100) == b""
+
+
+def test_retention_by_bytes_keeps_the_newest_segments(tmp_path: Path) -> None:
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=one, retention_bytes=2 * one, retention_ms=-1)
+    for _ in range(5):
+        log.append(batch(b"x"))
+    assert log.apply_retention() == 3
+    assert log.log_start_offset == 3
+    assert offsets(log) == [3, 4]
+
+
+def test_compact_only_topics_are_not_deleted_by_retention(tmp_path: Path) -> None:
+    one = len(batch(b"x").data)
+    log = disk_log(
+        tmp_path / "t-0",
+        segment_bytes=one,
+        retention_bytes=0,
+        retention_ms=0,
+        cleanup_policy=frozenset({"compact"}),
+    )
+    for _ in range(3):
+        log.append(batch(b"x"))
+    assert log.apply_retention() == 0
+    assert offsets(log) == [0, 1, 2]
+
+
+def test_delete_records_start_survives_a_restart_and_drops_whole_segments(tmp_path: Path) -> None:
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=one)
+    for _ in range(4):
+        log.append(batch(b"x"))
+    assert log.delete_records(2) == 2
+    assert segment_files(log.directory)[0] == "00000000000000000002.log"
+    log.delete_records(3)
+    log = reopen(log, clean=True)
+    assert log.log_start_offset == 3
+    assert offsets(log) == [3]
+
+
+def test_restart_clean_and_unclean_gives_everything_back(tmp_path: Path) -> None:
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=3 * one, index_interval_bytes=1)
+    for n in range(10):
+        log.append(batch(b"x", base_timestamp=n))
+    for end, clean in ((10, True), (11, False)):
+        log = reopen(log, clean=clean)
+        assert (log.log_start_offset, log.log_end_offset) == (0, end)
+        assert offsets(log) == list(range(end))
+        assert log.max_timestamp() is not None and log.max_timestamp().offset == 9  # type: ignore[union-attr]
+        found = log.offset_for_timestamp(5)
+        assert found is not None and found.offset == 5
+        assert log.append(batch(b"y", base_timestamp=0)).base_offset == end
+
+
+def test_missing_or_torn_indexes_are_rebuilt(tmp_path: Path) -> None:
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=2 * one, index_interval_bytes=1)
+    for _ in range(5):
+        log.append(batch(b"x"))
+    log.close()
+    (log.directory / ("0" * 20 + INDEX_SUFFIX)).unlink()
+    with open(log.directory / ("0" * 19 + "2" + INDEX_SUFFIX), "ab") as torn:
+        torn.write(b"\x00\x01\x02")
+    again = DiskLog.open(log.directory, log.config, log.options, clean=True)
+    assert offsets(again) == [0, 1, 2, 3, 4]
+    assert (log.directory / ("0" * 20 + INDEX_SUFFIX)).stat().st_size == 8 * 2
