@@ -11,6 +11,7 @@ from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from storage.disk_store import DiskStore
 from storage.durability import DiskOptions, FsyncPolicy
 from storage.memory import MemoryLog
+from storage.offsets_log import OffsetsLog
 from storage.producer_state import ProducerIdAllocator
 from storage.topics import TopicStore
 
@@ -56,6 +57,11 @@ class Broker:
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
         self.groups = GroupCoordinator(CoordinatorConfig.from_broker(config))
+        # The coordinator's records go to __consumer_offsets (appended before the
+        # call that made them answers); start-up replays them: one write and one recovery path.
+        self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
+        self.groups.load(self.offsets_log.replay(), clock())
+        self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
 
     @property
     def advertised_host(self) -> str:

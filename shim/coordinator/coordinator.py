@@ -12,6 +12,11 @@ Kafka's purgatories become deadlines by key:
   ("session", group, member) heartbeat expiry
   ("pending", group, member) a member id handed out by MEMBER_ID_REQUIRED, unused
   ("retention",)             the periodic offsets retention check
+
+Every change to offsets or group metadata is also queued as an offsets-log
+record (`take_records`); at the end of each public call the coordinator calls
+`on_records` if any are queued, and its owner appends them to
+`__consumer_offsets`. `load` rebuilds the groups from those records at start-up.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import replace
 
 from protocol.errors import ErrorCode
-from shim.coordinator import offsets
+from protocol.offsets_records import OffsetsRecord
+from shim.coordinator import offsets, records
 from shim.coordinator.config import CoordinatorConfig
 from shim.coordinator.group import Group, PendingJoin
 from shim.coordinator.member import Member
@@ -66,6 +72,27 @@ class GroupCoordinator:
         self._new_member_id = new_member_id
         self._groups: dict[str, Group] = {}
         self._deadlines = Deadlines()
+        self._records: list[OffsetsRecord] = []
+        # Called when a public call leaves records queued; the broker appends them.
+        self.on_records: Callable[[], None] = lambda: None
+
+    # --- the offsets log -----------------------------------------------------------------
+
+    def take_records(self) -> list[OffsetsRecord]:
+        """The records queued since the last call, oldest first."""
+        taken, self._records = self._records, []
+        return taken
+
+    def _publish(self) -> None:
+        if self._records:
+            self.on_records()
+
+    def load(self, log: Iterable[OffsetsRecord], now: int) -> None:
+        """Rebuild groups from the offsets log, as a coordinator taking over a partition does."""
+        for group in records.replay(log, now).values():
+            self._groups[group.group_id] = group
+        if self._groups and ("retention",) not in self._deadlines:
+            self._deadlines.schedule(("retention",), now + self.config.offsets_retention_check_interval_ms)
 
     # --- timers --------------------------------------------------------------------------
 
@@ -76,6 +103,7 @@ class GroupCoordinator:
         """Fire every deadline due by `now`, earliest first (firing may schedule more)."""
         while (key := self._deadlines.pop_due(now)) is not None:
             self._fire(key, now)
+        self._publish()
 
     def _fire(self, key: Hashable, now: int) -> None:
         assert isinstance(key, tuple)
@@ -122,6 +150,8 @@ class GroupCoordinator:
         """Dead: gone from the registry at once, so later requests find no such group."""
         group.transition(GroupState.DEAD, now)
         del self._groups[group.group_id]
+        offsets.remove(group, list(group.offsets), self._records)
+        self._records.append(records.group_tombstone(group.group_id))
         for key in (("join", group.group_id), ("sync", group.group_id)):
             self._deadlines.cancel(key)
         for member_id in [*group.members, *group.pending_members]:
@@ -288,7 +318,10 @@ class GroupCoordinator:
         if group.is_(GroupState.STABLE):
             if group.select_protocol() != group.protocol_name:
                 self._maybe_prepare_rebalance(group, now)
-            elif request.supports_skip_assignment:
+                return
+            # The group keeps its generation under the new member id: Kafka persists that.
+            self._records.append(records.group_record(group))
+            if request.supports_skip_assignment:
                 # v9+: the leader learns it leads but skips the assignor; the group stays Stable.
                 is_leader = group.is_leader(new_id)
                 result = self._join_result(group, member, with_members=is_leader)
@@ -370,6 +403,7 @@ class GroupCoordinator:
 
         group.init_next_generation(now)
         if group.is_(GroupState.EMPTY):
+            self._records.append(records.group_record(group))
             return
         for member in group.members.values():
             result = self._join_result(group, member, with_members=group.is_leader(member.member_id))
@@ -439,6 +473,7 @@ class GroupCoordinator:
                     each.assignment = request.assignments.get(member_id, b"")
                 self._propagate_assignment(group, ErrorCode.NONE, now)
                 group.transition(GroupState.STABLE, now)
+                self._records.append(records.group_record(group))
         else:  # Stable: a retry, or a follower that joined late; it gets what the leader assigned
             self._synced(group, request.member_id)
             respond(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment))
@@ -563,7 +598,9 @@ class GroupCoordinator:
         if group.is_(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
             self._schedule_heartbeat(group, group.members[request.member_id], now)
-        return offsets.store(group, request.offsets, now, self.config.offset_metadata_max_bytes)
+        return offsets.store(
+            group, request.offsets, now, self.config.offset_metadata_max_bytes, self._records
+        )
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None, require_stable: bool = False
@@ -589,9 +626,10 @@ class GroupCoordinator:
             }
         else:
             return ErrorCode.NON_EMPTY_GROUP, {}
-        offsets.remove(group, deletable)
+        offsets.remove(group, deletable, self._records)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         self._maybe_bury(group, now)
+        self._publish()
         return ErrorCode.NONE, errors
 
     def _maybe_bury(self, group: Group, now: int) -> None:
@@ -600,7 +638,9 @@ class GroupCoordinator:
 
     def _expire_offsets(self, now: int) -> None:
         for group in list(self._groups.values()):
-            offsets.remove(group, offsets.expired(group, now, self.config.offsets_retention_ms))
+            offsets.remove(
+                group, offsets.expired(group, now, self.config.offsets_retention_ms), self._records
+            )
             self._maybe_bury(group, now)
         if self._groups:
             self._deadlines.schedule(("retention",), now + self.config.offsets_retention_check_interval_ms)
@@ -650,6 +690,7 @@ class GroupCoordinator:
             else:
                 self._kill_group(group, now)  # its offsets go with it
                 results[group_id] = ErrorCode.NONE
+        self._publish()
         return results
 
 

@@ -66,6 +66,15 @@ class Group:
         self.state = target
         self.state_since_ms = now
 
+    def restore_empty(self, generation_id: int, protocol_type: str | None, since_ms: int) -> None:
+        """Loaded from the offsets log: Empty (members rejoin after a restart) at its generation."""
+        self.state = GroupState.EMPTY
+        self.state_since_ms = since_ms
+        self.generation_id = generation_id
+        self.protocol_type = protocol_type
+        self.protocol_name = None
+        self.subscribed_topics = self._compute_subscribed_topics()
+
     @property
     def can_rebalance(self) -> bool:
         return self.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY)

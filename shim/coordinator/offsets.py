@@ -1,8 +1,8 @@
 """Committed offsets of one group: validation of commits, fetches, retention (Kafka's
 GroupMetadataManager and the offset parts of GroupMetadata).
 
-Every change to a group's offsets goes through `store` or `remove`, the places
-a durable offsets log will later take its records from.
+Every change to a group's offsets goes through `store` or `remove`, which add
+the offsets-log record of each change to `records`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from protocol.errors import ErrorCode
+from protocol.offsets_records import OffsetsRecord
 from shim.coordinator.group import Group
+from shim.coordinator.records import offset_record, offset_tombstone
 from shim.coordinator.state import GroupState
 from shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
@@ -51,7 +53,11 @@ def validate_commit(
 
 
 def store(
-    group: Group, offsets: Mapping[TopicPartition, OffsetCommit], now: int, metadata_max_bytes: int
+    group: Group,
+    offsets: Mapping[TopicPartition, OffsetCommit],
+    now: int,
+    metadata_max_bytes: int,
+    records: list[OffsetsRecord],
 ) -> dict[TopicPartition, ErrorCode]:
     errors: dict[TopicPartition, ErrorCode] = {}
     for tp, commit in offsets.items():
@@ -59,9 +65,11 @@ def store(
         if len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
-        group.offsets[tp] = CommittedOffset(
+        committed = CommittedOffset(
             commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp_ms
         )
+        group.offsets[tp] = committed
+        records.append(offset_record(group.group_id, tp, committed))
         errors[tp] = ErrorCode.NONE
     return errors
 
@@ -87,9 +95,10 @@ def fetch(
     return result
 
 
-def remove(group: Group, partitions: Iterable[TopicPartition]) -> None:
+def remove(group: Group, partitions: Iterable[TopicPartition], records: list[OffsetsRecord]) -> None:
     for tp in partitions:
-        group.offsets.pop(tp, None)
+        if group.offsets.pop(tp, None) is not None:
+            records.append(offset_tombstone(group.group_id, tp))
 
 
 def expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:

@@ -9,6 +9,7 @@ from protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, TOPIC
 from shim.broker import Broker
 from shim.context import RequestContext
 from storage.log import LEADER_EPOCH
+from storage.offsets_log import OFFSETS_TOPIC
 from storage.topics import Topic, invalid_topic_name
 
 __all__ = ["API", "handle"]
@@ -20,7 +21,7 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
-        "is_internal": False,
+        "is_internal": topic.name == OFFSETS_TOPIC,
         "partitions": [
             {
                 "error_code": ErrorCode.NONE,

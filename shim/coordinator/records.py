@@ -1,0 +1,102 @@
+"""The coordinator's state as offsets-log records, and back (Kafka's
+GroupMetadataManager serialisation, minus the bytes: `protocol.offsets_records`
+owns those).
+
+Emitting: every offset stored or removed, and the group's metadata after a
+completed rebalance, when it goes Empty, and a tombstone when it dies.
+Replaying: records applied in log order rebuild every group as it is after a
+coordinator failover: Empty, its generation and protocol type kept, members
+gone (they rejoin), committed offsets intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from protocol.offsets_records import (
+    GroupKey,
+    GroupValue,
+    MemberValue,
+    OffsetKey,
+    OffsetsRecord,
+    OffsetValue,
+)
+from shim.coordinator.group import Group
+from shim.coordinator.types import CommittedOffset, TopicPartition
+
+
+def offset_record(group_id: str, tp: TopicPartition, offset: CommittedOffset) -> OffsetsRecord:
+    value = OffsetValue(
+        offset.offset,
+        offset.leader_epoch,
+        offset.metadata,
+        offset.commit_timestamp_ms,
+        offset.expire_timestamp_ms,
+    )
+    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), value)
+
+
+def offset_tombstone(group_id: str, tp: TopicPartition) -> OffsetsRecord:
+    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), None)
+
+
+def group_record(group: Group) -> OffsetsRecord:
+    protocol = group.protocol_name
+    members = tuple(
+        MemberValue(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            rebalance_timeout=m.rebalance_timeout_ms,
+            session_timeout=m.session_timeout_ms,
+            subscription=m.metadata(protocol) if protocol is not None else b"",
+            assignment=m.assignment,
+        )
+        for m in group.members.values()
+    )
+    value = GroupValue(
+        protocol_type=group.protocol_type or "",
+        generation=group.generation_id,
+        protocol=protocol,
+        leader=group.leader_id if members else None,
+        current_state_timestamp=group.state_since_ms,
+        members=members,
+    )
+    return OffsetsRecord(GroupKey(group.group_id), value)
+
+
+def group_tombstone(group_id: str) -> OffsetsRecord:
+    return OffsetsRecord(GroupKey(group_id), None)
+
+
+def replay(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
+    """The groups the records describe once applied in order (last record per key wins)."""
+    groups: dict[str, Group] = {}
+    for record in records:
+        key, value = record.key, record.value
+        group = groups.get(key.group)
+        if isinstance(key, OffsetKey):
+            tp = TopicPartition(key.topic, key.partition)
+            if isinstance(value, OffsetValue):
+                if group is None:
+                    group = groups[key.group] = Group(key.group, now)
+                group.offsets[tp] = CommittedOffset(
+                    value.offset,
+                    value.leader_epoch,
+                    value.metadata,
+                    value.commit_timestamp,
+                    value.expire_timestamp,
+                )
+            elif group is not None:
+                group.offsets.pop(tp, None)
+        elif isinstance(value, GroupValue):
+            if group is None:
+                group = groups[key.group] = Group(key.group, now)
+            # The group was Empty since its recorded timestamp, or becomes Empty now.
+            recorded = value.current_state_timestamp
+            since = recorded if not value.members and recorded >= 0 else now
+            group.restore_empty(value.generation, value.protocol_type or None, since)
+        else:
+            groups.pop(key.group, None)  # a deleted group: its offsets were tombstoned before it
+    return groups

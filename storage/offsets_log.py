@@ -1,0 +1,115 @@
+"""The offsets log: the internal topic `__consumer_offsets`, written and replayed.
+
+The group coordinator emits `OffsetsRecord`s (offset commits, group metadata,
+their tombstones); `append` writes them, in Kafka's key/value formats, to the
+partition Kafka would pick for the group; `replay` reads every partition back
+in offset order at start-up, and the coordinator rebuilds its groups from it.
+One write path, one recovery path. The topic is compacted
+(cleanup.policy=compact), so replay time follows the live keys, not the
+history of commits.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+from protocol.offsets_records import OffsetsRecord, decode_record, encode_record
+from protocol.record_codec import Record, decode_batch, encode_batch
+from protocol.records import RecordBatches, RecordsError, iter_headers
+from protocol.types import ProtocolError
+from storage.log import PartitionLog
+from storage.topics import Topic, TopicStore
+
+log = logging.getLogger(__name__)
+
+OFFSETS_TOPIC = "__consumer_offsets"
+# Kafka's offsets topic settings: compacted, 100 MiB segments (offsets.topic.segment.bytes).
+OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
+READ_CHUNK_BYTES = 8 * 1024 * 1024
+_INT32_MASK = 0xFFFFFFFF
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed int32."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & _INT32_MASK
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def partition_for(group_id: str, partitions: int) -> int:
+    """Kafka's Utils.abs(groupId.hashCode) % partitions (abs maps Integer.MIN_VALUE to 0)."""
+    h = java_string_hash(group_id)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
+
+
+class OffsetsLog:
+    """`__consumer_offsets` in a TopicStore. Like Kafka, the topic is created when the
+    first group needs it (here: its first record), with `partitions` partitions; a
+    topic found on disk keeps its own partition count."""
+
+    def __init__(self, topics: TopicStore, partitions: int) -> None:
+        self._topics = topics
+        self._new_partitions = partitions
+
+    @property
+    def topic(self) -> Topic | None:
+        return self._topics.get(OFFSETS_TOPIC)
+
+    def _open(self) -> Topic:
+        topic = self.topic
+        if topic is None:
+            topic = self._topics.create(OFFSETS_TOPIC, self._new_partitions, OFFSETS_TOPIC_CONFIGS)
+        return topic
+
+    @property
+    def partitions(self) -> int:
+        topic = self.topic
+        return self._new_partitions if topic is None else len(topic.partitions)
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.partitions)
+
+    def append(self, records: Sequence[OffsetsRecord], now_ms: int) -> None:
+        """One uncompressed batch per partition, records in emission order, stamped `now_ms`.
+        The log applies its fsync policy before it returns (storage.durability)."""
+        topic = self._open()
+        by_partition: dict[int, list[Record]] = defaultdict(list)
+        for record in records:
+            key, value = encode_record(record)
+            batch = by_partition[partition_for(record.group, len(topic.partitions))]
+            batch.append(Record(len(batch), now_ms, key, value))
+        for index, batch in by_partition.items():
+            topic.partitions[index].append(RecordBatches.parse(encode_batch(batch), verify_crc=False))
+
+    def replay(self) -> Iterator[OffsetsRecord]:
+        """Every record, partition by partition, in offset order; records that are not
+        Kafka's offsets records are skipped with a warning, as are undecodable batches."""
+        topic = self.topic
+        for index, partition in enumerate(topic.partitions if topic is not None else ()):
+            yield from _replay_partition(index, partition)
+
+
+def _replay_partition(index: int, partition: PartitionLog) -> Iterator[OffsetsRecord]:
+    offset = partition.log_start_offset
+    while offset < partition.log_end_offset:
+        data = partition.read(offset, READ_CHUNK_BYTES)
+        if not data:
+            return
+        for header in iter_headers(data):
+            offset = header.last_offset + 1
+            if header.is_control:
+                continue
+            try:
+                batch = decode_batch(data, header)
+            except RecordsError as exc:
+                log.warning("%s-%d: batch at %d skipped: %s", OFFSETS_TOPIC, index, header.base_offset, exc)
+                continue
+            for record in batch.records:
+                try:
+                    yield decode_record(record.key, record.value)
+                except ProtocolError as exc:
+                    log.warning("%s-%d@%d skipped: %s", OFFSETS_TOPIC, index, record.offset, exc)
