@@ -1,0 +1,42 @@
+"""DeleteRecords: move log start offsets forward (the low watermark), as
+`kafka-delete-records` and AdminClient.delete_records do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.delete_records import API
+from shim.context import RequestContext
+from storage.errors import StorageError
+from storage.topics import Topic
+
+__all__ = ["API", "handle"]
+
+NO_LOW_WATERMARK = -1
+
+
+def _delete(topic: Topic | None, requested: Any) -> dict[str, Any]:
+    answer = {"partition_index": requested.partition_index, "low_watermark": NO_LOW_WATERMARK}
+    log = topic.partition(requested.partition_index) if topic is not None else None
+    if log is None:
+        return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if not log.config.deletes:
+        # As Kafka: records of a compact-only topic are removed by compaction alone.
+        return answer | {"error_code": ErrorCode.POLICY_VIOLATION}
+    try:
+        low_watermark = log.delete_records(requested.offset)
+    except StorageError as exc:
+        return answer | {"error_code": exc.code}
+    return answer | {"low_watermark": low_watermark, "error_code": ErrorCode.NONE}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    topics = ctx.broker.topics
+    return {
+        "throttle_time_ms": 0,
+        "topics": [
+            {"name": t.name, "partitions": [_delete(topics.get(t.name), p) for p in t.partitions]}
+            for t in request.topics
+        ],
+    }

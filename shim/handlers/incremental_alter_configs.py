@@ -1,0 +1,105 @@
+"""IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT topic configs,
+validated like CreateTopics configs, persisted by the topic store.
+
+Broker configs are static here (fixed at start-up), so altering them is
+refused; Kafka's dynamic broker configs are not supported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from protocol.errors import ErrorCode
+from protocol.messages.describe_configs import ResourceType
+from protocol.messages.incremental_alter_configs import API, AlterConfigOp
+from shim.context import RequestContext
+from storage.errors import StorageError
+from storage.topic_configs import TOPIC_CONFIGS, BrokerValue, ConfigType, effective_value, invalid_config
+
+__all__ = ["API", "altered", "handle"]
+
+
+def _list_items(text: str) -> list[str]:
+    return [item for item in text.split(",") if item]
+
+
+def altered(overrides: dict[str, str], changes: list[Any], broker_value: BrokerValue) -> dict[str, str]:
+    """The topic's overrides after `changes`; StorageError for the first bad one."""
+    result = dict(overrides)
+    for change in changes:
+        name, value = change.name, change.value
+        config = TOPIC_CONFIGS.get(name)
+        if config is None:
+            raise StorageError(ErrorCode.INVALID_CONFIG, f"unknown topic config {name!r}")
+        try:
+            op = AlterConfigOp(change.config_operation)
+        except ValueError:
+            raise StorageError(
+                ErrorCode.INVALID_REQUEST, f"unknown config operation {change.config_operation}"
+            ) from None
+        if op is AlterConfigOp.DELETE:
+            result.pop(name, None)
+            continue
+        if value is None:
+            raise StorageError(ErrorCode.INVALID_REQUEST, f"null value not supported for {op.name} of {name}")
+        if op is not AlterConfigOp.SET:
+            if config.type is not ConfigType.LIST:
+                raise StorageError(
+                    ErrorCode.INVALID_CONFIG, f"config value {op.name.lower()} is not allowed for {name}"
+                )
+            current = _list_items(effective_value(result, name, broker_value))
+            given = _list_items(value)
+            if op is AlterConfigOp.APPEND:
+                items = current + [item for item in given if item not in current]
+            else:
+                items = [item for item in current if item not in given]
+            value = ",".join(items)
+        reason = invalid_config(name, value)
+        if reason is not None:
+            raise StorageError(ErrorCode.INVALID_CONFIG, reason)
+        result[name] = value
+    return result
+
+
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    if resource.resource_type != ResourceType.TOPIC:
+        kind = "broker configs are fixed at start-up (--config)"
+        if resource.resource_type != ResourceType.BROKER:
+            kind = f"resource type {resource.resource_type} is not supported"
+        return ErrorCode.INVALID_REQUEST, kind
+    names = Counter(c.name for c in resource.configs)
+    duplicated = sorted(name for name, count in names.items() if count > 1)
+    if duplicated:
+        return ErrorCode.INVALID_REQUEST, f"duplicate config keys: {', '.join(duplicated)}"
+    topics = ctx.broker.topics
+    topic = topics.get(resource.resource_name)
+    if topic is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {resource.resource_name!r}"
+    try:
+        overrides = altered(topic.configs, list(resource.configs), ctx.broker.config.known_value)
+        if not validate_only:
+            topics.set_configs(topic.name, overrides)
+    except StorageError as exc:
+        return exc.code, exc.message
+    return ErrorCode.NONE, None
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
+    responses = []
+    for resource in request.resources:
+        message: str | None
+        if keys[(resource.resource_type, resource.resource_name)] > 1:
+            code, message = ErrorCode.INVALID_REQUEST, "the resource appears more than once in the request"
+        else:
+            code, message = _alter(ctx, resource, request.validate_only)
+        responses.append(
+            {
+                "error_code": code,
+                "error_message": message,
+                "resource_type": resource.resource_type,
+                "resource_name": resource.resource_name,
+            }
+        )
+    return {"throttle_time_ms": 0, "responses": responses}
