@@ -14,7 +14,7 @@ import sys
 import time
 
 from bench.common import median, print_row
-from compat.targets import free_port, tansu_binary
+from compat.targets import free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
 API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 1, -1)
@@ -50,27 +50,13 @@ def shim_argv(port: int) -> list[str]:
     return [sys.executable, "-m", "shim", "--memory", "--host", "127.0.0.1", "--port", str(port)]
 
 
-def tansu_argv(port: int) -> list[str]:
-    url = f"tcp://127.0.0.1:{port}"
-    return [
-        tansu_binary(),
-        "broker",
-        "--listener-url",
-        url,
-        "--advertised-listener-url",
-        url,
-        "--storage-engine",
-        "memory://tansu/",
-    ]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     samples: dict[str, list[float]] = {"shim": [], "tansu": []}
     for _ in range(args.runs):  # interleaved, so machine noise hits both alike
-        for name, argv in (("shim", shim_argv), ("tansu", tansu_argv)):
+        for name, argv in (("shim", shim_argv), ("tansu", lambda port: tansu_argv(tansu_binary(), port))):
             port = free_port()
             samples[name].append(time_to_first_answer(argv(port), port))
     print_row(

@@ -111,21 +111,25 @@ def tansu_binary() -> str:
         raise TargetUnavailable(str(exc)) from exc
 
 
+def tansu_argv(binary: str, port: int) -> list[str]:
+    url = f"tcp://127.0.0.1:{port}"
+    return [
+        binary,
+        "broker",
+        "--listener-url",
+        url,
+        "--advertised-listener-url",
+        url,
+        "--storage-engine",
+        "memory://tansu/",
+    ]
+
+
 def start_tansu(attempts: int = 3) -> RunningBroker:
     binary = tansu_binary()
     failure: TargetUnavailable | None = None
     for _ in range(attempts):
-        url = f"tcp://127.0.0.1:{free_port()}"
-        argv = [
-            binary,
-            "broker",
-            "--listener-url",
-            url,
-            "--advertised-listener-url",
-            url,
-            "--storage-engine",
-            "memory://tansu/",
-        ]
+        argv = tansu_argv(binary, free_port())
         try:
             broker = launch("tansu", argv)
         except TargetUnavailable as exc:
