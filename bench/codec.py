@@ -1,7 +1,9 @@
-"""Parse/build cost of the hot APIs' messages: kafka-shim's construct schemas
-side by side with kafka-python's own codec for the same bytes, in one run.
+"""Parse/build cost of the hot APIs' messages: kafka-shim's construct structs
+(the schema of record), the codec protocol.codegen derives from them (what
+Message.parse/build run), and kafka-python's own codec, on the same bytes in
+one run.
 
-    python -m bench.codec [--seconds 0.3]
+    python -m bench.codec [--seconds 0.3] [--repeat 5]
 
 kafka-python (3.x) decodes with a generated, schema-driven codec of its own;
 it is the nearest Python peer doing the same work on the same bytes.
@@ -16,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from protocol import types as t
 from protocol.messages import APIS
 
 RECORDS = bytes(16 * 1024)  # opaque to both codecs: only its length matters
@@ -104,38 +107,46 @@ def kafka_python_class(name: str) -> Any:
     return None
 
 
-def per_op_us(func: Callable[[], object], seconds: float) -> float:
+def per_op_us(func: Callable[[], object], seconds: float, repeat: int) -> float:
+    """Best of `repeat` timings: the least disturbed by whatever else the machine runs."""
     number = 1
-    while True:
-        elapsed = timeit.timeit(func, number=number)
-        if elapsed >= seconds:
-            return elapsed / number * 1e6
+    while timeit.timeit(func, number=number) < seconds:
         number *= 2
+    return min(timeit.repeat(func, number=number, repeat=repeat)) / number * 1e6
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=0.3, help="minimum time per measurement")
+    parser.add_argument("--repeat", type=int, default=5, help="measurements per figure (best is kept)")
     args = parser.parse_args()
-    print(
-        f"{'message':<28}{'shim parse':>12}{'shim build':>12}{'k-py decode':>13}{'k-py encode':>13}  (µs/op)"
-    )
+
+    def measure(func: Callable[[], object]) -> float:
+        return per_op_us(func, args.seconds, args.repeat)
+
+    print(f"{'':<28}{'construct':>20}{'derived':>20}{'kafka-python':>20}")
+    print(f"{'message (µs/op)':<28}" + f"{'parse':>10}{'build':>10}" * 3)
     for key, side, version, sample in CASES:
         api = APIS[key]
         message = api.request if side == "request" else api.response
+        struct_ = message.struct(version)
         data = message.build(sample, version)
-        parse = per_op_us(lambda m=message, d=data, v=version: m.parse(d, v), args.seconds)
-        build = per_op_us(lambda m=message, s=sample, v=version: m.build(s, v), args.seconds)
+        figures = [
+            measure(lambda s=struct_, d=data: t.parse_exact(s, d, "bench")),
+            measure(lambda s=struct_, o=sample: t.build_bytes(s, o, "bench")),
+            measure(lambda m=message, d=data, v=version: m.parse(d, v)),
+            measure(lambda m=message, o=sample, v=version: m.build(o, v)),
+        ]
+        columns = "".join(f"{figure:>10.1f}" for figure in figures)
         peer = kafka_python_class(message.name)
         if peer is not None:
             decoded = peer.decode(data, version=version)
-            decode = per_op_us(lambda p=peer, d=data, v=version: p.decode(d, version=v), args.seconds)
-            encode = per_op_us(lambda o=decoded: o.encode(), args.seconds)
-            peer_cols = f"{decode:>13.1f}{encode:>13.1f}"
+            decode = measure(lambda p=peer, d=data, v=version: p.decode(d, version=v))
+            encode = measure(lambda o=decoded: o.encode())
+            columns += f"{decode:>10.1f}{encode:>10.1f}"
         else:
-            peer_cols = f"{'n/a':>13}{'n/a':>13}"
-        label = f"{message.name} v{version}"
-        print(f"{label:<28}{parse:>12.1f}{build:>12.1f}{peer_cols}")
+            columns += f"{'n/a':>10}{'n/a':>10}"
+        print(f"{f'{message.name} v{version}':<28}{columns}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,10 @@ derives the construct for one version on first use and caches it.
 Parsing yields a `Container` holding *every* declared field: fields absent in
 the parsed version hold their defaults, so handlers read fields without
 checking versions. Building takes any mapping and fills defaults likewise.
+
+`Message.parse`, `parse_stream` and `build` run a codec that protocol.codegen
+compiles from that construct on first use: the same schema, without the cost
+of interpreting it field by field.
 """
 
 from __future__ import annotations
@@ -15,12 +19,15 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from construct import Construct, Container, stream_read, stream_write
 
 from protocol import types as t
 from protocol.types import ProtocolError
+
+if TYPE_CHECKING:
+    from protocol.codegen import Codec
 
 _MISSING: Any = object()
 
@@ -267,6 +274,7 @@ class Message:
         self.flexible = VersionRange.parse(flexible)
         self.fields = fields
         self._structs: dict[int, Construct] = {}
+        self._codecs: dict[int, Codec] = {}
 
     def struct(self, version: int) -> Construct:
         con = self._structs.get(version)
@@ -277,21 +285,30 @@ class Message:
             self._structs[version] = con
         return con
 
+    def codec(self, version: int) -> Codec:
+        """The parse/build code compiled from `struct(version)`, on first use."""
+        codec = self._codecs.get(version)
+        if codec is None:
+            from protocol import codegen  # it walks this module's constructs
+
+            codec = codegen.derive(self.struct(version), f"{self.name}v{version}")
+            self._codecs[version] = codec
+        return codec
+
     def parse(self, data: bytes | memoryview, version: int) -> Container:
-        return t.parse_exact(self.struct(version), data, f"{self.name}v{version}")
+        if not isinstance(data, bytes):
+            data = bytes(data)
+        return self.codec(version).parse(data, 0)[0]
 
     def parse_stream(self, stream: io.BytesIO, version: int) -> Container:
-        """Parse from a stream positioned at the body; the body must fill it."""
-        try:
-            obj = self.struct(version)._parse(stream, None, f"{self.name}v{version}")
-        except ProtocolError:
-            raise
-        except Exception as exc:  # construct raises many kinds on short input
-            raise ProtocolError(f"{self.name}v{version}: {exc}") from exc
-        return obj
+        """Parse from a stream positioned at the body, leaving it just after the body."""
+        # getvalue() shares a BytesIO's initial bytes rather than copying them.
+        value, end = self.codec(version).parse(stream.getvalue(), stream.tell())
+        stream.seek(end)
+        return value
 
     def build(self, obj: Mapping[str, Any], version: int) -> bytes:
-        return t.build_bytes(self.struct(version), obj, f"{self.name}v{version}")
+        return self.codec(version).build(obj)
 
     def __repr__(self) -> str:
         return f"Message({self.name})"

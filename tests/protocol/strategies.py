@@ -27,7 +27,9 @@ def _interesting_ints(low: int, high: int) -> st.SearchStrategy[int]:
     return st.one_of(st.sampled_from(edges), st.integers(low, high))
 
 
-def value_for(field_type: s.FieldType, version: int, nullable: bool) -> st.SearchStrategy[Any]:
+def value_for(
+    field_type: s.FieldType, version: int, nullable: bool, *, partial: bool = False
+) -> st.SearchStrategy[Any]:
     strategy: st.SearchStrategy[Any]
     if isinstance(field_type, s.Primitive):
         name = field_type.name
@@ -48,19 +50,30 @@ def value_for(field_type: s.FieldType, version: int, nullable: bool) -> st.Searc
             strategy = st.binary(max_size=64)
     elif isinstance(field_type, s.Array):
         element = field_type.element
-        strategy = st.lists(value_for(element, version, False), max_size=3)
+        strategy = st.lists(value_for(element, version, False, partial=partial), max_size=3)
     elif isinstance(field_type, s.Struct):
-        strategy = struct_values(field_type.fields, version)
+        strategy = struct_values(field_type.fields, version, partial=partial)
     else:
         raise AssertionError(f"no strategy for {field_type!r}")
     return st.one_of(st.none(), strategy) if nullable else strategy
 
 
-def struct_values(fields: list[s.Field], version: int) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries(
-        {f.name: value_for(f.type, version, version in f.nullable) for f in fields if version in f.versions}
-    )
+def struct_values(
+    fields: list[s.Field], version: int, *, partial: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
+    """A mapping for every field of `version`; with `partial`, any of them may be left
+    out (building must then fill its default)."""
+    values = {
+        f.name: value_for(f.type, version, version in f.nullable, partial=partial)
+        for f in fields
+        if version in f.versions
+    }
+    if partial:
+        return st.fixed_dictionaries({}, optional=values)
+    return st.fixed_dictionaries(values)
 
 
-def message_values(message: s.Message, version: int) -> st.SearchStrategy[dict[str, Any]]:
-    return struct_values(message.fields, version)
+def message_values(
+    message: s.Message, version: int, *, partial: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
+    return struct_values(message.fields, version, partial=partial)
