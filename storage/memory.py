@@ -51,6 +51,30 @@ class MemoryLog(PartitionLog):
         self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
         return self._start
 
+    def compact(self, now_ms: int, delete_retention_ms: int) -> int:
+        """Log compaction (storage.compaction) over every batch: memory has no segments,
+        so nothing is spared as active; offsets, log start and log end stay put.
+        Returns how many batches remain."""
+        from storage import compaction  # the record codec loads only where topics compact
+
+        latest = compaction.latest_offsets(self._batches)
+        producers = compaction.producer_last_offsets(self._batches)
+        cleaned = compaction.compact(
+            self._batches,
+            latest,
+            now_ms=now_ms,
+            delete_retention_ms=delete_retention_ms,
+            producer_last_offsets=producers,
+        )
+        end = self._end
+        for column in (self._batches, self._base_offsets, self._last_offsets, self._max_timestamps):
+            column.clear()
+        self._timestamp_ceiling.clear()
+        if cleaned:
+            self._write(RecordBatches.parse(cleaned, verify_crc=False))
+        self._end = end
+        return len(self._batches)
+
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         self.check_fetch_offset(offset)
         index = bisect_left(self._last_offsets, offset)

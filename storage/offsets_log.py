@@ -20,6 +20,7 @@ from protocol.record_codec import Record, decode_batch, encode_batch
 from protocol.records import RecordBatches, RecordsError, iter_headers
 from protocol.types import ProtocolError
 from storage.log import PartitionLog
+from storage.memory import MemoryLog
 from storage.topics import Topic, TopicStore
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,11 @@ OFFSETS_TOPIC = "__consumer_offsets"
 # Kafka's offsets topic settings: compacted, 100 MiB segments (offsets.topic.segment.bytes).
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(100 * 1024 * 1024)}
 READ_CHUNK_BYTES = 8 * 1024 * 1024
+# Kafka's delete.retention.ms default: how long compaction keeps tombstones.
+DELETE_RETENTION_MS = 24 * 3600 * 1000
+# In memory nothing else cleans the topic: a partition is compacted once it holds
+# this many batches and twice what survived its last clean (amortised O(1) per append).
+MEMORY_COMPACTION_MIN_BATCHES = 10_000
 _INT32_MASK = 0xFFFFFFFF
 
 
@@ -54,6 +60,8 @@ class OffsetsLog:
     def __init__(self, topics: TopicStore, partitions: int) -> None:
         self._topics = topics
         self._new_partitions = partitions
+        self._memory_batches: dict[int, int] = {}  # partition -> batches held, counted since its clean
+        self._memory_clean_at: dict[int, int] = {}  # partition -> batch count that triggers its clean
 
     @property
     def topic(self) -> Topic | None:
@@ -83,7 +91,17 @@ class OffsetsLog:
             batch = by_partition[partition_for(record.group, len(topic.partitions))]
             batch.append(Record(len(batch), now_ms, key, value))
         for index, batch in by_partition.items():
-            topic.partitions[index].append(RecordBatches.parse(encode_batch(batch), verify_crc=False))
+            partition = topic.partitions[index]
+            partition.append(RecordBatches.parse(encode_batch(batch), verify_crc=False))
+            if isinstance(partition, MemoryLog):
+                self._count_memory_batch(index, partition, now_ms)
+
+    def _count_memory_batch(self, index: int, partition: MemoryLog, now_ms: int) -> None:
+        held = self._memory_batches.get(index, 0) + 1
+        if held >= self._memory_clean_at.get(index, MEMORY_COMPACTION_MIN_BATCHES):
+            held = partition.compact(now_ms, DELETE_RETENTION_MS)
+            self._memory_clean_at[index] = max(MEMORY_COMPACTION_MIN_BATCHES, 2 * held)
+        self._memory_batches[index] = held
 
     def replay(self) -> Iterator[OffsetsRecord]:
         """Every record, partition by partition, in offset order; records that are not

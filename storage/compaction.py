@@ -1,0 +1,158 @@
+"""Log compaction (cleanup.policy=compact) as pure functions over record batches,
+following Kafka's LogCleaner / MemoryRecords.filterTo. No I/O, no clock.
+
+The two calls a cleaner makes:
+
+    latest = latest_offsets(blobs)
+        blobs: Iterable[bytes], each a run of whole v2 batches (e.g. one segment),
+        covering the segments to clean AND every later one (the active segment too).
+        Returns {key: offset of its newest record} (Kafka's OffsetMap).
+
+    cleaned = compact(blobs, latest, now_ms=..., delete_retention_ms=...,
+                      producer_last_offsets={producer id: last data offset})
+        blobs: the closed segments to clean, oldest first.
+        Returns bytes: the surviving batches, back to back, ready for
+        DiskLog.replace_segments. Every offset kept keeps its number (gaps allowed).
+
+What survives, as in Kafka:
+- A record whose key's newest offset is its own (or whose key is not in `latest`).
+- Records without a key are dropped (Kafka refuses them in compacted topics
+  and its cleaner discards any that got in).
+- A tombstone (null value) survives until its batch's delete horizon passes.
+  The first clean that keeps a tombstone stamps the batch with a horizon of
+  `now_ms + delete_retention_ms` (KIP-534: attribute bit 0x40, the horizon in
+  baseTimestamp, record timestamps re-based so they do not change); a later
+  clean drops tombstones once `now_ms` reaches it.
+- A batch keeps its bytes when nothing in it changes; otherwise it is re-encoded
+  with the same base offset, last offset delta, compression, timestamp type,
+  producer id/epoch, base sequence and partition leader epoch, so a producer's
+  last sequence still lines up. A batch left with no records disappears,
+  except the last batch of an active producer (`producer_last_offsets`), which
+  stays as an empty header remembering its sequence.
+- Control batches (transaction markers) are kept: this broker has no transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from protocol.record_codec import (
+    DELETE_HORIZON_FLAG,
+    DecodedBatch,
+    Record,
+    decode_batch,
+    encode_batch,
+)
+from protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
+
+
+def latest_offsets(blobs: Iterable[bytes]) -> dict[bytes, int]:
+    """The offset of the newest record of every key (later blobs follow earlier ones)."""
+    latest: dict[bytes, int] = {}
+    for blob in blobs:
+        for header in iter_headers(blob):
+            if header.is_control:
+                continue
+            for record in decode_batch(blob, header).records:
+                if record.key is not None:
+                    latest[record.key] = record.offset
+    return latest
+
+
+def producer_last_offsets(blobs: Iterable[bytes]) -> dict[int, int]:
+    """The last offset of every producer's last batch (pass the whole log): the batch
+    compaction keeps, if only as an empty header, to remember the producer's sequence."""
+    last: dict[int, int] = {}
+    for blob in blobs:
+        for header in iter_headers(blob):
+            if header.has_producer_id:
+                last[header.producer_id] = header.last_offset
+    return last
+
+
+def compact(
+    blobs: Iterable[bytes],
+    latest: Mapping[bytes, int],
+    *,
+    now_ms: int,
+    delete_retention_ms: int,
+    producer_last_offsets: Mapping[int, int] | None = None,
+) -> bytes:
+    """The batches of `blobs` with superseded records, keyless records and expired
+    tombstones removed (see the module docstring)."""
+    last_offsets = producer_last_offsets or {}
+    out: list[bytes] = []
+    for blob in blobs:
+        for header in iter_headers(blob):
+            original = blob[header.position : header.end]
+            if header.is_control:
+                out.append(original)
+                continue
+            batch = decode_batch(blob, header)
+            out.append(_clean_batch(batch, original, latest, now_ms, delete_retention_ms, last_offsets))
+    return b"".join(out)
+
+
+def _clean_batch(
+    batch: DecodedBatch,
+    original: bytes,
+    latest: Mapping[bytes, int],
+    now_ms: int,
+    delete_retention_ms: int,
+    producer_last_offsets: Mapping[int, int],
+) -> bytes:
+    header = batch.header
+    horizon = batch.delete_horizon_ms
+    tombstones_expired = horizon is not None and now_ms >= horizon
+    kept = [
+        r
+        for r in batch.records
+        if r.key is not None
+        and r.offset >= latest.get(r.key, -1)
+        and not (r.value is None and tombstones_expired)
+    ]
+    needs_horizon = horizon is None and any(r.value is None for r in kept)
+    if len(kept) == len(batch.records) and not needs_horizon:
+        return original
+    if kept:
+        if needs_horizon:
+            horizon = now_ms + delete_retention_ms
+        return _rebuild(header, kept, horizon)
+    if header.has_producer_id and producer_last_offsets.get(header.producer_id) == header.last_offset:
+        return _empty_header(header)
+    return b""
+
+
+def _rebuild(header: BatchHeader, records: list[Record], horizon: int | None) -> bytes:
+    attributes = header.attributes
+    if horizon is not None:
+        attributes |= DELETE_HORIZON_FLAG
+    return encode_batch(
+        records,
+        base_offset=header.base_offset,
+        attributes=attributes,
+        base_timestamp=horizon,
+        # LogAppendTime batches report their append time as every record's timestamp.
+        max_timestamp=header.max_timestamp if header.is_log_append_time else None,
+        last_offset_delta=header.last_offset_delta,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        partition_leader_epoch=header.partition_leader_epoch,
+    )
+
+
+def _empty_header(header: BatchHeader) -> bytes:
+    """Kafka's DefaultRecordBatch.writeEmptyHeader: no records, the producer's state kept."""
+    return encode_batch(
+        [],
+        base_offset=header.base_offset,
+        attributes=header.attributes & ~COMPRESSION_MASK & ~DELETE_HORIZON_FLAG,
+        base_timestamp=header.max_timestamp,
+        max_timestamp=header.max_timestamp,
+        last_offset_delta=header.last_offset_delta,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        partition_leader_epoch=header.partition_leader_epoch,
+    )
