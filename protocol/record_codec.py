@@ -180,6 +180,33 @@ def decode_records(
     return records
 
 
+def decode_keys_values(data: bytes, count: int) -> list[tuple[bytes | None, bytes | None]]:
+    """Only (key, value) of `count` uncompressed records: the fast path for replaying
+    a log by key (most varints there are one byte long, so those skip the loop)."""
+    if count > len(data):
+        raise CorruptRecords(f"{count} records cannot fit in {len(data)} bytes")
+    out = []
+    pos = 0
+    size = len(data)
+    for _ in range(count):
+        if pos < size and data[pos] < 0x80:
+            length, pos = data[pos] >> 1, pos + 1  # a one-byte varint is never negative here
+        else:
+            length, pos = _read_varint(data, pos, 5)
+        end = pos + length
+        if length < 0 or end > size:
+            raise CorruptRecords(f"record of {length} bytes overruns the batch")
+        _, p = _read_varint(data, pos + 1, 10)  # timestampDelta
+        _, p = _read_varint(data, p, 5)  # offsetDelta
+        key, p = _read_blob(data, p, end)
+        value, p = _read_blob(data, p, end)
+        out.append((key, value))
+        pos = end
+    if pos != size:
+        raise CorruptRecords(f"{size - pos} bytes follow the last record")
+    return out
+
+
 def encode_records(records: Sequence[Record], base_offset: int, base_timestamp: int) -> bytes:
     out = bytearray()
     body = bytearray()
@@ -289,6 +316,14 @@ def decode_batch(data: bytes, header: BatchHeader) -> DecodedBatch:
         payload, header.records_count, header.base_offset, header.base_timestamp, log_append_time
     )
     return DecodedBatch(header, records)
+
+
+def batch_keys_values(data: bytes, header: BatchHeader) -> list[tuple[bytes | None, bytes | None]]:
+    """(key, value) of every record of the batch `header` describes inside `data`."""
+    payload = data[header.position + HEADER_SIZE : header.end]
+    if header.compression != NONE:
+        payload = decompress(header.compression, payload)
+    return decode_keys_values(payload, header.records_count)
 
 
 def decode_batches(data: bytes) -> Iterator[DecodedBatch]:

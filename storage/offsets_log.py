@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
 from protocol.offsets_records import OffsetsRecord, decode_record, encode_record
-from protocol.record_codec import Record, decode_batch, encode_batch
+from protocol.record_codec import Record, batch_keys_values, encode_batch
 from protocol.records import RecordBatches, RecordsError, iter_headers
 from protocol.types import ProtocolError
 from storage.log import PartitionLog
@@ -104,14 +104,21 @@ class OffsetsLog:
         self._memory_batches[index] = held
 
     def replay(self) -> Iterator[OffsetsRecord]:
-        """Every record, partition by partition, in offset order; records that are not
-        Kafka's offsets records are skipped with a warning, as are undecodable batches."""
+        """The latest record of every key, partition by partition: the log as compaction
+        leaves it, whether or not the cleaner has run yet. Only those records are decoded
+        with the schemas; records that are not Kafka's offsets records are skipped with a
+        warning, as are undecodable batches."""
         topic = self.topic
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
-            yield from _replay_partition(index, partition)
+            latest: dict[bytes | None, bytes | None] = dict(_scan_partition(index, partition))
+            for key, value in latest.items():
+                try:
+                    yield decode_record(key, value)
+                except ProtocolError as exc:
+                    log.warning("%s-%d: record skipped: %s", OFFSETS_TOPIC, index, exc)
 
 
-def _replay_partition(index: int, partition: PartitionLog) -> Iterator[OffsetsRecord]:
+def _scan_partition(index: int, partition: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
     offset = partition.log_start_offset
     while offset < partition.log_end_offset:
         data = partition.read(offset, READ_CHUNK_BYTES)
@@ -122,12 +129,6 @@ def _replay_partition(index: int, partition: PartitionLog) -> Iterator[OffsetsRe
             if header.is_control:
                 continue
             try:
-                batch = decode_batch(data, header)
+                yield from batch_keys_values(data, header)
             except RecordsError as exc:
                 log.warning("%s-%d: batch at %d skipped: %s", OFFSETS_TOPIC, index, header.base_offset, exc)
-                continue
-            for record in batch.records:
-                try:
-                    yield decode_record(record.key, record.value)
-                except ProtocolError as exc:
-                    log.warning("%s-%d@%d skipped: %s", OFFSETS_TOPIC, index, record.offset, exc)

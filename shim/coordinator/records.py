@@ -4,7 +4,7 @@ owns those).
 
 Emitting: every offset stored or removed, and the group's metadata after a
 completed rebalance, when it goes Empty, and a tombstone when it dies.
-Replaying: records applied in log order rebuild every group as it is after a
+Replaying: the last record of every key rebuilds every group as it is after a
 coordinator failover: Empty, its generation and protocol type kept, members
 gone (they rejoin), committed offsets intact.
 """
@@ -71,32 +71,37 @@ def group_tombstone(group_id: str) -> OffsetsRecord:
 
 
 def replay(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
-    """The groups the records describe once applied in order (last record per key wins)."""
-    groups: dict[str, Group] = {}
+    """The groups the records describe: the last record of each key wins and the
+    order across keys does not matter (as in Kafka's loader, and as after compaction).
+    A group exists if it has live metadata or any live offset."""
+    metadata: dict[str, GroupValue | None] = {}
+    committed: dict[str, dict[TopicPartition, CommittedOffset | None]] = {}
     for record in records:
         key, value = record.key, record.value
-        group = groups.get(key.group)
         if isinstance(key, OffsetKey):
-            tp = TopicPartition(key.topic, key.partition)
+            offset = None
             if isinstance(value, OffsetValue):
-                if group is None:
-                    group = groups[key.group] = Group(key.group, now)
-                group.offsets[tp] = CommittedOffset(
+                offset = CommittedOffset(
                     value.offset,
                     value.leader_epoch,
                     value.metadata,
                     value.commit_timestamp,
                     value.expire_timestamp,
                 )
-            elif group is not None:
-                group.offsets.pop(tp, None)
-        elif isinstance(value, GroupValue):
-            if group is None:
-                group = groups[key.group] = Group(key.group, now)
+            committed.setdefault(key.group, {})[TopicPartition(key.topic, key.partition)] = offset
+        else:
+            metadata[key.group] = value if isinstance(value, GroupValue) else None
+    groups: dict[str, Group] = {}
+    for group_id in [*metadata, *committed]:
+        offsets = {tp: o for tp, o in committed.get(group_id, {}).items() if o is not None}
+        value = metadata.get(group_id)
+        if group_id in groups or (value is None and not offsets):
+            continue
+        group = groups[group_id] = Group(group_id, now)
+        group.offsets = offsets
+        if value is not None:
             # The group was Empty since its recorded timestamp, or becomes Empty now.
             recorded = value.current_state_timestamp
             since = recorded if not value.members and recorded >= 0 else now
             group.restore_empty(value.generation, value.protocol_type or None, since)
-        else:
-            groups.pop(key.group, None)  # a deleted group: its offsets were tombstoned before it
     return groups
