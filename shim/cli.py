@@ -113,7 +113,16 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     return apply_kafka_configs(base, pairs)
 
 
+# Subcommands other than starting the broker, imported only when asked for (Spark is heavy).
+SUBCOMMANDS = {"lag-report": "pipeline.lag.cli"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        import importlib
+
+        return int(importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         config = config_from_args(args)
