@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from compat import java_build
-from compat.schema import Command, Observation
+from compat import java_build, librdkafka
+from compat.schema import Assignor, Command, Observation
 
 COMPAT_DIR = Path(__file__).resolve().parent
 REPO_ROOT = COMPAT_DIR.parent
@@ -159,15 +159,33 @@ class DriverProcess:
         self.stop()
 
 
+ALL_ASSIGNORS: tuple[Assignor, ...] = ("range", "roundrobin", "cooperative-sticky")
+
+
 @dataclass(frozen=True)
 class Driver:
-    """One client: how to tell it is available, and how to start its driver."""
+    """One client: how to tell it is available, how to start its driver, and what it can do.
+
+    The capability fields say why a scenario does not apply to this client (None: it does);
+    the harness reports those scenarios as n/a with the reason, it never runs a substitute.
+    """
 
     name: str
     build_argv: Callable[[str], list[str]]
     check_available: Callable[[], str | None]
     env: Callable[[], dict[str, str]] | None = None
-    supports_member: bool = True
+    assignors: tuple[Assignor, ...] = ALL_ASSIGNORS
+    no_static_members: str | None = None
+    no_admin: str | None = None
+    librdkafka: bool = False  # built on librdkafka (one of the mixed group's kinds of member)
+
+    def assignor_missing(self, assignor: Assignor) -> str | None:
+        if assignor in self.assignors:
+            return None
+        return f"{self.name} has no {assignor} assignor (it has: {', '.join(self.assignors)})"
+
+    def default_assignor(self) -> Assignor:
+        return "range" if "range" in self.assignors else self.assignors[0]
 
     def missing(self) -> str | None:
         """Why this client cannot run here, or None when it can."""
@@ -192,7 +210,11 @@ def _python_env() -> dict[str, str]:
     return env
 
 
-def _python_driver(name: str, module: str, *libraries: str, tools: tuple[str, ...] = ()) -> Driver:
+def _python_argv(module: str) -> Callable[[str], list[str]]:
+    return lambda command_json: [sys.executable, "-m", module, command_json]
+
+
+def _python_missing(*libraries: str, tools: tuple[str, ...] = ()) -> Callable[[], str | None]:
     def check() -> str | None:
         for library in libraries:
             if importlib.util.find_spec(library) is None:
@@ -202,13 +224,26 @@ def _python_driver(name: str, module: str, *libraries: str, tools: tuple[str, ..
                 return f"{tool} is not on PATH (apt-get install {tool})"
         return None
 
-    return Driver(
-        name=name,
-        build_argv=lambda command_json: [sys.executable, "-m", module, command_json],
-        check_available=check,
-        env=_python_env,
-        supports_member=tools == (),
+    return check
+
+
+def _wheel_librdkafka_env() -> dict[str, str]:
+    env = _python_env()
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(
+        filter(None, [str(librdkafka.library_dir()), env.get("LD_LIBRARY_PATH")])
     )
+    return env
+
+
+def _kcat_wheel_missing() -> str | None:
+    try:
+        librdkafka.wheel_library()
+    except librdkafka.BundledLibrdkafkaMissing as exc:
+        return str(exc)
+    return _python_missing("confluent_kafka", tools=("kcat",))()
+
+
+KCAT_NO_ADMIN = "kcat has no admin operations (no topic or group administration)"
 
 
 def _node_missing() -> str | None:
@@ -236,11 +271,48 @@ def _java_missing() -> str | None:
 DRIVERS: dict[str, Driver] = {
     driver.name: driver
     for driver in (
-        _python_driver("kafka-python", "compat.clients.kafka_python", "kafka"),
-        _python_driver("confluent-kafka", "compat.clients.confluent", "confluent_kafka"),
-        _python_driver("aiokafka", "compat.clients.aiokafka_client", "aiokafka"),
-        _python_driver("kcat", "compat.clients.kcat", "confluent_kafka", tools=("kcat",)),
-        Driver(name="kafkajs", build_argv=_node_argv, check_available=_node_missing),
-        Driver(name="java", build_argv=java_build.driver_command_line, check_available=_java_missing),
+        Driver(
+            "kafka-python", _python_argv("compat.clients.kafka_python"), _python_missing("kafka"), _python_env
+        ),
+        Driver(
+            "confluent-kafka",
+            _python_argv("compat.clients.confluent"),
+            _python_missing("confluent_kafka"),
+            _python_env,
+            librdkafka=True,
+        ),
+        Driver(
+            "aiokafka",
+            _python_argv("compat.clients.aiokafka_client"),
+            _python_missing("aiokafka"),
+            _python_env,
+            assignors=("range", "roundrobin"),
+        ),
+        # Debian's kcat on Debian's librdkafka (2.0.2 on bookworm).
+        Driver(
+            "kcat",
+            _python_argv("compat.clients.kcat"),
+            _python_missing("confluent_kafka", tools=("kcat",)),
+            _python_env,
+            no_admin=KCAT_NO_ADMIN,
+            librdkafka=True,
+        ),
+        # The same kcat on the newest librdkafka here: the one in the confluent-kafka wheel.
+        Driver(
+            "kcat-newest",
+            _python_argv("compat.clients.kcat"),
+            _kcat_wheel_missing,
+            _wheel_librdkafka_env,
+            no_admin=KCAT_NO_ADMIN,
+            librdkafka=True,
+        ),
+        Driver(
+            "kafkajs",
+            _node_argv,
+            _node_missing,
+            assignors=("roundrobin",),
+            no_static_members="kafkajs 2.2.4 has no static membership (group.instance.id)",
+        ),
+        Driver("java", java_build.driver_command_line, _java_missing),
     )
 }

@@ -17,6 +17,14 @@ Commands (field `op`):
 - ``member``: join `group` and stay in it, emitting ``assignment`` after every change of the
   owned partitions, until stdin yields the line ``close`` (or EOF): then close cleanly
   (LeaveGroup where the client sends one) and emit ``closed``.
+- ``swarm``: many ``member``s in this one process (threads or tasks, so hundreds fit on a
+  small machine): `groups` groups named ``{group}-{i}`` of `members` members each, all
+  subscribed to `topic`. Every ``assignment`` and ``closed`` carries ``member``
+  (``"{i}/{j}"``) and ``group``; one ``close`` line closes them all.
+- ``admin``: with the client's admin API, run the steps of `ADMIN_STEPS` in order on
+  `topic`, `group` (a group that exists only through offsets the step ``alter_offsets``
+  commits) and `other_group` (a group the harness keeps one live member in), emitting one
+  ``admin_step`` per step. A step the admin API lacks is reported with ``unsupported``.
 
 Observations (field `event`, plus `ts`, seconds since the epoch as a float, from the
 driver's clock — tests on one machine compare them with `time.time()`):
@@ -28,6 +36,8 @@ driver's clock — tests on one machine compare them with `time.time()`):
 - ``message`` {partition, offset, key, value}
 - ``committed`` {offsets: {partition: offset}}
 - ``offsets`` {committed: {partition: offset}, latest: {partition: offset}}
+- ``admin_step`` {step, error: Kafka error name (e.g. "NON_EMPTY_GROUP") | null, result,
+  unsupported: reason | null}; results per step are listed at `ADMIN_STEPS`.
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
 Partition numbers are JSON object keys, hence strings on the wire; `Observation`
@@ -36,13 +46,15 @@ accessors turn them back into ints.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Op = Literal["create_topic", "produce", "consume", "offsets", "member"]
+Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin"]
 Assignor = Literal["range", "roundrobin", "cooperative-sticky"]
 
 
@@ -60,6 +72,9 @@ class Command:
     session_timeout_ms: int = 6000
     group_instance_id: str | None = None
     client_id: str = "compat"
+    other_group: str = ""
+    groups: int = 1
+    members: int = 1
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -67,6 +82,35 @@ class Command:
     @classmethod
     def from_json(cls, text: str) -> Command:
         return cls(**json.loads(text))
+
+
+# The admin op's steps, in order, and what each reports as `result`:
+ADMIN_STEPS = (
+    "create_topics",  # create `topic` and `extra_topic(topic)`; result null
+    "delete_topics",  # delete `extra_topic(topic)`; result null
+    "list_topics",  # result: sorted names of those two that are listed
+    "alter_offsets",  # commit `admin_offsets(partitions)` for `group`; result null
+    "list_offsets",  # result: {partition: offset} committed for `group` on `topic`
+    "list_groups",  # result: sorted names of `group`, `other_group` that are listed
+    "describe_groups",  # result: {name: {"state": "STABLE" | "EMPTY" | ..., "members": n}}
+    "delete_live_group",  # delete `other_group` (it has a member): error expected
+    "delete_group",  # delete `group`; result null
+    "list_groups_after",  # as list_groups
+)
+
+
+def extra_topic(topic: str) -> str:
+    return f"{topic}-extra"
+
+
+def admin_offsets(partitions: int) -> dict[int, int]:
+    """The offsets the admin op commits: distinct per partition, so a mix-up shows."""
+    return {p: p + 1 for p in range(partitions)}
+
+
+def group_state(name: str) -> str:
+    """Kafka's group state names normalized across clients ("Stable", STABLE, "stable")."""
+    return name.replace("_", "").replace(" ", "").upper()
 
 
 def message_key(index: int, key_count: int) -> str:
@@ -101,7 +145,16 @@ class Observation:
         return {int(partition): int(offset) for partition, offset in self.fields[name].items()}
 
 
+# Set per member thread/task of a ``swarm``: every observation that member emits carries it.
+MEMBER_LABEL: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "member_label", default=None
+)
+_STDOUT_LOCK = threading.Lock()  # swarm members print from many threads: whole lines only
+
+
 def emit(event: str, **fields: Any) -> None:
     """Print one observation line (used by the Python drivers); flushed so readers see it now."""
-    sys.stdout.write(json.dumps({"event": event, "ts": time.time(), **fields}) + "\n")
-    sys.stdout.flush()
+    line = json.dumps({"event": event, "ts": time.time(), **(MEMBER_LABEL.get() or {}), **fields}) + "\n"
+    with _STDOUT_LOCK:
+        sys.stdout.write(line)
+        sys.stdout.flush()

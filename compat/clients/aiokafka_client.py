@@ -15,10 +15,11 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor
 from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
-from aiokafka.errors import TopicAlreadyExistsError
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
+from compat.clients.admin_steps import Unsupported, run_admin
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, decoded, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, group_state, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
@@ -124,7 +125,7 @@ class AiokafkaOps:
                 tracker.remove(tp.partition for tp in revoked)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
-                tracker.replace((tp.partition for tp in assigned), generation_of(consumer))
+                tracker.add((tp.partition for tp in assigned), generation_of(consumer))
 
         emit("subscribing", group=command.group)
         consumer.subscribe([command.topic], listener=Listener())
@@ -135,6 +136,52 @@ class AiokafkaOps:
         finally:
             await consumer.stop()
         emit("closed")
+
+    async def admin(self, command: Command) -> None:
+        api = AiokafkaAdmin(command)
+        await api.admin.start()
+        await run_admin(api, command)
+
+
+class AiokafkaAdmin:
+    def __init__(self, command: Command) -> None:
+        self.admin = AIOKafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+
+    async def create_topics(self, names: list[str], partitions: int) -> None:
+        await self.admin.create_topics([NewTopic(name, partitions, 1) for name in names])
+
+    async def delete_topics(self, names: list[str]) -> None:
+        await self.admin.delete_topics(names)
+
+    async def list_topics(self) -> list[str]:
+        return list(await self.admin.list_topics())
+
+    def alter_offsets(self, group: str, topic: str, offsets: dict[int, int]) -> None:
+        raise Unsupported("AIOKafkaAdminClient 0.14 has no alter consumer group offsets")
+
+    async def list_offsets(self, group: str, topic: str) -> dict[int, int]:
+        offsets = await self.admin.list_consumer_group_offsets(group)
+        return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
+
+    async def list_groups(self) -> list[str]:
+        return [str(group[0]) for group in await self.admin.list_consumer_groups()]
+
+    async def describe_groups(self, groups: list[str]) -> dict[str, tuple[str, int]]:
+        described: dict[str, tuple[str, int]] = {}
+        for response in await self.admin.describe_consumer_groups(groups):
+            # Raw DescribeGroups response rows: (error_code, group, state, protocol_type, protocol, members)
+            for _error, name, state, _type, _protocol, members, *_ in response.groups:
+                described[name] = (group_state(state), len(members))
+        return described
+
+    def delete_groups(self, groups: list[str]) -> None:
+        raise Unsupported("AIOKafkaAdminClient 0.14 has no delete consumer groups")
+
+    def error_name(self, exc: BaseException) -> str | None:
+        return str(exc.message) if isinstance(exc, KafkaError) and getattr(exc, "errno", None) else None
+
+    async def close(self) -> None:
+        await self.admin.close()
 
 
 if __name__ == "__main__":

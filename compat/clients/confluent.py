@@ -6,11 +6,19 @@ import threading
 import time
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, decoded, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, group_state, message_key, message_value
 
 
 def group_consumer(command: Command, **extra: Any) -> Consumer:
@@ -125,6 +133,59 @@ class ConfluentOps:
                 raise KafkaException(message.error())
         consumer.close()
         emit("closed")
+
+    def admin(self, command: Command) -> Any:
+        return run_admin(ConfluentAdmin(command), command)
+
+
+class ConfluentAdmin:
+    def __init__(self, command: Command) -> None:
+        self.admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        self.timeout_s = command.timeout_s
+
+    def wait_all(self, futures: dict[Any, Any]) -> list[Any]:
+        return [future.result(timeout=self.timeout_s) for future in futures.values()]
+
+    def create_topics(self, names: list[str], partitions: int) -> None:
+        self.wait_all(self.admin.create_topics([NewTopic(name, num_partitions=partitions) for name in names]))
+
+    def delete_topics(self, names: list[str]) -> None:
+        self.wait_all(self.admin.delete_topics(names))
+
+    def list_topics(self) -> list[str]:
+        return list(self.admin.list_topics(timeout=self.timeout_s).topics)
+
+    def alter_offsets(self, group: str, topic: str, offsets: dict[int, int]) -> None:
+        request = ConsumerGroupTopicPartitions(
+            group, [TopicPartition(topic, p, o) for p, o in offsets.items()]
+        )
+        for result in self.wait_all(self.admin.alter_consumer_group_offsets([request])):
+            for tp in result.topic_partitions:
+                if tp.error is not None:
+                    raise KafkaException(tp.error)
+
+    def list_offsets(self, group: str, topic: str) -> dict[int, int]:
+        (result,) = self.wait_all(
+            self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+        )
+        return {tp.partition: tp.offset for tp in result.topic_partitions if tp.topic == topic}
+
+    def list_groups(self) -> list[str]:
+        listed = self.admin.list_consumer_groups().result(timeout=self.timeout_s)
+        return [group.group_id for group in listed.valid]
+
+    def describe_groups(self, groups: list[str]) -> dict[str, tuple[str, int]]:
+        described = self.wait_all(self.admin.describe_consumer_groups(groups))
+        return {info.group_id: (group_state(info.state.name), len(info.members)) for info in described}
+
+    def delete_groups(self, groups: list[str]) -> None:
+        self.wait_all(self.admin.delete_consumer_groups(groups))
+
+    def error_name(self, exc: BaseException) -> str | None:
+        return exc.args[0].name() if isinstance(exc, KafkaException) and exc.args else None
+
+    def close(self) -> None:
+        """AdminClient has no close: its handle goes with the process."""
 
 
 if __name__ == "__main__":

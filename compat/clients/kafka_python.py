@@ -6,17 +6,25 @@ import threading
 import time
 from typing import Any
 
+import kafka.errors
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.coordinator.assignors.cooperative_sticky import CooperativeStickyAssignor
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.errors import TopicAlreadyExistsError
+from kafka.structs import OffsetAndMetadata
 
+from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, decoded, emit, message_key, message_value
+from compat.schema import Command, decoded, emit, group_state, message_key, message_value
 
-ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
+ASSIGNORS: dict[str, Any] = {
+    "range": RangePartitionAssignor,
+    "roundrobin": RoundRobinPartitionAssignor,
+    "cooperative-sticky": CooperativeStickyAssignor,
+}
 
 
 def group_consumer(command: Command, **extra: Any) -> KafkaConsumer:
@@ -111,7 +119,9 @@ class KafkaPythonOps:
                 tracker.remove(tp.partition for tp in revoked)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
-                tracker.replace((tp.partition for tp in assigned), generation_of(consumer))
+                # Eager rebalances revoke everything first, cooperative ones hand over increments:
+                # adding covers both.
+                tracker.add((tp.partition for tp in assigned), generation_of(consumer))
 
         emit("subscribing", group=command.group)
         consumer.subscribe([command.topic], listener=Listener())
@@ -119,6 +129,59 @@ class KafkaPythonOps:
             consumer.poll(timeout_ms=100)
         consumer.close()
         emit("closed")
+
+    def admin(self, command: Command) -> Any:
+        return run_admin(KafkaPythonAdmin(command), command)
+
+
+def raise_named(error_name: str) -> None:
+    """kafka-python's group admin calls return error class names: raise the class."""
+    if error_name not in ("OK", "NoError"):
+        raise getattr(kafka.errors, error_name)()
+
+
+class KafkaPythonAdmin:
+    def __init__(self, command: Command) -> None:
+        self.admin = KafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+
+    def create_topics(self, names: list[str], partitions: int) -> None:
+        self.admin.create_topics([NewTopic(name, partitions, 1) for name in names])
+
+    def delete_topics(self, names: list[str]) -> None:
+        self.admin.delete_topics(names)
+
+    def list_topics(self) -> list[str]:
+        return list(self.admin.list_topics())
+
+    def alter_offsets(self, group: str, topic: str, offsets: dict[int, int]) -> None:
+        errors = self.admin.alter_group_offsets(
+            group, {TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()}
+        )
+        for error in errors.values():
+            raise_named(error.__name__)
+
+    def list_offsets(self, group: str, topic: str) -> dict[int, int]:
+        offsets = self.admin.list_group_offsets({group: None}).get(group, {})
+        return {tp.partition: meta.offset for tp, meta in offsets.items() if tp.topic == topic}
+
+    def list_groups(self) -> list[str]:
+        return [group["group_id"] for group in self.admin.list_groups()]
+
+    def describe_groups(self, groups: list[str]) -> dict[str, tuple[str, int]]:
+        described = self.admin.describe_groups(groups)
+        return {
+            name: (group_state(info["group_state"]), len(info["members"])) for name, info in described.items()
+        }
+
+    def delete_groups(self, groups: list[str]) -> None:
+        for error_name in self.admin.delete_groups(groups).values():
+            raise_named(error_name)
+
+    def error_name(self, exc: BaseException) -> str | None:
+        return exc.message if isinstance(exc, kafka.errors.BrokerResponseError) else None
+
+    def close(self) -> None:
+        self.admin.close()
 
 
 if __name__ == "__main__":

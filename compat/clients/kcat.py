@@ -1,26 +1,45 @@
 """kcat driver: `python -m compat.clients.kcat '<command json>'` translates commands into kcat runs.
 
-kcat (Debian's, linking librdkafka 2.0.2) does the producing, the group consuming and the
-ListOffsets query. It cannot create topics or read a group's committed offsets, so those two
-steps go through confluent-kafka; the observations say which tool answered (`via`).
-Committing is librdkafka's own: kcat's balanced consumer auto-commits and commits the final
-positions when it closes, so there is no explicit commit to report.
+kcat (Debian's, linking librdkafka 2.0.2; or any librdkafka put first on LD_LIBRARY_PATH)
+does the producing, the group consuming, group membership and the ListOffsets query. It
+cannot create topics or read a group's committed offsets, so those two steps go through
+confluent-kafka; the observations say which tool answered (`via`). Committing is
+librdkafka's own: kcat's balanced consumer auto-commits and commits the final positions
+when it closes, so there is no explicit commit to report.
+
+A ``member`` is a `kcat -G` balanced consumer whose rebalance lines on stderr become
+``assignment`` observations; ``close`` is SIGTERM (kcat then closes the consumer and leaves
+the group), and kcat dies with this translator (PR_SET_PDEATHSIG) so a SIGKILLed member
+really vanishes.
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
 import shutil
+import signal
 import subprocess
 import threading
 
 from compat.clients.confluent import ConfluentOps
-from compat.clients.runner import run
+from compat.clients.runner import AssignmentTracker, run
 from compat.schema import Command, emit, message_key, message_value
 
 # Unit separator: never inside our keys or values, so one split suffices.
 FIELD_SEPARATOR = "\x1f"
 QUERY_LINE = re.compile(r"\[(\d+)\]\s+offset\s+(-?\d+)")
+# "% Group g rebalanced (memberid m): assigned: t [0], t [1]" (eager) or
+# "% Group g rebalanced: incremental revoke of 2 partition(s) (memberid m, ...): t [0], t [1]"
+# The partition list follows the last colon (topic names cannot contain one).
+REBALANCE_LINE = re.compile(r"^% Group .* rebalanced\b.*?\b(assign|revoke)\w*.*:([^:]*)$")
+PARTITION_IN_LIST = re.compile(r"\[(\d+)\]")
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Runs in the kcat child before exec: SIGKILL it when this translator dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def kcat_binary() -> str:
@@ -114,7 +133,54 @@ class KcatOps:
         )
 
     def member(self, command: Command, stop: threading.Event) -> None:
-        raise NotImplementedError("the kcat driver has no long-lived group member")
+        instance = (
+            ["-X", f"group.instance.id={command.group_instance_id}"] if command.group_instance_id else []
+        )
+        argv = [
+            kcat_binary(),
+            *("-b", command.bootstrap, "-G", command.group, "-X", f"client.id={command.client_id}"),
+            *group_options(command),
+            *instance,
+            command.topic,
+        ]
+        emit("subscribing", group=command.group)
+        kcat = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=die_with_parent,
+        )
+        watcher = threading.Thread(target=report_rebalances, args=(kcat, AssignmentTracker()), daemon=True)
+        watcher.start()
+        while not stop.wait(0.2):
+            if kcat.poll() is not None:
+                watcher.join(timeout=5)
+                raise RuntimeError(f"kcat member exited {kcat.returncode}")
+        kcat.send_signal(signal.SIGTERM)  # kcat closes its consumer: LeaveGroup
+        kcat.wait(timeout=30)
+        watcher.join(timeout=5)
+        emit("closed")
+
+    def admin(self, command: Command) -> None:
+        raise NotImplementedError("kcat has no admin operations")
+
+
+def report_rebalances(kcat: subprocess.Popen[str], tracker: AssignmentTracker) -> None:
+    assert kcat.stderr is not None
+    for line in kcat.stderr:
+        match = REBALANCE_LINE.match(line)
+        if match is None:
+            if "ERROR" in line:
+                emit("error", message=line.strip())
+            continue
+        partitions = (int(p) for p in PARTITION_IN_LIST.findall(match.group(2)))
+        # Eager rebalances revoke all then assign all; cooperative ones carry increments.
+        if match.group(1) == "assign":
+            tracker.add(partitions)
+        else:
+            tracker.remove(partitions)
 
 
 def committed_offsets_via_confluent(command: Command) -> dict[int, int]:

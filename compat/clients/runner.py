@@ -2,7 +2,8 @@
 
 A driver module defines one object with a method per op (see `DriverOps`); sync or async
 (aiokafka) methods both work. `member` receives a `threading.Event` that is set when
-stdin yields ``close`` or reaches EOF (the test process went away).
+stdin yields ``close`` or reaches EOF (the test process went away). ``swarm`` is built
+here from `member`: one thread (sync clients) or task (async clients) per member.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Protocol
 
-from compat.schema import Command, emit
+from compat.schema import MEMBER_LABEL, Command, emit
 
 
 class DriverOps(Protocol):
@@ -24,6 +26,7 @@ class DriverOps(Protocol):
     def consume(self, command: Command) -> Any: ...
     def offsets(self, command: Command) -> Any: ...
     def member(self, command: Command, stop: threading.Event) -> Any: ...
+    def admin(self, command: Command) -> Any: ...
 
 
 def close_requested() -> threading.Event:
@@ -71,6 +74,53 @@ class AssignmentTracker:
             emit("assignment", partitions=current, generation=generation)
 
 
+def swarm_members(command: Command) -> list[tuple[dict[str, str], Command]]:
+    """Each swarm member's label and its own `member` command."""
+    members = []
+    for i in range(command.groups):
+        group = f"{command.group}-{i}"
+        for j in range(command.members):
+            label = {"member": f"{i}/{j}", "group": group}
+            members.append((label, replace(command, op="member", group=group, client_id=f"{group}-{j}")))
+    return members
+
+
+def run_swarm(ops: DriverOps, command: Command, stop: threading.Event) -> Any:
+    members = swarm_members(command)
+    if inspect.iscoroutinefunction(ops.member):
+
+        async def member_task(label: dict[str, str], member_command: Command) -> None:
+            MEMBER_LABEL.set(label)  # tasks copy the context: this stays in this member's task
+            await ops.member(member_command, stop)
+
+        async def all_members() -> None:
+            await asyncio.gather(*(member_task(label, cmd) for label, cmd in members))
+
+        return all_members()
+
+    failures: list[BaseException] = []
+
+    def member_thread(label: dict[str, str], member_command: Command) -> None:
+        MEMBER_LABEL.set(label)  # a new thread starts with an empty context
+        try:
+            ops.member(member_command, stop)
+        except Exception as exc:
+            failures.append(exc)
+            stop.set()  # one failed member fails the swarm: stop the others too
+
+    threads = [
+        threading.Thread(target=member_thread, args=member, name=member[0]["member"], daemon=True)
+        for member in members
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return None
+
+
 def run(ops: DriverOps, argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -81,6 +131,8 @@ def run(ops: DriverOps, argv: list[str] | None = None) -> None:
     try:
         if command.op == "member":
             result = ops.member(command, close_requested())
+        elif command.op == "swarm":
+            result = run_swarm(ops, command, close_requested())
         else:
             result = getattr(ops, command.op)(command)
         if inspect.isawaitable(result):

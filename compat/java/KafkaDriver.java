@@ -13,12 +13,14 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
@@ -34,14 +36,22 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public final class KafkaDriver {
     private final Command command;
+    /** A swarm member's label ({member, group}) added to its observations; empty otherwise. */
+    private final Map<String, Object> label;
 
     private KafkaDriver(Command command) {
+        this(command, Map.of());
+    }
+
+    private KafkaDriver(Command command, Map<String, Object> label) {
         this.command = command;
+        this.label = label;
     }
 
     public static void main(String[] args) {
@@ -69,6 +79,8 @@ public final class KafkaDriver {
             case "consume" -> consume();
             case "offsets" -> offsets();
             case "member" -> member();
+            case "swarm" -> swarm();
+            case "admin" -> admin();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
     }
@@ -169,9 +181,30 @@ public final class KafkaDriver {
         }
     }
 
-    private void member() {
+    private void member() throws InterruptedException {
+        List<KafkaDriver> one = List.of(this);
+        runMembers(one);
+        emit("closed", Map.of());
+    }
+
+    /** Many members in this JVM, one thread each: groups "{group}-{i}" of `members` members. */
+    private void swarm() throws InterruptedException {
+        List<KafkaDriver> members = new ArrayList<>();
+        for (int i = 0; i < command.groups; i++) {
+            String group = command.group + "-" + i;
+            for (int j = 0; j < command.members; j++) {
+                members.add(new KafkaDriver(command.forMember(group, group + "-" + j),
+                    Map.of("member", i + "/" + j, "group", group)));
+            }
+        }
+        runMembers(members);
+    }
+
+    /** Runs each member's poll loop on its own thread until stdin says close (or ends). */
+    private static void runMembers(List<KafkaDriver> members) throws InterruptedException {
         AtomicBoolean stop = new AtomicBoolean(false);
-        KafkaConsumer<String, String> consumer = groupConsumer();
+        List<KafkaConsumer<String, String>> consumers = new CopyOnWriteArrayList<>();
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
         Thread watcher = new Thread(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
                 String line;
@@ -182,9 +215,35 @@ public final class KafkaDriver {
                 // EOF or a broken pipe both mean: close
             }
             stop.set(true);
-            consumer.wakeup();
+            consumers.forEach(KafkaConsumer::wakeup);
         }, "stdin-close");
         watcher.setDaemon(true);
+        watcher.start();
+        List<Thread> threads = new ArrayList<>();
+        for (KafkaDriver member : members) {
+            Thread thread = new Thread(() -> {
+                try {
+                    member.pollUntil(stop, consumers);
+                } catch (Throwable e) {
+                    failures.add(e);
+                    stop.set(true);
+                    consumers.forEach(KafkaConsumer::wakeup);
+                }
+            }, "member-" + member.label.getOrDefault("member", "0"));
+            threads.add(thread);
+            thread.start();
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("a member failed: " + failures.get(0), failures.get(0));
+        }
+    }
+
+    private void pollUntil(AtomicBoolean stop, List<KafkaConsumer<String, String>> consumers) {
+        KafkaConsumer<String, String> consumer = groupConsumer();
+        consumers.add(consumer);
         TreeSet<Integer> owned = new TreeSet<>();
         ConsumerRebalanceListener listener = new ConsumerRebalanceListener() {
             // For eager assignors these callbacks carry whole sets, for cooperative ones increments;
@@ -208,9 +267,8 @@ public final class KafkaDriver {
                 reportAssignment(consumer, owned);
             }
         };
-        emit("subscribing", Map.of("group", command.group));
+        emit("subscribing", labelled(Map.of("group", command.group)));
         consumer.subscribe(List.of(command.topic), listener);
-        watcher.start();
         try {
             while (!stop.get()) {
                 try {
@@ -222,11 +280,108 @@ public final class KafkaDriver {
         } finally {
             consumer.close();
         }
-        emit("closed", Map.of());
+        if (!label.isEmpty()) {
+            emit("closed", label);
+        }
     }
 
-    private static void reportAssignment(KafkaConsumer<String, String> consumer, TreeSet<Integer> owned) {
-        Map<String, Object> fields = new HashMap<>();
+    /** The admin steps of compat/schema.py ADMIN_STEPS, with the Java Admin client. */
+    private void admin() throws Exception {
+        String topic = command.topic;
+        String extra = topic + "-extra";
+        List<String> groups = List.of(command.group, command.otherGroup);
+        try (Admin admin = Admin.create(base())) {
+            Map<String, AdminStep> steps = new java.util.LinkedHashMap<>();
+            steps.put("create_topics", () -> {
+                admin.createTopics(List.of(new NewTopic(topic, command.partitions, (short) 1),
+                    new NewTopic(extra, command.partitions, (short) 1))).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("delete_topics", () -> {
+                admin.deleteTopics(List.of(extra)).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("list_topics", () -> {
+                TreeSet<String> names = new TreeSet<>(admin.listTopics().names().get(timeoutMs(), TimeUnit.MILLISECONDS));
+                names.retainAll(List.of(topic, extra));
+                return new ArrayList<>(names);
+            });
+            steps.put("alter_offsets", () -> {
+                Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+                for (int p = 0; p < command.partitions; p++) {
+                    offsets.put(new TopicPartition(topic, p), new OffsetAndMetadata(p + 1));
+                }
+                admin.alterConsumerGroupOffsets(command.group, offsets).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("list_offsets", () -> {
+                Map<Integer, Long> committed = new TreeMap<>();
+                admin.listConsumerGroupOffsets(command.group).partitionsToOffsetAndMetadata()
+                    .get(timeoutMs(), TimeUnit.MILLISECONDS).forEach((tp, offset) -> {
+                        if (offset != null && tp.topic().equals(topic)) {
+                            committed.put(tp.partition(), offset.offset());
+                        }
+                    });
+                return committed;
+            });
+            AdminStep listGroups = () -> {
+                TreeSet<String> names = new TreeSet<>();
+                for (GroupListing listing : admin.listGroups().all().get(timeoutMs(), TimeUnit.MILLISECONDS)) {
+                    names.add(listing.groupId());
+                }
+                names.retainAll(groups);
+                return new ArrayList<>(names);
+            };
+            steps.put("list_groups", listGroups);
+            steps.put("describe_groups", () -> {
+                Map<String, Object> described = new TreeMap<>();
+                admin.describeConsumerGroups(groups).all().get(timeoutMs(), TimeUnit.MILLISECONDS)
+                    .forEach((name, info) -> described.put(name, Map.of(
+                        "state", info.groupState().name().replace("_", ""), "members", info.members().size())));
+                return described;
+            });
+            steps.put("delete_live_group", () -> {
+                admin.deleteConsumerGroups(List.of(command.otherGroup)).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("delete_group", () -> {
+                admin.deleteConsumerGroups(List.of(command.group)).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("list_groups_after", listGroups);
+            for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
+                Map<String, Object> fields = new HashMap<>();
+                fields.put("step", step.getKey());
+                fields.put("unsupported", null);
+                try {
+                    fields.put("result", step.getValue().run());
+                    fields.put("error", null);
+                } catch (ExecutionException e) {
+                    Errors error = Errors.forException(e.getCause());
+                    if (error == Errors.UNKNOWN_SERVER_ERROR && !(e.getCause() instanceof org.apache.kafka.common.errors.UnknownServerException)) {
+                        throw e;  // not a broker error: the driver fails
+                    }
+                    fields.put("result", null);
+                    fields.put("error", error.name());
+                }
+                emit("admin_step", fields);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface AdminStep {
+        Object run() throws Exception;
+    }
+
+    private Map<String, Object> labelled(Map<String, ?> fields) {
+        Map<String, Object> all = new HashMap<>(label);
+        all.putAll(fields);
+        return all;
+    }
+
+    private void reportAssignment(KafkaConsumer<String, String> consumer, TreeSet<Integer> owned) {
+        Map<String, Object> fields = new HashMap<>(label);
         fields.put("partitions", new ArrayList<>(owned));
         fields.put("generation", consumer.groupMetadata().generationId());
         emit("assignment", fields);
@@ -259,8 +414,13 @@ public final class KafkaDriver {
         final int sessionTimeoutMs;
         final String groupInstanceId;
         final String clientId;
+        final String otherGroup;
+        final int groups;
+        final int members;
+        private final Map<String, Object> json;
 
         Command(Map<String, Object> json) {
+            this.json = json;
             op = (String) json.get("op");
             bootstrap = (String) json.get("bootstrap");
             topic = (String) json.get("topic");
@@ -273,6 +433,17 @@ public final class KafkaDriver {
             sessionTimeoutMs = ((Number) json.getOrDefault("session_timeout_ms", 6000)).intValue();
             groupInstanceId = (String) json.get("group_instance_id");
             clientId = (String) json.getOrDefault("client_id", "compat");
+            otherGroup = (String) json.getOrDefault("other_group", "");
+            groups = ((Number) json.getOrDefault("groups", 1)).intValue();
+            members = ((Number) json.getOrDefault("members", 1)).intValue();
+        }
+
+        /** This command as one swarm member's: its own group and client id. */
+        Command forMember(String group, String clientId) {
+            Map<String, Object> copy = new HashMap<>(json);
+            copy.put("group", group);
+            copy.put("client_id", clientId);
+            return new Command(copy);
         }
     }
 }

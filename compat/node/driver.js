@@ -10,13 +10,18 @@ function emit (event, fields = {}) {
   process.stdout.write(JSON.stringify({ event, ts: Date.now() / 1000, ...fields }) + '\n')
 }
 
+// A swarm member's observations carry its label ({ member, group }).
+function emitFor (label, event, fields = {}) {
+  emit(event, { ...label, ...fields })
+}
+
 const messageKey = (i, keyCount) => `key-${i % keyCount}`
 const messageValue = (i) => String(i)
 
-// kafkajs ships only the round-robin assigner; "range" is expressed with it as
-// the closest built-in (both give every member a share; neither is sticky).
+// kafkajs ships only the round-robin assigner: asking for another is an error, never a
+// silent substitute (the harness reports such scenarios as not applicable).
 function assigners (name) {
-  if (name === 'cooperative-sticky') throw new Error('kafkajs has no cooperative-sticky assigner')
+  if (name !== 'roundrobin') throw new Error(`kafkajs 2.2.4 has no ${name} assigner`)
   return [PartitionAssigners.roundRobin]
 }
 
@@ -120,28 +125,119 @@ async function offsets (command) {
   }
 }
 
-async function member (command) {
+async function startMember (command, label = {}) {
   const consumer = groupConsumer(client(command), command)
   const { GROUP_JOIN } = consumer.events
   // kafkajs reports the full assignment of each completed join; it does not expose the generation.
   consumer.on(GROUP_JOIN, ({ payload }) => {
     const partitions = (payload.memberAssignment[command.topic] || []).slice().sort((a, b) => a - b)
-    emit('assignment', { partitions, generation: null })
+    emitFor(label, 'assignment', { partitions, generation: null })
   })
   await consumer.connect()
-  emit('subscribing', { group: command.group })
+  emitFor(label, 'subscribing', { group: command.group })
   await consumer.subscribe({ topic: command.topic, fromBeginning: true })
   await consumer.run({ eachMessage: async () => {} })
-  await new Promise((resolve) => {
+  return consumer
+}
+
+function closeRequested () {
+  return new Promise((resolve) => {
     const lines = readline.createInterface({ input: process.stdin })
     lines.on('line', (line) => { if (line.trim() === 'close') resolve() })
     lines.on('close', resolve)
   })
+}
+
+async function member (command) {
+  const consumer = await startMember(command)
+  await closeRequested()
   await consumer.disconnect()
   emit('closed')
 }
 
-const OPS = { create_topic: createTopic, produce, consume, offsets, member }
+// Many members in this one process: groups `${group}-${i}` of `members` members each.
+async function swarm (command) {
+  const starting = []
+  for (let i = 0; i < command.groups; i++) {
+    const group = `${command.group}-${i}`
+    for (let j = 0; j < command.members; j++) {
+      const label = { member: `${i}/${j}`, group }
+      const memberCommand = { ...command, group, client_id: `${group}-${j}` }
+      starting.push(startMember(memberCommand, label).then((consumer) => ({ consumer, label })))
+    }
+  }
+  const members = await Promise.all(starting)
+  await closeRequested()
+  await Promise.all(members.map(async ({ consumer, label }) => {
+    await consumer.disconnect()
+    emitFor(label, 'closed')
+  }))
+}
+
+// The admin steps of compat/schema.py ADMIN_STEPS, with kafkajs's admin client.
+async function admin (command) {
+  const kafka = client(command)
+  const api = kafka.admin()
+  await api.connect()
+  const topic = command.topic
+  const extra = `${topic}-extra`
+  const groups = [command.group, command.other_group]
+  const listedGroups = async () => {
+    const { groups: listed } = await api.listGroups()
+    return listed.map((g) => g.groupId).filter((g) => groups.includes(g)).sort()
+  }
+  const adminOffsets = Array.from({ length: command.partitions }, (_, p) => ({ partition: p, offset: String(p + 1) }))
+  const steps = [
+    ['create_topics', async () => {
+      await api.createTopics({
+        topics: [topic, extra].map((t) => ({ topic: t, numPartitions: command.partitions, replicationFactor: 1 })),
+        waitForLeaders: true
+      })
+      return null
+    }],
+    ['delete_topics', async () => { await api.deleteTopics({ topics: [extra] }); return null }],
+    ['list_topics', async () => (await api.listTopics()).filter((t) => t === topic || t === extra).sort()],
+    ['alter_offsets', async () => {
+      await api.setOffsets({ groupId: command.group, topic, partitions: adminOffsets })
+      return null
+    }],
+    ['list_offsets', async () => {
+      const [found] = await api.fetchOffsets({ groupId: command.group, topics: [topic] })
+      return Object.fromEntries(found.partitions.filter((p) => Number(p.offset) >= 0)
+        .map((p) => [p.partition, Number(p.offset)]))
+    }],
+    ['list_groups', listedGroups],
+    ['describe_groups', async () => {
+      const { groups: described } = await api.describeGroups(groups)
+      return Object.fromEntries(described.map((g) => [
+        g.groupId, { state: g.state.replace(/[_ ]/g, '').toUpperCase(), members: g.members.length }]))
+    }],
+    ['delete_live_group', async () => { await api.deleteGroups([command.other_group]); return null }],
+    ['delete_group', async () => { await api.deleteGroups([command.group]); return null }],
+    ['list_groups_after', listedGroups]
+  ]
+  try {
+    for (const [step, action] of steps) {
+      try {
+        emit('admin_step', { step, error: null, result: await action(), unsupported: null })
+      } catch (error) {
+        const name = kafkaErrorName(error)
+        if (name === null) throw error
+        emit('admin_step', { step, error: name, result: null, unsupported: null })
+      }
+    }
+  } finally {
+    await api.disconnect()
+  }
+}
+
+// Kafka's error name behind a kafkajs error (deleteGroups wraps one per group), or null.
+function kafkaErrorName (error) {
+  if (error.groups && error.groups.length) return kafkaErrorName(error.groups[0].error)
+  return error.type || null
+}
+
+const OPS = { create_topic: createTopic, produce, consume, offsets, member, swarm, admin }
 
 async function main () {
   if (process.argv.length !== 3) {
