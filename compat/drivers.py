@@ -132,12 +132,19 @@ class DriverProcess:
             raise DriverFailed(f"{self.name}: still running after {timeout_s}s\n{self.diagnosis()}") from None
         self._reader.join(timeout=10)
         if self.process.returncode != 0 or self.events("error"):
-            raise DriverFailed(f"{self.name}: exited {self.process.returncode}\n{self.diagnosis()}")
+            raise DriverFailed(
+                f"{self.name}: exited {self.process.returncode}: {self.first_error()}\n{self.diagnosis()}"
+            )
         return self.snapshot()
 
     def stderr_tail(self, limit: int = 4000) -> str:
         self._stderr.seek(0)
         return self._stderr.read()[-limit:]
+
+    def first_error(self) -> str:
+        """The client's own error message, for the first line of a failure."""
+        errors = self.events("error")
+        return str(errors[0]["message"]) if errors else "(no error observation)"
 
     def diagnosis(self) -> str:
         errors = [obs["message"] for obs in self.events("error")]

@@ -49,6 +49,7 @@ class Context:
         return f"compat-{kind}-{self.client}-{self.run_id}"
 
     def command(self, **fields: Any) -> Command:
+        fields.setdefault("assignor", self.driver.default_assignor())
         return Command(bootstrap=self.broker.bootstrap, **fields)
 
     def observe(self, key: str, value: Any) -> None:

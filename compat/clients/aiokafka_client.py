@@ -168,7 +168,13 @@ class AiokafkaAdmin:
 
     async def describe_groups(self, groups: list[str]) -> dict[str, tuple[str, int]]:
         described: dict[str, tuple[str, int]] = {}
-        for response in await self.admin.describe_consumer_groups(groups):
+        # One group per request: aiokafka 0.14 decodes the DescribeGroups v3 response with the
+        # v2 schema (no per-group authorized_operations), which misreads every group after the
+        # first; a single group's trailing field is harmlessly left unread.
+        responses = [
+            response for group in groups for response in await self.admin.describe_consumer_groups([group])
+        ]
+        for response in responses:
             # Raw DescribeGroups response rows: (error_code, group, state, protocol_type, protocol, members)
             for _error, name, state, _type, _protocol, members, *_ in response.groups:
                 described[name] = (group_state(state), len(members))

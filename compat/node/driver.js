@@ -85,6 +85,9 @@ async function consume (command) {
   await consumer.run({
     autoCommit: false,
     eachMessage: async ({ partition, message }) => {
+      // Messages still arriving after the count was reached are neither reported nor
+      // committed: what was observed is exactly what the commit covers.
+      if (received >= command.count) return
       received++
       positions[partition] = Number(message.offset) + 1
       emit('message', {
