@@ -125,7 +125,7 @@ class AiokafkaOps:
                 tracker.remove(tp.partition for tp in revoked)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
-                tracker.add((tp.partition for tp in assigned), generation_of(consumer))
+                tracker.replace((tp.partition for tp in assigned), generation_of(consumer))
 
         emit("subscribing", group=command.group)
         consumer.subscribe([command.topic], listener=Listener())

@@ -119,9 +119,12 @@ class KafkaPythonOps:
                 tracker.remove(tp.partition for tp in revoked)
 
             def on_partitions_assigned(self, assigned: Any) -> None:
-                # Eager rebalances revoke everything first, cooperative ones hand over increments:
-                # adding covers both.
-                tracker.add((tp.partition for tp in assigned), generation_of(consumer))
+                # Cooperative rebalances hand over increments; eager ones the whole set.
+                owned = (tp.partition for tp in assigned)
+                if command.assignor == "cooperative-sticky":
+                    tracker.add(owned, generation_of(consumer))
+                else:
+                    tracker.replace(owned, generation_of(consumer))
 
         emit("subscribing", group=command.group)
         consumer.subscribe([command.topic], listener=Listener())

@@ -1,22 +1,21 @@
-"""Fixtures for the real-client tests: the broker under test and client availability.
+"""Fixtures and reporting for the real-client matrix tests.
 
-`COMPAT_TARGET` (default ``shim``) picks the broker: for ``shim`` the simple tests use the
-project's in-process `kafka_shim` fixture, every other test (and every other target) a
-broker subprocess from `compat.targets`.
+`COMPAT_TARGET` (default ``shim``) picks the broker target (see `compat.targets`). Every
+outcome is collected and the matrix is printed in the terminal summary, timings included.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
-from collections.abc import Callable, Iterator
 
 import pytest
 
-from compat.drivers import DRIVERS, Driver
-from compat.targets import RunningBroker, TargetUnavailable, selected_target, start_target
+from compat.matrix import Matrix
+from compat.report import text
+from compat.scenario import Outcome
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+OUTCOMES: list[Outcome] = []
 
 
 def unavailable(reason: str) -> None:
@@ -26,61 +25,23 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def require(client: str) -> Driver:
-    driver = DRIVERS[client]
-    reason = driver.missing()
-    if reason is not None:
-        unavailable(f"{client}: {reason}")
-    return driver
-
-
-@pytest.fixture
-def broker_process() -> Iterator[RunningBroker]:
-    """A fresh broker subprocess (SIGTERM at the end): for timing and group tests."""
-    try:
-        broker = start_target()
-    except TargetUnavailable as exc:
-        unavailable(f"broker target {selected_target()!r}: {exc}")
-        raise
-    with broker:
-        yield broker
-
-
-@pytest.fixture
-def bootstrap(request: pytest.FixtureRequest) -> Iterator[str]:
-    """host:port of the broker under test; in-process for the shim."""
-    if selected_target() == "shim":
-        yield request.getfixturevalue("kafka_shim").bootstrap
-        return
-    yield request.getfixturevalue("broker_process").bootstrap
-
-
-@pytest.fixture
-def names(request: pytest.FixtureRequest) -> tuple[str, str]:
-    """A topic and a group name unique to this test (brokers may be shared)."""
-    suffix = uuid.uuid4().hex[:8]
-    stem = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
-    return f"t-{stem}-{suffix}", f"g-{stem}-{suffix}"
-
-
-# Timings measured by the group tests: printed in the terminal summary (never asserted:
-# performance is bench/'s business, tests only assert convergence within a deadline).
-TIMINGS: list[str] = []
-RecordTiming = Callable[[str, float], None]
-
-
-@pytest.fixture
-def record_timing(record_property: Callable[[str, object], None]) -> RecordTiming:
-    def record(label: str, seconds: float) -> None:
-        TIMINGS.append(f"{label}: {seconds:.2f}s")
-        record_property(label, round(seconds, 3))
-        print(f"{label}: {seconds:.2f}s")
-
-    return record
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "heavy: scale scenarios (hundreds of members); CI runs them on shim")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if TIMINGS:
-        terminalreporter.section(f"client timings (target {selected_target()})")
-        for line in TIMINGS:
-            terminalreporter.write_line(line)
+    if not OUTCOMES:
+        return
+    targets = list(dict.fromkeys(o.target for o in OUTCOMES))
+    scenarios = list(dict.fromkeys(o.scenario for o in OUTCOMES))
+    clients = list(dict.fromkeys(o.client for o in OUTCOMES))
+    matrix = Matrix(targets, scenarios, clients, {(o.target, o.scenario, o.client): o for o in OUTCOMES})
+    terminalreporter.section("compatibility matrix (cells: status, wall time)")
+    for line in text(matrix).splitlines():
+        terminalreporter.write_line(line)
+    terminalreporter.section("client timings (observations, never asserted)")
+    for o in OUTCOMES:
+        for label, seconds in o.timings.items():
+            terminalreporter.write_line(
+                f"[{o.target}] {o.scenario} x {o.client}: {label.removesuffix(' s')}: {seconds:.2f}s"
+            )
