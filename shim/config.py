@@ -63,7 +63,7 @@ class BrokerConfig:
     max_session_timeout_ms: int = 1_800_000
     max_group_size: int = INT_MAX
     offsets_retention_minutes: int = 10080
-    offsets_topic_num_partitions: int = 50
+    offsets_topic_num_partitions: int = 1  # Kafka's is 50: see KAFKA_DEFAULT_DIFFERS
     offsets_retention_check_interval_ms: int = 600_000
     num_partitions: int = 1
     auto_create_topics: bool = True
@@ -132,6 +132,11 @@ KAFKA_DEFAULT_DIFFERS = {
     "group.initial.rebalance.delay.ms": (
         "3000",
         "0: a local broker should form a group as soon as its members have joined",
+    ),
+    "offsets.topic.num.partitions": (
+        "50",
+        "1: one broker gains nothing from spreading groups; the first group on disk starts in "
+        "15 ms instead of 170 ms, and one active segment bounds offsets recovery (bench/offsets_recovery.py)",
     ),
 }
 

@@ -38,7 +38,7 @@ class FakeClock:
 
 def test_a_memory_broker_log_replays_into_a_fresh_coordinator() -> None:
     clock = FakeClock()
-    broker = Broker(BrokerConfig(data_dir=None), clock=clock)
+    broker = Broker(BrokerConfig(data_dir=None, offsets_topic_num_partitions=50), clock=clock)
     for offset in (3, 7, 12):
         request = CommitRequest("g", {TP: OffsetCommit(offset, metadata=f"m{offset}")})
         assert broker.groups.commit_offsets(request, clock()) == {TP: ErrorCode.NONE}
