@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Collection, Hashable, Iterable
-from dataclasses import replace
 
 from protocol.errors import ErrorCode
 from protocol.offsets_records import OffsetsRecord
@@ -325,7 +324,7 @@ class GroupCoordinator:
                 # v9+: the leader learns it leads but skips the assignor; the group stays Stable.
                 is_leader = group.is_leader(new_id)
                 result = self._join_result(group, member, with_members=is_leader)
-                group.invoke_join(member, replace(result, skip_assignment=is_leader))
+                group.invoke_join(member, result._replace(skip_assignment=is_leader))
             else:
                 # Older clients get the old leader id, so a restarted leader does not
                 # compute an assignment a Stable group would not hand out.

@@ -1,12 +1,15 @@
 """What the coordinator takes and returns, in domain terms (no wire formats).
 
+Value types are NamedTuples rather than frozen dataclasses: on Python 3.11 a
+dataclass costs about 1 ms of start-up to create, a NamedTuple a tenth of that.
+
 Handlers translate requests into these and results into responses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
 from protocol.errors import ErrorCode
@@ -15,6 +18,7 @@ T = TypeVar("T")
 
 NO_GENERATION = -1
 UNKNOWN_MEMBER_ID = ""
+NO_ASSIGNMENTS: Mapping[str, bytes] = MappingProxyType({})
 
 
 class TopicPartition(NamedTuple):
@@ -22,16 +26,14 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
-@dataclass(frozen=True)
-class Protocol:
+class Protocol(NamedTuple):
     """One assignment protocol a member supports, with its metadata (e.g. its subscription)."""
 
     name: str
     metadata: bytes
 
 
-@dataclass(frozen=True)
-class JoinRequest:
+class JoinRequest(NamedTuple):
     group_id: str
     member_id: str
     session_timeout_ms: int
@@ -48,15 +50,13 @@ class JoinRequest:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class JoinedMember:
+class JoinedMember(NamedTuple):
     member_id: str
     group_instance_id: str | None
     metadata: bytes
 
 
-@dataclass(frozen=True)
-class JoinResult:
+class JoinResult(NamedTuple):
     error: ErrorCode
     member_id: str
     generation_id: int = NO_GENERATION
@@ -67,8 +67,7 @@ class JoinResult:
     skip_assignment: bool = False
 
 
-@dataclass(frozen=True)
-class SyncRequest:
+class SyncRequest(NamedTuple):
     group_id: str
     generation_id: int
     member_id: str
@@ -76,11 +75,10 @@ class SyncRequest:
     # SyncGroup v5+ state what they believe the group's protocol to be; None: not checked.
     protocol_type: str | None = None
     protocol_name: str | None = None
-    assignments: Mapping[str, bytes] = field(default_factory=dict)
+    assignments: Mapping[str, bytes] = NO_ASSIGNMENTS
 
 
-@dataclass(frozen=True)
-class SyncResult:
+class SyncResult(NamedTuple):
     error: ErrorCode
     protocol_type: str | None = None
     protocol_name: str | None = None
@@ -91,16 +89,14 @@ JoinCallback = Callable[[JoinResult], None]
 SyncCallback = Callable[[SyncResult], None]
 
 
-@dataclass(frozen=True)
-class HeartbeatRequest:
+class HeartbeatRequest(NamedTuple):
     group_id: str
     generation_id: int
     member_id: str
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True)
-class MemberIdentity:
+class MemberIdentity(NamedTuple):
     """A member leaving: by member id, or (admin removal) by instance id with an empty member id."""
 
     member_id: str
@@ -108,14 +104,12 @@ class MemberIdentity:
     reason: str | None = None
 
 
-@dataclass(frozen=True)
-class LeaveResult:
+class LeaveResult(NamedTuple):
     error: ErrorCode
     members: tuple[tuple[MemberIdentity, ErrorCode], ...] = ()
 
 
-@dataclass(frozen=True)
-class OffsetCommit:
+class OffsetCommit(NamedTuple):
     offset: int
     leader_epoch: int = -1
     metadata: str | None = ""
@@ -123,8 +117,7 @@ class OffsetCommit:
     expire_timestamp_ms: int | None = None
 
 
-@dataclass(frozen=True)
-class CommitRequest:
+class CommitRequest(NamedTuple):
     group_id: str
     offsets: Mapping[TopicPartition, OffsetCommit]
     generation_id: int = NO_GENERATION
@@ -132,8 +125,7 @@ class CommitRequest:
     group_instance_id: str | None = None
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
+class CommittedOffset(NamedTuple):
     offset: int
     leader_epoch: int
     metadata: str
@@ -141,16 +133,14 @@ class CommittedOffset:
     expire_timestamp_ms: int | None = None
 
 
-@dataclass(frozen=True)
-class FetchedOffset:
+class FetchedOffset(NamedTuple):
     offset: int = -1  # -1: nothing committed
     leader_epoch: int = -1
     metadata: str = ""
     error: ErrorCode = ErrorCode.NONE
 
 
-@dataclass(frozen=True)
-class MemberDescription:
+class MemberDescription(NamedTuple):
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -159,8 +149,7 @@ class MemberDescription:
     assignment: bytes
 
 
-@dataclass(frozen=True)
-class GroupDescription:
+class GroupDescription(NamedTuple):
     error: ErrorCode
     group_id: str
     state: str
@@ -169,8 +158,7 @@ class GroupDescription:
     members: tuple[MemberDescription, ...]
 
 
-@dataclass(frozen=True)
-class GroupListing:
+class GroupListing(NamedTuple):
     group_id: str
     protocol_type: str
     state: str
