@@ -104,6 +104,7 @@ class KafkaStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         super().__init__(options, schema)
         self.target: Positions | None = None  # availableNow: never read past these
         self.latest_seen: Positions | None = None
+        self.progress_committed: PositionsJson | None = None
 
     def initialOffset(self) -> PositionsJson:
         partitions = self._partitions_now()
@@ -119,6 +120,10 @@ class KafkaStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         self.target = self.cluster.offsets(self._partitions_now(), "latest")
 
     def latestOffset(self, start: PositionsJson, limit: ReadLimit) -> PositionsJson:
+        # Spark asks from `start` only once every batch before it is done (a batch left
+        # unfinished is re-run first), so `start` is progress worth showing. Spark's own
+        # commit() comes only when a further batch runs: never for the last one.
+        self._commit_progress(start)
         begin = from_json(start)
         partitions = self._partitions_now()
         latest = self.latest_seen = self.cluster.offsets(partitions, "latest")
@@ -155,7 +160,12 @@ class KafkaStreamReader(_RangeReading, DataSourceStreamReader, SupportsTriggerAv
         return plan(from_json(start), finish, earliest, self.options.fail_on_data_loss)
 
     def commit(self, end: PositionsJson) -> None:
-        # Spark's checkpoint is what makes the stream exactly-once; the group commit only
-        # lets lag tools (kafka-consumer-groups, the lag report) see how far it has got.
-        if self.options.group_id is not None:
-            self.cluster.commit(self.options.group_id, from_json(end))
+        self._commit_progress(end)
+
+    def _commit_progress(self, done: PositionsJson) -> None:
+        """Spark's checkpoint is what makes the stream exactly-once; the group commit only
+        lets lag tools (kafka-consumer-groups, the lag report) see how far it has got."""
+        if self.options.group_id is None or done == self.progress_committed:
+            return
+        self.cluster.commit(self.options.group_id, from_json(done))
+        self.progress_committed = done
