@@ -95,8 +95,9 @@ def test_killed_mid_batch_and_restarted_holds_every_record_once(
     records = 3 * MAX_OFFSETS_PER_TRIGGER
     produce(bootstrap, topic, range(records), PARTITIONS)
     checkpoint, out = tmp_path / "checkpoint", tmp_path / "out"
+    job_args = [bootstrap, topic, str(checkpoint), str(out), "0.0005"]  # last: pause per row (s)
     job = subprocess.Popen(
-        [sys.executable, "-m", "tests.pipeline.stream_job", bootstrap, topic, str(checkpoint), str(out), "0.0005"],
+        [sys.executable, "-m", "tests.pipeline.stream_job", *job_args],
         cwd=REPO,
         start_new_session=True,  # its own process group: the JVM and Python workers die with it
         stdout=subprocess.DEVNULL,
@@ -117,7 +118,6 @@ def test_killed_mid_batch_and_restarted_holds_every_record_once(
 
     # Batch 1 is re-run exactly as journaled, then the rest in one batch (no limit now).
     restarted = stream(spark, bootstrap, topic)
-    assert run_available_now(restarted, checkpoint, out) == [MAX_OFFSETS_PER_TRIGGER] + [
-        records - 2 * MAX_OFFSETS_PER_TRIGGER
-    ]
+    rest = records - 2 * MAX_OFFSETS_PER_TRIGGER
+    assert run_available_now(restarted, checkpoint, out) == [MAX_OFFSETS_PER_TRIGGER, rest]
     assert_exactly_once(spark, out, records)
