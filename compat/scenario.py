@@ -132,8 +132,10 @@ def run_cell(
     except Exception:
         outcome.status, outcome.detail = "fail", traceback.format_exc()
     finally:
-        if outcome.status == "fail" and not broker.alive():
-            outcome.detail += "\nthe broker died; its last output:\n" + "\n".join(broker.output[-30:])
+        if outcome.status == "fail":
+            state = "is running" if broker.alive() else "died"
+            tail = "\n".join(broker.output[-30:])
+            outcome.detail += f"\nthe broker {state}; its last output:\n{tail}"
         broker.stop()
     outcome.duration_s = round(time.monotonic() - started, 2)
     outcome.observations, outcome.timings = context.observations, context.timings
