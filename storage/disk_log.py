@@ -275,14 +275,30 @@ class DiskLog(PartitionLog):
         with self._lock:
             return [(s.base_offset, s.next_offset) for s in self._segments[:-1]]
 
+    def cleanable_segments(self, newest_timestamp: int) -> list[tuple[int, int]]:
+        """(base offset, size) of the leading closed segments whose records are
+        all at or before `newest_timestamp` (min.compaction.lag.ms)."""
+        with self._lock:
+            chosen = []
+            for segment in self._segments[:-1]:
+                if segment.max_timestamp > newest_timestamp:
+                    break
+                chosen.append((segment.base_offset, segment.size))
+            return chosen
+
+    def segment_bases(self) -> list[int]:
+        """Every segment's base offset, the active one last."""
+        with self._lock:
+            return [s.base_offset for s in self._segments]
+
     def read_segment(self, base_offset: int) -> bytes:
-        """A closed segment's whole content: its batches as stored."""
+        """A segment's whole content (the active one as far as written)."""
         with self._lock:
             segment = self._closed_segment(base_offset)
             return os.pread(segment.fd, segment.size, 0)
 
     def _closed_segment(self, base_offset: int) -> Segment:
-        for segment in self._segments[:-1]:
+        for segment in self._segments:
             if segment.base_offset == base_offset:
                 return segment
         raise StorageError(
@@ -296,6 +312,8 @@ class DiskLog(PartitionLog):
         with self._lock:
             self._check_open()
             old = [self._closed_segment(base) for base in base_offsets]
+            if self.active in old:
+                raise ValueError("the active segment cannot be replaced")
             first = self._segments.index(old[0])
             if self._segments[first : first + len(old)] != old:
                 raise ValueError("replaced segments must be consecutive")

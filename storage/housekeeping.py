@@ -1,4 +1,5 @@
-"""The background thread of a disk store: interval fsyncs and retention.
+"""The background thread of a disk store: interval fsyncs, retention and
+compaction (every log.retention.check.interval.ms).
 
 Storage has no event loop (only the server imports Trio), so periodic work
 runs on one daemon thread; each log's own lock serialises it with appends.
@@ -11,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
+from storage.cleaner import clean
 from storage.disk_log import DiskLog
 from storage.durability import DiskOptions, FsyncPolicy
 
@@ -45,6 +47,8 @@ class Housekeeper:
                     next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
                     for disk_log in self._logs():
                         disk_log.apply_retention()
+                        if disk_log.config.compacts:
+                            clean(disk_log, options.clock())
             except Exception:  # keep housekeeping alive; the next pass retries
                 log.exception("storage housekeeping failed")
 

@@ -1,0 +1,50 @@
+"""The log cleaner of a disk log: `storage.compaction` (pure functions over
+batches) applied to closed segments, which `DiskLog.replace_segments` swaps
+in crash-safely. Segments are cleaned in groups whose total size fits in
+segment.bytes, so a cleaned segment never outgrows what appends would make;
+segments younger than min.compaction.lag.ms and the active segment are left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from storage import compaction
+from storage.disk_log import DiskLog
+
+
+def _groups(log: DiskLog, cleanable: list[tuple[int, int]]) -> Iterator[list[int]]:
+    limit = log.config.segment_bytes
+    group: list[int] = []
+    size = 0
+    for base, segment_size in cleanable:
+        if group and size + segment_size > limit:
+            yield group
+            group, size = [], 0
+        group.append(base)
+        size += segment_size
+    if group:
+        yield group
+
+
+def clean(log: DiskLog, now_ms: int) -> int:
+    """Compact `log`'s cleanable segments; returns how many were rewritten."""
+    cleanable = log.cleanable_segments(now_ms - log.config.min_compaction_lag_ms)
+    if not cleanable:
+        return 0
+
+    def everything() -> Iterator[bytes]:
+        return (log.read_segment(base) for base in log.segment_bases())
+
+    latest = compaction.latest_offsets(everything())
+    producers = compaction.producer_last_offsets(everything())
+    for group in _groups(log, cleanable):
+        cleaned = compaction.compact(
+            (log.read_segment(base) for base in group),
+            latest,
+            now_ms=now_ms,
+            delete_retention_ms=log.config.delete_retention_ms,
+            producer_last_offsets=producers,
+        )
+        log.replace_segments(group, cleaned)
+    return len(cleanable)
