@@ -52,6 +52,9 @@ class AssignmentTracker:
 
     def __init__(self) -> None:
         self.owned: set[int] = set()
+        # Taken now, in the member's thread or task: clients call back from threads of their
+        # own (kafka-python's heartbeat thread, kcat's stderr reader) that lack the label.
+        self.label = MEMBER_LABEL.get() or {}
         # Revoking nothing before the first join (eager clients do) is no change to report.
         self._emitted: list[int] = []
 
@@ -71,7 +74,7 @@ class AssignmentTracker:
         current = sorted(self.owned)
         if force or current != self._emitted:
             self._emitted = current
-            emit("assignment", partitions=current, generation=generation)
+            emit("assignment", partitions=current, generation=generation, **self.label)
 
 
 def swarm_members(command: Command) -> list[tuple[dict[str, str], Command]]:
