@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 import pipeline
 from pipeline.cluster import Cluster
@@ -19,16 +19,15 @@ def run_report(spark: SparkSession, settings: ReportSettings, out: Path) -> Path
     now_ms = settings.now_ms if settings.now_ms is not None else int(time.time() * 1000)
     tables = compute(spark, settings, Cluster(settings.bootstrap), now_ms)
     write_tables(tables, out / "tables")
+
+    # The page is drawn from the written tables: computing them again would re-read Kafka.
+    def written(name: str) -> list[Row]:
+        return spark.read.parquet(str(out / "tables" / name)).collect()
+
     page = out / "report.html"
-    page.write_text(
-        render(
-            tables.current_lag.collect(),
-            tables.lag_history.collect(),
-            tables.commit_rate.collect(),
-            tables.rebalances.collect(),
-            f"Consumer lag: {settings.bootstrap}",
-        )
-    )
+    history, rates = written("lag_history"), written("commit_rate")
+    title = f"Consumer lag: {settings.bootstrap}"
+    page.write_text(render(written("current_lag"), history, rates, written("rebalances"), title))
     return page
 
 
