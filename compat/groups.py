@@ -116,8 +116,11 @@ class GroupMembers:
             state = "gone" if name in self.gone else ("running" if member.running else "exited")
             history = [(round(obs.ts, 2), obs["partitions"]) for obs in member.events("assignment")]
             lines.append(f"  {name} ({state}): assignments {history}")
-            if name not in self.gone and member.events("error"):
-                lines.append(f"    {member.diagnosis()}")
+            if name not in self.gone:
+                tail = member.stderr_tail(1500).strip()
+                errors = [obs["message"] for obs in member.events("error")]
+                if errors or tail:
+                    lines.append(f"    errors: {errors}; stderr: {tail}")
         return "\n".join(lines)
 
     def stop(self) -> None:
