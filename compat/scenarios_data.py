@@ -55,8 +55,8 @@ def group_offsets(context: Context, base: Command) -> Observation:
     return offsets
 
 
-def roundtrip(context: Context) -> None:
-    """Create a topic, produce keyed messages, consume them in a group, commit, read offsets back."""
+def topic_with_messages(context: Context, count: int, key_count: int) -> Command:
+    """Creates a topic and produces `count` keyed messages with this client; returns the base command."""
     base = context.command(
         op="create_topic",
         topic=context.name("topic"),
@@ -65,7 +65,13 @@ def roundtrip(context: Context) -> None:
         timeout_s=60,
     )
     context.run(base)
-    context.run(replace(base, op="produce", count=MESSAGES, key_count=KEYS))
+    context.run(replace(base, op="produce", count=count, key_count=key_count))
+    return base
+
+
+def roundtrip(context: Context) -> None:
+    """Create a topic, produce keyed messages, consume them in a group, commit, read offsets back."""
+    base = topic_with_messages(context, MESSAGES, KEYS)
     consumed = context.run(replace(base, op="consume", count=MESSAGES))
     messages = messages_of(consumed)
     assert sorted(int(m["value"]) for m in messages) == list(range(MESSAGES)), "each message exactly once"
@@ -85,15 +91,7 @@ def roundtrip(context: Context) -> None:
 
 def commit_and_resume(context: Context) -> None:
     """A consumer reads part of a topic and commits; the next one in the group resumes there."""
-    base = context.command(
-        op="create_topic",
-        topic=context.name("topic"),
-        partitions=PARTITIONS,
-        group=context.name("group"),
-        timeout_s=60,
-    )
-    context.run(base)
-    context.run(replace(base, op="produce", count=RESUME_MESSAGES, key_count=30))
+    base = topic_with_messages(context, RESUME_MESSAGES, 30)
     first = messages_of(context.run(replace(base, op="consume", count=RESUME_FIRST_READ)))
     assert len(first) >= RESUME_FIRST_READ, f"first consumer read {len(first)} of {RESUME_FIRST_READ}"
     read_first = check_partitions(first)
