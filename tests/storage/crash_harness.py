@@ -5,9 +5,11 @@ data directory, and check every acknowledged write came back.
     for round in harness.rounds(20, storm_factory, rng):   # start, storm, kill -9, restart
         ...
 
-A storm is anything with `start(bootstrap)`, `stop()` and `verify(bootstrap)`
-(see `ProduceStorm`): it remembers what the broker acknowledged while it ran,
-and after the restart checks the broker still has it. Part B's commit storm
+A storm is anything with `start(bootstrap)`, `acknowledged()`, `stop()` and
+`verify(bootstrap)` (see `ProduceStorm`): it remembers what the broker
+acknowledged while it ran, and after the restart checks the broker still has
+it. The crash comes at a random moment after every storm's first
+acknowledgement, so no round is wasted on clients still connecting. Part B's commit storm
 plugs in beside the produce storms.
 """
 
@@ -29,6 +31,7 @@ from compat.targets import RunningBroker, launch
 
 class Storm(Protocol):
     def start(self, bootstrap: str) -> None: ...
+    def acknowledged(self) -> int: ...
     def stop(self) -> None: ...
     def verify(self, bootstrap: str) -> None: ...
 
@@ -100,6 +103,10 @@ class CrashHarness:
                 storms = make_storms(number)
                 for storm in storms:
                     storm.start(bootstrap)
+                deadline = time.monotonic() + 30
+                while not all(storm.acknowledged() for storm in storms):
+                    assert time.monotonic() < deadline, "no acknowledgement within 30 s"
+                    time.sleep(0.01)
                 time.sleep(rng.uniform(*storm_s))  # the random moment of the crash
                 self.kill()
                 for storm in storms:
@@ -171,6 +178,10 @@ class ProduceStorm:
             thread.start()
             self._threads.append(thread)
 
+    def acknowledged(self) -> int:
+        with self.ledger.lock:
+            return len(self.ledger.acked)
+
     def stop(self) -> None:
         self._stop.set()
         for thread in self._threads:
@@ -215,6 +226,7 @@ class ProduceStorm:
                 retries=0,
                 request_timeout_ms=1000,
                 delivery_timeout_ms=1500,
+                max_block_ms=1000,  # send() must not outlive the broker by a minute
             )
         except KafkaError:
             return  # the broker died before this client connected
