@@ -40,9 +40,9 @@ from protocol.records import (
     TIMESTAMP_TYPE_LOG_APPEND,
     BatchHeader,
     CorruptRecords,
-    crc_of,
+    RecordBatches,
+    batch_crc,
     iter_headers,
-    read_header,
 )
 
 NONE: Final = 0
@@ -56,6 +56,10 @@ CODEC_NAMES: Final = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", 
 DELETE_HORIZON_FLAG: Final = 0x40
 NO_TIMESTAMP: Final = -1
 NO_PARTITION_LEADER_EPOCH: Final = -1
+
+# Where the CRC sits among HEADER's fields, and its own encoding.
+_CRC_FIELD: Final = 4
+_CRC = struct.Struct(">I")
 
 # A compressed batch may not inflate beyond this: stored batches come from clients.
 MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -106,6 +110,10 @@ def _read_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
             return (result >> 1) ^ -(result & 1), pos
         shift += 7
     raise CorruptRecords(f"varint longer than {max_bytes} bytes")
+
+
+# Zig-zag values of the one-byte varints.
+_ONE_BYTE_VARINTS: Final = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
 
 
 def _write_varint(out: bytearray, value: int) -> None:
@@ -180,28 +188,53 @@ def decode_records(
     return records
 
 
-def decode_keys_values(data: bytes, count: int) -> list[tuple[bytes | None, bytes | None]]:
-    """Only (key, value) of `count` uncompressed records: the fast path for replaying
-    a log by key (most varints there are one byte long, so those skip the loop)."""
+def decode_keyed_records(
+    data: bytes, count: int, base_offset: int
+) -> list[tuple[int, bytes | None, bytes | None]]:
+    """Only (offset, key, value) of `count` uncompressed records: the fast path for
+    replaying and compacting a log by key. Varints there are mostly one byte long:
+    those are read inline, the others by `_read_varint`."""
     if count > len(data):
         raise CorruptRecords(f"{count} records cannot fit in {len(data)} bytes")
     out = []
     pos = 0
     size = len(data)
-    for _ in range(count):
-        if pos < size and data[pos] < 0x80:
-            length, pos = data[pos] >> 1, pos + 1  # a one-byte varint is never negative here
-        else:
-            length, pos = _read_varint(data, pos, 5)
-        end = pos + length
-        if length < 0 or end > size:
-            raise CorruptRecords(f"record of {length} bytes overruns the batch")
-        _, p = _read_varint(data, pos + 1, 10)  # timestampDelta
-        _, p = _read_varint(data, p, 5)  # offsetDelta
-        key, p = _read_blob(data, p, end)
-        value, p = _read_blob(data, p, end)
-        out.append((key, value))
-        pos = end
+    one_byte = _ONE_BYTE_VARINTS
+    try:
+        for _ in range(count):
+            if (byte := data[pos]) < 0x80:
+                length, pos = one_byte[byte], pos + 1
+            else:
+                length, pos = _read_varint(data, pos, 5)
+            end = pos + length
+            if length < 0 or end > size:
+                raise CorruptRecords(f"record of {length} bytes overruns the batch")
+            p = pos + 1  # after attributes
+            if data[p] < 0x80:  # timestampDelta
+                p += 1
+            else:
+                _, p = _read_varint(data, p, 10)
+            if (byte := data[p]) < 0x80:
+                offset_delta, p = one_byte[byte], p + 1
+            else:
+                offset_delta, p = _read_varint(data, p, 5)
+            fields: list[bytes | None] = []
+            for _ in range(2):  # key, value
+                if (byte := data[p]) < 0x80:
+                    length, p = one_byte[byte], p + 1
+                else:
+                    length, p = _read_varint(data, p, 5)
+                if length >= 0 and p + length <= end:
+                    fields.append(data[p : p + length])
+                    p += length
+                elif length == -1:
+                    fields.append(None)
+                else:
+                    raise CorruptRecords(f"invalid field length {length} in its record")
+            out.append((base_offset + offset_delta, fields[0], fields[1]))
+            pos = end
+    except IndexError as exc:
+        raise CorruptRecords("record ends inside a varint") from exc
     if pos != size:
         raise CorruptRecords(f"{size - pos} bytes follow the last record")
     return out
@@ -318,12 +351,13 @@ def decode_batch(data: bytes, header: BatchHeader) -> DecodedBatch:
     return DecodedBatch(header, records)
 
 
-def batch_keys_values(data: bytes, header: BatchHeader) -> list[tuple[bytes | None, bytes | None]]:
-    """(key, value) of every record of the batch `header` describes inside `data`."""
+def batch_keyed_records(data: bytes, header: BatchHeader) -> list[tuple[int, bytes | None, bytes | None]]:
+    """(offset, key, value) of every record of the batch `header` describes inside
+    `data`: what compaction and replay need, without building `Record`s."""
     payload = data[header.position + HEADER_SIZE : header.end]
     if header.compression != NONE:
         payload = decompress(header.compression, payload)
-    return decode_keys_values(payload, header.records_count)
+    return decode_keyed_records(payload, header.records_count, header.base_offset)
 
 
 def decode_batches(data: bytes) -> Iterator[DecodedBatch]:
@@ -345,7 +379,36 @@ def encode_batch(
     base_sequence: int = NO_SEQUENCE,
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
 ) -> bytes:
-    """One v2 batch holding `records`, compressed per `attributes` & 0x07, with its CRC-32C.
+    """One v2 batch holding `records` (see `build_batch`)."""
+    return build_batch(
+        records,
+        base_offset=base_offset,
+        attributes=attributes,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_timestamp,
+        last_offset_delta=last_offset_delta,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        partition_leader_epoch=partition_leader_epoch,
+    ).data
+
+
+def build_batch(
+    records: Sequence[Record],
+    *,
+    base_offset: int | None = None,
+    attributes: int = 0,
+    base_timestamp: int | None = None,
+    max_timestamp: int | None = None,
+    last_offset_delta: int | None = None,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = -1,
+    base_sequence: int = NO_SEQUENCE,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+) -> RecordBatches:
+    """One v2 batch holding `records`, compressed per `attributes` & 0x07, with its CRC-32C,
+    and its header as built: nothing needs parsing back before it is appended.
 
     Defaults follow the records: base offset and timestamp of the first,
     last offset delta of the last, max timestamp of all. Overrides keep a
@@ -365,13 +428,9 @@ def encode_batch(
             raise ValueError("a LogAppendTime batch needs its max timestamp")
         max_timestamp = max((r.timestamp for r in records), default=NO_TIMESTAMP)
     payload = compress(attributes & COMPRESSION_MASK, encode_records(records, base_offset, base_timestamp))
-    batch_length = HEADER_SIZE - LOG_OVERHEAD + len(payload)
-    buffer = bytearray(HEADER_SIZE)
-    HEADER.pack_into(
-        buffer,
-        0,
+    fields = [
         base_offset,
-        batch_length,
+        HEADER_SIZE - LOG_OVERHEAD + len(payload),  # batchLength
         partition_leader_epoch,
         MAGIC,
         0,  # the CRC, filled in below
@@ -383,7 +442,10 @@ def encode_batch(
         producer_epoch,
         base_sequence,
         len(records),
-    )
+    ]
+    buffer = bytearray(HEADER_SIZE)
+    HEADER.pack_into(buffer, 0, *fields)
     buffer += payload
-    struct.pack_into(">I", buffer, CRC_POSITION, crc_of(buffer, read_header(buffer)))
-    return bytes(buffer)
+    fields[_CRC_FIELD] = crc = batch_crc(buffer, 0, len(buffer))
+    _CRC.pack_into(buffer, CRC_POSITION, crc)
+    return RecordBatches(bytes(buffer), (BatchHeader(0, *fields),))

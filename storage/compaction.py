@@ -35,11 +35,12 @@ What survives, as in Kafka:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from itertools import compress as compress_by
 
 from protocol.record_codec import (
     DELETE_HORIZON_FLAG,
-    DecodedBatch,
     Record,
+    batch_keyed_records,
     decode_batch,
     encode_batch,
 )
@@ -47,15 +48,16 @@ from protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
 
 
 def latest_offsets(blobs: Iterable[bytes]) -> dict[bytes, int]:
-    """The offset of the newest record of every key (later blobs follow earlier ones)."""
+    """The offset of the newest record of every key (later blobs follow earlier ones).
+    Keys only: values are never decoded."""
     latest: dict[bytes, int] = {}
     for blob in blobs:
         for header in iter_headers(blob):
             if header.is_control:
                 continue
-            for record in decode_batch(blob, header).records:
-                if record.key is not None:
-                    latest[record.key] = record.offset
+            for offset, key, _ in batch_keyed_records(blob, header):
+                if key is not None:
+                    latest[key] = offset
     return latest
 
 
@@ -84,40 +86,41 @@ def compact(
     out: list[bytes] = []
     for blob in blobs:
         for header in iter_headers(blob):
-            original = blob[header.position : header.end]
             if header.is_control:
-                out.append(original)
-                continue
-            batch = decode_batch(blob, header)
-            out.append(_clean_batch(batch, original, latest, now_ms, delete_retention_ms, last_offsets))
+                out.append(blob[header.position : header.end])
+            else:
+                out.append(_clean_batch(blob, header, latest, now_ms, delete_retention_ms, last_offsets))
     return b"".join(out)
 
 
 def _clean_batch(
-    batch: DecodedBatch,
-    original: bytes,
+    blob: bytes,
+    header: BatchHeader,
     latest: Mapping[bytes, int],
     now_ms: int,
     delete_retention_ms: int,
     producer_last_offsets: Mapping[int, int],
 ) -> bytes:
-    header = batch.header
-    horizon = batch.delete_horizon_ms
+    # Which records survive is decided from keys and null values alone; only a batch
+    # that loses some but not all of its records is decoded whole and re-encoded.
+    horizon = header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
     tombstones_expired = horizon is not None and now_ms >= horizon
-    kept = [
-        r
-        for r in batch.records
-        if r.key is not None
-        and r.offset >= latest.get(r.key, -1)
-        and not (r.value is None and tombstones_expired)
-    ]
-    needs_horizon = horizon is None and any(r.value is None for r in kept)
-    if len(kept) == len(batch.records) and not needs_horizon:
-        return original
-    if kept:
+    kept: list[bool] = []
+    kept_tombstone = False
+    for offset, key, value in batch_keyed_records(blob, header):
+        expired = value is None and tombstones_expired
+        keep = key is not None and offset >= latest.get(key, -1) and not expired
+        kept.append(keep)
+        kept_tombstone = kept_tombstone or (keep and value is None)
+    needs_horizon = horizon is None and kept_tombstone
+    kept_count = sum(kept)
+    if kept_count == len(kept) and not needs_horizon:
+        return blob[header.position : header.end]
+    if kept_count:
         if needs_horizon:
             horizon = now_ms + delete_retention_ms
-        return _rebuild(header, kept, horizon)
+        records = decode_batch(blob, header).records
+        return _rebuild(header, list(compress_by(records, kept)), horizon)
     if header.has_producer_id and producer_last_offsets.get(header.producer_id) == header.last_offset:
         return _empty_header(header)
     return b""

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import accumulate
+from typing import Any
 
 from protocol.records import RecordBatches
 from storage.log import PartitionLog, TimestampOffset
@@ -22,6 +23,9 @@ class MemoryLog(PartitionLog):
         self._max_timestamps: list[int] = []
         self._end = 0
         self._start = 0
+        # Bumped whenever batches already held change (not by appends): a compaction
+        # pass spread over several steps checks it before swapping its result in.
+        self._rewrites = 0
 
     @property
     def log_start_offset(self) -> int:
@@ -42,38 +46,73 @@ class MemoryLog(PartitionLog):
             self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
         self._end = batches.last.last_offset + 1
 
+    @property
+    def batch_count(self) -> int:
+        return len(self._batches)
+
+    def _columns(self) -> tuple[list[Any], ...]:
+        """The per-batch lists (batches, base and last offsets, max timestamps), all
+        but the running ceiling, which is derived from the max timestamps."""
+        return self._batches, self._base_offsets, self._last_offsets, self._max_timestamps
+
     def delete_records(self, offset: int) -> int:
         self._start = self.records_deletion_target(offset)
+        self._rewrites += 1
         # Drop whole batches below the new start; the one holding it stays.
         keep = bisect_left(self._last_offsets, self._start)
-        for column in (self._batches, self._base_offsets, self._last_offsets, self._max_timestamps):
+        for column in self._columns():
             del column[:keep]
         self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
         return self._start
 
     def compact(self, now_ms: int, delete_retention_ms: int) -> int:
-        """Log compaction (storage.compaction) over every batch: memory has no segments,
-        so nothing is spared as active; offsets, log start and log end stay put.
+        """Log compaction (storage.compaction) over every batch, in one go.
         Returns how many batches remain."""
+        for _ in self.compaction_steps(now_ms, delete_retention_ms, max(1, len(self._batches))):
+            pass
+        return len(self._batches)
+
+    def compaction_steps(self, now_ms: int, delete_retention_ms: int, step_batches: int) -> Iterator[None]:
+        """Log compaction (storage.compaction) of the batches held now, `step_batches`
+        at a time: it yields after each step, so a caller can spread one pass over
+        many requests. Memory has no segments, so nothing is spared as active;
+        offsets, log start and log end stay put.
+
+        Appends may come between steps: the pass covers the batches held when it
+        started (what comes later is left for the next pass, as an active segment
+        is). Reads see the log as it was until the last step swaps the cleaned
+        batches in. A pass overtaken by DeleteRecords or another pass is dropped."""
         from storage import compaction  # the record codec loads only where topics compact
 
-        latest = compaction.latest_offsets(self._batches)
-        producers = compaction.producer_last_offsets(self._batches)
-        cleaned = compaction.compact(
-            self._batches,
-            latest,
-            now_ms=now_ms,
-            delete_retention_ms=delete_retention_ms,
-            producer_last_offsets=producers,
-        )
-        end = self._end
-        for column in (self._batches, self._base_offsets, self._last_offsets, self._max_timestamps):
-            column.clear()
-        self._timestamp_ceiling.clear()
-        if cleaned:
-            self._write(RecordBatches.parse(cleaned, verify_crc=False))
-        self._end = end
-        return len(self._batches)
+        rewrites = self._rewrites
+        held = self._batches[:]
+        chunks = [held[i : i + step_batches] for i in range(0, len(held), step_batches)]
+        # Chunked calls of the pure functions equal one call over everything: later
+        # chunks override earlier ones in the maps, and batches are cleaned one by one.
+        latest: dict[bytes, int] = {}
+        producers: dict[int, int] = {}
+        for chunk in chunks:
+            latest.update(compaction.latest_offsets(chunk))
+            producers.update(compaction.producer_last_offsets(chunk))
+            yield
+        cleaned = MemoryLog()
+        for chunk in chunks:
+            kept = compaction.compact(
+                chunk,
+                latest,
+                now_ms=now_ms,
+                delete_retention_ms=delete_retention_ms,
+                producer_last_offsets=producers,
+            )
+            if kept:
+                cleaned._write(RecordBatches.parse(kept, verify_crc=False))
+            yield
+        if self._rewrites != rewrites:
+            return
+        self._rewrites += 1
+        for column, replacement in zip(self._columns(), cleaned._columns(), strict=True):
+            column[: len(held)] = replacement
+        self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         self.check_fetch_offset(offset)

@@ -11,15 +11,15 @@ history of commits.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
 from protocol.offsets_records import OffsetsRecord, decode_record, encode_record
-from protocol.record_codec import Record, batch_keys_values, encode_batch
-from protocol.records import RecordBatches, RecordsError, iter_headers
+from protocol.record_codec import Record, batch_keyed_records, build_batch
+from protocol.records import RecordsError, iter_headers
 from protocol.types import ProtocolError
-from storage.log import PartitionLog
+from storage.log import LEADER_EPOCH, PartitionLog
 from storage.memory import MemoryLog
 from storage.topics import Topic, TopicStore
 
@@ -35,8 +35,12 @@ READ_CHUNK_BYTES = 8 * 1024 * 1024
 # Kafka's delete.retention.ms default: how long compaction keeps tombstones.
 DELETE_RETENTION_MS = 24 * 3600 * 1000
 # In memory nothing else cleans the topic: a partition is compacted once it holds
-# this many batches and twice what survived its last clean (amortised O(1) per append).
+# this many batches and twice what survived its last clean (amortised O(1) per append),
+# a step of this many batches per append, so no request waits for a whole pass
+# (a step costs well under a millisecond; a pass over 100k batches, seconds).
 MEMORY_COMPACTION_MIN_BATCHES = 1_000
+MEMORY_COMPACTION_STEP_BATCHES = 100
+_PASS_DONE = object()
 _INT32_MASK = 0xFFFFFFFF
 
 
@@ -49,6 +53,7 @@ def java_string_hash(text: str) -> int:
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
+@functools.lru_cache(maxsize=4096)  # on every commit; the hash loops over the group id in Python
 def partition_for(group_id: str, partitions: int) -> int:
     """Kafka's Utils.abs(groupId.hashCode) % partitions (abs maps Integer.MIN_VALUE to 0)."""
     h = java_string_hash(group_id)
@@ -63,8 +68,8 @@ class OffsetsLog:
     def __init__(self, topics: TopicStore, partitions: int) -> None:
         self._topics = topics
         self._new_partitions = partitions
-        self._memory_batches: dict[int, int] = {}  # partition -> batches held, counted since its clean
-        self._memory_clean_at: dict[int, int] = {}  # partition -> batch count that triggers its clean
+        self._memory_clean_at: dict[int, int] = {}  # partition -> batch count that starts its clean
+        self._memory_cleaning: dict[int, Iterator[None]] = {}  # partition -> its pass under way
 
     @property
     def topic(self) -> Topic | None:
@@ -87,24 +92,32 @@ class OffsetsLog:
     def append(self, records: Sequence[OffsetsRecord], now_ms: int) -> None:
         """One uncompressed batch per partition, records in emission order, stamped `now_ms`.
         The log applies its fsync policy before it returns (storage.durability)."""
-        topic = self._open()
-        by_partition: dict[int, list[Record]] = defaultdict(list)
+        partitions = self._open().partitions
+        by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
         for record in records:
-            key, value = encode_record(record)
-            batch = by_partition[partition_for(record.group, len(topic.partitions))]
-            batch.append(Record(len(batch), now_ms, key, value))
-        for index, batch in by_partition.items():
-            partition = topic.partitions[index]
-            partition.append(RecordBatches.parse(encode_batch(batch), verify_crc=False))
+            index = partition_for(record.group, len(partitions))
+            by_partition.setdefault(index, []).append(encode_record(record))
+        for index, keys_values in by_partition.items():
+            partition = partitions[index]
+            # Built where the log will place it, header included: its append neither
+            # parses it back nor rewrites it (the template still checks the placement).
+            base = partition.log_end_offset
+            batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
+            partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
             if isinstance(partition, MemoryLog):
-                self._count_memory_batch(index, partition, now_ms)
+                self._clean_memory_partition(index, partition, now_ms)
 
-    def _count_memory_batch(self, index: int, partition: MemoryLog, now_ms: int) -> None:
-        held = self._memory_batches.get(index, 0) + 1
-        if held >= self._memory_clean_at.get(index, MEMORY_COMPACTION_MIN_BATCHES):
-            held = partition.compact(now_ms, DELETE_RETENTION_MS)
-            self._memory_clean_at[index] = max(MEMORY_COMPACTION_MIN_BATCHES, 2 * held)
-        self._memory_batches[index] = held
+    def _clean_memory_partition(self, index: int, partition: MemoryLog, now_ms: int) -> None:
+        """One step of the partition's compaction pass, started once it holds enough batches."""
+        steps = self._memory_cleaning.get(index)
+        if steps is None:
+            if partition.batch_count < self._memory_clean_at.get(index, MEMORY_COMPACTION_MIN_BATCHES):
+                return
+            steps = partition.compaction_steps(now_ms, DELETE_RETENTION_MS, MEMORY_COMPACTION_STEP_BATCHES)
+            self._memory_cleaning[index] = steps
+        if next(steps, _PASS_DONE) is _PASS_DONE:
+            del self._memory_cleaning[index]
+            self._memory_clean_at[index] = max(MEMORY_COMPACTION_MIN_BATCHES, 2 * partition.batch_count)
 
     def replay(self) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction
@@ -132,6 +145,7 @@ def _scan_partition(index: int, partition: PartitionLog) -> Iterator[tuple[bytes
             if header.is_control:
                 continue
             try:
-                yield from batch_keys_values(data, header)
+                for _, key, value in batch_keyed_records(data, header):
+                    yield key, value
             except RecordsError as exc:
                 log.warning("%s-%d: batch at %d skipped: %s", OFFSETS_TOPIC, index, header.base_offset, exc)

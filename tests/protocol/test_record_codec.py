@@ -27,7 +27,7 @@ from protocol.record_codec import (
     SNAPPY,
     ZSTD,
     Record,
-    batch_keys_values,
+    batch_keyed_records,
     compress,
     decode_batches,
     decompress,
@@ -215,7 +215,7 @@ def test_round_trip(raw: list, codec: int, base_offset: int) -> None:  # type: i
     data = encode_batch(records, base_offset=base_offset, attributes=codec)
     (batch,) = decode_batches(RecordBatches.parse(data).data)
     assert batch.records == records
-    assert batch_keys_values(data, batch.header) == [(r.key, r.value) for r in records]
+    assert batch_keyed_records(data, batch.header) == [(r.offset, r.key, r.value) for r in batch.records]
 
 
 # --- through a running broker, with librdkafka --------------------------------------------
