@@ -14,6 +14,11 @@ The two calls a cleaner makes:
         Returns bytes: the surviving batches, back to back, ready for
         DiskLog.replace_segments. Every offset kept keeps its number (gaps allowed).
 
+A cleaner that walks the log in steps (MemoryLog) scans each batch once with
+`scan` and feeds the same `ScannedBatch`es to `add_latest_offsets`,
+`add_producer_last_offsets` and `compact_scanned`; the two calls above are
+those over one streaming scan each.
+
 What survives, as in Kafka:
 - A record whose key's newest offset is its own (or whose key is not in `latest`).
 - Records without a key are dropped (Kafka refuses them in compacted topics
@@ -34,8 +39,9 @@ What survives, as in Kafka:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress as compress_by
+from typing import NamedTuple
 
 from protocol.record_codec import (
     DELETE_HORIZON_FLAG,
@@ -47,28 +53,47 @@ from protocol.record_codec import (
 from protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
 
 
-def latest_offsets(blobs: Iterable[bytes]) -> dict[bytes, int]:
-    """The offset of the newest record of every key (later blobs follow earlier ones).
-    Keys only: values are never decoded."""
-    latest: dict[bytes, int] = {}
+class ScannedBatch(NamedTuple):
+    """One batch of a blob with (offset, key, value) of its records (none for control
+    batches): what a cleaner needs twice, once for the key map and once to clean."""
+
+    blob: bytes
+    header: BatchHeader
+    records: list[tuple[int, bytes | None, bytes | None]]
+
+
+def scan(blobs: Iterable[bytes]) -> Iterator[ScannedBatch]:
+    """The batches of `blobs`, in order; values are sliced out, never decoded."""
     for blob in blobs:
         for header in iter_headers(blob):
-            if header.is_control:
-                continue
-            for offset, key, _ in batch_keyed_records(blob, header):
-                if key is not None:
-                    latest[key] = offset
+            records = [] if header.is_control else batch_keyed_records(blob, header)
+            yield ScannedBatch(blob, header, records)
+
+
+def latest_offsets(blobs: Iterable[bytes]) -> dict[bytes, int]:
+    """The offset of the newest record of every key (later blobs follow earlier ones)."""
+    return add_latest_offsets({}, scan(blobs))
+
+
+def add_latest_offsets(latest: dict[bytes, int], batches: Iterable[ScannedBatch]) -> dict[bytes, int]:
+    """`latest` updated with `batches`, which follow what it was built from."""
+    for batch in batches:
+        for offset, key, _ in batch.records:
+            if key is not None:
+                latest[key] = offset
     return latest
 
 
 def producer_last_offsets(blobs: Iterable[bytes]) -> dict[int, int]:
     """The last offset of every producer's last batch (pass the whole log): the batch
     compaction keeps, if only as an empty header, to remember the producer's sequence."""
-    last: dict[int, int] = {}
-    for blob in blobs:
-        for header in iter_headers(blob):
-            if header.has_producer_id:
-                last[header.producer_id] = header.last_offset
+    return add_producer_last_offsets({}, (h for blob in blobs for h in iter_headers(blob)))
+
+
+def add_producer_last_offsets(last: dict[int, int], headers: Iterable[BatchHeader]) -> dict[int, int]:
+    for header in headers:
+        if header.has_producer_id:
+            last[header.producer_id] = header.last_offset
     return last
 
 
@@ -82,20 +107,36 @@ def compact(
 ) -> bytes:
     """The batches of `blobs` with superseded records, keyless records and expired
     tombstones removed (see the module docstring)."""
+    return compact_scanned(
+        scan(blobs),
+        latest,
+        now_ms=now_ms,
+        delete_retention_ms=delete_retention_ms,
+        producer_last_offsets=producer_last_offsets,
+    )
+
+
+def compact_scanned(
+    batches: Iterable[ScannedBatch],
+    latest: Mapping[bytes, int],
+    *,
+    now_ms: int,
+    delete_retention_ms: int,
+    producer_last_offsets: Mapping[int, int] | None = None,
+) -> bytes:
+    """`compact` over batches already scanned (for the key map, say)."""
     last_offsets = producer_last_offsets or {}
     out: list[bytes] = []
-    for blob in blobs:
-        for header in iter_headers(blob):
-            if header.is_control:
-                out.append(blob[header.position : header.end])
-            else:
-                out.append(_clean_batch(blob, header, latest, now_ms, delete_retention_ms, last_offsets))
+    for batch in batches:
+        if batch.header.is_control:
+            out.append(batch.blob[batch.header.position : batch.header.end])
+        else:
+            out.append(_clean_batch(batch, latest, now_ms, delete_retention_ms, last_offsets))
     return b"".join(out)
 
 
 def _clean_batch(
-    blob: bytes,
-    header: BatchHeader,
+    batch: ScannedBatch,
     latest: Mapping[bytes, int],
     now_ms: int,
     delete_retention_ms: int,
@@ -103,11 +144,12 @@ def _clean_batch(
 ) -> bytes:
     # Which records survive is decided from keys and null values alone; only a batch
     # that loses some but not all of its records is decoded whole and re-encoded.
+    blob, header, scanned = batch
     horizon = header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
     tombstones_expired = horizon is not None and now_ms >= horizon
     kept: list[bool] = []
     kept_tombstone = False
-    for offset, key, value in batch_keyed_records(blob, header):
+    for offset, key, value in scanned:
         expired = value is None and tombstones_expired
         keep = key is not None and offset >= latest.get(key, -1) and not expired
         kept.append(keep)

@@ -86,18 +86,21 @@ class MemoryLog(PartitionLog):
 
         rewrites = self._rewrites
         held = self._batches[:]
-        chunks = [held[i : i + step_batches] for i in range(0, len(held), step_batches)]
-        # Chunked calls of the pure functions equal one call over everything: later
-        # chunks override earlier ones in the maps, and batches are cleaned one by one.
+        # Each batch is scanned once, for the key map and then to be cleaned: chunked,
+        # the calls equal one over everything (later chunks override earlier ones in
+        # the maps, and batches are cleaned one by one).
+        scanned = []
         latest: dict[bytes, int] = {}
         producers: dict[int, int] = {}
-        for chunk in chunks:
-            latest.update(compaction.latest_offsets(chunk))
-            producers.update(compaction.producer_last_offsets(chunk))
+        for start in range(0, len(held), step_batches):
+            chunk = list(compaction.scan(held[start : start + step_batches]))
+            compaction.add_latest_offsets(latest, chunk)
+            compaction.add_producer_last_offsets(producers, (batch.header for batch in chunk))
+            scanned.append(chunk)
             yield
         cleaned = MemoryLog()
-        for chunk in chunks:
-            kept = compaction.compact(
+        for chunk in scanned:
+            kept = compaction.compact_scanned(
                 chunk,
                 latest,
                 now_ms=now_ms,
