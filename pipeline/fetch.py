@@ -66,30 +66,41 @@ class RangeReader:
         while not done:
             # Ask for no more than the range still holds, so consume() returns as soon as it has them.
             messages = consumer.consume(num_messages=min(CHUNK, task.end - position), timeout=1.0)
-            records: list[Message] = []
-            for message in messages:
-                error = message.error()
-                if error is not None:
-                    if error.code() == KafkaError._PARTITION_EOF:
-                        done = True
-                        break
-                    self._on_error(consumer, task, error)
-                    continue
-                offset: int = message.offset()  # type: ignore[assignment]  # None only for errors
-                if offset >= task.end:
-                    done = True
-                    break
-                records.append(message)
-                position = offset + 1
+            records, done = self._in_range(consumer, task, messages)
             if records:
                 last_progress = time.monotonic()
+                batch = self._to_arrow(task, records)
+                position = batch.column("offset")[-1].as_py() + 1
                 done = done or position >= task.end
-                yield self._to_arrow(task, records)
+                yield batch
             elif not done and time.monotonic() - last_progress > timeout_s:
                 raise TimeoutError(
                     f"no records from {task.topic}/{task.partition} for {timeout_s:.0f} s "
                     f"while reading [{task.start}, {task.end})"
                 )
+
+    def _in_range(
+        self, consumer: Consumer, task: OffsetRange, messages: list[Message]
+    ) -> tuple[list[Message], bool]:
+        """The records of `messages` inside the range, and whether the range is finished
+        (EOF, or a record at or past its end). Comprehensions, not a loop with branches:
+        this runs for every record."""
+        if not any([m.error() for m in messages]):
+            if messages and messages[-1].offset() >= task.end:  # type: ignore[operator]
+                return [m for m in messages if m.offset() < task.end], True  # type: ignore[operator]
+            return messages, False
+        records: list[Message] = []
+        for message in messages:
+            error = message.error()
+            if error is None:
+                if message.offset() >= task.end:  # type: ignore[operator]
+                    return records, True
+                records.append(message)
+            elif error.code() == KafkaError._PARTITION_EOF:
+                return records, True
+            else:
+                self._on_error(consumer, task, error)
+        return records, False
 
     def _on_error(self, consumer: Consumer, task: OffsetRange, error: KafkaError) -> None:
         if error.code() == KafkaError._AUTO_OFFSET_RESET:
@@ -103,22 +114,17 @@ class RangeReader:
 
     def _to_arrow(self, task: OffsetRange, records: list[Message]) -> pa.RecordBatch:
         count = len(records)
-        keys, values, offsets, timestamps, types = [], [], [], [], []
-        for m in records:
-            keys.append(m.key())
-            values.append(m.value())
-            offsets.append(m.offset())
-            kind, ts = m.timestamp()
-            types.append(kind - 1)  # librdkafka: 1 CreateTime, 2 LogAppendTime; Spark: 0, 1
-            timestamps.append(ts * 1000)  # ms -> the microseconds of Spark's timestamp
+        stamps = [m.timestamp() for m in records]
         columns = [
-            pa.array(keys, pa.binary()),
-            pa.array(values, pa.binary()),
+            pa.array([m.key() for m in records], pa.binary()),
+            pa.array([m.value() for m in records], pa.binary()),
             pa.array([task.topic] * count, pa.string()),
             pa.array([task.partition] * count, pa.int32()),
-            pa.array(offsets, pa.int64()),
-            pa.array(timestamps, pa.int64()).cast(self.schema.field("timestamp").type),
-            pa.array(types, pa.int32()),
+            pa.array([m.offset() for m in records], pa.int64()),
+            # ms -> the microseconds of Spark's timestamp
+            pa.array([ts * 1000 for _, ts in stamps], pa.int64()).cast(self.schema.field("timestamp").type),
+            # librdkafka: 1 CreateTime, 2 LogAppendTime; Spark: 0, 1
+            pa.array([kind - 1 for kind, _ in stamps], pa.int32()),
         ]
         if self.with_headers:
             headers = [_headers(m) for m in records]

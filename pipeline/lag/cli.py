@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         .appName("kafka-shim lag report")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

@@ -30,6 +30,9 @@ def spark() -> Iterator[SparkSession]:
         .appName("kafka-shim pipeline tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        # A busy CI host can take longer than the default 15 s to start a Python worker.
+        .config("spark.python.authenticate.socketTimeout", "120s")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
