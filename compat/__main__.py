@@ -18,7 +18,7 @@ from pathlib import Path
 
 from compat.catalog import SCENARIOS
 from compat.drivers import DRIVERS
-from compat.matrix import differential, print_progress, resolve, run_matrix
+from compat.matrix import differential, load_outcomes, print_progress, resolve, run_matrix
 from compat.report import markdown, text
 from compat.targets import TARGETS
 
@@ -42,6 +42,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--markdown", type=Path, help="also write the matrix as markdown here")
     run.add_argument("--preface", type=Path, help="markdown inserted under the report's header")
     run.add_argument("--json", type=Path, help="also write every outcome as JSON here")
+    run.add_argument(
+        "--reuse", type=Path, help="take cells that did not fail from this --json file (resume a long run)"
+    )
     return top
 
 
@@ -55,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         scenarios = [name for name in scenarios if not SCENARIOS[name].heavy]
     clients = resolve(args.clients, DRIVERS, "client")
     started = time.monotonic()
-    matrix = run_matrix(targets, scenarios, clients, progress=print_progress)
+    reuse = load_outcomes(args.reuse) if getattr(args, "reuse", None) else None
+    matrix = run_matrix(targets, scenarios, clients, progress=print_progress, reuse=reuse)
     wall_s = time.monotonic() - started
     if args.command == "diff":
         for (scenario, client), diff in differential(matrix).items():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from compat.catalog import SCENARIOS
@@ -43,16 +45,30 @@ class Matrix:
         return [outcome for outcome in self.outcomes.values() if outcome.status == "fail"]
 
 
+def load_outcomes(path: Path) -> dict[tuple[str, str, str], Outcome]:
+    """Outcomes saved by `python -m compat run --json`."""
+    return {
+        (o.target, o.scenario, o.client): o
+        for o in (Outcome(**item) for item in json.loads(path.read_text()))
+    }
+
+
 def run_matrix(
     targets: list[str],
     scenarios: list[str],
     clients: list[str],
     progress: Callable[[Outcome], None] | None = None,
+    reuse: dict[tuple[str, str, str], Outcome] | None = None,
 ) -> Matrix:
+    """Runs every cell; a cell found in `reuse` that did not fail is taken from there instead."""
     matrix = Matrix(targets, scenarios, clients)
     for target in targets:
         for scenario in scenarios:
             for client in clients:
+                earlier = (reuse or {}).get((target, scenario, client))
+                if earlier is not None and earlier.status != "fail":
+                    matrix.outcomes[(target, scenario, client)] = earlier
+                    continue
                 outcome = run_cell(SCENARIOS[scenario], client, target)
                 matrix.outcomes[(target, scenario, client)] = outcome
                 if progress is not None:

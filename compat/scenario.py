@@ -9,6 +9,7 @@ timings are reported beside them and never asserted.
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
 import uuid
@@ -138,7 +139,9 @@ def run_cell(
             outcome.detail += f"\nthe broker {state}; its last output:\n{tail}"
         broker.stop()
     outcome.duration_s = round(time.monotonic() - started, 2)
-    outcome.observations, outcome.timings = context.observations, context.timings
+    # Through JSON, as a saved report holds them: partition keys become strings either way.
+    outcome.observations = json.loads(json.dumps(context.observations))
+    outcome.timings = context.timings
     if context.notes and outcome.status == "pass":
         outcome.detail = "; ".join(context.notes)
     return outcome

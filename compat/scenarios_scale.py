@@ -17,6 +17,11 @@ from compat.groups import owns_each_once
 from compat.scenario import Context
 
 SWARM_DEADLINE_S = 240.0
+# Kafka's default session timeout (KIP-735): hundreds of consumers share one process here,
+# and a thread-per-consumer client (kafka-python) on a busy 2-core machine can miss a 6 s
+# session's heartbeats, which turns the scenario into a rebalance storm of the harness's
+# own making.
+SWARM_SESSION_TIMEOUT_MS = 45000
 CLOSE_DEADLINE_S = 120.0
 
 
@@ -64,6 +69,7 @@ def run_swarm(context: Context, groups: int, members: int, partitions: int) -> N
         assignor=context.driver.default_assignor(),
         groups=groups,
         members=members,
+        session_timeout_ms=SWARM_SESSION_TIMEOUT_MS,
         timeout_s=SWARM_DEADLINE_S,
     )
     started = time.time()

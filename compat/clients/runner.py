@@ -9,7 +9,9 @@ here from `member`: one thread (sync clients) or task (async clients) per member
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import inspect
+import signal
 import sys
 import threading
 import traceback
@@ -130,6 +132,8 @@ def run(ops: DriverOps, argv: list[str] | None = None) -> None:
         sys.stderr.write("usage: python -m compat.clients.<client> '<command json>'\n")
         raise SystemExit(2)
     command = Command.from_json(args[0])
+    # `kill -USR1 <driver>` prints every thread's stack to stderr: how a stuck client is diagnosed.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     emit("ready", op=command.op)
     try:
         if command.op == "member":
