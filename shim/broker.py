@@ -10,6 +10,7 @@ from shim.config import BrokerConfig
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from storage.disk_store import DiskStore
 from storage.durability import DiskOptions, FsyncPolicy
+from storage.log import AppendHook
 from storage.memory import MemoryLog
 from storage.offsets_log import OffsetsLog
 from storage.producer_state import ProducerIdAllocator
@@ -30,14 +31,14 @@ class Broker:
         # (port 0 in the config means "any free port").
         self.advertised_port = config.port
         # The server replaces this with a wake-up for Fetch long polls.
-        self.on_append: Callable[[], None] = lambda: None
+        self.on_append: AppendHook = lambda log: None
         # Filled in by the storage and coordinator layers:
         # Topic-partition logs; every append wakes Fetch long polls through
         # the hook, looked up at call time because the server replaces it.
         self.storage: DiskStore | None = None
         if config.data_dir is None:
             self.topics = TopicStore(
-                lambda topic, partition: MemoryLog(lambda: self.on_append()),
+                lambda topic, partition: MemoryLog(lambda log: self.on_append(log)),
                 default_partitions=config.num_partitions,
                 auto_create=config.auto_create_topics,
                 broker_value=config.known_value,
@@ -47,7 +48,7 @@ class Broker:
             self.storage = DiskStore(
                 config.data_dir,
                 disk_options(config, clock),
-                on_append=lambda: self.on_append(),
+                on_append=lambda log: self.on_append(log),
                 broker_value=config.known_value,
                 default_partitions=config.num_partitions,
                 auto_create=config.auto_create_topics,

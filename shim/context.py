@@ -8,11 +8,12 @@ import Trio: the server implements the waiting primitives.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from shim.broker import Broker
+    from storage.log import PartitionLog
 
 T = TypeVar("T")
 
@@ -38,5 +39,5 @@ class RequestContext(ABC):
         """
 
     @abstractmethod
-    async def wait_for_append(self, timeout_ms: int) -> None:
-        """Return when any partition is appended to, or after `timeout_ms`."""
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
+        """Return when one of `logs` is appended to, or after `timeout_ms`."""

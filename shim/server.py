@@ -15,7 +15,7 @@ import math
 import signal
 import struct
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -31,6 +31,7 @@ from shim.config import BrokerConfig
 from shim.context import RequestContext, Respond
 from shim.handlers import handler_for
 from shim.handlers.api_versions import supported_ranges
+from storage.log import PartitionLog
 
 log = logging.getLogger("kafka_shim.server")
 
@@ -58,6 +59,34 @@ class Wakeup:
             await self._event.wait()
 
 
+class AppendWaiters:
+    """Fetch long polls, keyed by the partition logs they wait on: an append
+    wakes only the Fetches reading that partition (an offset commit, which
+    appends to __consumer_offsets, must not re-run every consumer's Fetch)."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[PartitionLog, set[trio.Event]] = {}
+
+    def notify(self, log: PartitionLog) -> None:
+        for event in self._waiting.pop(log, ()):
+            event.set()
+
+    async def wait(self, logs: Collection[PartitionLog], timeout_s: float) -> None:
+        event = trio.Event()
+        for log in logs:
+            self._waiting.setdefault(log, set()).add(event)
+        try:
+            with trio.move_on_after(max(timeout_s, 0.0)):
+                await event.wait()
+        finally:
+            for log in logs:
+                waiting = self._waiting.get(log)
+                if waiting is not None:
+                    waiting.discard(event)
+                    if not waiting:
+                        del self._waiting[log]
+
+
 class TrioRequestContext(RequestContext):
     def __init__(self, server: Server, client_host: str) -> None:
         self.broker = server.broker
@@ -81,8 +110,8 @@ class TrioRequestContext(RequestContext):
         await done.wait()
         return box[0]
 
-    async def wait_for_append(self, timeout_ms: int) -> None:
-        await self._server.appended.wait(timeout_ms / 1000)
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
+        await self._server.appended.wait(logs, timeout_ms / 1000)
 
 
 class FrameReader:
@@ -139,8 +168,8 @@ class Server:
         self.broker = broker
         self.timers_changed = Wakeup()
         self._timer_sleeps_until = math.inf
-        self.appended = Wakeup()
-        broker.on_append = self.appended.fire
+        self.appended = AppendWaiters()
+        broker.on_append = self.appended.notify
 
     async def bind(self) -> list[trio.SocketListener]:
         """Bind outside any nursery, so a busy port is a plain OSError."""

@@ -16,7 +16,6 @@ import os
 import shutil
 import threading
 from bisect import bisect_right
-from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from protocol.errors import ErrorCode
 from protocol.records import RecordBatches
 from storage.durability import DiskOptions, FsyncPolicy
 from storage.errors import CorruptLog, StorageError
-from storage.log import PartitionLog, TimestampOffset
+from storage.log import AppendHook, PartitionLog, TimestampOffset
 from storage.log_config import LogConfig
 from storage.scan import Damage
 from storage.segment import LOG_SUFFIX, Segment, file_stem
@@ -43,7 +42,7 @@ class DiskLog(PartitionLog):
         options: DiskOptions,
         segments: list[Segment],
         start_offset: int,
-        on_append: Callable[[], None],
+        on_append: AppendHook,
     ) -> None:
         super().__init__(on_append)
         self.directory = directory
@@ -67,7 +66,7 @@ class DiskLog(PartitionLog):
         directory: Path,
         config: LogConfig,
         options: DiskOptions,
-        on_append: Callable[[], None] = lambda: None,
+        on_append: AppendHook = lambda log: None,
     ) -> DiskLog:
         if directory.exists():
             shutil.rmtree(directory)  # left over from a topic deleted before a crash
@@ -84,7 +83,7 @@ class DiskLog(PartitionLog):
         options: DiskOptions,
         *,
         clean: bool,
-        on_append: Callable[[], None] = lambda: None,
+        on_append: AppendHook = lambda log: None,
     ) -> DiskLog:
         """Open after a restart. After a clean shutdown segments load from their
         indexes; otherwise the active segment is verified batch by batch and a

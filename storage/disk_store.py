@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from protocol.errors import ErrorCode
@@ -15,6 +15,7 @@ from storage.disk_log import DiskLog
 from storage.durability import DiskOptions
 from storage.errors import StorageError, StorageStartupError
 from storage.housekeeping import Housekeeper
+from storage.log import AppendHook
 from storage.log_config import DEFAULT_BROKER_VALUE
 from storage.topic_configs import BrokerValue
 from storage.topics import Topic, TopicStore
@@ -28,7 +29,7 @@ class DiskStore:
         path: Path,
         options: DiskOptions,
         *,
-        on_append: Callable[[], None] = lambda: None,
+        on_append: AppendHook = lambda log: None,
         broker_value: BrokerValue = DEFAULT_BROKER_VALUE,
         default_partitions: int = 1,
         auto_create: bool = True,

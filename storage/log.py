@@ -19,6 +19,9 @@ from storage.errors import StorageError
 from storage.log_config import LogConfig
 from storage.producer_state import ProducerStates
 
+# Called with the log that grew, so only Fetches waiting on it are woken.
+AppendHook = Callable[["PartitionLog"], None]
+
 # One broker leads every partition forever: the leader epoch never moves.
 LEADER_EPOCH = 0
 DELETE_TO_HIGH_WATERMARK = -1
@@ -38,7 +41,7 @@ class TimestampOffset:
 
 
 class PartitionLog(ABC):
-    def __init__(self, on_append: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, on_append: AppendHook = lambda log: None) -> None:
         self.producers = ProducerStates()
         self._on_append = on_append
         self.config = LogConfig()
@@ -116,7 +119,7 @@ class PartitionLog(ABC):
         self._write(placed)
         if idempotent:
             self.producers.record(placed.first)
-        self._on_append()
+        self._on_append(self)
         return AppendResult(placed.first.base_offset, placed.last.last_offset)
 
     def records_deletion_target(self, offset: int) -> int:

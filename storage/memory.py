@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
 from protocol.records import RecordBatches
-from storage.log import PartitionLog, TimestampOffset
+from storage.log import AppendHook, PartitionLog, TimestampOffset
 
 
 class MemoryLog(PartitionLog):
-    def __init__(self, on_append: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, on_append: AppendHook = lambda log: None) -> None:
         super().__init__(on_append)
         self._batches: list[bytes] = []
         self._base_offsets: list[int] = []

@@ -28,6 +28,7 @@ class Gathered:
     responses: list[dict[str, Any]]
     size: int
     must_answer: bool  # an error to report: Kafka answers at once
+    logs: list[PartitionLog]  # what a long poll waits on
 
 
 def _topic(ctx: RequestContext, requested: Any) -> tuple[Topic | None, ErrorCode]:
@@ -50,6 +51,7 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
     must_answer = False
     committed = request.isolation_level == READ_COMMITTED
     responses = []
+    logs: list[PartitionLog] = []
     for requested in request.topics:
         topic, missing = _topic(ctx, requested)
         partitions = []
@@ -65,6 +67,7 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
                 must_answer = True
                 partitions.append(answer | {"error_code": missing, "high_watermark": -1})
                 continue
+            logs.append(log)
             # KIP-74: only the first partition with data may exceed the limits.
             limit = min(p.partition_max_bytes, budget - size)
             code, records = _read(log, p.fetch_offset, limit, min_one=size == 0)
@@ -83,7 +86,7 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
             )
         key = {"topic_id": requested.topic_id} if ctx.api_version >= 13 else {"topic": requested.topic}
         responses.append(key | {"partitions": partitions})
-    return Gathered(responses, size, must_answer)
+    return Gathered(responses, size, must_answer, logs)
 
 
 def _session_error(request: Any) -> ErrorCode:
@@ -104,7 +107,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         remaining = deadline - ctx.now_ms()
         if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
             break
-        await ctx.wait_for_append(remaining)
+        await ctx.wait_for_append(gathered.logs, remaining)
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

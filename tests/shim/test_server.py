@@ -98,3 +98,32 @@ def test_pipelined_requests_are_answered_in_order(kafka_shim: BrokerThread) -> N
         client.sock.sendall(b"".join(struct.pack(">i", len(f)) + f for f in frames))
         correlations = [struct.unpack_from(">i", client.receive_frame())[0] for _ in frames]
     assert correlations == list(range(1, 21))
+
+
+def test_an_append_wakes_only_the_fetches_waiting_on_that_partition() -> None:
+    import trio
+    import trio.testing
+
+    from shim.server import AppendWaiters
+    from storage.memory import MemoryLog
+
+    waiters = AppendWaiters()
+    orders, offsets = MemoryLog(), MemoryLog()
+    woken: list[str] = []
+
+    async def fetch(name: str, logs: list[MemoryLog]) -> None:
+        await waiters.wait(logs, timeout_s=1.0)
+        woken.append(name)
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(fetch, "orders-consumer", [orders])
+            nursery.start_soon(fetch, "both", [orders, offsets])
+            await trio.testing.wait_all_tasks_blocked()
+            waiters.notify(offsets)  # e.g. an offset commit
+            await trio.testing.wait_all_tasks_blocked()
+            assert woken == ["both"]
+            waiters.notify(orders)
+        assert sorted(woken) == ["both", "orders-consumer"]
+
+    trio.run(main)

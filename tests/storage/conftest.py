@@ -1,12 +1,11 @@
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from storage.disk_log import DiskLog
-from storage.log import PartitionLog
+from storage.log import AppendHook, PartitionLog
 from storage.log_config import LogConfig
 from storage.memory import MemoryLog
 from tests.storage.logs import NewLog, options
@@ -16,7 +15,7 @@ from tests.storage.logs import NewLog, options
 def new_log(request: pytest.FixtureRequest, tmp_path: Path) -> NewLog:
     made = 0
 
-    def make(on_append: Callable[[], None] = lambda: None) -> PartitionLog:
+    def make(on_append: AppendHook = lambda log: None) -> PartitionLog:
         nonlocal made
         if request.param == "memory":
             return MemoryLog(on_append)

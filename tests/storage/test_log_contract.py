@@ -8,7 +8,7 @@ import pytest
 from protocol.errors import ErrorCode
 from protocol.records import RecordBatches
 from storage.errors import StorageError
-from storage.log import LEADER_EPOCH, TimestampOffset
+from storage.log import LEADER_EPOCH, PartitionLog, TimestampOffset
 from tests.storage.batches import make_batch, read_records
 from tests.storage.logs import NewLog
 
@@ -94,11 +94,11 @@ def test_timestamp_lookups(new_log: NewLog) -> None:
     assert log.max_timestamp() == TimestampOffset(900, 3)
 
 
-def test_append_wakes_the_hook(new_log: NewLog) -> None:
-    calls: list[int] = []
-    log = new_log(lambda: calls.append(1))
+def test_append_calls_the_hook_with_the_log_that_grew(new_log: NewLog) -> None:
+    grown: list[PartitionLog] = []
+    log = new_log(grown.append)
     log.append(batches(b"a"))
-    assert calls == [1]
+    assert grown == [log]
 
 
 def test_stored_batches_keep_their_crc(new_log: NewLog) -> None:

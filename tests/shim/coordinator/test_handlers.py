@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from typing import Any, TypeVar, cast
 
 import pytest
@@ -13,6 +13,7 @@ from shim.broker import Broker
 from shim.config import BrokerConfig
 from shim.context import RequestContext, Respond
 from shim.handlers import Handler, handler_for
+from storage.log import PartitionLog
 
 from .harness import subscription
 
@@ -35,7 +36,7 @@ class SyncContext(RequestContext):
         assert box, "the coordinator did not answer yet"
         return box[0]
 
-    async def wait_for_append(self, timeout_ms: int) -> None:
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         return None
 
 

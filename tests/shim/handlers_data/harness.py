@@ -8,7 +8,7 @@ poll "waits" by advancing it, or by running a callback that appends.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar
@@ -18,6 +18,7 @@ from construct import Container
 from shim.broker import Broker
 from shim.config import BrokerConfig
 from shim.context import RequestContext, Respond
+from storage.log import PartitionLog
 
 T = TypeVar("T")
 
@@ -39,6 +40,7 @@ class DataContext(RequestContext):
         self.client_id = "handler-test"
         self.client_host = "127.0.0.1"
         self.waits: list[int] = []
+        self.waited_on: list[list[PartitionLog]] = []
         # Called instead of letting the whole timeout pass, once per wait.
         self.during_wait: list[Callable[[], None]] = []
 
@@ -47,8 +49,9 @@ class DataContext(RequestContext):
         start(box.append)
         return box[0]
 
-    async def wait_for_append(self, timeout_ms: int) -> None:
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         self.waits.append(timeout_ms)
+        self.waited_on.append(list(logs))
         if self.during_wait:
             self.clock.now += 1
             self.during_wait.pop(0)()
