@@ -256,3 +256,97 @@ class ProduceStorm:
         assert not missing, (
             f"{len(missing)} of {len(acked)} acknowledged records lost or moved: {missing[:5]}"
         )
+
+
+class CommitStorm:
+    """`clients` confluent-kafka consumers, each its own group, synchronously
+    committing ever-higher offsets of `topic` partition 0. A commit that
+    returned is acknowledged; after a crash the broker must return at least
+    the last acknowledged offset and at most the one that was in flight."""
+
+    def __init__(self, topic: str, clients: int = 3) -> None:
+        self.topic = topic
+        self.clients = clients
+        self._acknowledged: dict[str, int] = {}
+        self._attempted: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def group(self, client: int) -> str:
+        return f"{self.topic}-committer-{client}"
+
+    def start(self, bootstrap: str) -> None:
+        for client in range(self.clients):
+            thread = threading.Thread(target=self._commit, args=(bootstrap, client), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def acknowledged(self) -> int:
+        with self._lock:
+            return len(self._acknowledged)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+    def _commit(self, bootstrap: str, client: int) -> None:
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        group = self.group(client)
+        answered = threading.Event()
+        errors: list[KafkaError | None] = []
+
+        def on_commit(error: KafkaError | None, partitions: object) -> None:
+            errors.append(error)
+            answered.set()
+
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "enable.auto.commit": False,
+                "on_commit": on_commit,
+                "log_level": 0,
+            }
+        )
+        offset = 0
+        try:
+            while not self._stop.is_set():
+                offset += 1
+                with self._lock:
+                    self._attempted[group] = offset
+                # One commit in flight, waited for as a synchronous commit is; issued
+                # asynchronously because librdkafka retries a synchronous one for as
+                # long as the broker is down, and the storm must stop at the crash.
+                answered.clear()
+                consumer.commit(offsets=[TopicPartition(self.topic, 0, offset)], asynchronous=True)
+                while not answered.is_set():
+                    if self._stop.is_set():
+                        return
+                    consumer.poll(0.02)
+                if errors[-1] is not None:
+                    return
+                with self._lock:
+                    self._acknowledged[group] = offset
+        finally:
+            threading.Thread(target=consumer.close, daemon=True).start()
+
+    def verify(self, bootstrap: str) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        with self._lock:
+            acknowledged = dict(self._acknowledged)
+            attempted = dict(self._attempted)
+        assert acknowledged, f"no commit on {self.topic} was acknowledged before the crash"
+        for group, offset in acknowledged.items():
+            consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "log_level": 0})
+            try:
+                committed = consumer.committed([TopicPartition(self.topic, 0)], timeout=20)[0].offset
+            finally:
+                consumer.close()
+            assert offset <= committed <= attempted[group], (
+                f"{group}: committed offset {committed} after the crash, acknowledged {offset}, "
+                f"attempted at most {attempted[group]}"
+            )
