@@ -22,9 +22,9 @@ batches (compaction re-encodes them under the original base offset).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, ParamSpec
 
 import cramjam
 
@@ -366,34 +366,6 @@ def decode_batches(data: bytes) -> Iterator[DecodedBatch]:
         yield decode_batch(data, header)
 
 
-def encode_batch(
-    records: Sequence[Record],
-    *,
-    base_offset: int | None = None,
-    attributes: int = 0,
-    base_timestamp: int | None = None,
-    max_timestamp: int | None = None,
-    last_offset_delta: int | None = None,
-    producer_id: int = NO_PRODUCER_ID,
-    producer_epoch: int = -1,
-    base_sequence: int = NO_SEQUENCE,
-    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-) -> bytes:
-    """One v2 batch holding `records` (see `build_batch`)."""
-    return build_batch(
-        records,
-        base_offset=base_offset,
-        attributes=attributes,
-        base_timestamp=base_timestamp,
-        max_timestamp=max_timestamp,
-        last_offset_delta=last_offset_delta,
-        producer_id=producer_id,
-        producer_epoch=producer_epoch,
-        base_sequence=base_sequence,
-        partition_leader_epoch=partition_leader_epoch,
-    ).data
-
-
 def build_batch(
     records: Sequence[Record],
     *,
@@ -449,3 +421,17 @@ def build_batch(
     fields[_CRC_FIELD] = crc = batch_crc(buffer, 0, len(buffer))
     _CRC.pack_into(buffer, CRC_POSITION, crc)
     return RecordBatches(bytes(buffer), (BatchHeader(0, *fields),))
+
+
+P = ParamSpec("P")
+
+
+def _bytes_of(build: Callable[P, RecordBatches]) -> Callable[P, bytes]:
+    def encode(*args: P.args, **kwargs: P.kwargs) -> bytes:
+        return build(*args, **kwargs).data
+
+    return encode
+
+
+# One v2 batch holding `records`, as bytes: `build_batch` without the header.
+encode_batch = _bytes_of(build_batch)
