@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,11 @@ from storage.producer_state import ProducerIdAllocator
 from storage.topics import TopicStore
 
 
+def new_cluster_id() -> str:
+    # Kafka's form: a random UUID in 22 characters of URL-safe base64.
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+
+
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
@@ -26,7 +32,6 @@ class Broker:
         self.config = config
         self.clock = clock
         self.node_id = config.node_id
-        self.cluster_id = uuid.uuid4().hex[:22]
         # The port clients should use; the server sets it once it is bound
         # (port 0 in the config means "any free port").
         self.advertised_port = config.port
@@ -54,6 +59,9 @@ class Broker:
                 auto_create=config.auto_create_topics,
             )
             self.topics = self.storage.topics
+        self.cluster_id = (
+            self.storage.data_dir.cluster_id(new_cluster_id) if self.storage else new_cluster_id()
+        )
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())

@@ -3,6 +3,7 @@
 <data dir>/
   .lock                 flock-ed by the running broker (holds its pid)
   topics.json           names, ids, partition counts, config overrides
+  meta.properties       cluster.id, kept across restarts as Kafka keeps it
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """
@@ -13,6 +14,7 @@ import fcntl
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from storage.swap import fsync_directory
 
 LOCK_FILE = ".lock"
 CATALOG_FILE = "topics.json"
+META_FILE = "meta.properties"
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 CATALOG_VERSION = 1
 
@@ -103,10 +106,31 @@ class DataDir:
                 for t in topics
             ],
         }
-        temporary = self.path / (CATALOG_FILE + ".tmp")
+        self._write_atomically(CATALOG_FILE, json.dumps(document, indent=1))
+
+    def cluster_id(self, new_id: Callable[[], str]) -> str:
+        """The cluster id in meta.properties, written by the first start: clients
+        see the same cluster across restarts, as with Kafka."""
+        try:
+            lines = (self.path / META_FILE).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        except OSError as exc:
+            raise StorageStartupError(f"{self.path / META_FILE} is unreadable: {exc.strerror}") from exc
+        for line in lines:
+            key, sep, value = line.partition("=")
+            if sep and key.strip() == "cluster.id" and value.strip():
+                return value.strip()
+        cluster_id = new_id()
+        self._write_atomically(META_FILE, f"cluster.id={cluster_id}\n")
+        return cluster_id
+
+    def _write_atomically(self, name: str, text: str) -> None:
+        """A crash leaves the old file or the new one, never a torn one."""
+        temporary = self.path / (name + ".tmp")
         with open(temporary, "w", encoding="utf-8") as file:
-            json.dump(document, file, indent=1)
+            file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        temporary.replace(self.path / CATALOG_FILE)
+        temporary.replace(self.path / name)
         fsync_directory(self.path)

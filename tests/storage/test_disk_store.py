@@ -67,3 +67,21 @@ def test_a_corrupt_log_stops_the_store_and_releases_the_lock(tmp_path: Path) -> 
     with pytest.raises(CorruptLog):
         open_store(tmp_path)
     DiskStore(tmp_path, options(truncate_corrupt=True)).close()  # the lock was released
+
+
+def test_the_cluster_id_survives_a_restart_and_is_kafka_shaped(tmp_path: Path) -> None:
+    from shim.broker import Broker
+    from shim.config import BrokerConfig
+
+    config = BrokerConfig(data_dir=tmp_path / "data")
+    first = Broker(config)
+    first_id = first.cluster_id
+    first.close()
+    second = Broker(config)
+    try:
+        assert second.cluster_id == first_id
+        assert len(first_id) == 22  # a UUID in unpadded URL-safe base64, as Kafka writes it
+        assert (tmp_path / "data" / "meta.properties").read_text() == f"cluster.id={first_id}\n"
+    finally:
+        second.close()
+    assert Broker(BrokerConfig(data_dir=None)).cluster_id != first_id
