@@ -18,25 +18,14 @@ from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssigno
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from compat.clients.admin_steps import Unsupported, run_admin
-from compat.clients.runner import AssignmentTracker, run
+from compat.clients.runner import AssignmentTracker, group_consumer_options, run
 from compat.schema import Command, decoded, emit, group_state, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
 
 def group_consumer(command: Command) -> AIOKafkaConsumer:
-    if command.assignor not in ASSIGNORS:
-        raise ValueError(f"aiokafka driver supports assignors {sorted(ASSIGNORS)}")
-    return AIOKafkaConsumer(
-        bootstrap_servers=command.bootstrap,
-        client_id=command.client_id,
-        group_id=command.group,
-        group_instance_id=command.group_instance_id,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=command.session_timeout_ms,
-        partition_assignment_strategy=(ASSIGNORS[command.assignor],),
-    )
+    return AIOKafkaConsumer(**group_consumer_options(command, ASSIGNORS, "aiokafka"))
 
 
 def generation_of(consumer: AIOKafkaConsumer) -> int:

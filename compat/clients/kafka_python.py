@@ -17,7 +17,7 @@ from kafka.errors import TopicAlreadyExistsError
 from kafka.structs import OffsetAndMetadata
 
 from compat.clients.admin_steps import run_admin
-from compat.clients.runner import AssignmentTracker, run
+from compat.clients.runner import AssignmentTracker, group_consumer_options, run
 from compat.schema import Command, decoded, emit, group_state, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {
@@ -27,20 +27,8 @@ ASSIGNORS: dict[str, Any] = {
 }
 
 
-def group_consumer(command: Command, **extra: Any) -> KafkaConsumer:
-    if command.assignor not in ASSIGNORS:
-        raise ValueError(f"kafka-python driver supports assignors {sorted(ASSIGNORS)}")
-    return KafkaConsumer(
-        bootstrap_servers=command.bootstrap,
-        client_id=command.client_id,
-        group_id=command.group,
-        group_instance_id=command.group_instance_id,
-        auto_offset_reset="earliest",
-        enable_auto_commit=False,
-        session_timeout_ms=command.session_timeout_ms,
-        partition_assignment_strategy=[ASSIGNORS[command.assignor]],
-        **extra,
-    )
+def group_consumer(command: Command) -> KafkaConsumer:
+    return KafkaConsumer(**group_consumer_options(command, ASSIGNORS, "kafka-python"))
 
 
 def generation_of(consumer: KafkaConsumer) -> int:

@@ -79,6 +79,22 @@ class AssignmentTracker:
             emit("assignment", partitions=current, generation=generation, **self.label)
 
 
+def group_consumer_options(command: Command, assignors: dict[str, Any], client: str) -> dict[str, Any]:
+    """The group consumer keyword arguments kafka-python and aiokafka share (same names)."""
+    if command.assignor not in assignors:
+        raise ValueError(f"{client} driver supports assignors {sorted(assignors)}")
+    return {
+        "bootstrap_servers": command.bootstrap,
+        "client_id": command.client_id,
+        "group_id": command.group,
+        "group_instance_id": command.group_instance_id,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "session_timeout_ms": command.session_timeout_ms,
+        "partition_assignment_strategy": (assignors[command.assignor],),
+    }
+
+
 def swarm_members(command: Command) -> list[tuple[dict[str, str], Command]]:
     """Each swarm member's label and its own `member` command."""
     members = []
