@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from storage.errors import DataDirInUse, StorageStartupError
-from storage.swap import fsync_directory
+from storage.swap import fsync_directory, write_atomically
 
 LOCK_FILE = ".lock"
 CATALOG_FILE = "topics.json"
@@ -106,7 +106,7 @@ class DataDir:
                 for t in topics
             ],
         }
-        self._write_atomically(CATALOG_FILE, json.dumps(document, indent=1))
+        write_atomically(self.path, CATALOG_FILE, json.dumps(document, indent=1))
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:
         """The cluster id in meta.properties, written by the first start: clients
@@ -122,15 +122,5 @@ class DataDir:
             if sep and key.strip() == "cluster.id" and value.strip():
                 return value.strip()
         cluster_id = new_id()
-        self._write_atomically(META_FILE, f"cluster.id={cluster_id}\n")
+        write_atomically(self.path, META_FILE, f"cluster.id={cluster_id}\n")
         return cluster_id
-
-    def _write_atomically(self, name: str, text: str) -> None:
-        """A crash leaves the old file or the new one, never a torn one."""
-        temporary = self.path / (name + ".tmp")
-        with open(temporary, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        temporary.replace(self.path / name)
-        fsync_directory(self.path)

@@ -27,7 +27,7 @@ from storage.log import AppendHook, PartitionLog, TimestampOffset
 from storage.log_config import LogConfig
 from storage.scan import Damage
 from storage.segment import LOG_SUFFIX, Segment, file_stem
-from storage.swap import complete_swaps, fsync_directory, replace_with
+from storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
 
 log = logging.getLogger("kafka_shim.storage")
 
@@ -407,12 +407,7 @@ def _read_start(directory: Path) -> int:
 
 
 def _write_start(directory: Path, offset: int) -> None:
-    temporary = directory / (LOG_START_FILE + ".tmp")
-    temporary.write_text(f"{offset}\n")
-    with open(temporary, "rb+") as file:
-        os.fsync(file.fileno())
-    temporary.replace(directory / LOG_START_FILE)
-    fsync_directory(directory)
+    write_atomically(directory, LOG_START_FILE, f"{offset}\n")
 
 
 __all__ = ["DiskLog", "file_stem"]

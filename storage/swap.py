@@ -31,6 +31,17 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def write_atomically(directory: Path, name: str, text: str) -> None:
+    """Write `directory/name` so that a crash leaves the old file or the new one, never a torn one."""
+    temporary = directory / (name + ".tmp")
+    with open(temporary, "w", encoding="utf-8") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    temporary.replace(directory / name)
+    fsync_directory(directory)
+
+
 def _name(first: int, end: int, suffix: str) -> str:
     return f"{file_stem(first)}.{file_stem(end)}{suffix}"
 
