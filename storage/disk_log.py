@@ -173,8 +173,7 @@ class DiskLog(PartitionLog):
                 self._roll()
 
     def _segment_for(self, offset: int) -> int:
-        bases = [s.base_offset for s in self._segments]
-        return max(bisect_right(bases, offset) - 1, 0)
+        return max(bisect_right(self._segments, offset, key=lambda s: s.base_offset) - 1, 0)
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         with self._lock:
