@@ -126,6 +126,13 @@ def decoded(data: bytes | str | None) -> str | None:
     return data.decode() if isinstance(data, bytes) else data
 
 
+def emit_message(
+    partition: int | None, offset: int | None, key: bytes | str | None, value: bytes | str | None
+) -> None:
+    """The ``message`` observation every consuming driver reports for a record it received."""
+    emit("message", partition=partition, offset=offset, key=decoded(key), value=decoded(value))
+
+
 @dataclass
 class Observation:
     event: str

@@ -19,7 +19,7 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from compat.clients.admin_steps import Unsupported, run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run
-from compat.schema import Command, decoded, emit, group_state, message_key, message_value
+from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
@@ -75,13 +75,7 @@ class AiokafkaOps:
                 for records in batches.values():
                     for record in records:
                         received += 1
-                        emit(
-                            "message",
-                            partition=record.partition,
-                            offset=record.offset,
-                            key=decoded(record.key),
-                            value=decoded(record.value),
-                        )
+                        emit_message(record.partition, record.offset, record.key, record.value)
             await consumer.commit()
             positions = {tp.partition: await consumer.position(tp) for tp in consumer.assignment()}
             emit("committed", offsets=positions)

@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, decoded, emit, group_state, message_key, message_value
+from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
 
 
 def group_consumer(command: Command, **extra: Any) -> Consumer:
@@ -82,13 +82,7 @@ class ConfluentOps:
             if message.error():
                 raise KafkaException(message.error())
             received += 1
-            emit(
-                "message",
-                partition=message.partition(),
-                offset=message.offset(),
-                key=decoded(message.key()),
-                value=decoded(message.value()),
-            )
+            emit_message(message.partition(), message.offset(), message.key(), message.value())
         committed = consumer.commit(asynchronous=False)
         emit("committed", offsets={tp.partition: tp.offset for tp in committed or []})
         consumer.close()

@@ -18,7 +18,7 @@ from kafka.structs import OffsetAndMetadata
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run
-from compat.schema import Command, decoded, emit, group_state, message_key, message_value
+from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
 
 ASSIGNORS: dict[str, Any] = {
     "range": RangePartitionAssignor,
@@ -73,13 +73,7 @@ class KafkaPythonOps:
             for records in consumer.poll(timeout_ms=200).values():
                 for record in records:
                     received += 1
-                    emit(
-                        "message",
-                        partition=record.partition,
-                        offset=record.offset,
-                        key=decoded(record.key),
-                        value=decoded(record.value),
-                    )
+                    emit_message(record.partition, record.offset, record.key, record.value)
         consumer.commit()
         emit("committed", offsets={tp.partition: consumer.position(tp) for tp in consumer.assignment()})
         consumer.close()
