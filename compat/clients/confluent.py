@@ -21,7 +21,7 @@ from compat.clients.runner import AssignmentTracker, run
 from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
 
 
-def group_consumer(command: Command, **extra: Any) -> Consumer:
+def group_consumer(command: Command) -> Consumer:
     config: dict[str, Any] = {
         "bootstrap.servers": command.bootstrap,
         "client.id": command.client_id,
@@ -30,7 +30,6 @@ def group_consumer(command: Command, **extra: Any) -> Consumer:
         "enable.auto.commit": False,
         "session.timeout.ms": command.session_timeout_ms,
         "partition.assignment.strategy": command.assignor,
-        **extra,
     }
     if command.group_instance_id:
         config["group.instance.id"] = command.group_instance_id
