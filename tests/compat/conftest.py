@@ -6,23 +6,13 @@ outcome is collected and the matrix is printed in the terminal summary, timings 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from compat.matrix import Matrix
 from compat.report import text
 from compat.scenario import Outcome
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
 OUTCOMES: list[Outcome] = []
-
-
-def unavailable(reason: str) -> None:
-    """In CI a missing client or broker is a failure (CI must install it); locally a skip."""
-    if IN_CI:
-        pytest.fail(f"required in CI: {reason}", pytrace=False)
-    pytest.skip(reason)
 
 
 def pytest_configure(config: pytest.Config) -> None:

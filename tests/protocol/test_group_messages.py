@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import kafka
 import pytest
 
 from protocol.api import Api
@@ -293,15 +294,25 @@ def _kafka_python_class(message: Message) -> Any:
     raise LookupError(message.name)
 
 
-@pytest.mark.parametrize(("message", "version"), _messages(), ids=lambda x: str(x))
+def _versions_kafka_python_has() -> list[tuple[Message, int]]:
+    # kafka-python dropped the oldest versions of some APIs (OffsetCommit v0-1, OffsetFetch v0):
+    # those are covered by the round trips above, not compared here.
+    cases = []
+    for message, version in _messages():
+        low, high = _kafka_python_class(message).valid_versions
+        if low <= version <= high:
+            cases.append((message, version))
+    return cases
+
+
+def test_reference_client_is_the_recorded_one() -> None:
+    # The expected bytes were recorded from this release (pinned in the test extra).
+    assert kafka.__version__ == "3.0.12"
+
+
+@pytest.mark.parametrize(("message", "version"), _versions_kafka_python_has(), ids=lambda x: str(x))
 def test_bytes_equal_kafka_python_encoder(message: Message, version: int) -> None:
-    kafka = pytest.importorskip("kafka")
-    if kafka.__version__ != "3.0.12":
-        pytest.skip(f"reference bytes come from kafka-python 3.0.12, found {kafka.__version__}")
     cls = _kafka_python_class(message)
-    low, high = cls.valid_versions  # kafka-python dropped the oldest versions of some APIs
-    if not low <= version <= high:
-        pytest.skip(f"kafka-python 3.0.12 has no {message.name} v{version}")
     ours = message.build(SAMPLES[message.name], version)
     decoded = cls.decode(ours, version=version)
     # kafka-python reads the same scalar values back ...
