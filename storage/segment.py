@@ -238,9 +238,6 @@ class Segment:
         base, length, _, _, _, _, delta, _, max_ts = _PREFIX.unpack(data)
         return BatchPosition(position, base, base + delta, LOG_OVERHEAD + length, max_ts)
 
-    def _first_batch(self) -> BatchPosition:
-        return self._batch_at(0)
-
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
         while position < self.size:
             batch = self._batch_at(position)
