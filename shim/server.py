@@ -16,7 +16,6 @@ import signal
 import struct
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import trio
@@ -152,15 +151,6 @@ async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
     while view:
         sent = await sock.send(view)
         view = view[sent:]
-
-
-@dataclass
-class Decoded:
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-    body: Any
 
 
 class Server:
