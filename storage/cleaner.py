@@ -33,11 +33,13 @@ def clean(log: DiskLog, now_ms: int) -> int:
     if not cleanable:
         return 0
 
-    def everything() -> Iterator[bytes]:
-        return (log.read_segment(base) for base in log.segment_bases())
-
-    latest = compaction.latest_offsets(everything())
-    producers = compaction.producer_last_offsets(everything())
+    # One read and one scan of every segment builds both maps.
+    latest: dict[bytes, int] = {}
+    producers: dict[int, int] = {}
+    for base in log.segment_bases():
+        batches = list(compaction.scan([log.read_segment(base)]))
+        compaction.add_latest_offsets(latest, batches)
+        compaction.add_producer_last_offsets(producers, (batch.header for batch in batches))
     for group in _groups(log, cleanable):
         cleaned = compaction.compact(
             (log.read_segment(base) for base in group),
