@@ -80,18 +80,19 @@ class TopicStore:
     def log_config(self, overrides: Mapping[str, str]) -> LogConfig:
         return LogConfig.of_topic(overrides, self.broker_value)
 
-    def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
+    def _configure(self, topic: Topic, logs: list[PartitionLog]) -> list[PartitionLog]:
+        """`logs` (of `topic`) given the topic's current configs."""
         config = self.log_config(topic.configs)
-        logs = [self._new_log(topic.name, i) for i in indexes]
         for partition_log in logs:
             partition_log.configure(config)
         return logs
 
+    def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
+        return self._configure(topic, [self._new_log(topic.name, i) for i in indexes])
+
     def restore(self, topic: Topic) -> None:
         """Adopt a topic read back from a catalog, its logs already open."""
-        config = self.log_config(topic.configs)
-        for partition_log in topic.partitions:
-            partition_log.configure(config)
+        self._configure(topic, topic.partitions)
         self._by_name[topic.name] = topic
         self._by_id[topic.topic_id] = topic
 
@@ -167,9 +168,7 @@ class TopicStore:
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
         topic.configs = dict(overrides)
-        config = self.log_config(topic.configs)
-        for partition_log in topic.partitions:
-            partition_log.configure(config)
+        self._configure(topic, topic.partitions)
         self._saved()
         return topic
 
