@@ -16,7 +16,7 @@ import signal
 import struct
 import threading
 from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import trio
 
@@ -128,22 +128,44 @@ class FrameReader:
 
     async def _fill(self, size: int) -> None:
         while len(self._buffer) < size:
-            chunk = await self._sock.recv(max(_READ_CHUNK, size - len(self._buffer)))
+            chunk = await self._sock.recv(_READ_CHUNK)
             if not chunk:
-                if self._buffer:
-                    raise ConnectionClosed(f"peer closed mid-frame ({len(self._buffer)} bytes pending)")
-                raise ConnectionClosed("")
+                self._closed_by_peer(len(self._buffer))
             self._buffer += chunk
+
+    @staticmethod
+    def _closed_by_peer(pending: int) -> NoReturn:
+        if pending:
+            raise ConnectionClosed(f"peer closed mid-frame ({pending} bytes pending)")
+        raise ConnectionClosed("")
 
     async def next_frame(self) -> bytes:
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
             raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
-        await self._fill(4 + size)
-        frame = bytes(self._buffer[4 : 4 + size])
-        del self._buffer[: 4 + size]
+        del self._buffer[:4]
+        if len(self._buffer) < size and size > _READ_CHUNK:
+            return await self._read_large(size)
+        await self._fill(size)
+        frame = bytes(self._buffer[:size])
+        del self._buffer[:size]
         return frame
+
+    async def _read_large(self, size: int) -> bytes:
+        """A frame bigger than a read goes straight into its own buffer, instead of
+        growing, copying and shifting the shared one piece by piece."""
+        frame = bytearray(size)
+        have = len(self._buffer)
+        frame[:have] = self._buffer
+        self._buffer.clear()
+        view = memoryview(frame)
+        while have < size:
+            received = await self._sock.recv_into(view[have:])
+            if not received:
+                self._closed_by_peer(have + 4)
+            have += received
+        return bytes(frame)
 
 
 async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:

@@ -127,3 +127,14 @@ def test_an_append_wakes_only_the_fetches_waiting_on_that_partition() -> None:
         assert sorted(woken) == ["both", "orders-consumer"]
 
     trio.run(main)
+
+
+def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim: BrokerThread) -> None:
+    with WireClient(kafka_shim.bootstrap) as client:
+        large = client.frame(API_VERSIONS, 3, {"client_software_name": "x" * 300_000})
+        small = client.frame(API_VERSIONS, 3, {})
+        data = struct.pack(">i", len(large)) + large + struct.pack(">i", len(small)) + small
+        for start in range(0, len(data), 50_000):
+            client.sock.sendall(data[start : start + 50_000])
+        correlations = [struct.unpack_from(">i", client.receive_frame())[0] for _ in range(2)]
+    assert correlations == [1, 2]
