@@ -6,8 +6,7 @@ COPY protocol ./protocol
 COPY storage ./storage
 COPY shim ./shim
 RUN pip install --no-cache-dir .
-# Reserved for the durable data directory; the broker keeps data in memory
-# until on-disk storage lands (see README, "Not supported yet").
+# Topics, records and committed offsets live here and survive container restarts.
 VOLUME /data
 EXPOSE 9092
-CMD ["kafka-shim", "--host", "0.0.0.0", "--port", "9092", "--advertised-host", "localhost"]
+CMD ["kafka-shim", "--host", "0.0.0.0", "--port", "9092", "--advertised-host", "localhost", "--data-dir", "/data"]
