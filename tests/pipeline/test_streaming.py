@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pipeline.cluster import Cluster
 from tests.pipeline.kafka_helpers import new_topic, produce
 from tests.pipeline.stream_job import MAX_OFFSETS_PER_TRIGGER, stream
 
@@ -47,12 +47,8 @@ def assert_exactly_once(spark: SparkSession, out: Path, expected: int) -> None:
 
 
 def committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
-    try:
-        found = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)], 30)
-    finally:
-        consumer.close()
-    return {tp.partition: tp.offset for tp in found}
+    partitions = [(topic, p) for p in range(PARTITIONS)]
+    return Cluster(bootstrap).committed(group, partitions).get(topic, {})
 
 
 @pytest.mark.slow
