@@ -54,13 +54,16 @@ class ScanResult:
     damage: Damage | None = None
 
 
-def _problem(data: Searchable, position: int, expected_offset: int, verify_crc: bool) -> str | None:
-    """Why the batch at `position` is not a valid next batch (None if it is)."""
+def _checked_header(
+    data: Searchable, position: int, expected_offset: int, verify_crc: bool
+) -> tuple[BatchHeader | None, str | None]:
+    """The header of the batch at `position` and why it is not a valid next batch
+    (None if it is; the header is None when it cannot be read)."""
     try:
         header = read_header(data, position)  # type: ignore[arg-type]
     except RecordsError as exc:
-        return str(exc)
-    return _header_problem(data, header, expected_offset, verify_crc)
+        return None, str(exc)
+    return header, _header_problem(data, header, expected_offset, verify_crc)
 
 
 def _header_problem(
@@ -86,7 +89,10 @@ def valid_batch_after(data: Searchable, position: int, expected_offset: int) -> 
         if found < 0:
             return False
         candidate = found - MAGIC_POSITION
-        if len(data) - candidate >= HEADER_SIZE and _problem(data, candidate, expected_offset, True) is None:
+        if (
+            len(data) - candidate >= HEADER_SIZE
+            and _checked_header(data, candidate, expected_offset, True)[1] is None
+        ):
             return True
         search = found + 1
 
@@ -106,12 +112,12 @@ def scan(
     position = start
     since_entry = index_interval  # index the first batch walked
     while position < len(data):
-        problem = _problem(data, position, result.next_offset, verify_crc)
+        header, problem = _checked_header(data, position, result.next_offset, verify_crc)
         if problem is not None:
             middle = valid_batch_after(data, position, result.next_offset)
             result.damage = Damage(position, problem, middle)
             break
-        header = read_header(data, position)  # type: ignore[arg-type]
+        assert header is not None  # readable when there is no problem
         relative = header.last_offset - base_offset
         if header.max_timestamp > result.max_timestamp:
             result.max_timestamp = header.max_timestamp
