@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import time
 import uuid
+from statistics import median
 
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from bench.common import measure_interleaved, median, print_row
+from bench.common import measure_interleaved, print_row
 from compat.targets import RunningBroker
 
 

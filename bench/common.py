@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TypeVar
@@ -49,7 +48,3 @@ def print_row(label: str, results: dict[str, float], unit: str, higher_is_better
         ratio = f"  shim/tansu {results['shim'] / results['tansu']:.2f}x"
     better = "higher" if higher_is_better else "lower"
     print(f"{label:<40}{cells}  {unit} ({better} is better){ratio}", flush=True)
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from statistics import median
 
-from bench.common import median
 from protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
 from protocol.record_codec import Record, encode_batch
 from storage import compaction

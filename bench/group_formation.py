@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import time
 import uuid
+from statistics import median
 
 from confluent_kafka import Consumer, Producer
 
 from bench.commits import create_topic
-from bench.common import measure_interleaved, median, print_row
+from bench.common import measure_interleaved, print_row
 from compat.targets import RunningBroker
 
 

@@ -19,9 +19,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 from bench.commits import commits_per_second
-from bench.common import median, print_row
+from bench.common import print_row
 from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
 from shim.broker import Broker
 from shim.config import BrokerConfig

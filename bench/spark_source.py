@@ -16,13 +16,14 @@ import os
 import sys
 import time
 import uuid
+from statistics import median
 
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
 import pipeline
 from bench.commits import create_topic
-from bench.common import measure_interleaved, median, print_row
+from bench.common import measure_interleaved, print_row
 from compat.targets import RunningBroker
 
 PAYLOAD = b"x" * 100

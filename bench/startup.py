@@ -14,8 +14,9 @@ import struct
 import subprocess
 import sys
 import time
+from statistics import median
 
-from bench.common import median, print_row
+from bench.common import print_row
 from compat.targets import REPO_ROOT, free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
