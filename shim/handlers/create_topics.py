@@ -8,7 +8,7 @@ from typing import Any
 from protocol.errors import ErrorCode
 from protocol.messages.create_topics import API
 from shim.context import RequestContext
-from shim.handlers.describe_configs import config_source, known_broker_value
+from shim.handlers.describe_configs import config_source
 from storage.errors import StorageError
 from storage.topic_configs import resolve
 
@@ -66,7 +66,7 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
                 "config_source": config_source(r.origin),
                 "is_sensitive": False,
             }
-            for r in resolve(overrides, known_broker_value(ctx.broker.config))
+            for r in resolve(overrides, ctx.broker.config.known_value)
         ],
     }
     return answer if topic_id is None else answer | {"topic_id": topic_id}

@@ -11,7 +11,7 @@ from shim.config import KAFKA_NAMES, BrokerConfig
 from shim.context import RequestContext
 from storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
 
-__all__ = ["API", "config_source", "handle", "known_broker_value"]
+__all__ = ["API", "config_source", "handle"]
 
 _SOURCES = {
     Origin.TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG,
@@ -22,11 +22,6 @@ _SOURCES = {
 
 def config_source(origin: Origin) -> ConfigSource:
     return _SOURCES[origin]
-
-
-def known_broker_value(config: BrokerConfig) -> Any:
-    """BrokerConfig.kafka_value, None for names the broker does not carry."""
-    return config.known_value
 
 
 def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
@@ -92,7 +87,7 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         topic = ctx.broker.topics.get(resource.resource_name)
         if topic is None:
             return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-        resolved = resolve(topic.configs, known_broker_value(config), keys)
+        resolved = resolve(topic.configs, config.known_value, keys)
         return result | {"configs": [_topic_entry(r, request) for r in resolved]}
     if resource.resource_type == ResourceType.BROKER:
         # "" names the cluster-wide defaults; this broker has only its own configs.
