@@ -25,12 +25,15 @@ HEAVY_ELSEWHERE_ENV = "COMPAT_HEAVY"
 
 # Open investigations: the cell still runs and reports; it does not turn CI red
 # while the cause is unknown. Remove an entry as soon as its cause is fixed.
+FIRST_MEMBER_STALL = (
+    "intermittent: a group's first kafka-python 3.0.12 member, assigned nothing by the join "
+    "that formed the group at once (initial rebalance delay 0), stops sending and never "
+    "rejoins; the others converge without it. Seen in 100 groups x 3 (most runs) and in "
+    "static-membership (1 CI run in 4). Cause not yet found: client stall or broker"
+)
 KNOWN_FAILURES = {
-    ("groups-100x3", "kafka-python"): (
-        "1-3 of 100 groups leave one kafka-python 3.0.12 member out: it stops sending and "
-        "never rejoins (seen with 300 consumers in one process; cause not yet found, "
-        "client stall or broker: see the issue notes)"
-    ),
+    ("groups-100x3", "kafka-python"): FIRST_MEMBER_STALL,
+    ("static-membership", "kafka-python"): FIRST_MEMBER_STALL,
 }
 
 
