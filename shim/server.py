@@ -33,10 +33,19 @@ from shim.handlers.api_versions import supported_ranges
 from storage.log import PartitionLog
 
 log = logging.getLogger("kafka_shim.server")
+# `--log-level DEBUG` traces every request and its answer, abbreviated: how a client that
+# waits forever is told apart from a broker that never answered.
+trace = logging.getLogger("kafka_shim.requests")
+_TRACE_CHARS = 400
 
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
+
+
+def _one_line(value: object) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= _TRACE_CHARS else text[:_TRACE_CHARS] + "..."
 
 
 class ConnectionClosed(Exception):
@@ -87,10 +96,11 @@ class AppendWaiters:
 
 
 class TrioRequestContext(RequestContext):
-    def __init__(self, server: Server, client_host: str) -> None:
+    def __init__(self, server: Server, client_host: str, peer: str) -> None:
         self.broker = server.broker
         self._server = server
         self.client_host = client_host
+        self.peer = peer
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
@@ -224,7 +234,7 @@ class Server:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         reader = FrameReader(sock, self.broker.config.max_request_bytes)
-        ctx = TrioRequestContext(self, peer_host)
+        ctx = TrioRequestContext(self, peer_host, peer)
         try:
             while True:
                 frame = await reader.next_frame()
@@ -273,6 +283,17 @@ class Server:
             log.error("internal error in %s v%d: %r", api.name, api_version, exc)
             log.debug("traceback", exc_info=True)
             raise ConnectionClosed(f"internal error in {api.name}") from exc
+        if trace.isEnabledFor(logging.DEBUG):
+            trace.debug(
+                "%s v%d from %s client %s correlation %d: %s -> %s",
+                api.name,
+                api_version,
+                ctx.peer,
+                header.client_id,
+                correlation_id,
+                _one_line(body),
+                _one_line(result),
+            )
         if result is None:
             return None
         try:

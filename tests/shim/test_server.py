@@ -138,3 +138,14 @@ def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim:
             client.sock.sendall(data[start : start + 50_000])
         correlations = [struct.unpack_from(">i", client.receive_frame())[0] for _ in range(2)]
     assert correlations == [1, 2]
+
+
+def test_debug_log_traces_each_request_and_answer_on_one_line(
+    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG, logger="kafka_shim.requests"):
+        with WireClient(kafka_shim.bootstrap) as client:
+            client.request(API_VERSIONS, 3, {"client_software_name": "tracer", "client_software_version": "1"})
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "kafka_shim.requests"]
+    assert line.startswith("ApiVersions v3 from 127.0.0.1:")
+    assert "tracer" in line and "'api_keys'" in line and "\n" not in line
