@@ -31,6 +31,19 @@ def group_consumer(command: Command) -> KafkaConsumer:
     return KafkaConsumer(**group_consumer_options(command, ASSIGNORS, "kafka-python"))
 
 
+def subscribe(consumer: KafkaConsumer, topic: str, listener: ConsumerRebalanceListener | None = None) -> None:
+    """Subscribe, then learn the topic's partitions before the first poll.
+
+    kafka-python 3.0.12 strands a group leader whose rejoin was asked for by a metadata
+    change alone (tests/compat/test_kafka_python_leader.py reproduces it). A new group's
+    first join, made before the topic's metadata arrived, is such a case: the leader
+    assigns nothing, then rejoins when the partitions show up. With the metadata known
+    first, that rejoin never happens. An application can do the same.
+    """
+    consumer.subscribe([topic], listener=listener)
+    consumer.partitions_for_topic(topic)
+
+
 def generation_of(consumer: KafkaConsumer) -> int:
     # kafka-python has no public accessor for the generation the member joined.
     return int(consumer._coordinator._generation.generation_id)
@@ -66,7 +79,7 @@ class KafkaPythonOps:
     def consume(self, command: Command) -> None:
         consumer = group_consumer(command)
         emit("subscribing", group=command.group)
-        consumer.subscribe([command.topic])
+        subscribe(consumer, command.topic)
         received = 0
         deadline = time.monotonic() + command.timeout_s
         while received < command.count and time.monotonic() < deadline:
@@ -109,7 +122,7 @@ class KafkaPythonOps:
                     tracker.replace(owned, generation_of(consumer))
 
         emit("subscribing", group=command.group)
-        consumer.subscribe([command.topic], listener=Listener())
+        subscribe(consumer, command.topic, Listener())
         while not stop.is_set():
             consumer.poll(timeout_ms=100)
         consumer.close()

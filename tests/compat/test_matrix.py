@@ -23,19 +23,6 @@ from tests.compat.conftest import OUTCOMES
 
 HEAVY_ELSEWHERE_ENV = "COMPAT_HEAVY"
 
-# Open investigations: the cell still runs and reports; it does not turn CI red
-# while the cause is unknown. Remove an entry as soon as its cause is fixed.
-FIRST_MEMBER_STALL = (
-    "intermittent: a group's first kafka-python 3.0.12 member, assigned nothing by the join "
-    "that formed the group at once (initial rebalance delay 0), stops sending and never "
-    "rejoins; the others converge without it. Seen in 100 groups x 3 (most runs) and in "
-    "static-membership (1 CI run in 4). Cause not yet found: client stall or broker"
-)
-KNOWN_FAILURES = {
-    ("groups-100x3", "kafka-python"): FIRST_MEMBER_STALL,
-    ("static-membership", "kafka-python"): FIRST_MEMBER_STALL,
-}
-
 
 def cases() -> Iterator[Any]:
     """The cells that apply: a scenario a client cannot do (its driver says why) is reported
@@ -50,9 +37,7 @@ def cases() -> Iterator[Any]:
         for client in DRIVERS:
             if scenario.not_applicable(DRIVERS[client]) is not None:
                 continue
-            known = KNOWN_FAILURES.get((scenario.name, client))
-            cell_marks = [*marks, pytest.mark.xfail(reason=known, strict=False)] if known else marks
-            yield pytest.param(scenario.name, client, id=f"{scenario.name}-{client}", marks=cell_marks)
+            yield pytest.param(scenario.name, client, id=f"{scenario.name}-{client}", marks=marks)
 
 
 @pytest.mark.parametrize(("scenario", "client"), cases())
