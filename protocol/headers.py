@@ -7,8 +7,7 @@ is always v0 so that a client can read it before it knows what we speak.
 
 from __future__ import annotations
 
-import io
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from protocol.schema import INT16, INT32, STRING, Field, Message
 from protocol.types import ProtocolError, encode_uvarint
@@ -34,8 +33,7 @@ ResponseHeader = Message(
 )
 
 
-@dataclass(frozen=True)
-class ParsedRequestHeader:
+class ParsedRequestHeader(NamedTuple):
     api_key: int
     api_version: int
     correlation_id: int
@@ -53,14 +51,13 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     )
 
 
-def parse_request_header(stream: io.BytesIO, flexible: bool) -> ParsedRequestHeader:
-    header = RequestHeader.parse_stream(stream, 2 if flexible else 1)
-    return ParsedRequestHeader(
-        header.request_api_key,
-        header.request_api_version,
-        header.correlation_id,
-        header.client_id,
+def parse_request_header(frame: bytes, flexible: bool) -> tuple[ParsedRequestHeader, int]:
+    """The header at the start of `frame`, and where the body begins."""
+    header, end = RequestHeader.parse_at(frame, 0, 2 if flexible else 1)
+    parsed = ParsedRequestHeader(
+        header.request_api_key, header.request_api_version, header.correlation_id, header.client_id
     )
+    return parsed, end
 
 
 def response_header(correlation_id: int, flexible: bool) -> bytes:

@@ -9,14 +9,13 @@ Parsing yields a `Container` holding *every* declared field: fields absent in
 the parsed version hold their defaults, so handlers read fields without
 checking versions. Building takes any mapping and fills defaults likewise.
 
-`Message.parse`, `parse_stream` and `build` run a codec that protocol.codegen
+`Message.parse`, `parse_at` and `build` run a codec that protocol.codegen
 compiles from that construct on first use: the same schema, without the cost
 of interpreting it field by field.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -300,12 +299,10 @@ class Message:
             data = bytes(data)
         return self.codec(version).parse(data, 0)[0]
 
-    def parse_stream(self, stream: io.BytesIO, version: int) -> Container:
-        """Parse from a stream positioned at the body, leaving it just after the body."""
-        # getvalue() shares a BytesIO's initial bytes rather than copying them.
-        value, end = self.codec(version).parse(stream.getvalue(), stream.tell())
-        stream.seek(end)
-        return value
+    def parse_at(self, data: bytes, pos: int, version: int) -> tuple[Container, int]:
+        """Parse the body starting at `pos` of `data` (a whole frame, say); the value and
+        where the body ends."""
+        return self.codec(version).parse(data, pos)
 
     def build(self, obj: Mapping[str, Any], version: int) -> bytes:
         return self.codec(version).build(obj)

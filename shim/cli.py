@@ -64,6 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-request-bytes", type=int, help="largest request frame accepted (default 104857600)"
     )
+    parser.add_argument(
+        "--busy-poll-us",
+        type=int,
+        default=defaults.busy_poll_us,
+        help="poll a connection whose client answered within this many microseconds last time "
+        "for that long before sleeping; trades some CPU for latency, 0 turns it off "
+        "(default %(default)s)",
+    )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
     parser.add_argument(
         "--config",
@@ -87,6 +95,8 @@ def default_data_dir() -> Path:
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a TCP port")
+    if args.busy_poll_us < 0:
+        raise ConfigError(f"--busy-poll-us {args.busy_poll_us} is negative")
     pairs: dict[str, str] = {}
     if args.config_file is not None:
         pairs.update(read_properties(args.config_file))
@@ -109,6 +119,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         data_dir=None if args.memory else (args.data_dir or default_data_dir()),
         fsync=args.fsync,
         truncate_corrupt=args.truncate_corrupt,
+        busy_poll_us=args.busy_poll_us,
     )
     return apply_kafka_configs(base, pairs)
 

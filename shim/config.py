@@ -57,6 +57,7 @@ class BrokerConfig:
     max_request_bytes: int = 100 * 1024 * 1024
     log_level: str = "INFO"
     node_id: int = 0
+    busy_poll_us: int = 500  # shim.server.FrameReader: 0 never busy-polls
     # Kafka broker configs (names in KAFKA_NAMES):
     initial_rebalance_delay_ms: int = 0
     min_session_timeout_ms: int = 6000

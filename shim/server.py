@@ -9,12 +9,13 @@ cannot be understood closes only its own connection, with one log line.
 
 from __future__ import annotations
 
-import io
 import logging
 import math
+import os
 import signal
 import struct
 import threading
+import time
 from collections.abc import Callable, Collection
 from typing import Any, NoReturn, TypeVar
 
@@ -129,16 +130,41 @@ class FrameReader:
     Works on the raw Trio socket rather than a SocketStream: on this request/
     response ping-pong the stream layer's bookkeeping was a measurable share
     of each round trip.
+
+    A peer that answered within `busy_poll_s` last time is polled, still yielding
+    to every other task, for up to that long before the task parks in epoll: a CPU
+    that goes idle between a response and the next request wakes late and cold
+    (on this 2-core VM an OffsetCommit took 200 µs after a 1 ms idle gap, 85 µs
+    after 0.1 ms), which halved a synchronous committer's rate. Peers that pause
+    longer (heartbeats, long polls, idle connections) are never polled.
     """
 
-    def __init__(self, sock: trio.socket.SocketType, max_frame: int) -> None:
+    def __init__(self, sock: trio.socket.SocketType, max_frame: int, busy_poll_s: float = 0.0) -> None:
         self._sock = sock
+        self._fd = sock.fileno()
         self._max_frame = max_frame
         self._buffer = bytearray()
+        self._busy_poll_s = busy_poll_s
+        self._peer_is_quick = False
+
+    async def _receive(self) -> bytes:
+        if self._peer_is_quick:
+            deadline = time.perf_counter() + self._busy_poll_s
+            while True:
+                try:
+                    return os.read(self._fd, _READ_CHUNK)
+                except BlockingIOError:
+                    if time.perf_counter() >= deadline:
+                        break
+                await trio.lowlevel.checkpoint()
+        parked = time.perf_counter()
+        chunk = await self._sock.recv(_READ_CHUNK)
+        self._peer_is_quick = time.perf_counter() - parked < self._busy_poll_s
+        return chunk
 
     async def _fill(self, size: int) -> None:
         while len(self._buffer) < size:
-            chunk = await self._sock.recv(_READ_CHUNK)
+            chunk = await self._receive()
             if not chunk:
                 self._closed_by_peer(len(self._buffer))
             self._buffer += chunk
@@ -233,7 +259,8 @@ class Server:
             return
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
-        reader = FrameReader(sock, self.broker.config.max_request_bytes)
+        config = self.broker.config
+        reader = FrameReader(sock, config.max_request_bytes, config.busy_poll_us / 1e6)
         ctx = TrioRequestContext(self, peer_host, peer)
         try:
             while True:
@@ -268,10 +295,9 @@ class Server:
                 f"unsupported {api.name} version {api_version} "
                 f"(supported {api.versions.low}-{api.versions.high})"
             )
-        stream = io.BytesIO(frame)
         try:
-            header = parse_request_header(stream, api.is_flexible(api_version))
-            body = api.request.parse_stream(stream, api_version)
+            header, body_starts = parse_request_header(frame, api.is_flexible(api_version))
+            body, _ = api.request.parse_at(frame, body_starts, api_version)
         except ProtocolError as exc:
             raise ConnectionClosed(f"malformed {api.name} v{api_version} request: {exc}") from exc
         ctx.api_version = api_version

@@ -54,6 +54,7 @@ def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
         (["--config", "auto.create.topics.enable=yes"], "expected true or false"),
         (["--config", "novalue"], "expected KEY=VALUE"),
         (["--port", "70000"], "is not a TCP port"),
+        (["--busy-poll-us", "-1"], "--busy-poll-us -1 is negative"),
         (
             ["--config", "group.min.session.timeout.ms=10", "--config", "group.max.session.timeout.ms=5"],
             "exceeds group.max.session.timeout.ms",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 
 import pytest
 
@@ -143,9 +144,27 @@ def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim:
 def test_debug_log_traces_each_request_and_answer_on_one_line(
     kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.DEBUG, logger="kafka_shim.requests"):
-        with WireClient(kafka_shim.bootstrap) as client:
-            client.request(API_VERSIONS, 3, {"client_software_name": "tracer", "client_software_version": "1"})
+    hello = {"client_software_name": "tracer", "client_software_version": "1"}
+    with (
+        caplog.at_level(logging.DEBUG, logger="kafka_shim.requests"),
+        WireClient(kafka_shim.bootstrap) as client,
+    ):
+        client.request(API_VERSIONS, 3, hello)
     (line,) = [r.getMessage() for r in caplog.records if r.name == "kafka_shim.requests"]
     assert line.startswith("ApiVersions v3 from 127.0.0.1:")
     assert "tracer" in line and "'api_keys'" in line and "\n" not in line
+
+
+def test_a_busy_polled_connection_does_not_hold_up_the_others(kafka_shim_factory: object) -> None:
+    # A busy-poll window far longer than the test: the quick peer's task is polling for
+    # its next request the whole time the other connection is served.
+    broker = kafka_shim_factory(busy_poll_us=30_000_000)  # type: ignore[operator]
+    with WireClient(broker.bootstrap) as quick, WireClient(broker.bootstrap) as other:
+        for _ in range(3):  # answered at once, so from now on polled after each answer
+            assert quick.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE
+        started = time.monotonic()
+        assert other.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE
+        assert quick.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE
+        # Not a timing assertion on the broker's speed: without yielding, the other
+        # connection would wait out the 30 s window.
+        assert time.monotonic() - started < 10
