@@ -14,6 +14,7 @@ so does this broker. Every version 0-4 decodes.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any, Final
@@ -148,7 +149,9 @@ def _split(data: bytes, what: str) -> tuple[int, bytes]:
     return _VERSION.unpack_from(data)[0], data[_VERSION.size :]
 
 
+@functools.lru_cache(maxsize=65536)
 def encode_key(key: Key) -> bytes:
+    """Cached: a consumer commits the same partitions' keys over and over."""
     if isinstance(key, OffsetKey):
         fields = {"group": key.group, "topic": key.topic, "partition": key.partition}
         return _versioned(OffsetCommitKey, OFFSET_KEY_VERSION, fields)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, ParamSpec
+from typing import Final, NamedTuple, ParamSpec
 
 import cramjam
 
@@ -67,8 +67,10 @@ MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
 Header = tuple[str, bytes | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
+    """One record; a tuple because batches are built and decoded by the thousand
+    (a frozen dataclass took 1.8 us to construct)."""
+
     offset: int
     timestamp: int
     key: bytes | None

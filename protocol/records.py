@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import google_crc32c
 
@@ -62,9 +63,9 @@ class UnsupportedMagic(RecordsError):
     code = ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
 
 
-@dataclass(frozen=True, slots=True)
-class BatchHeader:
-    """One batch's header and where the batch sits in its blob."""
+class BatchHeader(NamedTuple):
+    """One batch's header and where the batch sits in its blob (a tuple: one is made
+    for every batch produced, and a 14-field frozen dataclass took 3 us)."""
 
     position: int
     base_offset: int
@@ -243,8 +244,8 @@ class RecordBatches:
             attributes = h.attributes | TIMESTAMP_TYPE_LOG_APPEND
             struct.pack_into(">h", buffer, h.position + ATTRIBUTES_POSITION, attributes)
             struct.pack_into(">q", buffer, h.position + MAX_TIMESTAMP_POSITION, now_ms)
-            stamped = replace(h, attributes=attributes, max_timestamp=now_ms)
+            stamped = h._replace(attributes=attributes, max_timestamp=now_ms)
             crc = crc_of(buffer, stamped)
             struct.pack_into(">I", buffer, h.position + CRC_POSITION, crc)
-            headers.append(replace(stamped, crc=crc))
+            headers.append(stamped._replace(crc=crc))
         return RecordBatches(bytes(buffer), tuple(headers))
