@@ -16,6 +16,7 @@ import importlib
 import timeit
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from protocol import types as t
@@ -132,17 +133,17 @@ def main() -> None:
         struct_ = message.struct(version)
         data = message.build(sample, version)
         figures = [
-            measure(lambda s=struct_, d=data: t.parse_exact(s, d, "bench")),
-            measure(lambda s=struct_, o=sample: t.build_bytes(s, o, "bench")),
-            measure(lambda m=message, d=data, v=version: m.parse(d, v)),
-            measure(lambda m=message, o=sample, v=version: m.build(o, v)),
+            measure(partial(t.parse_exact, struct_, data, "bench")),
+            measure(partial(t.build_bytes, struct_, sample, "bench")),
+            measure(partial(message.parse, data, version)),
+            measure(partial(message.build, sample, version)),
         ]
         columns = "".join(f"{figure:>10.1f}" for figure in figures)
         peer = kafka_python_class(message.name)
         if peer is not None:
             decoded = peer.decode(data, version=version)
-            decode = measure(lambda p=peer, d=data, v=version: p.decode(d, version=v))
-            encode = measure(lambda o=decoded: o.encode())
+            decode = measure(partial(peer.decode, data, version=version))
+            encode = measure(decoded.encode)
             columns += f"{decode:>10.1f}{encode:>10.1f}"
         else:
             columns += f"{'n/a':>10}{'n/a':>10}"

@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.common import measure_interleaved, print_row
-from compat.targets import RunningBroker
+from compat.targets import Broker
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
@@ -24,7 +24,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         future.result(timeout=30)
 
 
-def commits_per_second(broker: RunningBroker, seconds: float) -> float:
+def commits_per_second(broker: Broker, seconds: float) -> float:
     topic = f"bench-commits-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 1)
     consumer = Consumer(

@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import TypeVar
 
-from compat.targets import TARGETS, RunningBroker, TargetUnavailable
+from compat.targets import TARGETS, Broker, TargetUnavailable
 
 BROKERS = ("shim", "tansu")
 T = TypeVar("T")
 
 
 @contextmanager
-def running(name: str) -> Iterator[RunningBroker]:
+def running(name: str) -> Iterator[Broker]:
     broker = TARGETS[name]()
     try:
         yield broker
@@ -22,14 +22,14 @@ def running(name: str) -> Iterator[RunningBroker]:
 
 
 def measure_interleaved(
-    measure: Callable[[RunningBroker], T], rounds: int, brokers: tuple[str, ...] = BROKERS
+    measure: Callable[[Broker], T], rounds: int, brokers: tuple[str, ...] = BROKERS
 ) -> dict[str, list[T]]:
     """Every broker runs for the whole measurement and rounds alternate between
     them, so the machine's noise falls on all of them alike. A target that
     cannot start is reported, not fatal."""
     samples: dict[str, list[T]] = {}
     with ExitStack() as stack:
-        started: list[RunningBroker] = []
+        started: list[Broker] = []
         for name in brokers:
             try:
                 started.append(stack.enter_context(running(name)))

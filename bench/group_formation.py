@@ -16,10 +16,10 @@ from confluent_kafka import Consumer, Producer
 
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
-from compat.targets import RunningBroker
+from compat.targets import Broker
 
 
-def seconds_to_first_message(broker: RunningBroker, timeout_s: float = 60.0) -> float:
+def seconds_to_first_message(broker: Broker, timeout_s: float = 60.0) -> float:
     topic = f"bench-group-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 3)
     producer = Producer({"bootstrap.servers": broker.bootstrap})

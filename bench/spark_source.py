@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 import pipeline
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
-from compat.targets import RunningBroker
+from compat.targets import Broker
 
 PAYLOAD = b"x" * 100
 PARTITIONS = 4
@@ -71,7 +71,7 @@ def main() -> None:
     pipeline.register(spark)
     topics: dict[str, str] = {}
 
-    def measure(broker: RunningBroker) -> float:
+    def measure(broker: Broker) -> float:
         if broker.name not in topics:
             topics[broker.name] = fill(broker.bootstrap, args.records)
             read_into_noop(spark, broker.bootstrap, topics[broker.name])  # warm-up, not counted

@@ -136,8 +136,7 @@ def recovery(work: Path, gigabytes: float) -> dict[str, float]:
     broker.stop()  # clean: the marker is written, indexes trusted
     clean = time_to_listening(data_dir)
     broker = start_disk(data_dir)
-    broker.process.send_signal(signal.SIGKILL)
-    broker.process.wait()
+    broker.signal_and_wait(signal.SIGKILL)
     unclean = time_to_listening(data_dir)
     empty = time_to_listening(work / "empty")
     stored = sum(p.stat().st_size for p in data_dir.rglob("*.log")) / 1e9

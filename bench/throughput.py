@@ -15,12 +15,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
-from compat.targets import RunningBroker
+from compat.targets import Broker
 
 PAYLOAD = b"x" * 100
 
 
-def produce_and_consume(broker: RunningBroker, count: int) -> tuple[float, float]:
+def produce_and_consume(broker: Broker, count: int) -> tuple[float, float]:
     topic = f"bench-tp-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 1)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})

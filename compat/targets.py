@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LISTENING = re.compile(r"listening on:?\s+(?:tcp://)?([\w.\-]+|\[[0-9a-fA-F:]+\]):(\d+)")
@@ -60,7 +60,7 @@ class Broker:
         while self.cleanups:
             self.cleanups.pop()()
 
-    def __enter__(self) -> Broker:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -75,6 +75,13 @@ class RunningBroker(Broker):
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def signal_and_wait(self, signum: int, timeout_s: float = 10.0) -> None:
+        """Send `signum` (SIGKILL: a crash) and wait for the process to end; cleanups stay
+        for `stop`."""
+        assert self.process is not None, f"{self.name} was not started as a subprocess"
+        self.process.send_signal(signum)
+        self.process.wait(timeout=timeout_s)
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """SIGTERM (a clean shutdown), SIGKILL if it does not exit in time; then the cleanups."""

@@ -29,10 +29,14 @@ def produce(
     """Record i goes to partition i % partitions with key k<i> and value value_of(i)."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True})
     for i in indexes:
-        extra = {"headers": [("index", str(i).encode()), ("empty", None)]} if headers else {}
+        record_headers: list[tuple[str, str | bytes | None]] | None = (
+            [("index", str(i).encode()), ("empty", None)] if headers else None
+        )
         while True:
             try:
-                producer.produce(topic, value=value_of(i), key=b"k%d" % i, partition=i % partitions, **extra)
+                producer.produce(
+                    topic, value=value_of(i), key=b"k%d" % i, partition=i % partitions, headers=record_headers
+                )
                 break
             except BufferError:
                 producer.poll(0.05)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
 
 from confluent_kafka import Consumer
@@ -90,7 +91,7 @@ def test_report_shows_the_stopped_consumer_lag_growing(
     assert not any(current[("steady", p)].stalled or current[("steady", p)].lag for p in range(PARTITIONS))
 
     # The stopped consumer's lag grows step by step.
-    totals: dict[object, int] = defaultdict(int)
+    totals: dict[datetime, int] = defaultdict(int)
     for point in tables["lag_history"].where(f"group = 'stuck' and topic = '{topic}'").collect():
         totals[point.time] += point.lag
     series = [totals[t] for t in sorted(totals)]

@@ -251,7 +251,7 @@ def test_librdkafka_batches_decode_and_ours_consume(kafka_shim, codec: int) -> N
         {"bootstrap.servers": kafka_shim.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}
     )
     consumer.subscribe([topic])
-    received: list[tuple[bytes, bytes]] = []
+    received: list[tuple[bytes | None, bytes | None]] = []
     try:
         while len(received) < 100:
             message = consumer.poll(10)

@@ -118,8 +118,7 @@ def test_consumers_resume_at_their_commits_after_a_process_restart(tmp_path: Pat
     with start(tmp_path) as broker:
         produce(broker.bootstrap, topic, 10)
         assert consume(broker.bootstrap, topic, group, 4) == [0, 1, 2, 3]
-        broker.process.send_signal(stop)
-        broker.process.wait(timeout=10)
+        broker.signal_and_wait(stop)
     with start(tmp_path) as broker:
         assert consume(broker.bootstrap, topic, group, 6) == [4, 5, 6, 7, 8, 9]
         produce(broker.bootstrap, topic, 2)

@@ -77,8 +77,7 @@ class CrashHarness:
 
     def kill(self) -> None:
         assert self.broker is not None
-        self.broker.process.send_signal(signal.SIGKILL)
-        self.broker.process.wait(timeout=10)
+        self.broker.signal_and_wait(signal.SIGKILL)
 
     def stop(self) -> None:
         if self.broker is not None:
@@ -143,6 +142,7 @@ def read_topic(bootstrap: str, topic: str, until: dict[int, int], timeout_s: flo
                 if message.error() is not None:
                     continue
                 partition, offset = message.partition(), message.offset()
+                assert partition is not None and offset is not None  # set on every consumed record
                 records[(partition, offset)] = message.value()
                 if offset + 1 >= until.get(partition, 0):
                     remaining.discard(partition)
@@ -197,7 +197,16 @@ class ProduceStorm:
 
         def delivered(error: KafkaError | None, message: Message) -> None:
             if error is None:
-                self.ledger.record(message.topic(), message.partition(), message.offset(), message.value())
+                topic, partition, offset, value = (
+                    message.topic(),
+                    message.partition(),
+                    message.offset(),
+                    message.value(),
+                )
+                # A delivered record has all four; the stubs only know they may be None.
+                assert topic is not None and partition is not None and offset is not None
+                assert value is not None
+                self.ledger.record(topic, partition, offset, value)
 
         number = 0
         while not self._stop.is_set():

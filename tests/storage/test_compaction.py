@@ -184,7 +184,7 @@ def test_a_compacted_memory_topic_consumed_by_librdkafka(kafka_shim) -> None:  #
         {"bootstrap.servers": kafka_shim.bootstrap, "group.id": topic, "auto.offset.reset": "earliest"}
     )
     consumer.subscribe([topic])
-    seen = []
+    seen: list[tuple[int | None, bytes | None, bytes | None]] = []
     try:
         while len(seen) < 3:
             message = consumer.poll(10)
