@@ -66,9 +66,7 @@ def _named(spec: OffsetSpec) -> set[tuple[str, int]]:
     return {(topic, partition) for topic, parts in spec.items() for partition in parts}
 
 
-def plan(
-    start: Positions, end: Positions, earliest: Positions, fail_on_data_loss: bool
-) -> list[OffsetRange]:
+def plan(start: Positions, end: Positions, earliest: Positions, fail_on_data_loss: bool) -> list[OffsetRange]:
     """Non-empty ranges from `start` to `end`; a partition missing from `start` (new since
     the last batch) starts at its earliest offset, as Spark's Kafka source does."""
     ranges = []

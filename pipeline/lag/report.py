@@ -37,7 +37,7 @@ def _table(headers: list[str], rows: Iterable[tuple[list[Any], bool]]) -> str:
         tds = "".join(
             f'<td class="name">{escape(c)}</td>' if isinstance(c, str) else f"<td>{c:,}</td>" for c in cells
         )
-        body.append(f'<tr{" class=stalled" if stalled else ""}>{tds}</tr>')
+        body.append(f"<tr{' class=stalled' if stalled else ''}>{tds}</tr>")
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 

@@ -130,8 +130,10 @@ def _current_lag(
         F.count("*").alias("commits"),
     )
     # A key whose last record is a tombstone (OffsetDelete, expiry, group deleted) has no offset now.
-    last = log.where(F.col("kind") == OFFSET).groupBy(*key).agg(
-        F.max_by(F.col("committed").isNotNull(), F.struct("log_partition", "log_offset")).alias("live")
+    last = (
+        log.where(F.col("kind") == OFFSET)
+        .groupBy(*key)
+        .agg(F.max_by(F.col("committed").isNotNull(), F.struct("log_partition", "log_offset")).alias("live"))
     )
     live = progress.join(last.where("live"), key).drop("live")
     joined = live.join(log_end, ["topic", "partition"], "left")
