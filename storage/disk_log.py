@@ -11,6 +11,7 @@ housekeeping thread flushes and applies retention.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -25,6 +26,7 @@ from storage.durability import DiskOptions, FsyncPolicy
 from storage.errors import CorruptLog, StorageError
 from storage.log import AppendHook, PartitionLog, TimestampOffset
 from storage.log_config import LogConfig
+from storage.producer_state import ProducerStates
 from storage.scan import Damage
 from storage.segment import LOG_SUFFIX, Segment, file_stem
 from storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
@@ -32,6 +34,8 @@ from storage.swap import complete_swaps, fsync_directory, replace_with, write_at
 log = logging.getLogger("kafka_shim.storage")
 
 LOG_START_FILE = "log-start-offset"
+# Idempotent producers' last batches, written at a clean close (Kafka's .snapshot files).
+PRODUCER_SNAPSHOT_FILE = "producer-state.json"
 
 
 class DiskLog(PartitionLog):
@@ -115,7 +119,26 @@ class DiskLog(PartitionLog):
                     break
             segments.append(loaded)
             expected = loaded.next_offset
-        return cls(directory, config, options, segments, start, on_append)
+        log = cls(directory, config, options, segments, start, on_append)
+        log.producers = log._restored_producers(clean)
+        return log
+
+    def _restored_producers(self, clean: bool) -> ProducerStates:
+        """The snapshot of the last clean close, brought up to date from the batches
+        written after it; without one, the active segment's batches. A retried batch is
+        then recognised across a restart, as Kafka does."""
+        end = self.log_end_offset
+        snapshot = _read_producer_snapshot(self.directory)
+        if snapshot is not None and snapshot[0] <= end:
+            since, states = snapshot
+            if clean and since == end:
+                return states
+        else:
+            since, states = self.active.base_offset, ProducerStates()
+        for segment in self._segments:
+            if segment.next_offset > since:
+                states.replay(segment.headers_from(since))
+        return states
 
     # -- the contract -------------------------------------------------------
 
@@ -356,6 +379,8 @@ class DiskLog(PartitionLog):
             if self._closed:
                 return
             self.active.seal()
+            snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
+            write_atomically(self.directory, PRODUCER_SNAPSHOT_FILE, json.dumps(snapshot))
             for segment in self._segments:
                 segment.close()
             self._closed = True
@@ -396,6 +421,18 @@ def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later
         )
     else:
         log.warning("truncated torn tail of %s: %s", where, damage.reason)
+
+
+def _read_producer_snapshot(directory: Path) -> tuple[int, ProducerStates] | None:
+    path = directory / PRODUCER_SNAPSHOT_FILE
+    try:
+        snapshot = json.loads(path.read_text(encoding="utf-8"))
+        return int(snapshot["end"]), ProducerStates.from_snapshot(snapshot["producers"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("ignoring %s (%s): producer state is rebuilt from the log instead", path, exc)
+        return None
 
 
 def _read_start(directory: Path) -> int:

@@ -9,7 +9,9 @@ answered with the offsets it got the first time instead of being written twice.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import astuple, dataclass, field
+from typing import Any
 
 from protocol.errors import ErrorCode
 from protocol.records import BatchHeader
@@ -86,12 +88,40 @@ class ProducerStates:
 
     def record(self, batch: BatchHeader) -> None:
         """After an append: remember `batch` (with its assigned offsets)."""
-        entry = self._entries.get(batch.producer_id)
-        if entry is None or entry.epoch != batch.producer_epoch:
-            entry = self._entries[batch.producer_id] = ProducerEntry(batch.producer_epoch)
-        entry.batches.append(
-            AppendedBatch(batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset)
+        self._remember(
+            batch.producer_id,
+            batch.producer_epoch,
+            AppendedBatch(batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset),
         )
+
+    def _remember(self, producer_id: int, epoch: int, batch: AppendedBatch) -> None:
+        entry = self._entries.get(producer_id)
+        if entry is None or entry.epoch != epoch:
+            entry = self._entries[producer_id] = ProducerEntry(epoch)
+        entry.batches.append(batch)
+
+    def replay(self, batches: Iterable[BatchHeader]) -> None:
+        """Rebuild from the log's own batches (after a restart), oldest first."""
+        for batch in batches:
+            if batch.has_producer_id:
+                self.record(batch)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What `from_snapshot` restores: JSON-ready."""
+        return {
+            str(producer_id): {"epoch": entry.epoch, "batches": [list(astuple(b)) for b in entry.batches]}
+            for producer_id, entry in self._entries.items()
+        }
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict[str, Any]) -> ProducerStates:
+        """ValueError (or KeyError/TypeError) for anything `snapshot` did not write."""
+        states = cls()
+        for producer_id, entry in snapshot.items():
+            for first, last, base, last_offset in entry["batches"]:
+                batch = AppendedBatch(int(first), int(last), int(base), int(last_offset))
+                states._remember(int(producer_id), int(entry["epoch"]), batch)
+        return states
 
 
 class ProducerIdAllocator:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protocol.errors import ErrorCode
-from protocol.records import LOG_OVERHEAD, RecordBatches
+from protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, read_header
 from storage.errors import StorageError
 from storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
 from storage.log import TimestampOffset
@@ -243,6 +243,22 @@ class Segment:
             batch = self._batch_at(position)
             yield batch
             position += batch.size
+
+    def headers_from(self, offset: int) -> Iterator[BatchHeader]:
+        """The full headers of the batches from the one holding `offset` to the end."""
+        first = self.batch_holding(offset)
+        if first is None:
+            return
+        with (
+            open(self.log_path, "rb") as file,
+            mmap.mmap(file.fileno(), self.size, access=mmap.ACCESS_READ) as mapped,
+            memoryview(mapped) as data,
+        ):
+            position = first.position
+            while position < self.size:
+                header = read_header(data, position)
+                yield header
+                position = header.end
 
     def batch_holding(self, offset: int) -> BatchPosition | None:
         """The first batch whose last offset is >= `offset` (the one holding it,
