@@ -150,12 +150,15 @@ def _lag_history(
 ) -> DataFrame:
     key = ["group", "topic", "partition"]
     pairs = current.select(*key)
-    grid = (
-        marks.select("topic", "partition", "time")
-        .unionByName(commits.select("topic", "partition", _bucket("commit_time", bucket_s).alias("time")))
+    # Every partition of a topic gets a point at every bucket end where anything happened to
+    # the topic, so a topic's or group's total lag at a time sums all its partitions (the
+    # records of one produce can straddle a bucket end, one partition in each bucket).
+    times = (
+        marks.select("topic", "time")
+        .unionByName(commits.select("topic", _bucket("commit_time", bucket_s).alias("time")))
         .distinct()
-        .join(pairs, ["topic", "partition"])
     )
+    grid = times.join(pairs, "topic")
     events = (
         grid.select(*key, "time", F.lit(2).alias("kind"), F.lit(None).cast("long").alias("committed"),
                     F.lit(None).cast("long").alias("log_end_offset"))
