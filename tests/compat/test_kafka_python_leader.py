@@ -30,27 +30,32 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from compat.targets import Broker, start_target
 
 DEADLINE_S = 10.0
-# The leader is outside poll() most of the time, as an application that processes what
-# each poll returns is; it makes "the round completes between two polls" the likely case.
-LEADER_PAUSE_S = 1.0
+# The leader is outside poll() almost all the time, as an application that processes what
+# each poll returns is, and polls with a short timeout: the round then completes between two
+# polls (the bug's trigger) all but certainly (a 10 ms window in 2 s), not one time in ten.
+LEADER_PAUSE_S = 2.0
+LEADER_POLL_MS = 10
 
 
 class Member:
     """A kafka-python consumer polling on its own thread."""
 
-    def __init__(self, bootstrap: str, topic: str, group: str, pause_s: float, **options: object) -> None:
+    def __init__(
+        self, bootstrap: str, topic: str, group: str, pause_s: float, poll_ms: int = 100, **options: object
+    ) -> None:
         self.consumer = KafkaConsumer(
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **options
         )
         self.consumer.subscribe([topic])
         self._pause_s = pause_s
+        self._poll_ms = poll_ms
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.consumer.poll(timeout_ms=100)
+            self.consumer.poll(timeout_ms=self._poll_ms)
             self._stop.wait(self._pause_s)
 
     def partitions(self) -> set[int]:
@@ -98,7 +103,13 @@ def test_leader_rejoining_for_new_partitions_takes_its_share(broker: Broker) -> 
         # Client ids order the member ids, hence range's shares; a short metadata max age
         # makes the leader notice the new partitions promptly.
         leader = Member(
-            broker.bootstrap, topic, group, LEADER_PAUSE_S, client_id="a", metadata_max_age_ms=300
+            broker.bootstrap,
+            topic,
+            group,
+            LEADER_PAUSE_S,
+            LEADER_POLL_MS,
+            client_id="a",
+            metadata_max_age_ms=300,
         )
         members.append(leader)
         wait_until(lambda: leader.partitions() == {0, 1}, "the first member owns both partitions")
