@@ -34,11 +34,12 @@ def group_consumer(command: Command) -> KafkaConsumer:
 def subscribe(consumer: KafkaConsumer, topic: str, listener: ConsumerRebalanceListener | None = None) -> None:
     """Subscribe, then learn the topic's partitions before the first poll.
 
-    kafka-python 3.0.12 strands a group leader whose rejoin was asked for by a metadata
-    change alone (tests/compat/test_kafka_python_leader.py reproduces it). A new group's
-    first join, made before the topic's metadata arrived, is such a case: the leader
-    assigns nothing, then rejoins when the partitions show up. With the metadata known
-    first, that rejoin never happens. An application can do the same.
+    kafka-python 3.0.12 never collects a join round that completes outside poll(); a
+    leader whose rejoin was asked for by a metadata change alone is stranded by it
+    (tests/compat/test_kafka_python_join.py reproduces both cases). A new group's first
+    join, made before the topic's metadata arrived, is such a case: the leader assigns
+    nothing, then rejoins when the partitions show up. With the metadata known first,
+    that rejoin never happens. An application can do the same.
     """
     consumer.subscribe([topic], listener=listener)
     consumer.partitions_for_topic(topic)

@@ -1,19 +1,24 @@
 """A kafka-python 3.0.12 bug, reproduced deterministically against the target broker.
 
-When the group leader rejoins because *its metadata* changed (partitions added, or a new
-group's first assignment made before the topic's metadata arrived), nothing sets its
-`rejoin_needed`: only the metadata snapshot says "rejoin". The JoinGroup/SyncGroup round
-runs as a background task; if it completes while the application is outside `poll()`,
-the leader's `_perform_assignment` has already made the snapshots equal, so the next
-`poll()` sees no need to rejoin and never collects the finished task. The member stays
-REBALANCING with heartbeats disabled, keeps its old partitions, and is expelled when its
-session expires; the others carry on without it.
+kafka-python runs a JoinGroup/SyncGroup round as a background task and collects it only
+from inside `poll()`. A round that completes while the application is outside `poll()`
+is never collected:
 
-The broker's part is only what Kafka does too: hold the leader's JoinGroup until the
-other member rejoins (after its next heartbeat). This is the "first member stall" the
+- if the member still needs to rejoin (`rejoin_needed`, as after a heartbeat's
+  REBALANCE_IN_PROGRESS), the next `poll()` sees a finished task, discards its result and
+  starts another round: a consumer polling with `timeout_ms=0` between pauses rejoins
+  forever and never gets its partitions;
+- if only the leader's metadata snapshot asked for the rejoin (partitions added, or a new
+  group's first assignment made before the topic's metadata arrived), the leader's own
+  `_perform_assignment` has made the snapshots equal by then, so the next `poll()` sees no
+  need to rejoin at all: the member stays REBALANCING with heartbeats off, keeps its old
+  partitions, and is expelled at its session timeout while the others carry on.
+
+The broker's part is only what Kafka does too: answer promptly, and hold the leader's
+JoinGroup until the other member rejoins. The second case is the "first member stall" the
 100 groups x 3 scenario used to hit, which is why the kafka-python driver fetches the
-topic's metadata before its first poll. When kafka-python fixes this, the strict xfail
-turns red and the driver's workaround can go.
+topic's metadata before its first poll. When kafka-python fixes this, the strict xfails
+turn red and the driver's workaround can go.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 from compat.targets import Broker, start_target
 
 DEADLINE_S = 10.0
-# The leader is outside poll() almost all the time, as an application that processes what
-# each poll returns is, and polls with a short timeout: the round then completes between two
-# polls (the bug's trigger) all but certainly (a 10 ms window in 2 s), not one time in ten.
+# Before the partitions are added the leader polls steadily, so its rounds are collected.
+# Then it is outside poll() almost all the time, as an application that processes what
+# each poll returns is, polling with a short timeout: its round then completes between two
+# polls (the bug's trigger) all but certainly (a 10 ms window in 2 s).
 LEADER_PAUSE_S = 2.0
 LEADER_POLL_MS = 10
 
@@ -53,6 +59,10 @@ class Member:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def pace(self, pause_s: float, poll_ms: int) -> None:
+        """From the next poll on: poll for `poll_ms`, then pause `pause_s`."""
+        self._pause_s, self._poll_ms = pause_s, poll_ms
+
     def _run(self) -> None:
         while not self._stop.is_set():
             self.consumer.poll(timeout_ms=self._poll_ms)
@@ -68,7 +78,11 @@ class Member:
 
 
 class LeaderStranded(AssertionError):
-    """The bug's signature; any other failure of the test is a real one."""
+    """The bug's signature for a leader; any other failure of its test is a real one."""
+
+
+class NeverAssigned(AssertionError):
+    """The bug's signature for a lone member that polls without waiting."""
 
 
 def wait_until(
@@ -90,6 +104,29 @@ def broker() -> Iterator[Broker]:
 @pytest.mark.clients
 @pytest.mark.xfail(
     strict=True,
+    raises=NeverAssigned,
+    reason="kafka-python 3.0.12 discards a join round that completes outside poll() and "
+    "starts another (see the module docstring)",
+)
+def test_a_consumer_polling_without_waiting_gets_its_partitions(broker: Broker) -> None:
+    topic, group = f"poll0-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    try:
+        admin.create_topics([NewTopic(topic, 1, 1)])
+        member = Member(broker.bootstrap, topic, group, pause_s=0.3, poll_ms=0)
+        try:
+            wait_until(
+                lambda: member.partitions() == {0}, "the only member owns the partition", NeverAssigned
+            )
+        finally:
+            member.close()
+    finally:
+        admin.close()
+
+
+@pytest.mark.clients
+@pytest.mark.xfail(
+    strict=True,
     raises=LeaderStranded,
     reason="kafka-python 3.0.12: a leader whose rejoin completes outside poll() stays "
     "REBALANCING for good (see the module docstring)",
@@ -102,15 +139,7 @@ def test_leader_rejoining_for_new_partitions_takes_its_share(broker: Broker) -> 
         admin.create_topics([NewTopic(topic, 2, 1)])
         # Client ids order the member ids, hence range's shares; a short metadata max age
         # makes the leader notice the new partitions promptly.
-        leader = Member(
-            broker.bootstrap,
-            topic,
-            group,
-            LEADER_PAUSE_S,
-            LEADER_POLL_MS,
-            client_id="a",
-            metadata_max_age_ms=300,
-        )
+        leader = Member(broker.bootstrap, topic, group, 0.0, client_id="a", metadata_max_age_ms=300)
         members.append(leader)
         wait_until(lambda: leader.partitions() == {0, 1}, "the first member owns both partitions")
         follower = Member(broker.bootstrap, topic, group, 0.0, client_id="b")
@@ -118,6 +147,7 @@ def test_leader_rejoining_for_new_partitions_takes_its_share(broker: Broker) -> 
         wait_until(lambda: follower.partitions() == {1}, "range gives the second member partition 1")
         wait_until(lambda: leader.partitions() == {0}, "and the leader keeps partition 0")
 
+        leader.pace(LEADER_PAUSE_S, LEADER_POLL_MS)
         admin.create_partitions({topic: NewPartitions(4)})
 
         wait_until(lambda: follower.partitions() == {2, 3}, "the follower's share of 4 partitions")
