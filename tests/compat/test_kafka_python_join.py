@@ -34,6 +34,8 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from compat.targets import Broker, start_target
 
+pytestmark = pytest.mark.clients
+
 DEADLINE_S = 10.0
 # Before the partitions are added the leader polls steadily, so its rounds are collected.
 # Then it is outside poll() almost all the time, as an application that processes what
@@ -101,60 +103,62 @@ def broker() -> Iterator[Broker]:
         yield running
 
 
-@pytest.mark.clients
-@pytest.mark.xfail(
-    strict=True,
-    raises=NeverAssigned,
-    reason="kafka-python 3.0.12 discards a join round that completes outside poll() and "
-    "starts another (see the module docstring)",
-)
-def test_a_consumer_polling_without_waiting_gets_its_partitions(broker: Broker) -> None:
-    topic, group = f"poll0-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-    try:
-        admin.create_topics([NewTopic(topic, 1, 1)])
-        member = Member(broker.bootstrap, topic, group, pause_s=0.3, poll_ms=0)
-        try:
-            wait_until(
-                lambda: member.partitions() == {0}, "the only member owns the partition", NeverAssigned
-            )
-        finally:
-            member.close()
-    finally:
-        admin.close()
+@pytest.fixture
+def admin(broker: Broker) -> Iterator[KafkaAdminClient]:
+    client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    yield client
+    client.close()
 
 
-@pytest.mark.clients
-@pytest.mark.xfail(
-    strict=True,
-    raises=LeaderStranded,
-    reason="kafka-python 3.0.12: a leader whose rejoin completes outside poll() stays "
-    "REBALANCING for good (see the module docstring)",
-)
-def test_leader_rejoining_for_new_partitions_takes_its_share(broker: Broker) -> None:
-    topic, group = f"leader-{uuid.uuid4().hex[:8]}", f"g-{uuid.uuid4().hex[:8]}"
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-    members: list[Member] = []
-    try:
-        admin.create_topics([NewTopic(topic, 2, 1)])
-        # Client ids order the member ids, hence range's shares; a short metadata max age
-        # makes the leader notice the new partitions promptly.
-        leader = Member(broker.bootstrap, topic, group, 0.0, client_id="a", metadata_max_age_ms=300)
-        members.append(leader)
-        wait_until(lambda: leader.partitions() == {0, 1}, "the first member owns both partitions")
-        follower = Member(broker.bootstrap, topic, group, 0.0, client_id="b")
-        members.append(follower)
-        wait_until(lambda: follower.partitions() == {1}, "range gives the second member partition 1")
-        wait_until(lambda: leader.partitions() == {0}, "and the leader keeps partition 0")
+@pytest.fixture
+def members() -> Iterator[list[Member]]:
+    """Members a test starts; closed when it ends, however it ends."""
+    started: list[Member] = []
+    yield started
+    for member in started:
+        member.close()
 
-        leader.pace(LEADER_PAUSE_S, LEADER_POLL_MS)
-        admin.create_partitions({topic: NewPartitions(4)})
 
-        wait_until(lambda: follower.partitions() == {2, 3}, "the follower's share of 4 partitions")
-        wait_until(
-            lambda: leader.partitions() == {0, 1}, "the leader's share of 4 partitions", LeaderStranded
-        )
-    finally:
-        for member in members:
-            member.close()
-        admin.close()
+def new_topic(admin: KafkaAdminClient, partitions: int) -> tuple[str, str]:
+    """A fresh topic, and a fresh group name to consume it with."""
+    topic = f"join-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(topic, partitions, 1)])
+    return topic, f"g-{topic}"
+
+
+def kafka_python_bug(signature: type[AssertionError], what: str) -> pytest.MarkDecorator:
+    """Strict: a fixed kafka-python turns the test red; only `signature` counts as the bug."""
+    reason = f"kafka-python 3.0.12: {what} (see the module docstring)"
+    return pytest.mark.xfail(strict=True, raises=signature, reason=reason)
+
+
+@kafka_python_bug(NeverAssigned, "a join round completed outside poll() is discarded and redone")
+def test_a_consumer_polling_without_waiting_gets_its_partitions(
+    broker: Broker, admin: KafkaAdminClient, members: list[Member]
+) -> None:
+    topic, group = new_topic(admin, 1)
+    member = Member(broker.bootstrap, topic, group, pause_s=0.3, poll_ms=0)
+    members.append(member)
+    wait_until(lambda: member.partitions() == {0}, "the only member owns the partition", NeverAssigned)
+
+
+@kafka_python_bug(LeaderStranded, "a leader whose round completes outside poll() stays REBALANCING")
+def test_leader_rejoining_for_new_partitions_takes_its_share(
+    broker: Broker, admin: KafkaAdminClient, members: list[Member]
+) -> None:
+    topic, group = new_topic(admin, 2)
+    # Client ids order the member ids, hence range's shares; a short metadata max age
+    # makes the leader notice the new partitions promptly.
+    leader = Member(broker.bootstrap, topic, group, 0.0, client_id="a", metadata_max_age_ms=300)
+    members.append(leader)
+    wait_until(lambda: leader.partitions() == {0, 1}, "the first member owns both partitions")
+    follower = Member(broker.bootstrap, topic, group, 0.0, client_id="b")
+    members.append(follower)
+    wait_until(lambda: follower.partitions() == {1}, "range gives the second member partition 1")
+    wait_until(lambda: leader.partitions() == {0}, "and the leader keeps partition 0")
+
+    leader.pace(LEADER_PAUSE_S, LEADER_POLL_MS)
+    admin.create_partitions({topic: NewPartitions(4)})
+
+    wait_until(lambda: follower.partitions() == {2, 3}, "the follower's share of 4 partitions")
+    wait_until(lambda: leader.partitions() == {0, 1}, "the leader's share of 4 partitions", LeaderStranded)
