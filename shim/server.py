@@ -150,15 +150,21 @@ class FrameReader:
     async def _receive(self) -> bytes:
         if self._peer_is_quick:
             deadline = time.perf_counter() + self._busy_poll_s
+            waited = False
             while True:
-                # Yield before every read, even one that will find data waiting: a peer
-                # pipelining requests that need no answer (acks=0) must not hold the loop.
-                await trio.lowlevel.checkpoint()
                 try:
-                    return os.read(self._fd, _READ_CHUNK)
+                    chunk = os.read(self._fd, _READ_CHUNK)
                 except BlockingIOError:
                     if time.perf_counter() >= deadline:
                         break
+                    await trio.lowlevel.checkpoint()
+                    waited = True
+                    continue
+                if not waited:
+                    # Found waiting: still let the others run first, or a peer pipelining
+                    # requests that need no answer (acks=0) would hold the loop.
+                    await trio.lowlevel.checkpoint()
+                return chunk
         parked = time.perf_counter()
         chunk = await self._sock.recv(_READ_CHUNK)
         self._peer_is_quick = time.perf_counter() - parked < self._busy_poll_s
