@@ -7,8 +7,6 @@ is always v0 so that a client can read it before it knows what we speak.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from protocol.schema import INT16, INT32, STRING, Field, Message
 from protocol.types import ProtocolError, encode_uvarint
 
@@ -33,13 +31,6 @@ ResponseHeader = Message(
 )
 
 
-class ParsedRequestHeader(NamedTuple):
-    api_key: int
-    api_version: int
-    correlation_id: int
-    client_id: str | None
-
-
 def peek_api(frame: bytes) -> tuple[int, int, int]:
     """api_key, api_version, correlation_id: readable before the schema is known."""
     if len(frame) < 8:
@@ -51,13 +42,11 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
     )
 
 
-def parse_request_header(frame: bytes, flexible: bool) -> tuple[ParsedRequestHeader, int]:
-    """The header at the start of `frame`, and where the body begins."""
+def parse_request_header(frame: bytes, flexible: bool) -> tuple[str | None, int]:
+    """The client id of the header at the start of `frame` (its fixed fields are what
+    `peek_api` read), and where the body begins."""
     header, end = RequestHeader.parse_at(frame, 0, 2 if flexible else 1)
-    parsed = ParsedRequestHeader(
-        header.request_api_key, header.request_api_version, header.correlation_id, header.client_id
-    )
-    return parsed, end
+    return header.client_id, end
 
 
 def response_header(correlation_id: int, flexible: bool) -> bytes:

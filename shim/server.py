@@ -304,13 +304,13 @@ class Server:
                 f"(supported {api.versions.low}-{api.versions.high})"
             )
         try:
-            header, body_starts = parse_request_header(frame, api.is_flexible(api_version))
+            client_id, body_starts = parse_request_header(frame, api.is_flexible(api_version))
             body, _ = api.request.parse_at(frame, body_starts, api_version)
         except ProtocolError as exc:
             raise ConnectionClosed(f"malformed {api.name} v{api_version} request: {exc}") from exc
         ctx.api_version = api_version
         ctx.correlation_id = correlation_id
-        ctx.client_id = header.client_id
+        ctx.client_id = client_id
         try:
             result = await handler.handle(ctx, body)
         except Exception as exc:
@@ -323,7 +323,7 @@ class Server:
                 api.name,
                 api_version,
                 ctx.peer,
-                header.client_id,
+                client_id,
                 correlation_id,
                 _one_line(body),
                 _one_line(result),
