@@ -32,6 +32,7 @@ import pytest
 from kafka import KafkaConsumer
 from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
+from compat.clients.kafka_python import subscribe
 from compat.targets import Broker, start_target
 
 pytestmark = pytest.mark.clients
@@ -56,10 +57,9 @@ class Member:
         self.consumer = KafkaConsumer(
             bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, **options
         )
-        self.consumer.subscribe([topic])
         # As the compat driver does: with the partitions known before the first join, the
         # first assignment is complete, so no metadata-driven rejoin strands a test's setup.
-        self.consumer.partitions_for_topic(topic)
+        subscribe(self.consumer, topic)
         self._pause_s = pause_s
         self._poll_ms = poll_ms
         self._stop = threading.Event()
