@@ -2,9 +2,11 @@
 FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY kafka_shim ./kafka_shim
 COPY protocol ./protocol
 COPY storage ./storage
 COPY shim ./shim
+COPY pipeline ./pipeline
 RUN pip install --no-cache-dir .
 # Topics, records and committed offsets live here and survive container restarts.
 VOLUME /data

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from protocol import types as t
-from protocol.messages import APIS
+from kafka_shim.protocol import types as t
+from kafka_shim.protocol.messages import APIS
 
 RECORDS = bytes(16 * 1024)  # opaque to both codecs: only its length matters
 

@@ -22,12 +22,12 @@ import time
 from collections.abc import Callable
 from statistics import median
 
-from protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
-from protocol.record_codec import Record, encode_batch
-from storage import compaction
-from storage.memory import MemoryLog
-from storage.offsets_log import DELETE_RETENTION_MS, OffsetsLog
-from storage.topics import TopicStore
+from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
+from kafka_shim.protocol.record_codec import Record, encode_batch
+from kafka_shim.storage import compaction
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.offsets_log import DELETE_RETENTION_MS, OffsetsLog
+from kafka_shim.storage.topics import TopicStore
 
 GROUPS = 1000
 PARTITIONS_PER_COMMIT = 10

@@ -24,12 +24,12 @@ from statistics import median
 from bench.commits import commits_per_second
 from bench.common import print_row
 from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
-from shim.broker import Broker
-from shim.config import BrokerConfig
-from shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
-from storage import compaction
-from storage.disk_log import DiskLog
-from storage.offsets_log import DELETE_RETENTION_MS, OFFSETS_TOPIC
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.storage import compaction
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.offsets_log import DELETE_RETENTION_MS, OFFSETS_TOPIC
 
 GROUPS = 1000
 PARTITIONS_PER_GROUP = 10
@@ -131,7 +131,7 @@ def recovery(commits: int, partitions: int, on_disk: bool) -> None:
             broker = Broker(config(data_dir, partitions), clock=lambda: NOW)
             ms = (time.perf_counter() - started) * 1000
         else:  # memory cannot restart: time the same replay into the coordinator
-            from shim.coordinator import GroupCoordinator
+            from kafka_shim.shim.coordinator import GroupCoordinator
 
             ms = timed(lambda: GroupCoordinator().load(broker.offsets_log.replay(), NOW))
         offset = broker.groups.fetch_offsets(f"group-{GROUPS - 1}", [TopicPartition("t", 0)])
@@ -141,7 +141,17 @@ def recovery(commits: int, partitions: int, on_disk: bool) -> None:
 
 
 def start_shim_on_disk(data_dir: Path) -> RunningBroker:
-    argv = [sys.executable, "-m", "shim", "--port", "0", "--host", "127.0.0.1", "--data-dir", str(data_dir)]
+    argv = [
+        sys.executable,
+        "-m",
+        "kafka_shim",
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--data-dir",
+        str(data_dir),
+    ]
     return launch("shim", argv)
 
 

@@ -21,10 +21,10 @@ from statistics import median
 from confluent_kafka import Producer
 from pyspark.sql import SparkSession
 
-import pipeline
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
 from compat.targets import Broker
+from kafka_shim import pipeline
 
 PAYLOAD = b"x" * 100
 PARTITIONS = 4

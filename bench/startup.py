@@ -60,7 +60,7 @@ def time_to_first_answer(argv: list[str], port: int, env: dict[str, str], timeou
 
 
 def shim_argv(port: int) -> list[str]:
-    return [sys.executable, "-m", "shim", "--memory", "--host", "127.0.0.1", "--port", str(port)]
+    return [sys.executable, "-m", "kafka_shim", "--memory", "--host", "127.0.0.1", "--port", str(port)]
 
 
 def main() -> None:

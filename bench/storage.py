@@ -40,7 +40,17 @@ class Rates:
 
 
 def start_disk(data_dir: Path, *extra: str) -> RunningBroker:
-    argv = [sys.executable, "-m", "shim", "--data-dir", str(data_dir), "--port", "0", "--host", "127.0.0.1"]
+    argv = [
+        sys.executable,
+        "-m",
+        "kafka_shim",
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+    ]
     return launch("shim-disk", [*argv, *extra])
 
 

@@ -138,13 +138,17 @@ def launch(name: str, argv: list[str], timeout_s: float = 30.0) -> RunningBroker
 @functools.cache
 def shim_supports_data_dir() -> bool:
     result = subprocess.run(
-        [sys.executable, "-m", "shim", "--help"], capture_output=True, text=True, cwd=REPO_ROOT, timeout=60
+        [sys.executable, "-m", "kafka_shim", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=60,
     )
     return "--data-dir" in result.stdout
 
 
 def start_shim(extra_args: tuple[str, ...] = ()) -> RunningBroker:
-    argv = [sys.executable, "-m", "shim", "--port", "0", "--host", "127.0.0.1", *extra_args]
+    argv = [sys.executable, "-m", "kafka_shim", "--port", "0", "--host", "127.0.0.1", *extra_args]
     if not shim_supports_data_dir():
         return launch("shim", [*argv, "--memory"])
     data_dir = tempfile.mkdtemp(prefix="kafka-shim-compat-")

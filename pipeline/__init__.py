@@ -1,7 +1,7 @@
 """The PySpark pipeline: a Kafka-protocol Spark data source and sink (`kshim`), and the
 consumer-lag report built on it. Needs the `spark` extra: pip install 'kafka-shim[spark]'.
 
-    import pipeline
+    from kafka_shim import pipeline
     pipeline.register(spark)
     spark.read.format("kshim").option("kafka.bootstrap.servers", "HOST:PORT")
          .option("subscribe", "orders").load()
@@ -19,6 +19,6 @@ SHORT_NAME = "kshim"
 
 def register(spark: SparkSession) -> None:
     """Make `format("kshim")` available in this session (reads and writes, batch and stream)."""
-    from pipeline.source import KafkaDataSource
+    from kafka_shim.pipeline.source import KafkaDataSource
 
     spark.dataSource.register(KafkaDataSource)

@@ -15,7 +15,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from pipeline.options import Subscription
+from kafka_shim.pipeline.options import Subscription
 
 Positions = dict[str, dict[int, int]]
 PositionsJson = dict[str, dict[str, int]]

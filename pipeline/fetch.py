@@ -17,8 +17,8 @@ from typing import Any
 import pyarrow as pa
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from pipeline.options import SourceOptions
-from pipeline.ranges import DataLossError, OffsetRange
+from kafka_shim.pipeline.options import SourceOptions
+from kafka_shim.pipeline.ranges import DataLossError, OffsetRange
 
 # Messages per consume() call and per Arrow batch: big enough to amortise Spark's per-batch cost.
 CHUNK = 10_000

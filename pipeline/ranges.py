@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import InputPartition
 
-from pipeline.cluster import Positions, flatten
-from pipeline.options import EARLIEST, LATEST, OffsetSpec, OptionError
+from kafka_shim.pipeline.cluster import Positions, flatten
+from kafka_shim.pipeline.options import EARLIEST, LATEST, OffsetSpec, OptionError
 
 
 class DataLossError(RuntimeError):

@@ -18,7 +18,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from pipeline.options import SinkOptions
+from kafka_shim.pipeline.options import SinkOptions
 
 FLUSH_TIMEOUT_S = 120.0
 

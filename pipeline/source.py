@@ -32,12 +32,12 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from pipeline.cluster import Cluster, Positions, PositionsJson, from_json, to_json
-from pipeline.fetch import RangeReader
-from pipeline.options import SourceOptions, parse_sink_options, parse_source_options
-from pipeline.ranges import OffsetRange, cap, plan, resolve
-from pipeline.schema import source_schema_ddl
-from pipeline.sink import KafkaStreamWriter, KafkaWriter
+from kafka_shim.pipeline.cluster import Cluster, Positions, PositionsJson, from_json, to_json
+from kafka_shim.pipeline.fetch import RangeReader
+from kafka_shim.pipeline.options import SourceOptions, parse_sink_options, parse_source_options
+from kafka_shim.pipeline.ranges import OffsetRange, cap, plan, resolve
+from kafka_shim.pipeline.schema import source_schema_ddl
+from kafka_shim.pipeline.sink import KafkaStreamWriter, KafkaWriter
 
 
 class KafkaDataSource(DataSource):

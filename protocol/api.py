@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protocol.schema import Message, VersionRange
+from kafka_shim.protocol.schema import Message, VersionRange
 
 API_VERSIONS_KEY = 18
 

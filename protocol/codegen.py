@@ -31,9 +31,9 @@ from typing import Any
 
 from construct import Construct, Container
 
-from protocol import types as t
-from protocol.schema import FieldsConstruct
-from protocol.types import ProtocolError, encode_uvarint
+from kafka_shim.protocol import types as t
+from kafka_shim.protocol.schema import FieldsConstruct
+from kafka_shim.protocol.types import ProtocolError, encode_uvarint
 
 # What malformed bytes raise inside generated parsers: struct.error and
 # IndexError on truncation, UnicodeDecodeError (a ValueError) on bad UTF-8.

@@ -7,8 +7,8 @@ is always v0 so that a client can read it before it knows what we speak.
 
 from __future__ import annotations
 
-from protocol.schema import INT16, INT32, STRING, Field, Message
-from protocol.types import ProtocolError, encode_uvarint
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message
+from kafka_shim.protocol.types import ProtocolError, encode_uvarint
 
 RequestHeader = Message(
     "RequestHeader",

@@ -19,8 +19,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Final
 
-from protocol.schema import BYTES, INT32, INT64, STRING, Array, Field, Message
-from protocol.types import ProtocolError
+from kafka_shim.protocol.schema import BYTES, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.types import ProtocolError
 
 OffsetCommitKey = Message(
     "OffsetCommitKey",

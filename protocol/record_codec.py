@@ -28,7 +28,7 @@ from typing import Final, NamedTuple, ParamSpec
 
 import cramjam
 
-from protocol.records import (
+from kafka_shim.protocol.records import (
     COMPRESSION_MASK,
     CRC_POSITION,
     HEADER,

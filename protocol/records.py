@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import google_crc32c
 
-from protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import ErrorCode
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from construct import Construct, Container, stream_read, stream_write
 
-from protocol import types as t
-from protocol.types import ProtocolError
+from kafka_shim.protocol import types as t
+from kafka_shim.protocol.types import ProtocolError
 
 if TYPE_CHECKING:
-    from protocol.codegen import Codec
+    from kafka_shim.protocol.codegen import Codec
 
 _MISSING: Any = object()
 
@@ -288,7 +288,7 @@ class Message:
         """The parse/build code compiled from `struct(version)`, on first use."""
         codec = self._codecs.get(version)
         if codec is None:
-            from protocol import codegen  # it walks this module's constructs
+            from kafka_shim.protocol import codegen  # it walks this module's constructs
 
             codec = codegen.derive(self.struct(version), f"{self.name}v{version}")
             self._codecs[version] = codec

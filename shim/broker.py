@@ -7,15 +7,15 @@ import time
 import uuid
 from collections.abc import Callable
 
-from shim.config import BrokerConfig
-from shim.coordinator import CoordinatorConfig, GroupCoordinator
-from storage.disk_store import DiskStore
-from storage.durability import DiskOptions, FsyncPolicy
-from storage.log import AppendHook
-from storage.memory import MemoryLog
-from storage.offsets_log import OffsetsLog
-from storage.producer_state import ProducerIdAllocator
-from storage.topics import TopicStore
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
+from kafka_shim.storage.disk_store import DiskStore
+from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.log import AppendHook
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.offsets_log import OffsetsLog
+from kafka_shim.storage.producer_state import ProducerIdAllocator
+from kafka_shim.storage.topics import TopicStore
 
 
 def new_cluster_id() -> str:

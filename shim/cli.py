@@ -9,7 +9,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from shim.config import (
+from kafka_shim.shim.config import (
     KAFKA_NAMES,
     BrokerConfig,
     ConfigError,
@@ -125,7 +125,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
 
 
 # Subcommands other than starting the broker, imported only when asked for (Spark is heavy).
-SUBCOMMANDS = {"lag-report": "pipeline.lag.cli"}
+SUBCOMMANDS = {"lag-report": "kafka_shim.pipeline.lag.cli"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     import trio
 
-    from shim.broker import Broker
-    from shim.server import run_until_signalled
-    from storage.errors import StorageStartupError
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.server import run_until_signalled
+    from kafka_shim.storage.errors import StorageStartupError
 
     try:
         broker = Broker(config)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from shim.broker import Broker
-    from storage.log import PartitionLog
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")
 

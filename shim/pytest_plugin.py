@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from shim.config import BrokerConfig
-from shim.server import BrokerThread
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
 
 
 @pytest.fixture

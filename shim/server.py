@@ -21,17 +21,17 @@ from typing import Any, NoReturn, TypeVar
 
 import trio
 
-from protocol.api import API_VERSIONS_KEY
-from protocol.errors import ErrorCode
-from protocol.headers import parse_request_header, peek_api, response_header
-from protocol.messages import APIS
-from protocol.types import ProtocolError
-from shim.broker import Broker
-from shim.config import BrokerConfig
-from shim.context import RequestContext, Respond
-from shim.handlers import handler_for
-from shim.handlers.api_versions import supported_ranges
-from storage.log import PartitionLog
+from kafka_shim.protocol.api import API_VERSIONS_KEY
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.headers import parse_request_header, peek_api, response_header
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.context import RequestContext, Respond
+from kafka_shim.shim.handlers import handler_for
+from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.storage.log import PartitionLog
 
 log = logging.getLogger("kafka_shim.server")
 # `--log-level DEBUG` traces every request and its answer, abbreviated: how a client that

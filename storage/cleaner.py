@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from storage import compaction
-from storage.disk_log import DiskLog
+from kafka_shim.storage import compaction
+from kafka_shim.storage.disk_log import DiskLog
 
 
 def _groups(log: DiskLog, cleanable: list[tuple[int, int]]) -> Iterator[list[int]]:

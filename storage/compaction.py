@@ -43,14 +43,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress as compress_by
 from typing import NamedTuple
 
-from protocol.record_codec import (
+from kafka_shim.protocol.record_codec import (
     DELETE_HORIZON_FLAG,
     Record,
     batch_keyed_records,
     decode_batch,
     encode_batch,
 )
-from protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
+from kafka_shim.protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
 
 
 class ScannedBatch(NamedTuple):

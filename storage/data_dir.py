@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from storage.errors import DataDirInUse, StorageStartupError
-from storage.swap import fsync_directory, write_atomically
+from kafka_shim.storage.errors import DataDirInUse, StorageStartupError
+from kafka_shim.storage.swap import fsync_directory, write_atomically
 
 LOCK_FILE = ".lock"
 CATALOG_FILE = "topics.json"

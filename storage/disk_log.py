@@ -20,16 +20,16 @@ from bisect import bisect_right
 from itertools import pairwise
 from pathlib import Path
 
-from protocol.errors import ErrorCode
-from protocol.records import RecordBatches
-from storage.durability import DiskOptions, FsyncPolicy
-from storage.errors import CorruptLog, StorageError
-from storage.log import AppendHook, PartitionLog, TimestampOffset
-from storage.log_config import LogConfig
-from storage.producer_state import ProducerStates
-from storage.scan import Damage
-from storage.segment import LOG_SUFFIX, Segment, file_stem
-from storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.errors import CorruptLog, StorageError
+from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset
+from kafka_shim.storage.log_config import LogConfig
+from kafka_shim.storage.producer_state import ProducerStates
+from kafka_shim.storage.scan import Damage
+from kafka_shim.storage.segment import LOG_SUFFIX, Segment, file_stem
+from kafka_shim.storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
 
 log = logging.getLogger("kafka_shim.storage")
 

@@ -9,16 +9,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from protocol.errors import ErrorCode
-from storage.data_dir import DataDir, TopicRecord
-from storage.disk_log import DiskLog
-from storage.durability import DiskOptions
-from storage.errors import StorageError, StorageStartupError
-from storage.housekeeping import Housekeeper
-from storage.log import AppendHook
-from storage.log_config import DEFAULT_BROKER_VALUE
-from storage.topic_configs import BrokerValue
-from storage.topics import Topic, TopicStore
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage.data_dir import DataDir, TopicRecord
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.durability import DiskOptions
+from kafka_shim.storage.errors import StorageError, StorageStartupError
+from kafka_shim.storage.housekeeping import Housekeeper
+from kafka_shim.storage.log import AppendHook
+from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE
+from kafka_shim.storage.topic_configs import BrokerValue
+from kafka_shim.storage.topics import Topic, TopicStore
 
 log = logging.getLogger("kafka_shim.storage")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import ErrorCode
 
 
 class StorageError(Exception):

@@ -12,9 +12,9 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from storage.cleaner import clean
-from storage.disk_log import DiskLog
-from storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.cleaner import clean
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 
 log = logging.getLogger("kafka_shim.storage")
 

@@ -13,11 +13,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from protocol.errors import ErrorCode
-from protocol.records import RecordBatches
-from storage.errors import StorageError
-from storage.log_config import LogConfig
-from storage.producer_state import ProducerStates
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log_config import LogConfig
+from kafka_shim.storage.producer_state import ProducerStates
 
 # Called with the log that grew, so only Fetches waiting on it are woken.
 AppendHook = Callable[["PartitionLog"], None]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from storage.topic_configs import BrokerValue, resolve
+from kafka_shim.storage.topic_configs import BrokerValue, resolve
 
 DEFAULT_BROKER_VALUE: BrokerValue = lambda name: None  # noqa: E731
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from itertools import accumulate
 from typing import Any
 
-from protocol.records import RecordBatches
-from storage.log import AppendHook, PartitionLog, TimestampOffset
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset
 
 
 class MemoryLog(PartitionLog):
@@ -82,7 +82,7 @@ class MemoryLog(PartitionLog):
         started (what comes later is left for the next pass, as an active segment
         is). Reads see the log as it was until the last step swaps the cleaned
         batches in. A pass overtaken by DeleteRecords or another pass is dropped."""
-        from storage import compaction  # the record codec loads only where topics compact
+        from kafka_shim.storage import compaction  # the record codec loads only where topics compact
 
         rewrites = self._rewrites
         held = self._batches[:]

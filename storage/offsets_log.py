@@ -15,13 +15,13 @@ import functools
 import logging
 from collections.abc import Iterator, Sequence
 
-from protocol.offsets_records import OffsetsRecord, decode_record, encode_record
-from protocol.record_codec import Record, batch_keyed_records, build_batch
-from protocol.records import RecordsError, iter_headers
-from protocol.types import ProtocolError
-from storage.log import LEADER_EPOCH, PartitionLog
-from storage.memory import MemoryLog
-from storage.topics import Topic, TopicStore
+from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
+from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
+from kafka_shim.protocol.records import RecordsError, iter_headers
+from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.topics import Topic, TopicStore
 
 log = logging.getLogger(__name__)
 

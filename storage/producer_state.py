@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from dataclasses import astuple, dataclass, field
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.records import BatchHeader
-from storage.errors import StorageError
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import BatchHeader
+from kafka_shim.storage.errors import StorageError
 
 RETAINED_BATCHES = 5
 INT32_MAX = 2**31 - 1

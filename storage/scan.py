@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protocol.records import (
+from kafka_shim.protocol.records import (
     HEADER_SIZE,
     MAGIC,
     MAGIC_POSITION,

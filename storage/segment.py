@@ -16,12 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocol.errors import ErrorCode
-from protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, read_header
-from storage.errors import StorageError
-from storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
-from storage.log import TimestampOffset
-from storage.scan import NO_TIMESTAMP, Damage, ScanResult, scan
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, read_header
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
+from kafka_shim.storage.log import TimestampOffset
+from kafka_shim.storage.scan import NO_TIMESTAMP, Damage, ScanResult, scan
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"

@@ -8,11 +8,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protocol.errors import ErrorCode
-from storage.errors import StorageError
-from storage.log import PartitionLog
-from storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
-from storage.topic_configs import BrokerValue, invalid_config
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import PartitionLog
+from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
+from kafka_shim.storage.topic_configs import BrokerValue, invalid_config
 
 # Kafka's limits (org.apache.kafka.common.internals.Topic).
 MAX_NAME_LENGTH = 249

@@ -1,5 +1,5 @@
 import sys
 
-from pipeline.lag.cli import main
+from kafka_shim.pipeline.lag.cli import main
 
 sys.exit(main())

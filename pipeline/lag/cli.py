@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from pipeline.lag.job import run_report
-from pipeline.lag.tables import ReportSettings
+from kafka_shim.pipeline.lag.job import run_report
+from kafka_shim.pipeline.lag.tables import ReportSettings
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,8 +20,8 @@ def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     not know (a newer Kafka's key versions) are kept as `unknown`, not fatal."""
     from construct import ConstructError
 
-    from protocol.offsets_records import GroupKey, GroupValue, OffsetValue, decode_record
-    from protocol.types import ProtocolError
+    from kafka_shim.protocol.offsets_records import GroupKey, GroupValue, OffsetValue, decode_record
+    from kafka_shim.protocol.types import ProtocolError
 
     try:
         record = decode_record(key, value)

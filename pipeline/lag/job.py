@@ -7,10 +7,10 @@ from pathlib import Path
 
 from pyspark.sql import Row, SparkSession
 
-import pipeline
-from pipeline.cluster import Cluster
-from pipeline.lag.report import render
-from pipeline.lag.tables import LagTables, ReportSettings, compute
+from kafka_shim import pipeline
+from kafka_shim.pipeline.cluster import Cluster
+from kafka_shim.pipeline.lag.report import render
+from kafka_shim.pipeline.lag.tables import LagTables, ReportSettings, compute
 
 
 def run_report(spark: SparkSession, settings: ReportSettings, out: Path) -> Path:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import Row
 
-from pipeline.lag.svg import Series, time_chart
+from kafka_shim.pipeline.lag.svg import Series, time_chart
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; }

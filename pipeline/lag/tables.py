@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from pipeline.cluster import Cluster, flatten
-from pipeline.lag.decode import GROUP, OFFSET, decoded
-from pipeline.options import Subscription
+from kafka_shim.pipeline.cluster import Cluster, flatten
+from kafka_shim.pipeline.lag.decode import GROUP, OFFSET, decoded
+from kafka_shim.pipeline.options import Subscription
 
 OFFSETS_TOPIC = "__consumer_offsets"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from protocol.api import Api
+from kafka_shim.protocol.api import Api
 
 
 def _discover() -> dict[str, Api]:

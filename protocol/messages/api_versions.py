@@ -1,5 +1,5 @@
-from protocol.api import Api
-from protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
 
 ApiVersionsRequest = Message(
     "ApiVersionsRequest",

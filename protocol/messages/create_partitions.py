@@ -1,7 +1,7 @@
 """CreatePartitions (key 37): grow a topic's partition count."""
 
-from protocol.api import Api
-from protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message
 
 CreatePartitionsRequest = Message(
     "CreatePartitionsRequest",

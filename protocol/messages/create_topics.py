@@ -1,8 +1,8 @@
 """CreateTopics (key 19). v0-1 are deprecated in Kafka and not offered."""
 
-from protocol.api import Api
-from protocol.messages.metadata import ZERO_UUID
-from protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Message
 
 CreateTopicsRequest = Message(
     "CreateTopicsRequest",

@@ -1,7 +1,7 @@
 """DeleteGroups (key 42): delete empty groups and their committed offsets."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
 
 DeleteGroupsRequest = Message(
     "DeleteGroupsRequest",

@@ -1,8 +1,8 @@
 """DeleteRecords (key 21): move partitions' log start offsets forward
 (Kafka's DeleteRecordsRequest.json / DeleteRecordsResponse.json)."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
 
 DeleteRecordsRequest = Message(
     "DeleteRecordsRequest",

@@ -1,8 +1,8 @@
 """DeleteTopics (key 20): by name, and from v6 by name or topic id."""
 
-from protocol.api import Api
-from protocol.messages.metadata import ZERO_UUID
-from protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message
 
 DeleteTopicsRequest = Message(
     "DeleteTopicsRequest",

@@ -1,8 +1,8 @@
 """DescribeCluster (key 60): the admin client's view of the brokers."""
 
-from protocol.api import Api
-from protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
-from protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
 
 # EndpointType: 1 = broker, 2 = controller (v1+).
 ENDPOINT_TYPE_BROKER = 1

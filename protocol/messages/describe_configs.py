@@ -2,8 +2,8 @@
 
 from enum import IntEnum
 
-from protocol.api import Api
-from protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
 
 
 class ResourceType(IntEnum):

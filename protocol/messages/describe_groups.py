@@ -1,7 +1,7 @@
 """DescribeGroups (key 15): state, protocol and members of groups."""
 
-from protocol.api import Api
-from protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
 
 # Kafka's "not requested" value for authorized_operations.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)

@@ -4,9 +4,21 @@ v4 is the floor: earlier versions carry magic 0/1 message sets, which this
 broker never stores. v13+ name topics by id instead of by name.
 """
 
-from protocol.api import Api
-from protocol.messages.metadata import ZERO_UUID
-from protocol.schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.schema import (
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+    Array,
+    Field,
+    Message,
+    Struct,
+)
 
 FetchRequest = Message(
     "FetchRequest",

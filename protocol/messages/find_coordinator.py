@@ -3,8 +3,8 @@
 v0-3 ask about one key; v4+ batch several keys of one type (KIP-699).
 """
 
-from protocol.api import Api
-from protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message
 
 FindCoordinatorRequest = Message(
     "FindCoordinatorRequest",

@@ -1,7 +1,7 @@
 """Heartbeat (key 12): a member keeps its session alive and learns of rebalances."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, STRING, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message
 
 HeartbeatRequest = Message(
     "HeartbeatRequest",

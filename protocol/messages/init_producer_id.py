@@ -4,8 +4,8 @@ Ranges as Kafka 3.8 advertises them (v5 differs from v4 only in error codes
 a transactional producer may see).
 """
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, INT64, STRING, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Field, Message
 
 InitProducerIdRequest = Message(
     "InitProducerIdRequest",

@@ -4,8 +4,8 @@ v4+: a first join with an empty member id is answered MEMBER_ID_REQUIRED with
 the id to rejoin with. v5+: static membership (group_instance_id).
 """
 
-from protocol.api import Api
-from protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
 
 JoinGroupRequest = Message(
     "JoinGroupRequest",

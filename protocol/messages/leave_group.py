@@ -1,7 +1,7 @@
 """LeaveGroup (key 13): v0-2 one member leaves; v3+ a batch (static members by instance id)."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
 
 LeaveGroupRequest = Message(
     "LeaveGroupRequest",

@@ -1,7 +1,7 @@
 """ListGroups (key 16): the groups this coordinator knows (v4+ filter by state, v5+ by type)."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
 
 ListGroupsRequest = Message(
     "ListGroupsRequest",

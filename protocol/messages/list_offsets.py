@@ -4,8 +4,8 @@
 v0 (several offsets per partition, magic 0/1 era) is not offered.
 """
 
-from protocol.api import Api
-from protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, Message
 
 ListOffsetsRequest = Message(
     "ListOffsetsRequest",

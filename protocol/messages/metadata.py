@@ -5,8 +5,8 @@ v10+ carries topic ids; v12 lets a topic be named by id alone (name null).
 
 import uuid
 
-from protocol.api import Api
-from protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message
 
 # Kafka's "no topic id" (Uuid.ZERO_UUID), the default of every uuid field.
 ZERO_UUID = uuid.UUID(int=0)

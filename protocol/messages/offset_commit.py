@@ -4,8 +4,8 @@ v1 adds generation/member fencing and a per-partition commit timestamp (dropped
 again in v2); v2-4 carry a retention time that v5 removes; v6 adds leader epochs.
 """
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
 
 OffsetCommitRequest = Message(
     "OffsetCommitRequest",

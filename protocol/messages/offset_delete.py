@@ -1,7 +1,7 @@
 """OffsetDelete (key 47): delete a group's committed offsets for partitions it no longer uses."""
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
 
 OffsetDeleteRequest = Message(
     "OffsetDeleteRequest",

@@ -6,8 +6,8 @@ The per-topic shapes are the same before and after v8, only their version
 ranges differ, so they are built by one function per shape.
 """
 
-from protocol.api import Api
-from protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
 
 
 def _request_topics(versions: str, nullable: str) -> Field:

@@ -4,8 +4,8 @@ Advertised from v0 although only magic-2 batches are accepted: librdkafka
 turns compression off against a broker whose Produce range starts above 0.
 """
 
-from protocol.api import Api
-from protocol.schema import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
 
 ProduceRequest = Message(
     "ProduceRequest",

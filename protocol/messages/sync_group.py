@@ -3,8 +3,8 @@
 v5+ carry the protocol type and name, which the coordinator checks (KIP-559).
 """
 
-from protocol.api import Api
-from protocol.schema import BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import BYTES, INT16, INT32, STRING, Array, Field, Message
 
 SyncGroupRequest = Message(
     "SyncGroupRequest",

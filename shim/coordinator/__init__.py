@@ -1,9 +1,9 @@
 """The classic group coordinator: a pure state machine driven with `now` (ms)."""
 
-from shim.coordinator.config import CoordinatorConfig
-from shim.coordinator.coordinator import GroupCoordinator
-from shim.coordinator.state import GroupState
-from shim.coordinator.types import (
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import (
     CommitRequest,
     FetchedOffset,
     GroupDescription,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shim.config import BrokerConfig
+from kafka_shim.shim.config import BrokerConfig
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Hashable, Iterable
 
-from protocol.errors import ErrorCode
-from protocol.offsets_records import OffsetsRecord
-from shim.coordinator import offsets, records
-from shim.coordinator.config import CoordinatorConfig
-from shim.coordinator.group import Group, PendingJoin
-from shim.coordinator.member import Member
-from shim.coordinator.state import GroupState
-from shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE
-from shim.coordinator.timers import Deadlines
-from shim.coordinator.types import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.shim.coordinator import offsets, records
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
+from kafka_shim.shim.coordinator.group import Group, PendingJoin
+from kafka_shim.shim.coordinator.member import Member
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE
+from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     CommitRequest,
     FetchedOffset,

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from protocol.errors import ErrorCode
-from shim.coordinator.member import Member
-from shim.coordinator.state import GroupState, check_transition
-from shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE, subscribed_topics
-from shim.coordinator.types import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator.member import Member
+from kafka_shim.shim.coordinator.state import GroupState, check_transition
+from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from kafka_shim.shim.coordinator.types import (
     CommittedOffset,
     JoinCallback,
     JoinedMember,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shim.coordinator.types import JoinCallback, JoinedMember, Protocol, SyncCallback
+from kafka_shim.shim.coordinator.types import JoinCallback, JoinedMember, Protocol, SyncCallback
 
 
 @dataclass(eq=False)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from protocol.errors import ErrorCode
-from protocol.offsets_records import OffsetsRecord
-from shim.coordinator.group import Group
-from shim.coordinator.records import offset_record, offset_tombstone
-from shim.coordinator.state import GroupState
-from shim.coordinator.types import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.records import offset_record, offset_tombstone
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     CommittedOffset,
     FetchedOffset,

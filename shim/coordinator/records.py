@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from protocol.offsets_records import (
+from kafka_shim.protocol.offsets_records import (
     GroupKey,
     GroupValue,
     MemberValue,
@@ -21,8 +21,8 @@ from protocol.offsets_records import (
     OffsetsRecord,
     OffsetValue,
 )
-from shim.coordinator.group import Group
-from shim.coordinator.types import CommittedOffset, TopicPartition
+from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.types import CommittedOffset, TopicPartition
 
 
 def offset_record(group_id: str, tp: TopicPartition, offset: CommittedOffset) -> OffsetsRecord:

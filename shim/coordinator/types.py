@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
-from protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import ErrorCode
 
 T = TypeVar("T")
 

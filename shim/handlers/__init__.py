@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.api import Api
-from protocol.messages import APIS_BY_MODULE
-from shim.context import RequestContext
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.shim.context import RequestContext
 
 Handle = Callable[[RequestContext, Any], Awaitable[Mapping[str, Any] | None]]
 
@@ -34,7 +34,9 @@ def _advertised() -> dict[int, tuple[str, Api]]:
     for info in pkgutil.iter_modules(__path__):
         api = APIS_BY_MODULE.get(info.name)
         if api is None:
-            raise RuntimeError(f"shim.handlers.{info.name} has no protocol.messages.{info.name} declaration")
+            raise RuntimeError(
+                f"kafka_shim.shim.handlers.{info.name} has no protocol.messages.{info.name} declaration"
+            )
         found[api.key] = (info.name, api)
     return found
 
@@ -52,6 +54,6 @@ def handler_for(api_key: int) -> Handler | None:
         name, api = _ADVERTISED[api_key]
         module = importlib.import_module(f"{__name__}.{name}")
         if module.API is not api:
-            raise RuntimeError(f"shim.handlers.{name} serves {module.API.name}, not {api.name}")
+            raise RuntimeError(f"kafka_shim.shim.handlers.{name} serves {module.API.name}, not {api.name}")
         handler = _LOADED[api_key] = Handler(api, module.handle)
     return handler

@@ -3,15 +3,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.api_versions import API
-from shim.context import RequestContext
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.api_versions import API
+from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle", "supported_ranges"]
 
 
 def supported_ranges() -> list[dict[str, int]]:
-    from shim.handlers import ADVERTISED_APIS
+    from kafka_shim.shim.handlers import ADVERTISED_APIS
 
     return [
         {"api_key": key, "min_version": api.versions.low, "max_version": api.versions.high}

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.create_partitions import API
-from shim.context import RequestContext
-from storage.errors import StorageError
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.create_partitions import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.create_topics import API
-from shim.context import RequestContext
-from shim.handlers.describe_configs import config_source
-from storage.errors import StorageError
-from storage.topic_configs import resolve
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.create_topics import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers.describe_configs import config_source
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.topic_configs import resolve
 
 __all__ = ["API", "handle"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages.delete_groups import API
-from shim.context import RequestContext
+from kafka_shim.protocol.messages.delete_groups import API
+from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.delete_records import API
-from shim.context import RequestContext
-from storage.errors import StorageError
-from storage.topics import Topic
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.delete_records import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
 

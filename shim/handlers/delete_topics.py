@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.delete_topics import API
-from protocol.messages.metadata import ZERO_UUID
-from shim.context import RequestContext
-from storage.topics import Topic
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.delete_topics import API
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
-from protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
-from shim.context import RequestContext
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
+from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 

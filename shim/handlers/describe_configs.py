@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.describe_configs import API, ConfigSource, ResourceType
-from shim.config import KAFKA_NAMES, BrokerConfig
-from shim.context import RequestContext
-from storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
+from kafka_shim.shim.config import KAFKA_NAMES, BrokerConfig
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
 
 __all__ = ["API", "config_source", "handle"]
 

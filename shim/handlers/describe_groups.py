@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
-from shim.context import RequestContext
+from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 

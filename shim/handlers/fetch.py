@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.fetch import API
-from shim.context import RequestContext
-from storage.errors import StorageError
-from storage.log import PartitionLog
-from storage.topics import Topic
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.fetch import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import PartitionLog
+from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.find_coordinator import API
-from shim.context import RequestContext
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import API
+from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages.heartbeat import API
-from shim.context import RequestContext
-from shim.coordinator import HeartbeatRequest
+from kafka_shim.protocol.messages.heartbeat import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import HeartbeatRequest
 
 __all__ = ["API", "handle"]
 

@@ -10,12 +10,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.describe_configs import ResourceType
-from protocol.messages.incremental_alter_configs import API, AlterConfigOp
-from shim.context import RequestContext
-from storage.errors import StorageError
-from storage.topic_configs import TOPIC_CONFIGS, BrokerValue, ConfigType, effective_value, invalid_config
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import ResourceType
+from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.topic_configs import (
+    TOPIC_CONFIGS,
+    BrokerValue,
+    ConfigType,
+    effective_value,
+    invalid_config,
+)
 
 __all__ = ["API", "altered", "handle"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages.join_group import API
-from shim.context import RequestContext
-from shim.coordinator import JoinRequest, JoinResult, Protocol
+from kafka_shim.protocol.messages.join_group import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import JoinRequest, JoinResult, Protocol
 
 __all__ = ["API", "handle"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.leave_group import API
-from shim.context import RequestContext
-from shim.coordinator import MemberIdentity
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.leave_group import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import MemberIdentity
 
 __all__ = ["API", "handle"]
 

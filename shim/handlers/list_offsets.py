@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.list_offsets import API
-from shim.context import RequestContext
-from storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.list_offsets import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
 __all__ = ["API", "handle"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS
-from shim.broker import Broker
-from shim.context import RequestContext
-from storage.log import LEADER_EPOCH
-from storage.offsets_log import OFFSETS_TOPIC
-from storage.topics import Topic, invalid_topic_name
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.log import LEADER_EPOCH
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
+from kafka_shim.storage.topics import Topic, invalid_topic_name
 
 __all__ = ["API", "handle"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.messages.offset_commit import API
-from shim.context import RequestContext
-from shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
-from shim.coordinator.types import by_topic
+from kafka_shim.protocol.messages.offset_commit import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.shim.coordinator.types import by_topic
 
 __all__ = ["API", "handle"]
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.offset_fetch import API
-from shim.context import RequestContext
-from shim.coordinator import FetchedOffset, GroupCoordinator, TopicPartition
-from shim.coordinator.types import by_topic
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.offset_fetch import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import FetchedOffset, GroupCoordinator, TopicPartition
+from kafka_shim.shim.coordinator.types import by_topic
 
 __all__ = ["API", "handle"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.errors import ErrorCode
-from protocol.messages.produce import API
-from protocol.records import RecordBatches, RecordsError
-from shim.context import RequestContext
-from storage.errors import StorageError
-from storage.topic_configs import effective_value
-from storage.topics import Topic, invalid_topic_name
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.produce import API
+from kafka_shim.protocol.records import RecordBatches, RecordsError
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.topic_configs import effective_value
+from kafka_shim.storage.topics import Topic, invalid_topic_name
 
 __all__ = ["API", "handle"]
 

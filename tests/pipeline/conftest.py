@@ -21,9 +21,9 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from pyspark.sql import SparkSession
 
-import pipeline
-from shim.config import BrokerConfig
-from shim.server import BrokerThread
+from kafka_shim import pipeline
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import time
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-import pipeline
+from kafka_shim import pipeline
 
 MAX_OFFSETS_PER_TRIGGER = 4000
 

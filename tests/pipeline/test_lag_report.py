@@ -13,9 +13,9 @@ from pathlib import Path
 from confluent_kafka import Consumer
 from pyspark.sql import SparkSession
 
-from pipeline.cluster import Cluster
-from pipeline.lag.job import run_report
-from pipeline.lag.tables import ReportSettings
+from kafka_shim.pipeline.cluster import Cluster
+from kafka_shim.pipeline.lag.job import run_report
+from kafka_shim.pipeline.lag.tables import ReportSettings
 from tests.pipeline.kafka_helpers import new_topic, produce
 
 PARTITIONS = 2
@@ -110,9 +110,15 @@ def test_report_shows_the_stopped_consumer_lag_growing(
 
 
 def test_lag_report_subcommand_is_dispatched_without_spark_on_the_broker_path() -> None:
-    lean = "import sys, shim.cli; assert 'pyspark' not in sys.modules and 'pipeline' not in sys.modules"
+    lean = (
+        "import sys, kafka_shim.shim.cli; "
+        "assert 'pyspark' not in sys.modules and 'kafka_shim.pipeline' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", lean], check=True)
     shown = subprocess.run(
-        [sys.executable, "-m", "shim", "lag-report", "--help"], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "kafka_shim", "lag-report", "--help"],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert "--bootstrap" in shown.stdout and "--stall-seconds" in shown.stdout

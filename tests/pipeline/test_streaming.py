@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipeline.cluster import Cluster
+from kafka_shim.pipeline.cluster import Cluster
 from tests.pipeline.kafka_helpers import new_topic, produce
 from tests.pipeline.stream_job import MAX_OFFSETS_PER_TRIGGER, stream
 

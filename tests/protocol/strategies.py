@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from protocol import schema as s
+from kafka_shim.protocol import schema as s
 
 _INT_BOUNDS = {
     "int8": (-(2**7), 2**7 - 1),

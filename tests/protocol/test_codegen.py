@@ -20,11 +20,11 @@ from construct import Container, Int24ub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import types as t
-from protocol.headers import RequestHeader, ResponseHeader
-from protocol.messages import APIS
-from protocol.schema import INT32, STRING, Array, Field, Message, Primitive
-from protocol.types import ProtocolError
+from kafka_shim.protocol import types as t
+from kafka_shim.protocol.headers import RequestHeader, ResponseHeader
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.schema import INT32, STRING, Array, Field, Message, Primitive
+from kafka_shim.protocol.types import ProtocolError
 from tests.protocol.strategies import message_values
 
 MESSAGES = [RequestHeader, ResponseHeader] + [

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from protocol.api import Api
-from protocol.messages import (
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages import (
     create_partitions,
     create_topics,
     delete_topics,
@@ -28,7 +28,7 @@ from protocol.messages import (
     metadata,
     produce,
 )
-from protocol.schema import (
+from kafka_shim.protocol.schema import (
     BOOL,
     BYTES,
     INT8,
@@ -44,7 +44,7 @@ from protocol.schema import (
     Message,
     Struct,
 )
-from protocol.types import ProtocolError
+from kafka_shim.protocol.types import ProtocolError
 
 APIS: list[Api] = [
     m.API

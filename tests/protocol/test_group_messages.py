@@ -17,8 +17,8 @@ from typing import Any
 import kafka
 import pytest
 
-from protocol.api import Api
-from protocol.messages import (
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages import (
     delete_groups,
     describe_groups,
     find_coordinator,
@@ -31,7 +31,7 @@ from protocol.messages import (
     offset_fetch,
     sync_group,
 )
-from protocol.schema import Array, Field, Message, Struct
+from kafka_shim.protocol.schema import Array, Field, Message, Struct
 
 PARTITION_COMMIT = {
     "partition_index": 3,

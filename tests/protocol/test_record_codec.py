@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-from protocol.record_codec import (
+from kafka_shim.protocol.record_codec import (
     CODEC_NAMES,
     GZIP,
     LZ4,
@@ -33,7 +33,7 @@ from protocol.record_codec import (
     decompress,
     encode_batch,
 )
-from protocol.records import CRC_POSITION, HEADER_SIZE, CorruptRecords, RecordBatches, read_header
+from kafka_shim.protocol.records import CRC_POSITION, HEADER_SIZE, CorruptRecords, RecordBatches, read_header
 
 ALL_CODECS = (NONE, GZIP, SNAPPY, LZ4, ZSTD)
 

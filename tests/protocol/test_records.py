@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.records import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import (
     CRC_POSITION,
     HEADER_SIZE,
     MAGIC_POSITION,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shim.cli import build_parser, config_from_args, main
-from shim.config import ConfigError
+from kafka_shim.shim.cli import build_parser, config_from_args, main
+from kafka_shim.shim.config import ConfigError
 
 
 def parse(*argv: str):  # type: ignore[no-untyped-def]
@@ -78,7 +78,7 @@ def test_process_prints_listening_line_and_stops_on_sigterm(tmp_path: Path) -> N
     # No flags at all, as a user starts it: data goes to the default directory,
     # here redirected away from the user's own.
     proc = subprocess.Popen(
-        [sys.executable, "-m", "shim", "--port", "0"],
+        [sys.executable, "-m", "kafka_shim", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -106,7 +106,7 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         held.listen()
         port = held.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "shim", "--port", str(port), "--data-dir", str(tmp_path)],
+            [sys.executable, "-m", "kafka_shim", "--port", str(port), "--data-dir", str(tmp_path)],
             capture_output=True,
             text=True,
             timeout=20,

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shim.config import BrokerConfig
-from shim.handlers import ADVERTISED_APIS
-from shim.server import BrokerThread
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.handlers import ADVERTISED_APIS
+from kafka_shim.shim.server import BrokerThread
 from tests.protocol.strategies import message_values
 from tests.shim.wire import WireClient, encode_request
 

@@ -19,11 +19,17 @@ from pathlib import Path
 import pytest
 
 from compat.targets import RunningBroker, launch
-from protocol.errors import ErrorCode
-from shim.broker import Broker
-from shim.config import BrokerConfig
-from shim.coordinator import CommitRequest, GroupCoordinator, GroupState, OffsetCommit, TopicPartition
-from storage.offsets_log import OFFSETS_TOPIC
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.coordinator import (
+    CommitRequest,
+    GroupCoordinator,
+    GroupState,
+    OffsetCommit,
+    TopicPartition,
+)
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 TP = TopicPartition("orders", 0)
 
@@ -65,7 +71,7 @@ def start(data_dir: Path) -> RunningBroker:
     argv = [
         sys.executable,
         "-m",
-        "shim",
+        "kafka_shim",
         "--port",
         "0",
         "--data-dir",

@@ -6,17 +6,17 @@ import importlib
 import importlib.util
 import pkgutil
 
-import shim.handlers
-from protocol.messages import APIS_BY_MODULE
-from shim.handlers import ADVERTISED_APIS, handler_for
-from shim.handlers.api_versions import supported_ranges
+import kafka_shim.shim.handlers
+from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.shim.handlers import ADVERTISED_APIS, handler_for
+from kafka_shim.shim.handlers.api_versions import supported_ranges
 
 
 def test_every_handler_module_serves_the_api_it_is_named_after() -> None:
-    names = [info.name for info in pkgutil.iter_modules(shim.handlers.__path__)]
+    names = [info.name for info in pkgutil.iter_modules(kafka_shim.shim.handlers.__path__)]
     assert names, "no handlers found"
     for name in names:
-        module = importlib.import_module(f"shim.handlers.{name}")
+        module = importlib.import_module(f"kafka_shim.shim.handlers.{name}")
         assert module.API is APIS_BY_MODULE[name], name
         handler = handler_for(module.API.key)
         assert handler is not None and handler.handle is module.handle
@@ -30,5 +30,5 @@ def test_api_versions_lists_exactly_the_handlers() -> None:
 
 def test_declared_apis_without_handlers_are_not_advertised() -> None:
     for name, api in APIS_BY_MODULE.items():
-        has_handler = importlib.util.find_spec(f"shim.handlers.{name}") is not None
+        has_handler = importlib.util.find_spec(f"kafka_shim.shim.handlers.{name}") is not None
         assert (api.key in ADVERTISED_APIS) == has_handler, name

@@ -7,8 +7,8 @@ import struct
 
 import pytest
 
-from protocol.errors import ErrorCode
-from shim.server import BrokerThread
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.server import BrokerThread
 from tests.shim.wire import WireClient
 
 API_VERSIONS = 18
@@ -104,8 +104,8 @@ def test_an_append_wakes_only_the_fetches_waiting_on_that_partition() -> None:
     import trio
     import trio.testing
 
-    from shim.server import AppendWaiters
-    from storage.memory import MemoryLog
+    from kafka_shim.shim.server import AppendWaiters
+    from kafka_shim.storage.memory import MemoryLog
 
     waiters = AppendWaiters()
     orders, offsets = MemoryLog(), MemoryLog()

@@ -8,8 +8,8 @@ from typing import Any
 
 from construct import Container
 
-from protocol.headers import RequestHeader
-from protocol.messages import APIS
+from kafka_shim.protocol.headers import RequestHeader
+from kafka_shim.protocol.messages import APIS
 
 _LENGTH = struct.Struct(">i")
 

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.disk_log import DiskLog
-from storage.log import AppendHook, PartitionLog
-from storage.log_config import LogConfig
-from storage.memory import MemoryLog
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.log import AppendHook, PartitionLog
+from kafka_shim.storage.log_config import LogConfig
+from kafka_shim.storage.memory import MemoryLog
 from tests.storage.logs import NewLog, options
 
 

@@ -63,7 +63,7 @@ class CrashHarness:
         argv = [
             sys.executable,
             "-m",
-            "shim",
+            "kafka_shim",
             "--data-dir",
             str(self.data_dir),
             "--port",

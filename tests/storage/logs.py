@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from protocol.records import RecordBatches
-from storage.disk_log import DiskLog
-from storage.durability import DiskOptions, FsyncPolicy
-from storage.log import PartitionLog
-from storage.log_config import LogConfig
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.log import PartitionLog
+from kafka_shim.storage.log_config import LogConfig
 from tests.storage.batches import make_batch
 
 NewLog = Callable[..., PartitionLog]

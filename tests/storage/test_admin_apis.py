@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.messages.describe_configs import ConfigSource, ResourceType
-from protocol.messages.incremental_alter_configs import AlterConfigOp
-from shim.handlers import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
+from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
+from kafka_shim.shim.handlers import (
     create_topics,
     delete_records,
     describe_configs,

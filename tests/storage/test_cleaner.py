@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.cleaner import clean
-from storage.disk_log import DiskLog
+from kafka_shim.storage.cleaner import clean
+from kafka_shim.storage.disk_log import DiskLog
 from tests.storage.batches import read_records
 from tests.storage.logs import batch, disk_log, reopen
 

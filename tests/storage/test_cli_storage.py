@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shim.broker import Broker
-from shim.cli import build_parser, config_from_args
-from shim.config import BrokerConfig
-from storage.disk_log import DiskLog
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.storage.disk_log import DiskLog
 from tests.storage.logs import batch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def shim(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "shim", "--port", "0", *args],
+        [sys.executable, "-m", "kafka_shim", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -66,7 +66,7 @@ def test_a_second_broker_on_the_same_data_dir_is_refused(tmp_path: Path) -> None
     first = shim("--data-dir", str(tmp_path))
     assert "listening on" in listening_line(first)
     second = subprocess.run(
-        [sys.executable, "-m", "shim", "--port", "0", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -93,7 +93,7 @@ def test_corruption_refuses_to_start_until_truncate_corrupt(tmp_path: Path) -> N
     segment.write_bytes(bytes(data))
     (tmp_path / ".clean-shutdown").unlink()  # as after a crash
     refused = subprocess.run(
-        [sys.executable, "-m", "shim", "--port", "0", "--data-dir", str(tmp_path)],
+        [sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=REPO,

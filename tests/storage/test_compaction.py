@@ -14,10 +14,17 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords
 
-from protocol.record_codec import DELETE_HORIZON_FLAG, GZIP, ZSTD, Record, decode_batches, encode_batch
-from protocol.records import CONTROL_FLAG, RecordBatches, iter_headers
-from storage.compaction import compact, latest_offsets, producer_last_offsets
-from storage.memory import MemoryLog
+from kafka_shim.protocol.record_codec import (
+    DELETE_HORIZON_FLAG,
+    GZIP,
+    ZSTD,
+    Record,
+    decode_batches,
+    encode_batch,
+)
+from kafka_shim.protocol.records import CONTROL_FLAG, RecordBatches, iter_headers
+from kafka_shim.storage.compaction import compact, latest_offsets, producer_last_offsets
+from kafka_shim.storage.memory import MemoryLog
 
 DAY = 86_400_000
 NOW = 10 * DAY

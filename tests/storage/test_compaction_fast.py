@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protocol.offsets_records import (
+from kafka_shim.protocol.offsets_records import (
     GroupKey,
     GroupValue,
     MemberValue,
@@ -27,7 +27,7 @@ from protocol.offsets_records import (
     OffsetValue,
     encode_record,
 )
-from protocol.record_codec import (
+from kafka_shim.protocol.record_codec import (
     DELETE_HORIZON_FLAG,
     GZIP,
     LZ4,
@@ -37,12 +37,12 @@ from protocol.record_codec import (
     decode_batch,
     encode_batch,
 )
-from protocol.records import CONTROL_FLAG, TIMESTAMP_TYPE_LOG_APPEND, RecordBatches, iter_headers
-from storage.compaction import compact, latest_offsets, producer_last_offsets
-from storage.log import LEADER_EPOCH, TimestampOffset
-from storage.memory import MemoryLog
-from storage.offsets_log import OffsetsLog, partition_for
-from storage.topics import TopicStore
+from kafka_shim.protocol.records import CONTROL_FLAG, TIMESTAMP_TYPE_LOG_APPEND, RecordBatches, iter_headers
+from kafka_shim.storage.compaction import compact, latest_offsets, producer_last_offsets
+from kafka_shim.storage.log import LEADER_EPOCH, TimestampOffset
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.offsets_log import OffsetsLog, partition_for
+from kafka_shim.storage.topics import TopicStore
 
 DAY = 86_400_000
 NOW = 10 * DAY

@@ -6,8 +6,8 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from storage.disk_log import DiskLog
-from storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from tests.storage.batches import read_records
 from tests.storage.logs import FakeClock, batch, disk_log, options, reopen
 

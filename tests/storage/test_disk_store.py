@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.disk_log import DiskLog
-from storage.disk_store import DiskStore
-from storage.errors import CorruptLog, DataDirInUse
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.disk_store import DiskStore
+from kafka_shim.storage.errors import CorruptLog, DataDirInUse
 from tests.storage.batches import read_records
 from tests.storage.logs import batch, options
 
@@ -70,8 +70,8 @@ def test_a_corrupt_log_stops_the_store_and_releases_the_lock(tmp_path: Path) -> 
 
 
 def test_the_cluster_id_survives_a_restart_and_is_kafka_shaped(tmp_path: Path) -> None:
-    from shim.broker import Broker
-    from shim.config import BrokerConfig
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.config import BrokerConfig
 
     config = BrokerConfig(data_dir=tmp_path / "data")
     first = Broker(config)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.records import RecordBatches
-from storage.errors import StorageError
-from storage.log import LEADER_EPOCH, PartitionLog, TimestampOffset
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog, TimestampOffset
 from tests.storage.batches import make_batch, read_records
 from tests.storage.logs import NewLog
 

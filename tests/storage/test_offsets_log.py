@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from protocol.offsets_records import (
+from kafka_shim.protocol.offsets_records import (
     GroupKey,
     GroupMetadataValue,
     GroupValue,
@@ -26,12 +26,12 @@ from protocol.offsets_records import (
     encode_record,
     encode_value,
 )
-from protocol.record_codec import Record, encode_batch
-from protocol.records import RecordBatches
-from protocol.types import ProtocolError
-from storage.memory import MemoryLog
-from storage.offsets_log import OFFSETS_TOPIC, OffsetsLog, java_string_hash, partition_for
-from storage.topics import TopicStore
+from kafka_shim.protocol.record_codec import Record, encode_batch
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog, java_string_hash, partition_for
+from kafka_shim.storage.topics import TopicStore
 
 MEMBER = MemberValue("m-1", "instance-1", "client", "/10.0.0.1", 300_000, 45_000, b"sub", b"assign")
 GROUP_VALUE = GroupValue("consumer", 3, "range", "m-1", 1_700_000_000_000, (MEMBER,))

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.records import RecordBatches
-from storage.errors import StorageError
-from storage.memory import MemoryLog
-from storage.producer_state import ProducerIdAllocator
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.producer_state import ProducerIdAllocator
 from tests.storage.batches import make_batch
 
 PID = 4000

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.records import RecordBatches
-from storage.disk_log import PRODUCER_SNAPSHOT_FILE, DiskLog
-from storage.errors import StorageError
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.disk_log import PRODUCER_SNAPSHOT_FILE, DiskLog
+from kafka_shim.storage.errors import StorageError
 from tests.storage.logs import disk_log, reopen
 from tests.storage.test_producer_state import produced
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.disk_log import DiskLog
-from storage.errors import CorruptLog
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.errors import CorruptLog
 from tests.storage.batches import read_records
 from tests.storage.logs import batch, disk_log, options, reopen
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-from storage.errors import StorageError
-from storage.memory import MemoryLog
-from storage.topic_configs import Origin, effective_value, resolve
-from storage.topics import TopicStore, invalid_topic_name
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.topic_configs import Origin, effective_value, resolve
+from kafka_shim.storage.topics import TopicStore, invalid_topic_name
 
 
 def store(**kwargs: object) -> TopicStore:

@@ -10,8 +10,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from protocol.errors import ErrorCode
-from shim.coordinator import (
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import (
     CoordinatorConfig,
     GroupCoordinator,
     GroupState,
@@ -22,7 +22,7 @@ from shim.coordinator import (
     SyncRequest,
     SyncResult,
 )
-from shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.group import Group
 
 T = TypeVar("T")
 

@@ -7,13 +7,13 @@ from typing import Any, TypeVar, cast
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.messages import APIS
-from shim.broker import Broker
-from shim.config import BrokerConfig
-from shim.context import RequestContext, Respond
-from shim.handlers import Handler, handler_for
-from storage.log import PartitionLog
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.context import RequestContext, Respond
+from kafka_shim.shim.handlers import Handler, handler_for
+from kafka_shim.storage.log import PartitionLog
 
 from .harness import subscription
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from shim.coordinator import GroupState, Protocol
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import GroupState, Protocol
 
 from .harness import Harness
 

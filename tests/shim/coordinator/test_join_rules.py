@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-from shim.coordinator import GroupState, Protocol
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import GroupState, Protocol
 
 from .harness import GROUP, REBALANCE_MS, SESSION_MS, Harness
 

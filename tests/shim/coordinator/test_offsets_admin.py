@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from shim.coordinator import CommitRequest, GroupState, MemberIdentity, OffsetCommit, TopicPartition
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import (
+    CommitRequest,
+    GroupState,
+    MemberIdentity,
+    OffsetCommit,
+    TopicPartition,
+)
 
 from .harness import GROUP, Harness
 

@@ -7,9 +7,15 @@ same path a broker start takes.
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from protocol.offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecord, OffsetValue
-from shim.coordinator import CommitRequest, GroupCoordinator, GroupState, OffsetCommit, TopicPartition
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecord, OffsetValue
+from kafka_shim.shim.coordinator import (
+    CommitRequest,
+    GroupCoordinator,
+    GroupState,
+    OffsetCommit,
+    TopicPartition,
+)
 from tests.shim.coordinator.harness import GROUP, Harness
 
 T0 = TopicPartition("t", 0)
@@ -179,6 +185,6 @@ def test_loading_emits_nothing() -> None:
 
 
 def _identity(member_id: str):  # type: ignore[no-untyped-def]
-    from shim.coordinator import MemberIdentity
+    from kafka_shim.shim.coordinator import MemberIdentity
 
     return MemberIdentity(member_id)

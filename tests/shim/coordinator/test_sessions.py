@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from protocol.errors import ErrorCode
-from shim.coordinator import GroupState
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import GroupState
 
 from .harness import REBALANCE_MS, SESSION_MS, Harness
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from protocol.errors import ErrorCode
-from shim.coordinator import GroupState, MemberIdentity
-from shim.coordinator.state import VALID_PREVIOUS_STATES, IllegalTransition, check_transition
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import GroupState, MemberIdentity
+from kafka_shim.shim.coordinator.state import VALID_PREVIOUS_STATES, IllegalTransition, check_transition
 
 from .harness import GROUP, Harness
 

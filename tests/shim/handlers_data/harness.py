@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 from construct import Container
 
-from shim.broker import Broker
-from shim.config import BrokerConfig
-from shim.context import RequestContext, Respond
-from storage.log import PartitionLog
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.context import RequestContext, Respond
+from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")
 

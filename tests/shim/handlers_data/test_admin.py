@@ -7,11 +7,21 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.messages.describe_configs import ConfigSource, ResourceType
-from protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS, TOPIC_OPERATIONS
-from shim.handlers import create_partitions, create_topics, delete_topics, describe_cluster, describe_configs
-from shim.handlers import metadata as metadata_handler
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
+from kafka_shim.protocol.messages.metadata import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    CLUSTER_OPERATIONS,
+    TOPIC_OPERATIONS,
+)
+from kafka_shim.shim.handlers import (
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_cluster,
+    describe_configs,
+)
+from kafka_shim.shim.handlers import metadata as metadata_handler
 from tests.shim.handlers_data.harness import Harness
 
 

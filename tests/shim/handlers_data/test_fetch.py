@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import ErrorCode
-from shim.handlers import fetch, list_offsets
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.handlers import fetch, list_offsets
 from tests.shim.handlers_data.harness import Harness
 from tests.shim.handlers_data.test_produce import produce_one
 from tests.storage.batches import make_batch, read_records

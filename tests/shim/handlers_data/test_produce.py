@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from protocol.errors import ErrorCode
-from protocol.records import MAGIC_POSITION
-from shim.handlers import init_producer_id, produce
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import MAGIC_POSITION
+from kafka_shim.shim.handlers import init_producer_id, produce
 from tests.shim.handlers_data.harness import Harness
 from tests.storage.batches import make_batch, read_records
 

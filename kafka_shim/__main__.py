@@ -1,0 +1,3 @@
+from kafka_shim.shim.cli import main
+
+raise SystemExit(main())

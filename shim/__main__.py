@@ -1,3 +1,0 @@
-from shim.cli import main
-
-raise SystemExit(main())
