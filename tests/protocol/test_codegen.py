@@ -25,7 +25,7 @@ from kafka_shim.protocol.headers import RequestHeader, ResponseHeader
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.schema import INT32, STRING, Array, Field, Message, Primitive
 from kafka_shim.protocol.types import ProtocolError
-from tests.protocol.strategies import message_values
+from tests.strategies import message_values
 
 MESSAGES = [RequestHeader, ResponseHeader] + [
     message for api in APIS.values() for message in (api.request, api.response)

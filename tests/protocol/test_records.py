@@ -18,7 +18,7 @@ from kafka_shim.protocol.records import (
     UnsupportedMagic,
     read_header,
 )
-from tests.storage.batches import make_batch, read_records
+from tests.batches import make_batch, read_records
 
 
 def test_header_fields_match_the_client_builder() -> None:

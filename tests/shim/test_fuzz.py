@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.handlers import ADVERTISED_APIS
 from kafka_shim.shim.server import BrokerThread
-from tests.protocol.strategies import message_values
-from tests.shim.wire import WireClient, encode_request
+from tests.strategies import message_values
+from tests.wire import WireClient, encode_request
 
 API_VERSIONS = 18
 # Frames that may legitimately be held open (JoinGroup waits for other members,

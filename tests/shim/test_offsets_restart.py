@@ -30,16 +30,9 @@ from kafka_shim.shim.coordinator import (
     TopicPartition,
 )
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
+from tests.helpers import FakeClock
 
 TP = TopicPartition("orders", 0)
-
-
-class FakeClock:
-    def __init__(self, now: int = 1_700_000_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def test_a_memory_broker_log_replays_into_a_fresh_coordinator() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.server import BrokerThread
-from tests.shim.wire import WireClient
+from tests.wire import WireClient
 
 API_VERSIONS = 18
 

@@ -1,4 +1,4 @@
-"""Making logs for storage tests: a fake clock, disk options with real files
+"""Making logs for storage tests: disk options with real files
 and real fsync, and the factory type the contract tests are parametrized by."""
 
 from __future__ import annotations
@@ -7,23 +7,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.log_config import LogConfig
-from tests.storage.batches import make_batch
+from tests.helpers import FakeClock
 
 NewLog = Callable[..., PartitionLog]
 """new_log(on_append=...) -> an empty log."""
-
-
-class FakeClock:
-    def __init__(self, now: int = 1_700_000_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
 
 
 def options(clock: FakeClock | None = None, **changes: object) -> DiskOptions:
@@ -40,7 +31,3 @@ def reopen(log: DiskLog, *, clean: bool) -> DiskLog:
     if clean:
         log.close()
     return DiskLog.open(log.directory, log.config, log.options, clean=clean)
-
-
-def batch(*values: bytes, **kwargs: object) -> RecordBatches:
-    return RecordBatches.parse(make_batch(list(values), **kwargs))  # type: ignore[arg-type]

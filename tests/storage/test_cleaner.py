@@ -7,8 +7,8 @@ from pathlib import Path
 
 from kafka_shim.storage.cleaner import clean
 from kafka_shim.storage.disk_log import DiskLog
-from tests.storage.batches import read_records
-from tests.storage.logs import batch, disk_log, reopen
+from tests.batches import batch, read_records
+from tests.storage.logs import disk_log, reopen
 
 
 def keyed(log: DiskLog, key: bytes, value: bytes) -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
-from tests.storage.batches import read_records
-from tests.storage.logs import FakeClock, batch, disk_log, options, reopen
+from tests.batches import batch, read_records
+from tests.helpers import FakeClock
+from tests.storage.logs import disk_log, options, reopen
 
 
 def offsets(log: DiskLog, start: int = -1) -> list[int]:

@@ -10,8 +10,8 @@ import pytest
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.errors import CorruptLog, DataDirInUse
-from tests.storage.batches import read_records
-from tests.storage.logs import batch, options
+from tests.batches import batch, read_records
+from tests.storage.logs import options
 
 
 def open_store(path: Path, **kwargs: object) -> DiskStore:

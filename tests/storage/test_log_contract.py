@@ -9,7 +9,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog, TimestampOffset
-from tests.storage.batches import make_batch, read_records
+from tests.batches import make_batch, read_records
 from tests.storage.logs import NewLog
 
 

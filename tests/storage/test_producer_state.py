@@ -10,7 +10,7 @@ from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
-from tests.storage.batches import make_batch
+from tests.batches import make_batch
 
 PID = 4000
 

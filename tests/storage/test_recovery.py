@@ -11,8 +11,8 @@ import pytest
 
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.errors import CorruptLog
-from tests.storage.batches import read_records
-from tests.storage.logs import batch, disk_log, options, reopen
+from tests.batches import batch, read_records
+from tests.storage.logs import disk_log, options, reopen
 
 ACTIVE = "0" * 20 + ".log"
 

@@ -6,7 +6,6 @@ test can assert both "not answered yet" and "answered with X".
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -23,20 +22,13 @@ from kafka_shim.shim.coordinator import (
     SyncResult,
 )
 from kafka_shim.shim.coordinator.group import Group
+from tests.helpers import subscription
 
 T = TypeVar("T")
 
 GROUP = "group-a"
 SESSION_MS = 10_000
 REBALANCE_MS = 30_000
-
-
-def subscription(*topics: str) -> bytes:
-    """ConsumerProtocolSubscription v0: version, topics, null user data."""
-    out = struct.pack(">hi", 0, len(topics))
-    for topic in topics:
-        out += struct.pack(">h", len(topic)) + topic.encode()
-    return out + struct.pack(">i", -1)
 
 
 RANGE = (Protocol("range", subscription("t")),)

@@ -22,7 +22,7 @@ from kafka_shim.shim.handlers import (
     describe_configs,
 )
 from kafka_shim.shim.handlers import metadata as metadata_handler
-from tests.shim.handlers_data.harness import Harness
+from tests.helpers import Harness
 
 
 def metadata(h: Harness, version: int, topics: list[dict[str, Any]] | None, **fields: Any) -> Any:

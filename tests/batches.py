@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
+from kafka_shim.protocol.records import RecordBatches
+
 CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 
 
@@ -50,3 +52,8 @@ def read_records(data: bytes) -> list[tuple[int, int, bytes | None]]:
         for record in batch:
             out.append((record.offset, record.timestamp, record.value))
     return out
+
+
+def batch(*values: bytes, **kwargs: object) -> RecordBatches:
+    """make_batch, parsed as the broker's Produce handler parses it."""
+    return RecordBatches.parse(make_batch(list(values), **kwargs))  # type: ignore[arg-type]

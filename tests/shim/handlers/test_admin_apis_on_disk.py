@@ -19,9 +19,8 @@ from kafka_shim.shim.handlers import (
     incremental_alter_configs,
     list_offsets,
 )
-from tests.shim.handlers_data.harness import Harness
-from tests.storage.batches import make_batch
-from tests.storage.logs import batch
+from tests.batches import batch, make_batch
+from tests.helpers import Harness
 
 
 @pytest.fixture

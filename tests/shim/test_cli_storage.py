@@ -13,7 +13,7 @@ from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cli import build_parser, config_from_args
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.storage.disk_log import DiskLog
-from tests.storage.logs import batch
+from tests.batches import batch
 
 REPO = Path(__file__).resolve().parents[2]
 

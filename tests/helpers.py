@@ -1,29 +1,32 @@
-"""Drive data-plane handlers through our own server contract, without sockets.
+"""What tests across the tree share: one fake clock, one fake request context, and a
+driver for request handlers that goes through the wire schemas without sockets.
 
-Requests are built with the project's schemas and parsed back, as the server
-does; responses are built at the request's version and parsed back, so every
-answer is also checked to be encodable. Time is a fake clock: a Fetch long
-poll "waits" by advancing it, or by running a callback that appends.
+Requests are built with the project's schemas and parsed back, as the server does;
+responses are built at the request's version and parsed back, so every answer is also
+checked to be encodable. A Fetch long poll "waits" by advancing the fake clock, or by
+running a callback that appends.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Collection, Coroutine
 from dataclasses import replace
 from types import ModuleType
-from typing import Any, TypeVar
-
-from construct import Container
+from typing import Any, TypeVar, cast
 
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
+from kafka_shim.shim.handlers import handler_for
 from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")
 
 
 class FakeClock:
+    """Milliseconds since the epoch, moved only by the test."""
+
     def __init__(self, now: int = 1_700_000_000_000) -> None:
         self.now = now
 
@@ -31,7 +34,17 @@ class FakeClock:
         return self.now
 
 
-class DataContext(RequestContext):
+def subscription(*topics: str) -> bytes:
+    """ConsumerProtocolSubscription v0: version, topics, null user data."""
+    out = struct.pack(">hi", 0, len(topics))
+    for topic in topics:
+        out += struct.pack(">h", len(topic)) + topic.encode()
+    return out + struct.pack(">i", -1)
+
+
+class FakeRequestContext(RequestContext):
+    """The server's contract, answered at once: a deferred answer must already be there."""
+
     def __init__(self, broker: Broker, clock: FakeClock, version: int) -> None:
         self.broker = broker
         self.clock = clock
@@ -47,6 +60,7 @@ class DataContext(RequestContext):
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
         box: list[T] = []
         start(box.append)
+        assert box, "the coordinator did not answer yet"
         return box[0]
 
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
@@ -69,23 +83,36 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 class Harness:
+    """A broker on a fake clock, its handlers called as the server calls them."""
+
     def __init__(self, **config: Any) -> None:
         self.clock = FakeClock()
         self.broker = Broker(replace(BrokerConfig(), **config), clock=self.clock)
         self.broker.cluster_id = "test-cluster"
         self.broker.advertised_port = 19092
-        self.last: DataContext | None = None
+        self.last: FakeRequestContext | None = None
 
-    def context(self, version: int) -> DataContext:
-        self.last = DataContext(self.broker, self.clock, version)
+    def context(self, version: int) -> FakeRequestContext:
+        self.last = FakeRequestContext(self.broker, self.clock, version)
         return self.last
 
     def call(
-        self, module: ModuleType, version: int, request: dict[str, Any], ctx: DataContext | None = None
-    ) -> Container | None:
-        api = module.API
+        self,
+        handler: ModuleType | int,
+        version: int,
+        request: dict[str, Any],
+        ctx: FakeRequestContext | None = None,
+    ) -> Any:
+        """Call a handler module (or the one serving an API key) with `request`: the parsed
+        response, or None where the API sends none (Produce with acks=0)."""
+        if isinstance(handler, int):
+            found = handler_for(handler)
+            assert found is not None, f"no handler for API key {handler}"
+            api, handle = found.api, found.handle
+        else:
+            api, handle = handler.API, handler.handle
         parsed = api.request.parse(api.request.build(request, version), version)
-        result = run(module.handle(ctx or self.context(version), parsed))
+        result = run(cast(Coroutine[Any, Any, Any], handle(ctx or self.context(version), parsed)))
         if result is None:
             return None
         return api.response.parse(api.response.build(result, version), version)

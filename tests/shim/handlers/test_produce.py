@@ -10,8 +10,8 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import MAGIC_POSITION
 from kafka_shim.shim.handlers import init_producer_id, produce
-from tests.shim.handlers_data.harness import Harness
-from tests.storage.batches import make_batch, read_records
+from tests.batches import make_batch, read_records
+from tests.helpers import Harness
 
 
 def produce_request(

@@ -10,9 +10,9 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.handlers import fetch, list_offsets
-from tests.shim.handlers_data.harness import Harness
-from tests.shim.handlers_data.test_produce import produce_one
-from tests.storage.batches import make_batch, read_records
+from tests.batches import make_batch, read_records
+from tests.helpers import Harness
+from tests.shim.handlers.test_produce import produce_one
 
 
 def fetch_request(
