@@ -93,6 +93,7 @@ def test_sync_v5_requires_protocol_type_and_name(h: Harness) -> None:
 
 def test_heartbeat_commit_fetch_describe_list_leave_delete(h: Harness) -> None:
     member_id = form_group(h)
+    h.broker.topics.create("t")
     assert h.call(12, 4, {"group_id": "g", "generation_id": 1, "member_id": member_id}).error_code == 0
     assert h.call(12, 0, {"group_id": "g", "generation_id": 0, "member_id": member_id}).error_code == (
         ErrorCode.ILLEGAL_GENERATION
