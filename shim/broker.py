@@ -32,9 +32,12 @@ class Broker:
         self.config = config
         self.clock = clock
         self.node_id = config.node_id
-        # The port clients should use; the server sets it once it is bound
-        # (port 0 in the config means "any free port").
-        self.advertised_port = config.port
+        # What to bind and advertise (ConfigError if the listener configs disagree).
+        self.listeners = config.listener_endpoints()
+        # The first listener's advertised address; the server sets it once it is bound (an
+        # advertised port 0 means the bound port, an empty host this machine's name).
+        first = self.listeners[0]
+        self.advertised_host, self.advertised_port = first.advertised_address(first.bind.port)
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
         # Filled in by the storage and coordinator layers:
@@ -71,10 +74,6 @@ class Broker:
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
         self.groups.load(self.offsets_log.replay(), clock())
         self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
-
-    @property
-    def advertised_host(self) -> str:
-        return self.config.advertised
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
