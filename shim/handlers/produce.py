@@ -101,7 +101,12 @@ def _append(ctx: RequestContext, name: str, index: int, records: bytes | None) -
             batches = batches.with_log_append_time(append_time)
         result = log.append(batches)
     except (Refused, StorageError) as exc:
-        refusal = {"index": index, "error_code": exc.code, "base_offset": -1, "error_message": exc.message}
+        refusal: dict[str, Any] = {
+            "index": index,
+            "error_code": exc.code,
+            "base_offset": -1,
+            "error_message": exc.message,
+        }
         if isinstance(exc, Refused) and exc.record_errors:
             refusal["record_errors"] = exc.record_errors
         return refusal
