@@ -9,9 +9,11 @@ import os
 
 import pytest
 
-# Read by testcontainers when first imported: these tests remove their own containers, and
-# Ryuk's image cannot be pulled where no registry is reachable.
+# Read by testcontainers when first imported: these tests remove their own containers,
+# Ryuk's image cannot be pulled where no registry is reachable, and clients reach the
+# containers through ports published on the Docker host.
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 
 
 def engine_missing() -> str | None:
