@@ -11,6 +11,7 @@ way Kafka's handleVerifyPartitionsInTransaction does.
 from __future__ import annotations
 
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 import pytest
@@ -19,6 +20,7 @@ from kafka_shim.protocol.control_records import end_txn_marker
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import Record, build_batch, decode_batches
 from kafka_shim.protocol.records import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.coordinator import GroupCoordinator, TopicPartition
 from kafka_shim.shim.handlers import txn_offset_commit
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
@@ -299,3 +301,25 @@ def test_without_a_transaction_coordinator_every_id_is_unknown(h: Harness) -> No
     response = h.call(28, 3, body())
     errors = {p.error_code for t in response.topics for p in t.partitions}
     assert errors == {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "open"])
+def test_a_broker_on_disk_restarts_with_the_transactions_outcome(tmp_path: Path, committed: bool) -> None:
+    h = Harness(data_dir=tmp_path)
+    h.broker.topics.create("in", 2)
+    plain_commit(h, 0, 3)
+    commit(h, 3, body(), with_offsets_added(h))
+    if committed:
+        write_marker(offsets_log_partition(h), True, h.clock())
+    h.broker.close()
+
+    again = Broker(h.broker.config, clock=h.clock)
+    try:
+        t0 = TopicPartition("in", 0)
+        fetched = again.groups.fetch_offsets(GROUP, [t0], require_stable=True)[t0]
+        assert (fetched.offset, fetched.error) == (
+            (10, ErrorCode.NONE) if committed else (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)
+        )
+        assert again.groups.fetch_offsets(GROUP, [t0])[t0].offset == (10 if committed else 3)
+    finally:
+        again.close()
