@@ -86,6 +86,14 @@ class ProducerStates:
             f"does not follow {entry.last_sequence}",
         )
 
+    def next_sequence(self, producer_id: int, epoch: int) -> int:
+        """The base sequence `check` accepts next from this producer at this epoch
+        (a writer inside the broker numbers its own batches with it)."""
+        entry = self._entries.get(producer_id)
+        if entry is None or entry.epoch != epoch or entry.last_sequence == INT32_MAX:
+            return 0
+        return entry.last_sequence + 1
+
     def record(self, batch: BatchHeader) -> None:
         """After an append: remember `batch` (with its assigned offsets)."""
         self._remember(

@@ -17,13 +17,17 @@ from kafka_shim.shim.coordinator.types import by_topic
 __all__ = ["API", "handle"]
 
 DEFAULT_RETENTION = -1
+INT64_SPAN = 1 << 64
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     now = ctx.now_ms()
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
-    expire_at = now + retention if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION else None
+    expire_at = None
+    if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION:
+        # Kafka adds them as Java longs: a huge retention wraps around instead of failing.
+        expire_at = (now + retention + INT64_SPAN // 2) % INT64_SPAN - INT64_SPAN // 2
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
     for topic in request.topics:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import TopicPartition
 from tests.helpers import Harness, subscription
 
 
@@ -143,3 +144,19 @@ def test_leave_v3_batch_reports_each_member(h: Harness) -> None:
         (member_id, 0),
         ("ghost", ErrorCode.UNKNOWN_MEMBER_ID),
     ]
+
+
+def test_commit_v2_with_a_huge_retention_wraps_as_kafkas_long_sum(h: Harness) -> None:
+    h.broker.topics.create("t")
+    body = {
+        "group_id": "g",
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "retention_time_ms": 2**63 - 1,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5}]}],
+    }
+    assert h.call(8, 2, body).topics[0].partitions[0].error_code == 0
+    group = h.broker.groups.group("g")
+    assert group is not None
+    # now + Long.MAX_VALUE overflows to a timestamp in the past, as in Kafka.
+    assert group.offsets[TopicPartition("t", 0)].expire_timestamp_ms == h.clock() + 2**63 - 1 - 2**64
