@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, NoReturn, TypeVar
 
+import outcome
 import trio
 
 from kafka_shim.protocol.api import API_VERSIONS_KEY
@@ -440,6 +441,23 @@ class BrokerThread:
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
             self._started.set()
+
+    def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
+        """fn() run on the broker's thread between requests: its state is not thread-safe.
+        Unlike trio.from_thread, callable from a thread running its own Trio loop (a trio test)."""
+        if self._token is None:
+            raise RuntimeError("kafka-shim is not running")
+        results: list[outcome.Outcome[T]] = []
+        done = threading.Event()
+
+        def run() -> None:
+            results.append(outcome.capture(fn))
+            done.set()
+
+        self._token.run_sync_soon(run)
+        if not done.wait(timeout_s):
+            raise RuntimeError(f"kafka-shim did not run {fn!r} within {timeout_s} s")
+        return results[0].unwrap()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if self._token is not None and self._cancel is not None and self._thread.is_alive():
