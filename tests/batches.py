@@ -25,11 +25,12 @@ def make_batch(
     base_sequence: int = -1,
     compression: str = "none",
     key: bytes | None = None,
+    transactional: bool = False,
 ) -> bytes:
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=CODECS[compression],
-        is_transactional=False,
+        is_transactional=transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
