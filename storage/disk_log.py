@@ -232,7 +232,7 @@ class DiskLog(PartitionLog):
         with self._lock:
             self.active.txn_index.append(entry)
 
-    def _aborted_entries(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         with self._lock:
             segments = self._segments[self._segment_for(start_offset) :]
             entries: Iterator[AbortedTxn] = chain.from_iterable(s.txn_index.entries for s in segments)

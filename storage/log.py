@@ -4,7 +4,7 @@ Batches are stored exactly as produced except for `baseOffset`, which the log
 assigns. `append` and `write_txn_marker` are templates shared by every implementation
 (idempotence and transaction checks, offset assignment, the append hook); an
 implementation provides `_write`, the reads and where aborted transactions are
-kept (`_index_aborted`, `_aborted_entries`). The in-memory log is `storage.memory.MemoryLog`; a
+kept (`_index_aborted`, `aborted_ranges`). The in-memory log is `storage.memory.MemoryLog`; a
 durable segment log slots in beside it with the same contract.
 """
 
@@ -99,9 +99,9 @@ class PartitionLog(ABC):
         """Keep an aborted transaction whose ABORT marker was just written."""
 
     @abstractmethod
-    def _aborted_entries(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
-        """The kept aborted transactions overlapping [start_offset, end_offset), in
-        the order of their markers."""
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions (with their ABORT marker's offset) overlapping
+        [start_offset, end_offset), in the order of their markers."""
 
     @abstractmethod
     def delete_records(self, offset: int) -> int:
@@ -138,7 +138,7 @@ class PartitionLog(ABC):
         read_committed Fetch returns beside the records it serves from that range."""
         return [
             AbortedTransaction(e.producer_id, e.first_offset)
-            for e in self._aborted_entries(start_offset, end_offset)
+            for e in self.aborted_ranges(start_offset, end_offset)
         ]
 
     def read_committed(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:

@@ -52,7 +52,7 @@ class MemoryLog(PartitionLog):
     def _index_aborted(self, entry: AbortedTxn) -> None:
         self._aborted.append(entry)
 
-    def _aborted_entries(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         first = bisect_left(self._aborted, start_offset, key=lambda e: e.last_offset)
         return overlapping(islice(self._aborted, first, None), start_offset, end_offset)
 
@@ -99,7 +99,11 @@ class MemoryLog(PartitionLog):
         from kafka_shim.storage import compaction  # the record codec loads only where topics compact
 
         rewrites = self._rewrites
-        held = self._batches[:]
+        # Only below the last stable offset: an open transaction may yet abort.
+        transactions = compaction.TransactionFilter(
+            self.aborted_ranges(0, self._end), self.last_stable_offset
+        )
+        held = self._batches[: bisect_left(self._base_offsets, transactions.stable_offset)]
         # Each batch is scanned once, for the key map and then to be cleaned: chunked,
         # the calls equal one over everything (later chunks override earlier ones in
         # the maps, and batches are cleaned one by one).
@@ -108,7 +112,7 @@ class MemoryLog(PartitionLog):
         producers: dict[int, int] = {}
         for start in range(0, len(held), step_batches):
             chunk = list(compaction.scan(held[start : start + step_batches]))
-            compaction.add_latest_offsets(latest, chunk)
+            compaction.add_latest_offsets(latest, chunk, transactions)
             compaction.add_producer_last_offsets(producers, (batch.header for batch in chunk))
             scanned.append(chunk)
             yield
@@ -120,6 +124,7 @@ class MemoryLog(PartitionLog):
                 now_ms=now_ms,
                 delete_retention_ms=delete_retention_ms,
                 producer_last_offsets=producers,
+                transactions=transactions,
             )
             if kept:
                 cleaned._write(RecordBatches.parse(kept, verify_crc=False))

@@ -128,7 +128,7 @@ def test_a_crash_after_a_roll_keeps_a_transaction_open_in_an_older_segment(tmp_p
 
 
 def test_compaction_keeps_the_aborted_ranges_of_the_segments_it_replaces(tmp_path: Path) -> None:
-    log = disk_log(tmp_path / "t-0", cleanup_policy="compact")
+    log = disk_log(tmp_path / "t-0", cleanup_policy=frozenset({"compact"}))
     for round_number in range(6):
         data(log, A, round_number, count=1, key=b"k")
         log.write_txn_marker(A, 0, round_number % 2 == 1, 0, NOW)
