@@ -131,7 +131,10 @@ class PartitionLog(ABC):
         """The first offset of the earliest open transaction, else the high watermark:
         a read_committed consumer reads below it."""
         unstable = self.producers.first_unstable_offset
-        return self.high_watermark if unstable is None else min(unstable, self.high_watermark)
+        if unstable is None:
+            return self.high_watermark
+        # Never below the log start, as Kafka: DeleteRecords may pass an open transaction's start.
+        return max(min(unstable, self.high_watermark), self.log_start_offset)
 
     def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTransaction]:
         """The aborted transactions with records in [start_offset, end_offset): what a

@@ -82,7 +82,10 @@ class ProducerStates:
 
     @property
     def first_unstable_offset(self) -> int | None:
-        """The first offset of the earliest open transaction, None if none is open."""
+        """The first offset of the earliest open transaction, None if none is open.
+        The disk cleaner reads it from the housekeeping thread: one pass over int values
+        in C, which no append interleaves with under the GIL. It never decreases, so a
+        value read just before an append is only more cautious."""
         return min(self._ongoing.values(), default=None)
 
     def ongoing_transactions(self) -> dict[int, int]:

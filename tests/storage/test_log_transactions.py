@@ -237,3 +237,15 @@ def test_read_committed_stops_below_the_last_stable_offset(new_log: NewLog) -> N
     with pytest.raises(StorageError) as info:
         log.read_committed(8, 100)
     assert info.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_the_lso_never_falls_below_the_log_start(new_log: NewLog) -> None:
+    log = new_log()
+    run(log, Data(A, 0))  # 0-1, open
+    run(log, Data(B, 0, count=3, transactional=False))  # 2-4
+    assert log.last_stable_offset == 0
+    log.delete_records(3)  # DeleteRecords may go up to the high watermark
+    assert log.last_stable_offset == log.log_start_offset == 3
+    assert log.read_committed(3, 1 << 20) == b""
+    log.write_txn_marker(A, 0, True, 0, NOW)
+    assert log.last_stable_offset == 6
