@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.log import AbortedTransaction
@@ -158,3 +160,21 @@ def test_an_index_left_by_an_interrupted_compaction_is_adopted(tmp_path: Path) -
     log = DiskLog.open(log.directory, log.config, log.options, clean=True)
     assert state(log) == before
     assert not orphan.exists()
+
+
+def test_a_broker_restarted_on_its_data_dir_keeps_transactions(tmp_path: Path) -> None:
+    broker = Broker(BrokerConfig(data_dir=tmp_path / "data"))
+    log = broker.topics.create("t", 1).partition(0)
+    assert isinstance(log, DiskLog)
+    data(log, A, 0)
+    data(log, B, 0)
+    log.write_txn_marker(B, 0, False, 0, NOW)
+    before = state(log)
+    broker.close()
+    broker = Broker(BrokerConfig(data_dir=tmp_path / "data"))
+    try:
+        reopened = broker.topics.partition("t", 0)
+        assert isinstance(reopened, DiskLog)
+        assert state(reopened) == before == (5, 0, [AbortedTransaction(B, 2)], {A: 0})
+    finally:
+        broker.close()
