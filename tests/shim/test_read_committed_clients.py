@@ -1,4 +1,4 @@
-"""Real consumers (confluent-kafka / librdkafka, kafka-python 3.0.12) against a broker
+"""Real consumers (confluent-kafka / librdkafka, kafka-python 3.0.12, aiokafka) against a broker
 whose partition holds committed, aborted and still-open transactions written through
 the storage layer (transactional batches and COMMIT/ABORT markers): with
 isolation.level=read_committed they see only committed records and stop at the last
@@ -6,10 +6,13 @@ stable offset; with read_uncommitted they see everything."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from aiokafka import AIOKafkaConsumer
+from aiokafka import TopicPartition as AIOTopicPartition
 from confluent_kafka import Consumer, TopicPartition
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
@@ -146,7 +149,32 @@ def kafka_python(bootstrap: str, isolation: str) -> tuple[list[bytes], int]:
         consumer.close()
 
 
-CLIENTS = {"confluent-kafka": confluent, "kafka-python": kafka_python}
+def aiokafka(bootstrap: str, isolation: str) -> tuple[list[bytes], int]:
+    async def run() -> tuple[list[bytes], int]:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, isolation_level=isolation, enable_auto_commit=False
+        )
+        await consumer.start()
+        try:
+            partition = AIOTopicPartition(TOPIC, 0)
+            consumer.assign([partition])
+            consumer.seek(partition, 0)
+            last = VISIBLE[-1] if isolation == "read_committed" else ALL[-1]
+            seen: list[bytes] = []
+            deadline = time.monotonic() + DEADLINE_S
+            while last not in seen:
+                assert time.monotonic() < deadline, f"{last!r} never arrived; got {seen}"
+                batches = await consumer.getmany(timeout_ms=500)
+                seen.extend(record.value for records in batches.values() for record in records)
+            # end_offsets asks ListOffsets(latest) at the consumer's isolation level.
+            return seen, (await consumer.end_offsets([partition]))[partition]
+        finally:
+            await consumer.stop()
+
+    return asyncio.run(run())
+
+
+CLIENTS = {"confluent-kafka": confluent, "kafka-python": kafka_python, "aiokafka": aiokafka}
 
 
 @pytest.mark.parametrize("client", CLIENTS)
