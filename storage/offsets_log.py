@@ -21,13 +21,14 @@ import functools
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 
-from kafka_shim.protocol.control_records import ControlType, control_type
+from kafka_shim.protocol.control_records import parse_marker
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
     TRANSACTIONAL_FLAG,
     BatchHeader,
+    CorruptRecords,
     RecordBatches,
     RecordsError,
     iter_headers,
@@ -225,12 +226,13 @@ def _is_commit(
     """Whether a control batch is a COMMIT marker; anything unreadable counts as an abort
     (its records stay invisible), with a warning."""
     try:
-        return bool(records) and control_type(records[0][1]) == ControlType.COMMIT
-    except ProtocolError as exc:
+        marker = parse_marker(records[0][1], records[0][2], header.base_offset) if records else None
+    except CorruptRecords as exc:
         log.warning(
             "%s-%d: control batch at %d read as an abort: %s", OFFSETS_TOPIC, index, header.base_offset, exc
         )
         return False
+    return marker is not None and marker.commit
 
 
 def _scan_partition(

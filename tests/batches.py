@@ -26,12 +26,13 @@ def make_batch(
     compression: str = "none",
     key: bytes | None = None,
     keys: Sequence[bytes | None] | None = None,
+    transactional: bool = False,
 ) -> bytes:
     """One v2 batch of `values`; every record keyed `key`, or each its own of `keys`."""
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=CODECS[compression],
-        is_transactional=False,
+        is_transactional=transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,

@@ -9,7 +9,6 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.pytest_plugin import KafkaShim
-from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient
 
 API_VERSIONS = 18
@@ -38,7 +37,7 @@ def test_unsupported_api_versions_version_gets_error_35_in_a_v0_body(kafka_shim:
 
 
 def _assert_closed_and_others_served(
-    broker: BrokerThread, payload: bytes, caplog: pytest.LogCaptureFixture, reason: str
+    broker: KafkaShim, payload: bytes, caplog: pytest.LogCaptureFixture, reason: str
 ) -> None:
     with WireClient(broker.bootstrap) as bystander, WireClient(broker.bootstrap) as offender:
         with caplog.at_level(logging.WARNING, logger="kafka_shim.server"):

@@ -11,13 +11,12 @@ from typing import NamedTuple
 
 import pytest
 
-from kafka_shim.protocol.control_records import ControlType, control_type, end_txn_marker
+from kafka_shim.protocol.control_records import EndTxnMarker, build_marker_batch, parse_marker
 from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue
-from kafka_shim.protocol.record_codec import Record, build_batch, decode_batches
-from kafka_shim.protocol.records import CONTROL_FLAG, TRANSACTIONAL_FLAG
-from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch, decode_batches
+from kafka_shim.protocol.records import CONTROL_FLAG, TRANSACTIONAL_FLAG, CorruptRecords
 from kafka_shim.storage.disk_store import DiskStore
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.topics import TopicStore
@@ -43,18 +42,8 @@ def txn(offset: int, producer: int = PRODUCER, key: OffsetKey = KEY) -> OffsetsR
 
 
 def write_marker(partition: PartitionLog, producer_id: int, commit: bool) -> None:
-    """A transaction marker as Kafka writes it, placed at the log end.
-    TODO(lead-merge): call txndata's `partition.write_txn_marker(producer_id, EPOCH, commit, 0, 1_000)`."""
-    key, marker = end_txn_marker(commit, coordinator_epoch=0)
-    base = partition.log_end_offset
-    batch = build_batch(
-        [Record(base, 1_000, key, marker)],
-        attributes=CONTROL_FLAG | TRANSACTIONAL_FLAG,
-        producer_id=producer_id,
-        producer_epoch=EPOCH,
-        partition_leader_epoch=LEADER_EPOCH,
-    )
-    partition._write(batch)
+    """A transaction marker as Kafka writes it, placed at the log end."""
+    partition.write_txn_marker(producer_id, EPOCH, commit, 0, 1_000)
 
 
 def the_partition(offsets_log: OffsetsLog) -> PartitionLog:
@@ -157,7 +146,7 @@ def test_an_unreadable_marker_counts_as_an_abort(caplog: pytest.LogCaptureFixtur
     partition = the_partition(offsets_log)
     base = partition.log_end_offset
     garbled = build_batch(
-        [Record(base, 1_000, b"\x00\x00\x00\x09", b"")],
+        [Record(base, 1_000, b"\xff\xff\x00\x01", b"")],
         attributes=CONTROL_FLAG | TRANSACTIONAL_FLAG,
         producer_id=PRODUCER,
         producer_epoch=EPOCH,
@@ -168,23 +157,38 @@ def test_an_unreadable_marker_counts_as_an_abort(caplog: pytest.LogCaptureFixtur
 
 
 @pytest.mark.parametrize(
-    ("key", "read"),
+    ("key", "value", "read"),
     [
-        (end_txn_marker(True, 5)[0], ControlType.COMMIT),
-        (end_txn_marker(False, 5)[0], ControlType.ABORT),
-        (b"\x00\x01\x00\x01", ControlType.COMMIT),  # a later key version: Kafka reads the type
+        (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x05", EndTxnMarker(True, 5)),
+        (b"\x00\x00\x00\x00", b"\x00\x00\x00\x00\x00\x05", EndTxnMarker(False, 5)),
+        # Later versions: Kafka parses them as the current one.
+        (b"\x00\x01\x00\x01", b"\x00\x03\x00\x00\x00\x05", EndTxnMarker(True, 5)),
+        (b"\x00\x00\x00\x05", None, None),  # another control type: not a marker
     ],
 )
-def test_control_keys(key: bytes, read: ControlType) -> None:
-    assert control_type(key) == read
+def test_control_records(key: bytes, value: bytes | None, read: EndTxnMarker | None) -> None:
+    assert parse_marker(key, value, 0) == read
 
 
-@pytest.mark.parametrize("key", [None, b"\x00\x00", b"\x00\x00\x00\x05"])
-def test_foreign_control_keys_are_protocol_errors(key: bytes | None) -> None:
-    with pytest.raises(ProtocolError):
-        control_type(key)
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [(None, None), (b"\x00\x00", None), (b"\xff\xff\x00\x01", b"\x00" * 6), (b"\x00\x00\x00\x01", None)],
+)
+def test_unreadable_control_records_are_corrupt(key: bytes | None, value: bytes | None) -> None:
+    with pytest.raises(CorruptRecords):
+        parse_marker(key, value, 0)
 
 
 def test_marker_bytes_are_kafkas() -> None:
     # EndTransactionMarker: key version 0, type 1 (COMMIT); value version 0, coordinator epoch.
-    assert end_txn_marker(True, 7) == (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x07")
+    placed = build_marker_batch(
+        EndTxnMarker(True, 7),
+        offset=3,
+        producer_id=9,
+        producer_epoch=1,
+        timestamp_ms=1,
+        partition_leader_epoch=0,
+    )
+    [(offset, key, value)] = batch_keyed_records(placed.data, placed.first)
+    assert (offset, key, value) == (3, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x07")
+    assert placed.first.is_control and placed.first.is_transactional

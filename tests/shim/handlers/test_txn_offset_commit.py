@@ -16,14 +16,13 @@ from typing import Any, NamedTuple, cast
 
 import pytest
 
-from kafka_shim.protocol.control_records import end_txn_marker
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.record_codec import Record, build_batch, decode_batches
-from kafka_shim.protocol.records import CONTROL_FLAG, TRANSACTIONAL_FLAG
+from kafka_shim.protocol.record_codec import decode_batches
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.coordinator import GroupCoordinator, TopicPartition
 from kafka_shim.shim.handlers import txn_offset_commit
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.shim.transactions.markers import write_markers
+from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from tests.helpers import Harness, run, subscription
 
@@ -155,17 +154,10 @@ def plain_commit(h: Harness, partition: int, offset: int) -> None:
     assert h.call(8, 7, request).topics[0].partitions[0].error_code == ErrorCode.NONE
 
 
-def write_marker(partition: PartitionLog, commit: bool, now: int) -> None:
-    """TODO(lead-merge): txndata's write_markers(...) writes this and calls complete_transaction."""
-    key, value = end_txn_marker(commit, coordinator_epoch=0)
-    batch = build_batch(
-        [Record(partition.log_end_offset, now, key, value)],
-        attributes=CONTROL_FLAG | TRANSACTIONAL_FLAG,
-        producer_id=PRODUCER,
-        producer_epoch=EPOCH,
-        partition_leader_epoch=LEADER_EPOCH,
-    )
-    partition._write(batch)
+def write_marker(h: Harness, commit: bool) -> None:
+    """The producer's transaction ends as the transaction coordinator ends it: a marker in the
+    group's __consumer_offsets partition, which the group coordinator learns of."""
+    write_markers(h.broker, PRODUCER, EPOCH, 0, commit, [offsets_partition(h)], h.clock())
 
 
 def offsets_log_partition(h: Harness) -> PartitionLog:
@@ -210,7 +202,7 @@ def test_a_restarted_coordinator_replays_the_transaction(h: Harness, committed: 
     plain_commit(h, 0, 3)
     commit(h, 3, body(), with_offsets_added(h))
     if committed:
-        write_marker(offsets_log_partition(h), True, h.clock())
+        write_marker(h, True)
     restarted = GroupCoordinator()
     restarted.load(h.broker.offsets_log.replay(), h.clock())
     t0 = TopicPartition("in", 0)
@@ -310,7 +302,7 @@ def test_a_broker_on_disk_restarts_with_the_transactions_outcome(tmp_path: Path,
     plain_commit(h, 0, 3)
     commit(h, 3, body(), with_offsets_added(h))
     if committed:
-        write_marker(offsets_log_partition(h), True, h.clock())
+        write_marker(h, True)
     h.broker.close()
 
     again = Broker(h.broker.config, clock=h.clock)
