@@ -68,6 +68,14 @@ class PermissionType(IntEnum):
     ALLOW = 3
 
 
+# Kafka's own messages for its authorization errors (Errors.java), where a response carries one.
+DENIED_MESSAGES = {
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+}
+
 CLUSTER_NAME = "kafka-cluster"  # the one name of the CLUSTER resource
 WILDCARD = "*"  # a LITERAL resource name or an ACL host matching any
 WILDCARD_PRINCIPAL = "User:*"

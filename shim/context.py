@@ -53,35 +53,35 @@ class RequestContext(ABC):
 
     def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """Whether this request's principal may `operation` the resource; True without an
-        authorizer. A denial is logged: the client asked for this resource by name."""
-        authorizer = self.broker.authorizer
-        if authorizer is None:
-            return True
-        allowed = authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
-        if not allowed:
-            audit.info(
-                "Principal = %s is Denied operation = %s from host = %s on resource = %s:%s",
-                self.principal,
-                operation.name,
-                self.client_host,
-                resource_type.name,
-                name,
-            )
-        return allowed
+        authorizer. A denial is logged (INFO), as Kafka logs one the client asked for."""
+        return name in self.authorized_names(operation, resource_type, (name,))
 
     def authorized_names(
-        self, operation: AclOperation, resource_type: ResourceType, names: Iterable[str]
+        self,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        names: Iterable[str],
+        log_denied: bool = True,
     ) -> set[str]:
-        """Those of `names` this principal may `operation`, unlogged: for listings that hide
-        what is not allowed (Metadata of all topics, ListGroups)."""
+        """Those of `names` this principal may `operation`. Listings that hide what is not
+        allowed (Metadata of all topics, ListGroups) pass log_denied=False, as Kafka does."""
         authorizer = self.broker.authorizer
         if authorizer is None:
             return set(names)
-        return {
-            name
-            for name in set(names)
-            if authorizer.authorize(self.principal, self.client_host, operation, resource_type, name)
-        }
+        allowed = set()
+        for name in set(names):
+            if authorizer.authorize(self.principal, self.client_host, operation, resource_type, name):
+                allowed.add(name)
+            elif log_denied:
+                audit.info(
+                    "Principal = %s is Denied operation = %s from host = %s on resource = %s:%s",
+                    self.principal,
+                    operation.name,
+                    self.client_host,
+                    resource_type.name,
+                    name,
+                )
+        return allowed
 
     def authorize_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
         """Whether some resource of the type may be `operation`-ed (Kafka's authorizeByResourceType)."""

@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sync_group import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import SyncRequest, SyncResult
 
@@ -14,7 +15,9 @@ __all__ = ["API", "handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
-    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    elif version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # From v5 both are mandatory, as Kafka's request validation has it.
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     else:
