@@ -20,7 +20,6 @@ from kafka_shim.shim.handlers import (
 from kafka_shim.shim.handlers import metadata as metadata_handler
 from tests.helpers import Harness
 
-
 # Without an authorizer, all a resource supports (Kafka's AclEntry.supportedOperations), as
 # bits by AclOperation code: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
 # CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
