@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import signal
 import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +27,7 @@ from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients
 
+REPO = Path(__file__).resolve().parents[2]
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ME = "User:ANONYMOUS"
 TIMEOUT_S = 10
@@ -306,3 +312,71 @@ def test_java_client(bootstrap: str) -> None:
         "delete_acls": (None, bobs),
         "describe_acls_after": (None, mine),
     }
+
+
+def start_cli(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    """`python -m kafka_shim` on a data directory, with the authorizer: (process, bootstrap)."""
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(data_dir)),
+            *("--config", f"authorizer.class.name={STANDARD}"),
+            *("--config", "allow.everyone.if.no.acl.found=true"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None
+    found = re.search(r"listening on (\S+:\d+)", proc.stdout.readline())
+    assert found, proc.stderr.read() if proc.stderr else ""
+    return proc, found.group(1)
+
+
+def stop_cli(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    return err
+
+
+def test_acls_outlive_a_broker_restart_on_its_data_directory(tmp_path: Path) -> None:
+    from confluent_kafka import KafkaError, Producer
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+    )
+    from confluent_kafka.admin import ResourceType as Kind
+
+    proc, bootstrap = start_cli(tmp_path)
+    try:
+        bob_only = AclBinding(
+            Kind.TOPIC,
+            "B",
+            ResourcePatternType.LITERAL,
+            "User:bob",
+            "*",
+            AclOperation.WRITE,
+            AclPermissionType.ALLOW,
+        )
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        [created] = admin.create_acls([bob_only]).values()
+        created.result(TIMEOUT_S)
+    finally:
+        err = stop_cli(proc)
+    assert "Traceback" not in err
+    proc, bootstrap = start_cli(tmp_path)
+    try:
+        outcomes: list[KafkaError | None] = []
+        producer = Producer({"bootstrap.servers": bootstrap})
+        producer.produce("B", b"denied", on_delivery=lambda error, message: outcomes.append(error))
+        producer.flush(TIMEOUT_S)
+        [refused] = outcomes
+        assert refused is not None and refused.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    finally:
+        err = stop_cli(proc)
+    assert "Principal = User:ANONYMOUS is Denied operation = DESCRIBE" in err
