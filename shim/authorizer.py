@@ -156,16 +156,8 @@ class AclBinding:
     operation: AclOperation
     permission: PermissionType
 
-    def applies_to(self, resource_type: ResourceType, name: str) -> bool:
-        """Whether this ACL's resource pattern covers the (literal) resource."""
-        if self.resource_type != resource_type:
-            return False
-        if self.pattern_type == PatternType.PREFIXED:
-            return name.startswith(self.name)
-        return self.name in (name, WILDCARD)
-
     def decides(self, principals: Collection[str], host: str, operation: AclOperation) -> bool:
-        """Whether this ACL (already known to apply to the resource) speaks for the request."""
+        """Whether this ACL (one that applies to the resource) speaks for the request."""
         if self.principal not in principals or self.host not in (WILDCARD, host):
             return False
         if self.operation == AclOperation.ALL:
@@ -260,6 +252,26 @@ class Authorizer:
         # Insertion-ordered, without duplicates: creating an existing ACL changes nothing.
         self._acls: dict[AclBinding, None] = dict.fromkeys(acls)
         self._on_change = on_change
+        self._reindex()
+
+    def _reindex(self) -> None:
+        """ACLs by what they apply to, so a decision looks at those alone (rebuilt on change:
+        ACLs change rarely, decisions happen on every request)."""
+        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        self._prefixed: dict[ResourceType, list[AclBinding]] = {}
+        for acl in self._acls:
+            if acl.pattern_type == PatternType.PREFIXED:
+                self._prefixed.setdefault(acl.resource_type, []).append(acl)
+            else:
+                self._literal.setdefault((acl.resource_type, acl.name), []).append(acl)
+
+    def _applying(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """The ACLs that apply to a resource: the LITERAL ones naming it or `*`, the PREFIXED
+        ones whose name starts its name."""
+        found = self._literal.get((resource_type, name), [])
+        if name != WILDCARD:
+            found = found + self._literal.get((resource_type, WILDCARD), [])
+        return found + [acl for acl in self._prefixed.get(resource_type, ()) if name.startswith(acl.name)]
 
     @property
     def acls(self) -> list[AclBinding]:
@@ -273,7 +285,7 @@ class Authorizer:
         if principal in self.super_users:
             return True
         principals = (principal, WILDCARD_PRINCIPAL)
-        applying = [acl for acl in self._acls if acl.applies_to(resource_type, name)]
+        applying = self._applying(resource_type, name)
         deciding = [acl for acl in applying if acl.decides(principals, host, operation)]
         if any(acl.permission == PermissionType.DENY for acl in deciding):
             return False
@@ -338,6 +350,7 @@ class Authorizer:
             self._acls[binding] = None
             results.append(None)
         if len(self._acls) != before:
+            self._reindex()
             self._on_change(self.acls)
         return results
 
@@ -358,6 +371,7 @@ class Authorizer:
         if doomed:
             for acl in doomed:
                 del self._acls[acl]
+            self._reindex()
             self._on_change(self.acls)
         return results
 

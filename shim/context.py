@@ -1,5 +1,6 @@
-"""What a request handler sees: the broker, the request's metadata, time, and
-the two ways to wait (for a deferred answer, for appended data).
+"""What a request handler sees: the broker, the request's metadata and principal, time,
+the two ways to wait (for a deferred answer, for appended data), and the one place that
+asks the authorizer (`authorize`, `authorized_names`, `authorize_any`, `authorized_operations`).
 
 Handlers are `async def handle(ctx, request) -> response | None` and never
 import Trio: the server implements the waiting primitives.
