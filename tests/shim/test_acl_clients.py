@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -380,3 +381,39 @@ def test_acls_outlive_a_broker_restart_on_its_data_directory(tmp_path: Path) -> 
     finally:
         err = stop_cli(proc)
     assert "Principal = User:ANONYMOUS is Denied operation = DESCRIBE" in err
+
+
+def test_kcat_gets_the_authorization_errors(bootstrap: str) -> None:
+    """kcat has no admin API: kafka-python's sets the ACLs up."""
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        KafkaAdminClient,
+        NewTopic,
+        ResourcePattern,
+        ResourceType,
+    )
+
+    if shutil.which("kcat") is None:
+        pytest.skip("kcat is not installed")
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic("A", 1, 1), NewTopic("B", 1, 1)])
+    grants = [(ResourceType.TOPIC, "B", ACLOperation.WRITE), (ResourceType.GROUP, "H", ACLOperation.READ)]
+    acls = [
+        ACL("User:bob", "*", op, ACLPermissionType.ALLOW, ResourcePattern(kind, name))
+        for kind, name, op in grants
+    ]
+    assert admin.create_acls(acls)["failed"] == []
+    admin.close()
+
+    def kcat(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["kcat", "-b", bootstrap, *args], input="x\n", capture_output=True, text=True, timeout=30
+        )
+
+    assert kcat("-P", "-t", "A").returncode == 0
+    denied_write = kcat("-P", "-t", "B")
+    assert denied_write.returncode == 1 and "Topic authorization failed" in denied_write.stderr
+    denied_group = kcat("-G", "H", "A", "-e")
+    assert denied_group.returncode == 1 and "Group authorization failed" in denied_group.stderr
