@@ -15,11 +15,11 @@ __all__ = ["API", "handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    elif version >= 5 and (request.protocol_type is None or request.protocol_name is None):
-        # From v5 both are mandatory, as Kafka's request validation has it.
+    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # From v5 both are mandatory, as Kafka's request validation has it (before authorization).
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     else:
         sync = SyncRequest(
             group_id=request.group_id,
