@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,6 +27,7 @@ import pytest
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.wire import WireClient
 
 pytestmark = pytest.mark.clients
 
@@ -417,3 +420,32 @@ def test_kcat_gets_the_authorization_errors(bootstrap: str) -> None:
     assert denied_write.returncode == 1 and "Topic authorization failed" in denied_write.stderr
     denied_group = kcat("-G", "H", "A", "-e")
     assert denied_group.returncode == 1 and "Group authorization failed" in denied_group.stderr
+
+
+def test_an_acl_request_naming_the_unknown_code_closes_only_its_connection(
+    bootstrap: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kafka cannot parse a CreateAcls naming resource type 0 (UNKNOWN) and closes."""
+    unknown = {
+        "resource_type": 0,
+        "resource_name": "t",
+        "resource_pattern_type": 3,
+        "principal": ME,
+        "host": "*",
+        "operation": 3,
+        "permission_type": 3,
+    }
+    with WireClient(bootstrap) as bystander, WireClient(bootstrap) as offender:
+        with caplog.at_level(logging.WARNING, logger="kafka_shim.server"):
+            frame = offender.frame(30, 3, {"creations": [unknown]})
+            offender.sock.sendall(struct.pack(">i", len(frame)) + frame)
+            assert offender.is_closed_by_peer()
+        assert (
+            bystander.request(30, 3, {"creations": [unknown | {"resource_type": 2}]}).results[0].error_code
+            == 0
+        )
+    closing = [r.getMessage() for r in caplog.records if "closing connection" in r.getMessage()]
+    assert (
+        len(closing) == 1
+        and "invalid CreateAcls v3 request: CreatableAcls contains UNKNOWN elements" in closing[0]
+    )
