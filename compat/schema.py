@@ -25,6 +25,12 @@ Commands (field `op`):
   `topic`, `group` (a group that exists only through offsets the step ``alter_offsets``
   commits) and `other_group` (a group the harness keeps one live member in), emitting one
   ``admin_step`` per step. A step the admin API lacks is reported with ``unsupported``.
+- ``acls`` (Java driver; the broker runs an authorizer with allow.everyone.if.no.acl.found):
+  create topics `topic` and ``{topic}-denied``, create ACLs letting User:ANONYMOUS write
+  and read `topic` and read `group`, and User:bob (not this client) write the denied topic,
+  read `other_group` and describe topics prefixed ``{topic}-``; then list them, produce and
+  consume where allowed and where not, delete User:bob's and list again, emitting one
+  ``acl_step`` per step.
 
 Observations (field `event`, plus `ts`, seconds since the epoch as a float, from the
 driver's clock — tests on one machine compare them with `time.time()`):
@@ -38,6 +44,8 @@ driver's clock — tests on one machine compare them with `time.time()`):
 - ``offsets`` {committed: {partition: offset}, latest: {partition: offset}}
 - ``admin_step`` {step, error: Kafka error name (e.g. "NON_EMPTY_GROUP") | null, result,
   unsupported: reason | null}; results per step are listed at `ADMIN_STEPS`.
+- ``acl_step`` {step, error: Kafka error name | null, result, seconds}: ``describe_acls``
+  and ``delete_acls`` results are sorted ``TYPE:PATTERN:name:principal:OPERATION:PERMISSION``.
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
 Partition numbers are JSON object keys, hence strings on the wire; `Observation`
@@ -54,7 +62,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin"]
+Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "acls"]
 Assignor = Literal["range", "roundrobin", "cooperative-sticky"]
 
 

@@ -7,10 +7,12 @@ import time
 import uuid
 from collections.abc import Callable
 
+from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.errors import StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
@@ -74,6 +76,26 @@ class Broker:
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
         self.groups.load(self.offsets_log.replay(), clock())
         self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
+        # None without authorizer.class.name: every request is allowed, as in Kafka.
+        self.authorizer = self._authorizer() if config.authorizer_class_name else None
+
+    def _authorizer(self) -> Authorizer:
+        """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
+        if self.storage is None:
+            return Authorizer(
+                parse_super_users(self.config.super_users), self.config.allow_everyone_if_no_acl_found
+            )
+        data_dir = self.storage.data_dir
+        try:
+            acls = [binding_from_fields(fields) for fields in data_dir.read_acls()]
+        except KeyError as exc:
+            raise StorageStartupError(f"ACL file in {data_dir.path} names no known {exc}") from exc
+        return Authorizer(
+            parse_super_users(self.config.super_users),
+            self.config.allow_everyone_if_no_acl_found,
+            acls,
+            on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
+        )
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""

@@ -54,6 +54,30 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 INT_MAX = 2**31 - 1
 
 
+# Kafka's built-in authorizer under its KRaft and its ZooKeeper-era class name; "" is no
+# authorization at all, Kafka's default.
+AUTHORIZER_CLASS_NAMES = (
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+)
+
+
+def _authorizer_class(text: str) -> str:
+    name = text.strip()
+    if name and name not in AUTHORIZER_CLASS_NAMES:
+        raise ValueError(f"expected empty or one of {', '.join(AUTHORIZER_CLASS_NAMES)}")
+    return name
+
+
+def _principals(text: str) -> str:
+    """super.users: principals `Type:name` separated by semicolons, checked as Kafka parses them."""
+    for principal in text.split(";"):
+        _, sep, _ = principal.strip().partition(":")
+        if principal.strip() and not sep:
+            raise ValueError(f"expected principalType:principalName, got {principal.strip()!r}")
+    return text.strip()
+
+
 def _listener_text(text: str) -> str:
     """Listener configs are checked together, once all are known (`listener_endpoints`)."""
     return text.strip()
@@ -98,6 +122,9 @@ class BrokerConfig:
     log_flush_interval_ms: int = 1000
     log_retention_check_interval_ms: int = 300_000
     compression_type: str = "producer"
+    authorizer_class_name: str = ""  # "": no authorization (AUTHORIZER_CLASS_NAMES)
+    super_users: str = ""
+    allow_everyone_if_no_acl_found: bool = False
 
     def effective_listeners(self) -> str:
         if self.listeners is not None:
@@ -173,6 +200,9 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "listeners": ("listeners", _listener_text),
     "advertised.listeners": ("advertised_listeners", _listener_text),
     "listener.security.protocol.map": ("listener_security_protocol_map", _listener_text),
+    "authorizer.class.name": ("authorizer_class_name", _authorizer_class),
+    "super.users": ("super_users", _principals),
+    "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),
     "broker.id": ("node_id", _int_at_least(0)),
     "node.id": ("node_id", _int_at_least(0)),
 }

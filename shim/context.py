@@ -1,5 +1,6 @@
-"""What a request handler sees: the broker, the request's metadata, time, and
-the two ways to wait (for a deferred answer, for appended data).
+"""What a request handler sees: the broker, the request's metadata and principal, time,
+the two ways to wait (for a deferred answer, for appended data), and the one place that
+asks the authorizer (`authorize`, `authorized_names`, `authorize_any`, `authorized_operations`).
 
 Handlers are `async def handle(ctx, request) -> response | None` and never
 import Trio: the server implements the waiting primitives.
@@ -7,15 +8,27 @@ import Trio: the server implements the waiting primitives.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, TypeVar
+
+from kafka_shim.shim.authorizer import (
+    ANONYMOUS,
+    SUPPORTED_OPERATIONS,
+    AclOperation,
+    ResourceType,
+    operations_bitfield,
+)
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
     from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")
+
+# Kafka's authorizer logger: explicit denials at INFO, as Kafka logs them.
+audit = logging.getLogger("kafka_shim.authorizer")
 
 Respond = Callable[[T], None]
 
@@ -26,6 +39,8 @@ class RequestContext(ABC):
     correlation_id: int
     client_id: str | None
     client_host: str
+    # Kafka's principal form ("User:alice"); unauthenticated PLAINTEXT is User:ANONYMOUS.
+    principal: str = ANONYMOUS
 
     def now_ms(self) -> int:
         return self.broker.clock()
@@ -34,6 +49,54 @@ class RequestContext(ABC):
         """Where this client is told to connect: the advertised address of the listener its
         request arrived on (the server's contexts), else the broker's first listener's."""
         return self.broker.advertised_host, self.broker.advertised_port
+
+    # -- authorization: every handler asks here (shim.authorizer has the rules) --------------
+
+    def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
+        """Whether this request's principal may `operation` the resource; True without an
+        authorizer. A denial is logged (INFO), as Kafka logs one the client asked for."""
+        return name in self.authorized_names(operation, resource_type, (name,))
+
+    def authorized_names(
+        self,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        names: Iterable[str],
+        log_denied: bool = True,
+    ) -> set[str]:
+        """Those of `names` this principal may `operation`. Listings that hide what is not
+        allowed (Metadata of all topics, ListGroups) pass log_denied=False, as Kafka does."""
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return set(names)
+        allowed = set()
+        for name in set(names):
+            if authorizer.authorize(self.principal, self.client_host, operation, resource_type, name):
+                allowed.add(name)
+            elif log_denied:
+                audit.info(
+                    "Principal = %s is Denied operation = %s from host = %s on resource = %s:%s",
+                    self.principal,
+                    operation.name,
+                    self.client_host,
+                    resource_type.name,
+                    name,
+                )
+        return allowed
+
+    def authorize_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
+        """Whether some resource of the type may be `operation`-ed (Kafka's authorizeByResourceType)."""
+        authorizer = self.broker.authorizer
+        return authorizer is None or authorizer.authorize_any(
+            self.principal, self.client_host, operation, resource_type
+        )
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """The `*_authorized_operations` bit field of a resource for this principal."""
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return operations_bitfield(SUPPORTED_OPERATIONS[resource_type])
+        return authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)
 
     @abstractmethod
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:

@@ -352,6 +352,9 @@ class Server:
         ctx.client_id = client_id
         try:
             result = await handler.handle(ctx, body)
+        except ProtocolError as exc:
+            # A request Kafka cannot even parse (CreateAcls with resource type 0...): it closes.
+            raise ConnectionClosed(f"invalid {api.name} v{api_version} request: {exc}") from exc
         except Exception as exc:
             log.error("internal error in %s v%d: %r", api.name, api_version, exc)
             log.debug("traceback", exc_info=True)

@@ -4,6 +4,7 @@
   .lock                 flock-ed by the running broker (holds its pid)
   topics.json           names, ids, partition counts, config overrides
   meta.properties       cluster.id, kept across restarts as Kafka keeps it
+  acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """
@@ -25,7 +26,9 @@ LOCK_FILE = ".lock"
 CATALOG_FILE = "topics.json"
 META_FILE = "meta.properties"
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
+ACLS_FILE = "acls.json"
 CATALOG_VERSION = 1
+ACLS_VERSION = 1
 
 
 @dataclass
@@ -107,6 +110,26 @@ class DataDir:
             ],
         }
         write_atomically(self.path, CATALOG_FILE, json.dumps(document, indent=1))
+
+    # -- ACLs -----------------------------------------------------------------
+
+    def read_acls(self) -> list[dict[str, str]]:
+        """The stored ACL bindings, each a mapping of field name to text."""
+        path = self.path / ACLS_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            acls = [dict(acl) for acl in document["acls"]]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StorageStartupError(f"ACL file {path} is unreadable: {exc!r}") from exc
+        if not all(isinstance(k, str) and isinstance(v, str) for acl in acls for k, v in acl.items()):
+            raise StorageStartupError(f"ACL file {path} is unreadable: fields must be strings")
+        return acls
+
+    def write_acls(self, acls: list[dict[str, str]]) -> None:
+        """Atomically, as the catalog: a crash leaves the old set or the new one."""
+        write_atomically(self.path, ACLS_FILE, json.dumps({"version": ACLS_VERSION, "acls": acls}, indent=1))
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:
         """The cluster id in meta.properties, written by the first start: clients

@@ -15,6 +15,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
+from kafka_shim.shim.authorizer import ANONYMOUS
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
@@ -45,8 +46,9 @@ def subscription(*topics: str) -> bytes:
 class FakeRequestContext(RequestContext):
     """The server's contract, answered at once: a deferred answer must already be there."""
 
-    def __init__(self, broker: Broker, clock: FakeClock, version: int) -> None:
+    def __init__(self, broker: Broker, clock: FakeClock, version: int, principal: str = ANONYMOUS) -> None:
         self.broker = broker
+        self.principal = principal
         self.clock = clock
         self.api_version = version
         self.correlation_id = 1
@@ -92,8 +94,8 @@ class Harness:
         self.broker.advertised_port = 19092
         self.last: FakeRequestContext | None = None
 
-    def context(self, version: int) -> FakeRequestContext:
-        self.last = FakeRequestContext(self.broker, self.clock, version)
+    def context(self, version: int, principal: str = ANONYMOUS) -> FakeRequestContext:
+        self.last = FakeRequestContext(self.broker, self.clock, version, principal)
         return self.last
 
     def call(

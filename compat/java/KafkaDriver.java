@@ -33,7 +33,18 @@ import org.apache.kafka.clients.consumer.RoundRobinAssignor;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AccessControlEntryFilter;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourcePatternFilter;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.protocol.Errors;
@@ -81,6 +92,7 @@ public final class KafkaDriver {
             case "member" -> member();
             case "swarm" -> swarm();
             case "admin" -> admin();
+            case "acls" -> acls();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
     }
@@ -366,6 +378,105 @@ public final class KafkaDriver {
                 }
                 emit("admin_step", fields);
             }
+        }
+    }
+
+    /** The ACL steps of `acls` (compat/schema.py): this client is User:ANONYMOUS on PLAINTEXT. */
+    private void acls() throws Exception {
+        String allowed = command.topic;
+        String denied = command.topic + "-denied";
+        String me = "User:ANONYMOUS";
+        List<AclBinding> bindings = List.of(
+            acl(ResourceType.TOPIC, allowed, PatternType.LITERAL, me, AclOperation.WRITE),
+            acl(ResourceType.TOPIC, allowed, PatternType.LITERAL, me, AclOperation.READ),
+            acl(ResourceType.GROUP, command.group, PatternType.LITERAL, me, AclOperation.READ),
+            acl(ResourceType.TOPIC, denied, PatternType.LITERAL, "User:bob", AclOperation.WRITE),
+            acl(ResourceType.GROUP, command.otherGroup, PatternType.LITERAL, "User:bob", AclOperation.READ),
+            acl(ResourceType.TOPIC, command.topic + "-", PatternType.PREFIXED, "User:bob", AclOperation.DESCRIBE));
+        AclBindingFilter everything = AclBindingFilter.ANY;
+        AclBindingFilter bobs = new AclBindingFilter(ResourcePatternFilter.ANY,
+            new AccessControlEntryFilter("User:bob", null, AclOperation.ANY, AclPermissionType.ANY));
+        try (Admin admin = Admin.create(base())) {
+            Map<String, AdminStep> steps = new java.util.LinkedHashMap<>();
+            steps.put("create_topics", () -> {
+                admin.createTopics(List.of(new NewTopic(allowed, 1, (short) 1), new NewTopic(denied, 1, (short) 1)))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("create_acls", () -> {
+                admin.createAcls(bindings).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return bindings.size();
+            });
+            AdminStep describe = () -> describedAcls(admin.describeAcls(everything).values()
+                .get(timeoutMs(), TimeUnit.MILLISECONDS));
+            steps.put("describe_acls", describe);
+            steps.put("produce_allowed", () -> produceOne(allowed));
+            steps.put("produce_denied", () -> produceOne(denied));
+            steps.put("consume_allowed", () -> consumeOne(command.group, allowed));
+            steps.put("consume_denied", () -> consumeOne(command.otherGroup, allowed));
+            steps.put("delete_acls", () -> describedAcls(admin.deleteAcls(List.of(bobs)).all()
+                .get(timeoutMs(), TimeUnit.MILLISECONDS)));
+            steps.put("describe_acls_after", describe);
+            for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
+                Map<String, Object> fields = new HashMap<>();
+                fields.put("step", step.getKey());
+                long started = System.nanoTime();
+                try {
+                    fields.put("result", step.getValue().run());
+                    fields.put("error", null);
+                } catch (ExecutionException | KafkaException e) {
+                    Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                    fields.put("result", null);
+                    fields.put("error", Errors.forException(cause).name());
+                }
+                fields.put("seconds", (System.nanoTime() - started) / 1e9);
+                emit("acl_step", fields);
+            }
+        }
+    }
+
+    private static AclBinding acl(ResourceType type, String name, PatternType pattern, String principal,
+                                  AclOperation operation) {
+        return new AclBinding(new ResourcePattern(type, name, pattern),
+            new AccessControlEntry(principal, "*", operation, AclPermissionType.ALLOW));
+    }
+
+    /** Bindings as sorted "TYPE:PATTERN:name:principal:OPERATION:PERMISSION" lines. */
+    private static List<String> describedAcls(Collection<AclBinding> bindings) {
+        TreeSet<String> lines = new TreeSet<>();
+        for (AclBinding b : bindings) {
+            lines.add(String.join(":", b.pattern().resourceType().name(), b.pattern().patternType().name(),
+                b.pattern().name(), b.entry().principal(), b.entry().operation().name(),
+                b.entry().permissionType().name()));
+        }
+        return new ArrayList<>(lines);
+    }
+
+    private Object produceOne(String topic) throws Exception {
+        Properties props = base();
+        props.put("key.serializer", StringSerializer.class.getName());
+        props.put("value.serializer", StringSerializer.class.getName());
+        props.put("max.block.ms", String.valueOf(timeoutMs()));
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            return producer.send(new ProducerRecord<>(topic, "k", "v")).get(timeoutMs(), TimeUnit.MILLISECONDS).offset();
+        }
+    }
+
+    private Object consumeOne(String group, String topic) {
+        Properties props = base();
+        props.put("group.id", group);
+        props.put("auto.offset.reset", "earliest");
+        props.put("key.deserializer", StringDeserializer.class.getName());
+        props.put("value.deserializer", StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + timeoutMs();
+            while (System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    return record.value();
+                }
+            }
+            return null;
         }
     }
 

@@ -15,30 +15,6 @@ ZERO_UUID = uuid.UUID(int=0)
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 
-def operations_bitfield(*operations: int) -> int:
-    """Authorized operations as Kafka encodes them: bit n set for AclOperation code n."""
-    return sum(1 << op for op in operations)
-
-
-# AclOperation codes (org.apache.kafka.common.acl.AclOperation). With no
-# authorizer every operation that applies to a resource is allowed.
-READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, CLUSTER_ACTION = 3, 4, 5, 6, 7, 8, 9
-DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, CREATE_TOKENS, DESCRIBE_TOKENS = 10, 11, 12, 13, 14
-TOPIC_OPERATIONS = operations_bitfield(
-    READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-)
-CLUSTER_OPERATIONS = operations_bitfield(
-    CREATE,
-    ALTER,
-    DESCRIBE,
-    CLUSTER_ACTION,
-    DESCRIBE_CONFIGS,
-    ALTER_CONFIGS,
-    IDEMPOTENT_WRITE,
-    CREATE_TOKENS,
-    DESCRIBE_TOKENS,
-)
-
 MetadataRequest = Message(
     "MetadataRequest",
     versions="0-12",

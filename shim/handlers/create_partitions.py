@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 
@@ -36,10 +37,19 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
+    alterable = ctx.authorized_names(
+        AclOperation.ALTER, ResourceType.TOPIC, (t.name for t in request.topics if counts[t.name] == 1)
+    )
+    refused = {
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "error_message": "The topic authorization is failed.",
+    }
     results = [
-        _grow(ctx, t, request.validate_only)
-        if counts[t.name] == 1
-        else {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "duplicate topic"}
+        {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "duplicate topic"}
+        if counts[t.name] > 1
+        else _grow(ctx, t, request.validate_only)
+        if t.name in alterable
+        else {"name": t.name, **refused}
         for t in request.topics
     ]
     return {"throttle_time_ms": 0, "results": results}

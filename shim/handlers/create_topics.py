@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.describe_configs import config_source
 from kafka_shim.storage.errors import StorageError
@@ -72,8 +73,30 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
     return answer if topic_id is None else answer | {"topic_id": topic_id}
 
 
+def _creatable(ctx: RequestContext, names: list[str]) -> set[str]:
+    """CREATE on the cluster allows every topic; else CREATE on each topic decides."""
+    if ctx.authorized_names(AclOperation.CREATE, ResourceType.CLUSTER, (CLUSTER_NAME,), log_denied=False):
+        return set(names)
+    return ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, names)
+
+
+def _without_configs(answer: dict[str, Any]) -> dict[str, Any]:
+    """A created topic's answer to a principal that may not DESCRIBE_CONFIGS it, as Kafka's."""
+    return answer | {
+        "configs": [],
+        "num_partitions": -1,
+        "replication_factor": -1,
+        "topic_config_error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     counts = Counter(t.name for t in request.topics)
+    names = [t.name for t in request.topics if counts[t.name] == 1]
+    creatable = _creatable(ctx, names)
+    describable = ctx.authorized_names(
+        AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, log_denied=False
+    )
     results = []
     for requested in request.topics:
         if counts[requested.name] > 1:
@@ -84,6 +107,18 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                     "error_message": f"topic {requested.name!r} appears more than once in the request",
                 }
             )
+        elif requested.name not in creatable:
+            results.append(
+                {
+                    "name": requested.name,
+                    "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    "error_message": "Authorization failed.",
+                }
+            )
         else:
-            results.append(_create(ctx, requested, request.validate_only))
+            answer = _create(ctx, requested, request.validate_only)
+            created = answer["error_code"] == ErrorCode.NONE
+            results.append(
+                answer if not created or requested.name in describable else _without_configs(answer)
+            )
     return {"throttle_time_ms": 0, "topics": results}

@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_records import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topics import Topic
@@ -31,12 +32,29 @@ def _delete(topic: Topic | None, requested: Any) -> dict[str, Any]:
     return answer | {"low_watermark": low_watermark, "error_code": ErrorCode.NONE}
 
 
+def _refused(requested: Any) -> dict[str, Any]:
+    return {
+        "partition_index": requested.partition_index,
+        "low_watermark": NO_LOW_WATERMARK,
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     topics = ctx.broker.topics
+    deletable = ctx.authorized_names(
+        AclOperation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": t.name, "partitions": [_delete(topics.get(t.name), p) for p in t.partitions]}
+            {
+                "name": t.name,
+                "partitions": [
+                    _delete(topics.get(t.name), p) if t.name in deletable else _refused(p)
+                    for p in t.partitions
+                ],
+            }
             for t in request.topics
         ],
     }

@@ -6,7 +6,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
-from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, CLUSTER_OPERATIONS
+from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -28,9 +29,13 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             "error_message": "this is a broker endpoint",
             "brokers": [],
         }
-    operations = (
-        CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    )
+    # Kafka answers the operations of a principal that may not describe the cluster with 0,
+    # not with an error.
+    operations = AUTHORIZED_OPERATIONS_OMITTED
+    if request.include_cluster_authorized_operations:
+        operations = 0
+        if ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+            operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
     return answer | {
         "error_code": ErrorCode.NONE,
         "brokers": [{"broker_id": broker.node_id, "host": host, "port": port}],

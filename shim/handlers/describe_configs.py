@@ -7,11 +7,13 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
+from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
+from kafka_shim.shim.authorizer import ResourceType as AclResourceType
 from kafka_shim.shim.config import KAFKA_NAMES, BrokerConfig
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
 
-__all__ = ["API", "config_source", "handle"]
+__all__ = ["API", "config_denial", "config_source", "handle"]
 
 _SOURCES = {
     Origin.TOPIC: ConfigSource.DYNAMIC_TOPIC_CONFIG,
@@ -73,6 +75,19 @@ def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) 
     return entries
 
 
+def config_denial(
+    ctx: RequestContext, resource_type: int, name: str, operation: AclOperation
+) -> ErrorCode | None:
+    """The error for a config resource the principal may not `operation` (DESCRIBE_CONFIGS or
+    ALTER_CONFIGS): a topic's own, a broker's on the cluster, as Kafka checks them."""
+    if resource_type == ResourceType.TOPIC and not ctx.authorize(operation, AclResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    on_cluster = resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER)
+    if on_cluster and not ctx.authorize(operation, AclResourceType.CLUSTER, CLUSTER_NAME):
+        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return None
+
+
 def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any]:
     result: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
@@ -81,6 +96,9 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         "resource_name": resource.resource_name,
         "configs": [],
     }
+    denied = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.DESCRIBE_CONFIGS)
+    if denied is not None:
+        return result | {"error_code": denied, "error_message": DENIED_MESSAGES[denied]}
     config = ctx.broker.config
     keys = resource.configuration_keys or None  # null or empty: every config, as Kafka
     if resource.resource_type == ResourceType.TOPIC:

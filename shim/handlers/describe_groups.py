@@ -4,21 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
-# Without an authorizer every client may do all a group supports: READ, DELETE, DESCRIBE
-# (Kafka's AclOperation codes 3, 6 and 8, as a bit field).
-GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8)
+
+def _refused(group_id: str) -> dict[str, Any]:
+    return {
+        "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        "group_id": group_id,
+        "group_state": "",
+        "protocol_type": "",
+        "protocol_data": "",
+        "members": [],
+    }
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    operations = GROUP_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.groups)
     described = []
     for group_id in request.groups:
+        if group_id not in allowed:
+            described.append(_refused(group_id))
+            continue
         group = ctx.broker.groups.describe_group(group_id)
+        operations = AUTHORIZED_OPERATIONS_OMITTED
+        if request.include_authorized_operations and group.error == ErrorCode.NONE:
+            operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
         described.append(
             {
                 "error_code": group.error,

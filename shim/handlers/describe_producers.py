@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_producers import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.topics import Topic
 
@@ -41,12 +42,27 @@ def _describe(topic: Topic | None, index: int) -> dict[str, Any]:
     return {"partition_index": index, "error_code": ErrorCode.NONE, "active_producers": producers}
 
 
+def _refused(index: int) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "active_producers": [],
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     topics = ctx.broker.topics
+    readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": t.name, "partitions": [_describe(topics.get(t.name), i) for i in t.partition_indexes]}
+            {
+                "name": t.name,
+                "partitions": [
+                    _describe(topics.get(t.name), i) if t.name in readable else _refused(i)
+                    for i in t.partition_indexes
+                ],
+            }
             for t in request.topics
         ],
     }

@@ -16,6 +16,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import iter_headers
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
@@ -36,11 +37,29 @@ class Gathered:
     logs: list[PartitionLog]  # what a long poll waits on
 
 
-def _topic(ctx: RequestContext, requested: Any) -> tuple[Topic | None, ErrorCode]:
+def _topic(ctx: RequestContext, requested: Any, readable: set[str]) -> tuple[Topic | None, ErrorCode]:
+    """The topic to read, or None and the error of each of its partitions: an unknown topic
+    id first, then (before a name's existence) the READ permission, as Kafka checks them."""
     topics = ctx.broker.topics
     if ctx.api_version >= 13:
-        return topics.get_by_id(requested.topic_id), ErrorCode.UNKNOWN_TOPIC_ID
-    return topics.get(requested.topic), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        topic = topics.get_by_id(requested.topic_id)
+        if topic is None:
+            return None, ErrorCode.UNKNOWN_TOPIC_ID
+        name = topic.name
+    else:
+        name = requested.topic
+    if name not in readable:
+        return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return topics.get(name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _readable(ctx: RequestContext, request: Any) -> set[str]:
+    if ctx.api_version >= 13:
+        found = (ctx.broker.topics.get_by_id(t.topic_id) for t in request.topics)
+        names = [topic.name for topic in found if topic is not None]
+    else:
+        names = [t.topic for t in request.topics]
+    return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names)
 
 
 def _read(
@@ -65,7 +84,7 @@ def _aborted(log: PartitionLog, offset: int, records: bytes) -> list[dict[str, i
     ]
 
 
-def _gather(ctx: RequestContext, request: Any) -> Gathered:
+def _gather(ctx: RequestContext, request: Any, readable: set[str]) -> Gathered:
     budget = request.max_bytes
     size = 0
     must_answer = False
@@ -73,7 +92,7 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
     responses = []
     logs: list[PartitionLog] = []
     for requested in request.topics:
-        topic, missing = _topic(ctx, requested)
+        topic, missing = _topic(ctx, requested, readable)
         partitions = []
         for p in requested.partitions:
             log = topic.partition(p.partition) if topic is not None else None
@@ -123,8 +142,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if error != ErrorCode.NONE:
         return {"throttle_time_ms": 0, "error_code": error, "session_id": 0, "responses": []}
     deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
+    readable = _readable(ctx, request)  # once: a long poll does not ask again
     while True:
-        gathered = _gather(ctx, request)
+        gathered = _gather(ctx, request, readable)
         remaining = deadline - ctx.now_ms()
         if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
             break

@@ -6,11 +6,18 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import API
+from kafka_shim.shim.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1
+
+# What a principal must be allowed to DESCRIBE to find a key's coordinator, and the error if not.
+_DESCRIBED_AS = {
+    GROUP_KEY: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    TRANSACTION_KEY: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+}
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
@@ -18,6 +25,16 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         # Share groups (key type 2) and anything newer are not coordinated here.
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
+    resource_type, denied = _DESCRIBED_AS[key_type]
+    if not ctx.authorize(AclOperation.DESCRIBE, resource_type, key):
+        return {
+            "key": key,
+            "error_code": denied,
+            "error_message": DENIED_MESSAGES[denied],
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+        }
     host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     return {"key": key, "error_code": ErrorCode.NONE, "node_id": broker.node_id, "host": host, "port": port}
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.heartbeat import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import HeartbeatRequest
 
@@ -12,6 +14,8 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
     beat = HeartbeatRequest(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )

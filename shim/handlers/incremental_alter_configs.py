@@ -13,7 +13,9 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
+from kafka_shim.shim.authorizer import AclOperation
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers.describe_configs import config_denial
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import (
     TOPIC_CONFIGS,
@@ -69,15 +71,19 @@ def altered(overrides: dict[str, str], changes: list[Any], broker_value: BrokerV
 
 
 def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    # Kafka's order: the request's own consistency, then the permission, then the resource.
+    names = Counter(c.name for c in resource.configs)
+    duplicated = sorted(name for name, count in names.items() if count > 1)
+    if duplicated:
+        return ErrorCode.INVALID_REQUEST, f"duplicate config keys: {', '.join(duplicated)}"
+    denied = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS)
+    if denied is not None:
+        return denied, None
     if resource.resource_type != ResourceType.TOPIC:
         kind = "broker configs are fixed at start-up (--config)"
         if resource.resource_type != ResourceType.BROKER:
             kind = f"resource type {resource.resource_type} is not supported"
         return ErrorCode.INVALID_REQUEST, kind
-    names = Counter(c.name for c in resource.configs)
-    duplicated = sorted(name for name, count in names.items() if count > 1)
-    if duplicated:
-        return ErrorCode.INVALID_REQUEST, f"duplicate config keys: {', '.join(duplicated)}"
     topics = ctx.broker.topics
     topic = topics.get(resource.resource_name)
     if topic is None:

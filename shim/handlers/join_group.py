@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.join_group import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import JoinRequest, JoinResult, Protocol
 
@@ -15,8 +17,22 @@ def client_host(ctx: RequestContext) -> str:
     return f"/{ctx.client_host}"  # Kafka reports hosts as Java's InetAddress prints them
 
 
+def _refused(version: int) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        "generation_id": -1,
+        "protocol_name": None if version >= 7 else "",
+        "leader": "",
+        "member_id": "",
+        "members": [],
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _refused(version)
     join = JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,

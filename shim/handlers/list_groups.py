@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_groups import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -13,6 +14,13 @@ __all__ = ["API", "handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     listings = ctx.broker.groups.list_groups(request.states_filter, request.types_filter)
+    # DESCRIBE on the cluster lists every group; else those the principal may describe, unlogged.
+    describe = AclOperation.DESCRIBE
+    if not ctx.authorized_names(describe, ResourceType.CLUSTER, (CLUSTER_NAME,), log_denied=False):
+        visible = ctx.authorized_names(
+            describe, ResourceType.GROUP, (g.group_id for g in listings), log_denied=False
+        )
+        listings = [g for g in listings if g.group_id in visible]
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

@@ -11,6 +11,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
@@ -61,14 +62,24 @@ def _partition(ctx: RequestContext, name: str, request: Any, committed: bool) ->
     }
 
 
+def _refused(request: Any) -> dict[str, Any]:
+    return {"partition_index": request.partition_index, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     committed = request.isolation_level == READ_COMMITTED
+    described = ctx.authorized_names(
+        AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics)
+    )
     return {
         "throttle_time_ms": 0,
         "topics": [
             {
                 "name": topic.name,
-                "partitions": [_partition(ctx, topic.name, p, committed) for p in topic.partitions],
+                "partitions": [
+                    _partition(ctx, topic.name, p, committed) if topic.name in described else _refused(p)
+                    for p in topic.partitions
+                ],
             }
             for topic in request.topics
         ],

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, TOPIC_OPERATIONS
+from kafka_shim.protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, ZERO_UUID
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.log import LEADER_EPOCH
@@ -38,8 +39,29 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
     }
 
 
-def _resolve(ctx: RequestContext, requested: Any, auto_create: bool) -> Topic | dict[str, Any]:
-    """The topic, or the error entry for it."""
+def _refused(name: str | None, topic_id: Any = ZERO_UUID) -> dict[str, Any]:
+    # Named: no topic id, which would tell the topic exists; by id: no name (ids are not secret).
+    return {
+        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "name": name,
+        "topic_id": topic_id,
+        "is_internal": name == OFFSETS_TOPIC,
+    }
+
+
+def _may_create(ctx: RequestContext, name: str) -> bool:
+    """CREATE on the cluster, or else on the topic (Kafka asks in that order)."""
+    cluster_wide = ctx.authorized_names(
+        AclOperation.CREATE, ResourceType.CLUSTER, (CLUSTER_NAME,), log_denied=False
+    )
+    return bool(cluster_wide) or ctx.authorize(AclOperation.CREATE, ResourceType.TOPIC, name)
+
+
+def _resolve(
+    ctx: RequestContext, requested: Any, auto_create: bool, described: set[str]
+) -> Topic | dict[str, Any]:
+    """The topic, or the error entry for it. DESCRIBE is checked before anything that would
+    tell whether the topic exists."""
     topics = ctx.broker.topics
     if requested.name is None and ctx.api_version < 12:
         # v10-11 parse a null name but cannot answer one: only v12 looks topics up by id.
@@ -48,12 +70,26 @@ def _resolve(ctx: RequestContext, requested: Any, auto_create: bool) -> Topic | 
         found = topics.get_by_id(requested.topic_id)
         if found is None:
             return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": requested.topic_id}
-        return found
-    error = {"name": requested.name, "topic_id": requested.topic_id}
-    if invalid_topic_name(requested.name) is not None:
+        return found if found.name in described else _refused(None, requested.topic_id)
+    name = requested.name
+    if name not in described:
+        return _refused(name)
+    error = {"name": name, "topic_id": requested.topic_id}
+    if invalid_topic_name(name) is not None:
         return error | {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION}
-    topic = topics.auto_create(requested.name) if auto_create else topics.get(requested.name)
+    topic = topics.get(name)
+    if topic is None and auto_create and ctx.broker.config.auto_create_topics:
+        if not _may_create(ctx, name):
+            return _refused(name)
+        topic = topics.auto_create(name)
     return topic if topic is not None else error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def _requested_names(ctx: RequestContext, request: Any) -> list[str]:
+    """The names to authorize: those given, and those of the topic ids given alone (v12)."""
+    topics = ctx.broker.topics
+    by_id = (topics.get_by_id(t.topic_id) for t in request.topics if t.name is None)
+    return [t.name for t in request.topics if t.name is not None] + [t.name for t in by_id if t is not None]
 
 
 def _all_topics_requested(ctx: RequestContext, request: Any) -> bool:
@@ -61,21 +97,54 @@ def _all_topics_requested(ctx: RequestContext, request: Any) -> bool:
     return request.topics is None or (ctx.api_version == 0 and not request.topics)
 
 
+def _cluster_operations(ctx: RequestContext, request: Any) -> int:
+    if not (8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations):
+        return AUTHORIZED_OPERATIONS_OMITTED
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        return 0
+    return ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
+
+
+# Entries Kafka describes with the topic's authorized operations besides existing topics.
+_DESCRIBED_ERRORS = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_TOPIC_EXCEPTION)
+
+
+def _entry(ctx: RequestContext, resolved: Topic | dict[str, Any], with_operations: bool) -> dict[str, Any]:
+    if isinstance(resolved, Topic):
+        operations = ctx.authorized_operations(ResourceType.TOPIC, resolved.name) if with_operations else None
+        return _describe(
+            ctx.broker, resolved, AUTHORIZED_OPERATIONS_OMITTED if operations is None else operations
+        )
+    if with_operations and resolved["error_code"] in _DESCRIBED_ERRORS:
+        return resolved | {
+            "topic_authorized_operations": ctx.authorized_operations(ResourceType.TOPIC, resolved["name"])
+        }
+    return resolved
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
     host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
-    operations = (
-        TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
-    )
+    resolved: list[Topic | dict[str, Any]]
     if _all_topics_requested(ctx, request):
-        resolved: list[Topic | dict[str, Any]] = list(broker.topics)
+        # Topics the principal may not describe are left out, unlogged: it did not name them.
+        every = list(broker.topics)
+        visible = ctx.authorized_names(
+            AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in every), log_denied=False
+        )
+        resolved = [t for t in every if t.name in visible]
     else:
         auto_create = request.allow_auto_topic_creation  # v0-3: always true, as in Kafka
-        resolved = [_resolve(ctx, requested, auto_create) for requested in request.topics]
+        described = ctx.authorized_names(
+            AclOperation.DESCRIBE, ResourceType.TOPIC, _requested_names(ctx, request)
+        )
+        resolved = [_resolve(ctx, requested, auto_create, described) for requested in request.topics]
+    with_operations = request.include_topic_authorized_operations
     return {
         "throttle_time_ms": 0,
         "brokers": [{"node_id": broker.node_id, "host": host, "port": port}],
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
-        "topics": [_describe(broker, t, operations) if isinstance(t, Topic) else t for t in resolved],
+        "topics": [_entry(ctx, t, with_operations) for t in resolved],
+        "cluster_authorized_operations": _cluster_operations(ctx, request),
     }

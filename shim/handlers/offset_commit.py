@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_commit import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -30,10 +31,21 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         expire_at = (now + retention + INT64_SPAN // 2) % INT64_SPAN - INT64_SPAN // 2
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
+    # READ on the group, then on each topic (before its existence), as Kafka checks them.
+    group_allowed = ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    readable = (
+        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        if group_allowed
+        else set()
+    )
     for topic in request.topics:
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
-            if ctx.broker.topics.partition(tp.topic, tp.partition) is None:
+            if not group_allowed:
+                errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            elif topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif ctx.broker.topics.partition(tp.topic, tp.partition) is None:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 commits[tp] = OffsetCommit(

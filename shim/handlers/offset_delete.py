@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_delete import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -13,8 +15,19 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-    error, errors = ctx.broker.groups.delete_offsets(request.group_id, partitions, ctx.now_ms())
+    errors: dict[TopicPartition, ErrorCode] = {}
+    if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, request.group_id):
+        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    else:
+        readable = ctx.authorized_names(
+            AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)
+        )
+        partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+        allowed = [tp for tp in partitions if tp.topic in readable]
+        error, errors = ctx.broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms())
+        errors = errors | {
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in partitions if tp.topic not in readable
+        }
     return {
         "error_code": error,
         "throttle_time_ms": 0,

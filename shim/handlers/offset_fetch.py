@@ -9,23 +9,52 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_fetch import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import FetchedOffset, GroupCoordinator, TopicPartition
+from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
 
 __all__ = ["API", "handle"]
 
 
 def _fetch_group(
-    groups: GroupCoordinator, group_id: str, topics: list[Any] | None, require_stable: bool
+    ctx: RequestContext, group_id: str, topics: list[Any] | None, require_stable: bool
 ) -> list[dict[str, Any]]:
-    partitions = (
-        None
-        if topics is None
-        else [TopicPartition(t.name, index) for t in topics for index in t.partition_indexes]
-    )
-    fetched = groups.fetch_offsets(group_id, partitions, require_stable)
-    return [{"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()]
+    """The group's offsets of the topics the principal may DESCRIBE: those of the others are
+    refused by partition when asked by name, and left out of "every partition"."""
+    groups = ctx.broker.groups
+    if topics is None:
+        fetched = groups.fetch_offsets(group_id, None, require_stable)
+        described = ctx.authorized_names(
+            AclOperation.DESCRIBE, ResourceType.TOPIC, (tp.topic for tp in fetched)
+        )
+        fetched = {tp: offset for tp, offset in fetched.items() if tp.topic in described}
+        return [
+            {"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()
+        ]
+    described = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in topics))
+    wanted = [
+        TopicPartition(t.name, index) for t in topics if t.name in described for index in t.partition_indexes
+    ]
+    fetched = groups.fetch_offsets(group_id, wanted, require_stable) if wanted else {}
+    answers = [
+        {"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()
+    ]
+    refused = [
+        {
+            "name": t.name,
+            "partitions": [
+                _refused(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for index in t.partition_indexes
+            ],
+        }
+        for t in topics
+        if t.name not in described
+    ]
+    return answers + refused
+
+
+def _refused(index: int, code: ErrorCode) -> dict[str, Any]:
+    return {"partition_index": index, "committed_offset": -1, "metadata": "", "error_code": code}
 
 
 def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]]:
@@ -41,17 +70,31 @@ def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]
     ]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    groups = ctx.broker.groups
-    if ctx.api_version >= 8:
-        answers = [
-            {
-                "group_id": g.group_id,
-                "topics": _fetch_group(groups, g.group_id, g.topics, request.require_stable),
-                "error_code": ErrorCode.NONE,
-            }
-            for g in request.groups
+def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
+        return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    topics = _fetch_group(ctx, group.group_id, group.topics, require_stable)
+    return {"group_id": group.group_id, "topics": topics, "error_code": ErrorCode.NONE}
+
+
+def _refused_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """Kafka's answer to a v0-7 request for a group the principal may not DESCRIBE: v0-1 have
+    no top-level error, so each partition asked for carries it."""
+    denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    topics = []
+    if ctx.api_version < 2:
+        topics = [
+            {"name": t.name, "partitions": [_refused(index, denied) for index in t.partition_indexes]}
+            for t in request.topics or []
         ]
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": denied}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version >= 8:
+        answers = [_group(ctx, g, request.require_stable) for g in request.groups]
         return {"throttle_time_ms": 0, "groups": answers}
-    topics = _fetch_group(groups, request.group_id, request.topics, request.require_stable)
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id):
+        return _refused_group(ctx, request)
+    topics = _fetch_group(ctx, request.group_id, request.topics, request.require_stable)
     return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

@@ -9,6 +9,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.record_codec import batch_keyed_records
 from kafka_shim.protocol.records import RecordBatches, RecordsError
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import effective_value
@@ -85,8 +86,12 @@ def _refuse_keyless_records(batches: RecordBatches, partition: str) -> None:
         )
 
 
-def _append(ctx: RequestContext, name: str, index: int, records: bytes | None) -> dict[str, Any]:
+def _append(
+    ctx: RequestContext, name: str, index: int, records: bytes | None, writable: set[str]
+) -> dict[str, Any]:
     try:
+        if name not in writable:  # before anything else, so the topic's existence stays private
+            raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
         topic = _topic(ctx, name)
         log = topic.partition(index)
         if log is None:
@@ -135,11 +140,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     if request.acks not in VALID_ACKS:
         responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)
     else:
+        writable = ctx.authorized_names(
+            AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data)
+        )
         responses = [
             {
                 "name": topic.name,
                 "partition_responses": [
-                    _append(ctx, topic.name, p.index, p.records) for p in topic.partition_data
+                    _append(ctx, topic.name, p.index, p.records, writable) for p in topic.partition_data
                 ],
             }
             for topic in request.topic_data

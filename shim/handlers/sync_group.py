@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sync_group import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import SyncRequest, SyncResult
 
@@ -15,8 +16,10 @@ __all__ = ["API", "handle"]
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
-        # From v5 both are mandatory, as Kafka's request validation has it.
+        # From v5 both are mandatory, as Kafka's request validation has it (before authorization).
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
     else:
         sync = SyncRequest(
             group_id=request.group_id,

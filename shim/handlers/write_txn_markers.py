@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.write_txn_markers import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.markers import write_markers
@@ -15,17 +16,20 @@ from kafka_shim.shim.transactions.markers import write_markers
 __all__ = ["API", "handle"]
 
 
-def _write(ctx: RequestContext, marker: Any) -> dict[str, Any]:
+def _write(ctx: RequestContext, marker: Any, allowed: bool) -> dict[str, Any]:
     partitions = [TopicPartition(t.name, index) for t in marker.topics for index in t.partition_indexes]
-    results = write_markers(
-        ctx.broker,
-        marker.producer_id,
-        marker.producer_epoch,
-        marker.coordinator_epoch,
-        marker.transaction_result,
-        partitions,
-        ctx.now_ms(),
-    )
+    if not allowed:
+        results = dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    else:
+        results = write_markers(
+            ctx.broker,
+            marker.producer_id,
+            marker.producer_epoch,
+            marker.coordinator_epoch,
+            marker.transaction_result,
+            partitions,
+            ctx.now_ms(),
+        )
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for partition in partitions:
         code: ErrorCode = results[partition]
@@ -39,4 +43,7 @@ def _write(ctx: RequestContext, marker: Any) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    return {"markers": [_write(ctx, marker) for marker in request.markers]}
+    # Brokers send it to each other: Kafka asks CLUSTER_ACTION on the cluster, and refuses
+    # every partition of the request without it.
+    allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    return {"markers": [_write(ctx, marker, allowed) for marker in request.markers]}

@@ -9,11 +9,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
-from kafka_shim.protocol.messages.metadata import (
-    AUTHORIZED_OPERATIONS_OMITTED,
-    CLUSTER_OPERATIONS,
-    TOPIC_OPERATIONS,
-)
+from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.shim.handlers import (
     create_partitions,
     create_topics,
@@ -23,6 +19,12 @@ from kafka_shim.shim.handlers import (
 )
 from kafka_shim.shim.handlers import metadata as metadata_handler
 from tests.helpers import Harness
+
+# Without an authorizer, all a resource supports (Kafka's AclEntry.supportedOperations), as
+# bits by AclOperation code: READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
+# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
 
 
 def metadata(h: Harness, version: int, topics: list[dict[str, Any]] | None, **fields: Any) -> Any:

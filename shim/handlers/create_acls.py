@@ -1,0 +1,29 @@
+"""CreateAcls: add ACL bindings; each is refused alone (INVALID_REQUEST) or created."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.messages.create_acls import API
+from kafka_shim.shim.acl_requests import authorizer_for, binding
+from kafka_shim.shim.authorizer import AclOperation, AclRefusal
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+def _result(outcome: AclRefusal | None) -> dict[str, Any]:
+    if outcome is None:
+        return {"error_code": 0, "error_message": None}
+    return {"error_code": outcome.code, "error_message": outcome.message}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    bindings = [binding(creation) for creation in request.creations]
+    authorizer = authorizer_for(ctx, AclOperation.ALTER, API.name)
+    outcomes: list[AclRefusal | None]
+    if isinstance(authorizer, AclRefusal):
+        outcomes = [authorizer] * len(bindings)
+    else:
+        outcomes = authorizer.create(bindings)
+    return {"throttle_time_ms": 0, "results": [_result(o) for o in outcomes]}
