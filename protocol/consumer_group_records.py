@@ -22,6 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.schema import INT8, INT32, INT64, STRING, UUID, Array, Field, Message
 
 VALUE_VERSION: Final = 0
@@ -32,7 +33,7 @@ def _key(name: str, version: int, *fields: str) -> Message:
 
 
 def _topic_partitions() -> Array:
-    return Array(Field("topic_id", UUID), Field("partitions", Array(INT32)))
+    return Array(Field("topic_id", UUID, default=ZERO_UUID), Field("partitions", Array(INT32)))
 
 
 def _value(name: str, fields: list[Field]) -> Message:
@@ -73,7 +74,7 @@ VALUES: Final[dict[int, Message]] = {
             Field(
                 "topics",
                 Array(
-                    Field("topic_id", UUID),
+                    Field("topic_id", UUID, default=ZERO_UUID),
                     Field("topic_name", STRING),
                     Field("num_partitions", INT32),
                     # racks per partition; empty here: rack-aware metadata means nothing on one broker

@@ -1,12 +1,18 @@
 """ConsumerGroupDescribe (key 69): KIP-848's DescribeGroups, with epochs and target
 assignments. v1 adds each member's type (KIP-1099: 0 classic, 1 consumer)."""
 
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
 from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Message, Struct
 
 # Kafka's "not requested" value for authorized_operations.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 CONSUMER_MEMBER_TYPE = 1
+NO_ASSIGNMENT: Mapping[str, Any] = MappingProxyType({"topic_partitions": ()})
 
 
 def _assignment() -> Struct:
@@ -15,7 +21,7 @@ def _assignment() -> Struct:
             Field(
                 "topic_partitions",
                 Array(
-                    Field("topic_id", UUID),
+                    Field("topic_id", UUID, default=ZERO_UUID),
                     Field("topic_name", STRING),
                     Field("partitions", Array(INT32)),
                 ),
@@ -58,8 +64,8 @@ ConsumerGroupDescribeResponse = Message(
                         Field("client_host", STRING),
                         Field("subscribed_topic_names", Array(STRING)),
                         Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
-                        Field("assignment", _assignment()),
-                        Field("target_assignment", _assignment()),
+                        Field("assignment", _assignment(), default=NO_ASSIGNMENT),
+                        Field("target_assignment", _assignment(), default=NO_ASSIGNMENT),
                         Field("member_type", INT8, "1+", default=-1),
                     ),
                 ),

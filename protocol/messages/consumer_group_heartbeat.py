@@ -7,6 +7,7 @@ Fields that did not change since the last heartbeat are sent as null.
 """
 
 from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Struct
 
 # The member epochs that are not epochs: join, leave, and a static member's temporary leave.
@@ -16,7 +17,7 @@ STATIC_LEAVE_EPOCH = -2
 
 
 def _topic_partitions() -> Array:
-    return Array(Field("topic_id", UUID), Field("partitions", Array(INT32)))
+    return Array(Field("topic_id", UUID, default=ZERO_UUID), Field("partitions", Array(INT32)))
 
 
 ConsumerGroupHeartbeatRequest = Message(

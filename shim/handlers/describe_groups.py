@@ -1,4 +1,7 @@
-"""DescribeGroups: state, protocol and members; member metadata and assignments only when Stable."""
+"""DescribeGroups: state, protocol and members; member metadata and assignments only when Stable.
+
+A KIP-848 consumer group is not a classic group: v0-5 describe it as Kafka does, Dead with no
+members (clients describe it with ConsumerGroupDescribe)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     operations = GROUP_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     described = []
     for group_id in request.groups:
+        if ctx.broker.consumer_groups.group(group_id) is not None:
+            described.append(
+                {"group_id": group_id, "group_state": "Dead", "authorized_operations": operations}
+            )
+            continue
         group = ctx.broker.groups.describe_group(group_id)
         described.append(
             {

@@ -41,17 +41,22 @@ def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]
     ]
 
 
+def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+    """v9+ members of a KIP-848 group name themselves and are fenced by member epoch."""
+    consumer_groups = ctx.broker.consumer_groups
+    if consumer_groups.group(group_id) is None:
+        return ErrorCode.NONE
+    return consumer_groups.validate_fetch(group_id, member_id, member_epoch) or ErrorCode.NONE
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     groups = ctx.broker.groups
     if ctx.api_version >= 8:
-        answers = [
-            {
-                "group_id": g.group_id,
-                "topics": _fetch_group(groups, g.group_id, g.topics, request.require_stable),
-                "error_code": ErrorCode.NONE,
-            }
-            for g in request.groups
-        ]
+        answers = []
+        for g in request.groups:
+            error = _member_error(ctx, g.group_id, g.member_id, g.member_epoch)
+            topics = [] if error else _fetch_group(groups, g.group_id, g.topics, request.require_stable)
+            answers.append({"group_id": g.group_id, "topics": topics, "error_code": error})
         return {"throttle_time_ms": 0, "groups": answers}
     topics = _fetch_group(groups, request.group_id, request.topics, request.require_stable)
     return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

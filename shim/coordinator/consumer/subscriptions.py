@@ -12,8 +12,6 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-import re2
-
 # Internal topics are never a subscription's: Kafka's consumers exclude them by default.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
@@ -22,14 +20,14 @@ class InvalidRegex(ValueError):
     pass
 
 
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # a client's bad pattern is its error, not a line in the broker's log
-
-
 @functools.lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> Any:
+    import re2  # 25 ms of import: paid by the first regex subscription, not by start-up
+
+    options = re2.Options()
+    options.log_errors = False  # a client's bad pattern is its error, not a line in the broker's log
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         raise InvalidRegex(
             f"SubscribedTopicRegex {pattern} is not a valid regular expression: {exc}"
