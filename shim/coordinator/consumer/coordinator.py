@@ -305,21 +305,20 @@ class ConsumerGroupCoordinator:
         used = {m.subscribed_topic_regex for m in group.members.values() if m.subscribed_topic_regex}
         for regex in list(group.resolved_regexes):
             if regex not in used:
-                del group.resolved_regexes[regex]
+                group.resolve(regex, None)
                 out.records.append(records.tombstone(kind.REGULAR_EXPRESSION, group.group_id, regex))
         if used:
             names = list(topics.names())
             for regex in sorted(used):
                 matched = subscriptions.matching(regex, names)
                 if group.resolved_regexes.get(regex) != matched:
-                    group.resolved_regexes[regex] = matched
+                    group.resolve(regex, matched)
                     out.records.append(
                         records.regular_expression(group.group_id, regex, matched, group.group_epoch + 1, now)
                     )
                     changed = True
-        subscribed = set().union(*group.subscriptions(list(group.members.values())).values())
         metadata: dict[str, TopicInfo] = {}
-        for name in subscribed:
+        for name in group.subscribed_topics():
             info = topics.by_name(name)
             if info is not None and info.partitions > 0:
                 metadata[name] = info
@@ -491,27 +490,26 @@ def _updated(member: ConsumerMember, request: HeartbeatRequest) -> ConsumerMembe
     regex = member.subscribed_topic_regex
     if request.subscribed_topic_regex is not None:
         regex = request.subscribed_topic_regex or None
-    return replace(
-        member,
-        instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
-        rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-        rebalance_timeout_ms=(
-            request.rebalance_timeout_ms
-            if request.rebalance_timeout_ms != -1
-            else member.rebalance_timeout_ms
+    names = request.subscribed_topic_names
+    changes = {
+        "instance_id": member.instance_id if request.instance_id is None else request.instance_id,
+        "rack_id": member.rack_id if request.rack_id is None else request.rack_id,
+        "rebalance_timeout_ms": (
+            member.rebalance_timeout_ms
+            if request.rebalance_timeout_ms == -1
+            else request.rebalance_timeout_ms
         ),
-        server_assignor=request.server_assignor
-        if request.server_assignor is not None
-        else member.server_assignor,
-        subscribed_topic_names=(
-            tuple(request.subscribed_topic_names)
-            if request.subscribed_topic_names is not None
-            else member.subscribed_topic_names
-        ),
-        subscribed_topic_regex=regex,
-        client_id=request.client_id,
-        client_host=request.client_host,
-    )
+        "server_assignor": member.server_assignor
+        if request.server_assignor is None
+        else request.server_assignor,
+        "subscribed_topic_names": member.subscribed_topic_names if names is None else tuple(names),
+        "subscribed_topic_regex": regex,
+        "client_id": request.client_id,
+        "client_host": request.client_host,
+    }
+    if all(getattr(member, name) == value for name, value in changes.items()):
+        return member  # the usual heartbeat: nothing to copy
+    return replace(member, **changes)  # type: ignore[arg-type]
 
 
 __all__ = ["ConsumerGroupCoordinator", "ConsumerGroupState", "Refused"]

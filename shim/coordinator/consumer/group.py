@@ -32,6 +32,7 @@ class ConsumerGroup:
         # The subscribed topics as last seen: a change of them bumps the group epoch.
         self.subscription_metadata: dict[str, TopicInfo] = {}
         self.resolved_regexes: dict[str, frozenset[str]] = {}  # regex -> matching topics
+        self._subscribed: frozenset[str] | None = None  # every member's topics, cached
         self._owner_epoch: dict[tuple[uuid.UUID, int], int] = {}  # partition -> holder's epoch
 
     @property
@@ -49,6 +50,11 @@ class ConsumerGroup:
 
     def put_member(self, member: ConsumerMember) -> None:
         old = self.members.get(member.member_id)
+        if old is None or (old.subscribed_topic_names, old.subscribed_topic_regex) != (
+            member.subscribed_topic_names,
+            member.subscribed_topic_regex,
+        ):
+            self._subscribed = None
         if old is not None:
             self._release(old)
         self.members[member.member_id] = member
@@ -61,6 +67,7 @@ class ConsumerGroup:
 
     def remove_member(self, member_id: str) -> ConsumerMember | None:
         member = self.members.pop(member_id, None)
+        self._subscribed = None
         if member is not None:
             self._release(member)
             if member.instance_id is not None and self.static_members.get(member.instance_id) == member_id:
@@ -88,6 +95,20 @@ class ConsumerGroup:
             | self.resolved_regexes.get(m.subscribed_topic_regex or "", frozenset())
             for m in members
         }
+
+    def resolve(self, regex: str, topics: frozenset[str] | None) -> None:
+        """Record what `regex` matches now (None: no member uses it any more)."""
+        if topics is None:
+            self.resolved_regexes.pop(regex, None)
+        else:
+            self.resolved_regexes[regex] = topics
+        self._subscribed = None
+
+    def subscribed_topics(self) -> frozenset[str]:
+        """Every topic some member subscribes to, by name or through its regex."""
+        if self._subscribed is None:
+            self._subscribed = frozenset().union(*self.subscriptions(list(self.members.values())).values())
+        return self._subscribed
 
     def preferred_assignor(self, default: str) -> str:
         """The assignor most members asked for (Kafka's rule), else the broker's default."""
