@@ -230,7 +230,11 @@ KAFKA_DEFAULT_DIFFERS = {
         "500: members learn of a rebalance at their next heartbeat, so a group converges in "
         "one or two intervals (bench/kip848_groups.py: join < 3 s, close < 1 s)",
     ),
-    "group.consumer.min.heartbeat.interval.ms": ("5000", "100: lets the interval go below Kafka's floor"),
+    "group.consumer.min.heartbeat.interval.ms": (
+        "5000",
+        "100: also the interval members of a group that is not Stable are asked for, so that "
+        "reconciliation's round trips do not each wait a full interval (a no-op with Kafka's values)",
+    ),
     "group.consumer.session.timeout.ms": (
         "45000",
         "10000: a SIGKILLed member's partitions move after 10 s instead of 45 s; 20 missed "

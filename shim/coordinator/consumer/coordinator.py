@@ -189,9 +189,14 @@ class ConsumerGroupCoordinator:
             ErrorCode.NONE,
             member_id=member_id,
             member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self.config.heartbeat_interval_ms,
+            heartbeat_interval_ms=self._interval(group),
             assignment=reconciled.assigned if full or changed else None,
         )
+
+    def _interval(self, group: ConsumerGroup) -> int:
+        if group.state == ConsumerGroupState.STABLE:
+            return self.config.heartbeat_interval_ms
+        return min(self.config.reconciling_heartbeat_interval_ms, self.config.heartbeat_interval_ms)
 
     def _member_for(
         self, group: ConsumerGroup, request: HeartbeatRequest, member_id: str

@@ -227,3 +227,11 @@ def test_replay_forgets_deleted_groups_and_members() -> None:
     emptied = ConsumerGroupCoordinator()
     emptied.load(driver.log, now=0)
     assert emptied.group(GROUP) is None
+
+
+def test_members_of_a_group_that_is_not_stable_heartbeat_at_the_lowest_interval() -> None:
+    driver = Driver(heartbeat_interval_ms=500, reconciling_heartbeat_interval_ms=100)
+    assert driver.join("a").heartbeat_interval_ms == 500
+    assert driver.join("b").heartbeat_interval_ms == 100  # a must first give partitions up
+    driver.settle(["a", "b"])
+    assert driver.beat("a", driver.epoch_of("a")).heartbeat_interval_ms == 500
