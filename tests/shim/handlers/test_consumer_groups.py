@@ -9,6 +9,7 @@ from typing import Any
 from kafka_shim.protocol.consumer_group_records import ConsumerGroupKey
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.handlers import (
+    api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
     describe_groups,
@@ -199,3 +200,13 @@ def test_a_group_id_is_classic_or_consumer() -> None:
     assert classic_join(harness, GROUP).error_code == 0  # an empty consumer group becomes classic
     assert harness.broker.consumer_groups.group(GROUP) is None
     assert harness.broker.topics.get(OFFSETS_TOPIC) is not None
+
+
+def test_the_consumer_protocol_can_be_turned_off() -> None:
+    def advertised(harness: Harness) -> set[int]:
+        return {k.api_key for k in harness.call(api_versions, 3, {}).api_keys}
+
+    assert {68, 69} <= advertised(new_harness())
+    classic_only = new_harness(rebalance_protocols=("classic",))
+    assert not {68, 69} & advertised(classic_only)
+    assert heartbeat(classic_only, "a", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
