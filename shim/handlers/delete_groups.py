@@ -1,9 +1,11 @@
-"""DeleteGroups: empty groups are deleted with their offsets; others are refused."""
+"""DeleteGroups: empty groups are deleted with their offsets; others are refused. A KIP-848
+consumer group's own records go too (its offsets are the classic coordinator's)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_groups import API
 from kafka_shim.shim.context import RequestContext
 
@@ -11,7 +13,15 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    results = ctx.broker.groups.delete_groups(request.groups_names, ctx.now_ms())
+    broker = ctx.broker
+    consumer: dict[str, ErrorCode] = {}
+    for group_id in request.groups_names:
+        if broker.consumer_groups.group(group_id) is not None:
+            consumer[group_id] = broker.apply(broker.consumer_groups.delete_empty(group_id))
+    classic = [g for g in request.groups_names if consumer.get(g) in (None, ErrorCode.NONE)]
+    results = broker.groups.delete_groups(classic, ctx.now_ms())
+    # A consumer group's answer is its own: without committed offsets it has no classic entry.
+    results.update(consumer)
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": g, "error_code": e} for g, e in results.items()],

@@ -12,6 +12,7 @@ from kafka_shim.shim.handlers import (
     api_versions,
     consumer_group_describe,
     consumer_group_heartbeat,
+    delete_groups,
     describe_groups,
     join_group,
     list_groups,
@@ -210,3 +211,19 @@ def test_the_consumer_protocol_can_be_turned_off() -> None:
     classic_only = new_harness(rebalance_protocols=("classic",))
     assert not {68, 69} & advertised(classic_only)
     assert heartbeat(classic_only, "a", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_delete_groups_on_consumer_groups() -> None:
+    harness = new_harness()
+    heartbeat(harness, "a", 0)
+    commit(harness, "a", 1)
+
+    def delete() -> int:
+        answer = harness.call(delete_groups, 2, {"groups_names": [GROUP]})
+        return int(answer.results[0].error_code)
+
+    assert delete() == ErrorCode.NON_EMPTY_GROUP
+    heartbeat(harness, "a", -1)
+    assert delete() == ErrorCode.NONE
+    assert harness.broker.consumer_groups.group(GROUP) is None and harness.broker.groups.group(GROUP) is None
+    assert delete() == ErrorCode.GROUP_ID_NOT_FOUND
