@@ -227,3 +227,24 @@ def test_delete_groups_on_consumer_groups() -> None:
     assert delete() == ErrorCode.NONE
     assert harness.broker.consumer_groups.group(GROUP) is None and harness.broker.groups.group(GROUP) is None
     assert delete() == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_an_empty_classic_group_becomes_a_consumer_group_with_its_offsets() -> None:
+    harness = new_harness()
+    assert classic_join(harness, GROUP).error_code == 0
+    harness.clock.now += 60_000  # the classic member's session expires: the group is Empty
+    harness.broker.tick(harness.clock.now)
+    admin_commit = {
+        "group_id": GROUP,
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "topics": [{"name": "t", "partitions": [{"partition_index": 2, "committed_offset": 11}]}],
+    }
+    assert harness.call(offset_commit, 7, admin_commit).topics[0].partitions[0].error_code == 0
+    assert heartbeat(harness, "a", 0).error_code == 0
+    fetched = harness.call(
+        offset_fetch,
+        9,
+        {"groups": [{"group_id": GROUP, "member_id": "a", "member_epoch": 1, "topics": None}]},
+    ).groups[0]
+    assert [(p.partition_index, p.committed_offset) for p in fetched.topics[0].partitions] == [(2, 11)]
