@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from compat.drivers import DRIVERS, Driver, DriverFailed
-from compat.schema import Command
+from compat.schema import Command, GroupProtocol
 from compat.targets import Broker, TargetUnavailable, start_target
 
 Status = Literal["pass", "fail", "n/a", "unavailable"]
@@ -44,6 +44,7 @@ class Context:
     observations: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. admin steps the client lacks
+    group_protocol: GroupProtocol = "classic"  # "consumer": members use KIP-848
 
     def name(self, kind: str) -> str:
         """A topic or group name unique to this run (never part of the observations)."""
@@ -51,6 +52,7 @@ class Context:
 
     def command(self, **fields: Any) -> Command:
         fields.setdefault("assignor", self.driver.default_assignor())
+        fields.setdefault("group_protocol", self.group_protocol)
         return Command(bootstrap=self.broker.bootstrap, **fields)
 
     def observe(self, key: str, value: Any) -> None:

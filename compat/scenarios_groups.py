@@ -41,26 +41,34 @@ def join_leave_crash(context: Context) -> None:
     """Three members join 1 s apart; one closes (LeaveGroup); one is SIGKILLed (session expiry)."""
     template = member_template(context, context.driver.default_assignor())
     context.observe("assignor", template.assignor)
+    join_leave_crash_of(context, template)
+
+
+def join_leave_crash_of(context: Context, template: Command, label: str = "") -> None:
+    """The phases of `join_leave_crash` for a group of `template`; `label` prefixes what is reported."""
     with GroupMembers(context.driver, template) as members:
         first_subscribe = members.start_staggered(["a", "b", "c"])
         joined = members.wait_converged(CONVERGE_DEADLINE_S)
-        context.timing("3 joined: all partitions owned, from first subscribe s", joined.at - first_subscribe)
-        context.observe("shares after joins", shares(joined))
-        context.observe("generations after joins", members.generations())
+        context.timing(
+            f"{label}3 joined: all partitions owned, from first subscribe s", joined.at - first_subscribe
+        )
+        context.observe(f"{label}shares after joins", shares(joined))
+        generations = members.generations()
+        context.observe(f"{label}generations after joins", generations)
 
         closed_at = time.time()
         members.close("a")
         after_close = members.wait_converged(CONVERGE_DEADLINE_S)
-        context.timing("1 left: survivors own all, from close s", after_close.at - closed_at)
-        context.observe("shares after leave", shares(after_close))
+        context.timing(f"{label}1 left: survivors own all, from close s", after_close.at - closed_at)
+        context.observe(f"{label}shares after leave", shares(after_close))
 
         killed_at = time.time()
         members.kill("b")
         after_kill = members.wait_converged(CONVERGE_DEADLINE_S)
-        context.timing("1 crashed: survivor owns all, from SIGKILL s", after_kill.at - killed_at)
-        context.observe("shares after crash", shares(after_kill))
-        context.observe("generations after crash", members.generations())
-        assert_generations_rise(members.generations(), context.observations["generations after joins"])
+        context.timing(f"{label}1 crashed: survivor owns all, from SIGKILL s", after_kill.at - killed_at)
+        context.observe(f"{label}shares after crash", shares(after_kill))
+        context.observe(f"{label}generations after crash", members.generations())
+        assert_generations_rise(members.generations(), generations)
 
 
 def assert_generations_rise(later: list[int | None], earlier: list[int | None]) -> None:

@@ -17,6 +17,9 @@ Commands (field `op`):
 - ``member``: join `group` and stay in it, emitting ``assignment`` after every change of the
   owned partitions, until stdin yields the line ``close`` (or EOF): then close cleanly
   (LeaveGroup where the client sends one) and emit ``closed``.
+  With `group_protocol` "consumer" the member uses KIP-848 (``group.protocol=consumer``,
+  `assignor` as ``group.remote.assignor``: "uniform" or "range"); with `topic_pattern` it
+  subscribes to that regular expression (resolved by the broker) instead of `topic`.
 - ``swarm``: many ``member``s in this one process (threads or tasks, so hundreds fit on a
   small machine): `groups` groups named ``{group}-{i}`` of `members` members each, all
   subscribed to `topic`. Every ``assignment`` and ``closed`` carries ``member``
@@ -63,7 +66,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "acls"]
-Assignor = Literal["range", "roundrobin", "cooperative-sticky"]
+Assignor = Literal["range", "roundrobin", "cooperative-sticky", "uniform"]
+GroupProtocol = Literal["classic", "consumer"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class Command:
     other_group: str = ""
     groups: int = 1
     members: int = 1
+    group_protocol: GroupProtocol = "classic"
+    topic_pattern: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -32,7 +32,7 @@ from typing import Any
 from construct import Construct, Container
 
 from kafka_shim.protocol import types as t
-from kafka_shim.protocol.schema import FieldsConstruct
+from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint
 
 # What malformed bytes raise inside generated parsers: struct.error and
@@ -359,6 +359,14 @@ class _Generator:
         elif isinstance(con, FieldsConstruct):
             self.flush_reads(fn, run, ind)
             self.parse_fields(fn, con, var, path, ind)
+        elif isinstance(con, NullableStructConstruct):
+            marker = self.name("m")
+            run.add("b", marker)
+            self.flush_reads(fn, run, ind)
+            fn.add(ind, f"if {marker} < 0:")
+            fn.add(ind + 1, f"{var} = None")
+            fn.add(ind, "else:")
+            self.parse_fields(fn, con._struct, var, path, ind + 1)
         else:
             raise Unsupported(type(con).__name__)
 
@@ -450,6 +458,16 @@ class _Generator:
                 var = self.name("o")
                 fn.add(ind, f"{var} = {value}")
             self.build_fields(fn, con, var, path, ind)
+            return
+        if isinstance(con, NullableStructConstruct):
+            self.flush_writes(fn, run, ind)
+            var = self.name("o")
+            fn.add(ind, f"{var} = {value}")
+            fn.add(ind, f"if {var} is None:")
+            fn.add(ind + 1, "ap(b'\\xff')")
+            fn.add(ind, "else:")
+            fn.add(ind + 1, "ap(b'\\x01')")
+            self.build_fields(fn, con._struct, var, path, ind + 1)
             return
         if not isinstance(con, t.Sized | t.ArrayConstruct):
             raise Unsupported(type(con).__name__)

@@ -19,6 +19,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kafka_shim.protocol import consumer_group_records as consumer
+from kafka_shim.protocol.consumer_group_records import ConsumerGroupKey, ConsumerGroupValue
 from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.protocol.schema import BYTES, INT32, INT64, STRING, Array, Field, Message
 from kafka_shim.protocol.types import ProtocolError
@@ -124,8 +126,9 @@ class GroupValue:
     members: tuple[MemberValue, ...] = ()
 
 
-Key = OffsetKey | GroupKey
-Value = OffsetValue | GroupValue
+# KIP-848 consumer groups' records (keys 3-8 and 16) are declared in protocol.consumer_group_records.
+Key = OffsetKey | GroupKey | ConsumerGroupKey
+Value = OffsetValue | GroupValue | ConsumerGroupValue
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,12 +169,18 @@ def encode_key(key: Key) -> bytes:
     if isinstance(key, OffsetKey):
         fields = {"group": key.group, "topic": key.topic, "partition": key.partition}
         return _versioned(OffsetCommitKey, OFFSET_KEY_VERSION, fields)
+    if isinstance(key, ConsumerGroupKey):
+        return consumer.encode_key(key)
     return _versioned(GroupMetadataKey, GROUP_KEY_VERSION, {"group": key.group})
 
 
-def encode_value(value: Value | None) -> bytes | None:
+def encode_value(value: Value | None, key: Key | None = None) -> bytes | None:
+    """`key` is needed only for a consumer-group value, whose format its key's type decides."""
     if value is None:
         return None
+    if isinstance(value, ConsumerGroupValue):
+        assert isinstance(key, ConsumerGroupKey)
+        return consumer.encode_value(key.record_type, value)
     if isinstance(value, OffsetValue):
         expiring = value.expire_timestamp is not None
         fields = {
@@ -205,6 +214,8 @@ def decode_key(data: bytes) -> Key:
         return OffsetKey(parsed.group, parsed.topic, parsed.partition)
     if version in GroupMetadataKey.versions:
         return GroupKey(GroupMetadataKey.parse(body, version).group)
+    if version in consumer.KEYS:
+        return consumer.decode_key(version, body)
     raise ProtocolError(f"unknown __consumer_offsets key version {version}")
 
 
@@ -216,13 +227,15 @@ def decode_value(key: Key, data: bytes | None) -> Value | None:
         v = OffsetCommitValue.parse(body, version)
         expiry = None if v.expire_timestamp == NO_EXPIRY else v.expire_timestamp
         return OffsetValue(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp, expiry)
+    if isinstance(key, ConsumerGroupKey):
+        return consumer.decode_value(key.record_type, version, body)
     g = GroupMetadataValue.parse(body, version)
     members = tuple(MemberValue(**{name: m[name] for name in MemberValue.__slots__}) for m in g.members)
     return GroupValue(g.protocol_type, g.generation, g.protocol, g.leader, g.current_state_timestamp, members)
 
 
 def encode_record(record: OffsetsRecord) -> tuple[bytes, bytes | None]:
-    return encode_key(record.key), encode_value(record.value)
+    return encode_key(record.key), encode_value(record.value, record.key)
 
 
 def decode_record(key: bytes | None, value: bytes | None) -> OffsetsRecord:

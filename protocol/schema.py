@@ -176,16 +176,41 @@ class Field:
 
 
 class Struct(FieldType):
+    """A struct field (Kafka's `"type": "Assignment"` with its own fields). Nullable ones are
+    preceded by an int8, -1 for null and 1 for present, as Kafka writes them."""
+
     def __init__(self, fields: Iterable[Field]) -> None:
         self.fields = list(fields)
         self.default = None
-        self._cache: dict[tuple[int, bool], Construct] = {}
+        self._cache: dict[tuple[int, bool, bool], Construct] = {}
 
     def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
-        key = (version, flexible)
+        key = (version, flexible, nullable)
         if key not in self._cache:
-            self._cache[key] = FieldsConstruct(self.fields, version, flexible)
+            con = FieldsConstruct(self.fields, version, flexible)
+            self._cache[key] = NullableStructConstruct(con) if nullable else con
         return self._cache[key]
+
+
+class NullableStructConstruct(Construct):  # type: ignore[misc]
+    """A nullable struct: an int8 presence marker (-1 null, 1 present), then the struct."""
+
+    def __init__(self, struct: Construct) -> None:
+        super().__init__()
+        self._struct = struct
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        marker = t.INT8._parse(stream, context, path)
+        if marker < 0:
+            return None
+        return self._struct._parse(stream, context, path)
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            t.INT8._build(-1, stream, context, path)
+            return obj
+        t.INT8._build(1, stream, context, path)
+        return self._struct._build(obj, stream, context, path)
 
 
 class FieldsConstruct(Construct):  # type: ignore[misc]

@@ -5,11 +5,20 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
+from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
+from kafka_shim.shim.coordinator.consumer import (
+    ConsumerGroupConfig,
+    ConsumerGroupCoordinator,
+    Result,
+    TopicInfo,
+)
+from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import StorageStartupError
@@ -18,6 +27,8 @@ from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.topics import TopicStore
+
+T = TypeVar("T")
 
 
 def new_cluster_id() -> str:
@@ -74,10 +85,18 @@ class Broker:
         # The coordinator's records go to __consumer_offsets (appended before the
         # call that made them answers); start-up replays them: one write and one recovery path.
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
-        self.groups.load(self.offsets_log.replay(), clock())
+        replayed = list(self.offsets_log.replay())
+        self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), clock())
         self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
+        # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
+        # consumer group's offsets live in an empty classic entry of the same id, so commits,
+        # fetches, retention and the offsets log are shared). Its timers are kept here.
+        self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_broker(config))
+        self.consumer_topics = StoreTopics(self.topics)
+        self._consumer_deadlines = Deadlines()
+        self.apply(self.consumer_groups.load(replayed, clock()))
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
@@ -97,10 +116,52 @@ class Broker:
             on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
         )
 
+    def apply(self, result: Result[T]) -> T:
+        """Carry out a consumer-group call's result: its records are appended (under the fsync
+        policy) before its answer is returned, and its timers are set."""
+        if result.records:
+            self.offsets_log.append(result.records, self.clock())
+        for key, at in result.timers:
+            if at is None:
+                self._consumer_deadlines.cancel(key)
+            else:
+                self._consumer_deadlines.schedule(key, at)
+        return result.response
+
+    def next_deadline(self) -> int | None:
+        """The earliest deadline of either coordinator (the server's timer loop sleeps until it)."""
+        deadlines = [
+            d for d in (self.groups.next_deadline(), self._consumer_deadlines.earliest()) if d is not None
+        ]
+        return min(deadlines, default=None)
+
+    def tick(self, now: int) -> None:
+        self.groups.tick(now)
+        while (key := self._consumer_deadlines.pop_due(now)) is not None:
+            self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
         if self.storage is not None:
             self.storage.close()
+
+
+class StoreTopics:
+    """The topic store as the consumer-group coordinator reads it (coordinator.consumer.Topics)."""
+
+    def __init__(self, store: TopicStore) -> None:
+        self._store = store
+
+    def by_name(self, name: str) -> TopicInfo | None:
+        topic = self._store.get(name)
+        return None if topic is None else TopicInfo(topic.topic_id, topic.name, len(topic.partitions))
+
+    def by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
+        topic = self._store.get_by_id(topic_id)
+        return None if topic is None else TopicInfo(topic.topic_id, topic.name, len(topic.partitions))
+
+    def names(self) -> Iterable[str]:
+        return [topic.name for topic in self._store]
 
 
 def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:

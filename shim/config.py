@@ -53,6 +53,22 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 
 INT_MAX = 2**31 - 1
 
+SERVER_ASSIGNORS = ("uniform", "range")
+REBALANCE_PROTOCOLS = ("classic", "consumer")
+
+
+def _names_list(allowed: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
+    """A comma-separated list of names out of `allowed` (Kafka also takes the assignors'
+    class names: the simple ones are what the assignors call themselves)."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip().rsplit(".", 1)[-1].removesuffix("Assignor").lower() for n in text.split(","))
+        if not names or any(n not in allowed for n in names):
+            raise ValueError(f"expected a list of {', '.join(allowed)}")
+        return names
+
+    return parse
+
 
 # Kafka's built-in authorizer under its KRaft and its ZooKeeper-era class name; "" is no
 # authorization at all, Kafka's default.
@@ -125,6 +141,17 @@ class BrokerConfig:
     authorizer_class_name: str = ""  # "": no authorization (AUTHORIZER_CLASS_NAMES)
     super_users: str = ""
     allow_everyone_if_no_acl_found: bool = False
+    # KIP-848 consumer groups (group.consumer.*): see KAFKA_DEFAULT_DIFFERS for the dev defaults.
+    rebalance_protocols: tuple[str, ...] = ("classic", "consumer")
+    consumer_heartbeat_interval_ms: int = 500
+    consumer_min_heartbeat_interval_ms: int = 100
+    consumer_max_heartbeat_interval_ms: int = 15_000
+    consumer_session_timeout_ms: int = 10_000
+    consumer_min_session_timeout_ms: int = 1_000
+    consumer_max_session_timeout_ms: int = 60_000
+    consumer_max_size: int = INT_MAX
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")
+    consumer_migration_policy: str = "bidirectional"
 
     def effective_listeners(self) -> str:
         if self.listeners is not None:
@@ -165,6 +192,8 @@ class BrokerConfig:
             value = self.effective_listeners()
         elif name == "advertised.listeners":
             value = self.effective_advertised_listeners() or self.effective_listeners()
+        if isinstance(value, tuple):  # a list config
+            return ",".join(value)
         return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -203,6 +232,19 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
     "authorizer.class.name": ("authorizer_class_name", _authorizer_class),
     "super.users": ("super_users", _principals),
     "allow.everyone.if.no.acl.found": ("allow_everyone_if_no_acl_found", _bool),
+    "group.coordinator.rebalance.protocols": ("rebalance_protocols", _names_list(REBALANCE_PROTOCOLS)),
+    "group.consumer.heartbeat.interval.ms": ("consumer_heartbeat_interval_ms", _int_at_least(1)),
+    "group.consumer.min.heartbeat.interval.ms": ("consumer_min_heartbeat_interval_ms", _int_at_least(1)),
+    "group.consumer.max.heartbeat.interval.ms": ("consumer_max_heartbeat_interval_ms", _int_at_least(1)),
+    "group.consumer.session.timeout.ms": ("consumer_session_timeout_ms", _int_at_least(1)),
+    "group.consumer.min.session.timeout.ms": ("consumer_min_session_timeout_ms", _int_at_least(1)),
+    "group.consumer.max.session.timeout.ms": ("consumer_max_session_timeout_ms", _int_at_least(1)),
+    "group.consumer.max.size": ("consumer_max_size", _int_at_least(1)),
+    "group.consumer.assignors": ("consumer_assignors", _names_list(SERVER_ASSIGNORS)),
+    "group.consumer.migration.policy": (
+        "consumer_migration_policy",
+        _choice("bidirectional", "upgrade", "downgrade", "disabled"),
+    ),
     "broker.id": ("node_id", _int_at_least(0)),
     "node.id": ("node_id", _int_at_least(0)),
 }
@@ -213,6 +255,22 @@ KAFKA_DEFAULT_DIFFERS = {
         "3000",
         "0: a local broker should form a group as soon as its members have joined",
     ),
+    "group.consumer.heartbeat.interval.ms": (
+        "5000",
+        "500: members learn of a rebalance at their next heartbeat, so a group converges in "
+        "one or two intervals (bench/kip848_groups.py: join < 3 s, close < 1 s)",
+    ),
+    "group.consumer.min.heartbeat.interval.ms": (
+        "5000",
+        "100: also the interval members of a group that is not Stable are asked for, so that "
+        "reconciliation's round trips do not each wait a full interval (a no-op with Kafka's values)",
+    ),
+    "group.consumer.session.timeout.ms": (
+        "45000",
+        "10000: a SIGKILLed member's partitions move after 10 s instead of 45 s; 20 missed "
+        "heartbeats at the dev interval",
+    ),
+    "group.consumer.min.session.timeout.ms": ("45000", "1000: lets the timeout go below Kafka's floor"),
     "offsets.topic.num.partitions": (
         "50",
         "1: one broker gains nothing from spreading groups; the first group on disk starts in "
@@ -234,8 +292,36 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
     result = replace(config, **changes)
     if result.min_session_timeout_ms > result.max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+    _check_consumer_group_bounds(result)
     result.listener_endpoints()
     return result
+
+
+def _check_consumer_group_bounds(config: BrokerConfig) -> None:
+    """Kafka's GroupCoordinatorConfig checks: each value within its min and max, and a
+    heartbeat interval shorter than the session timeout."""
+    for name, low, value, high in (
+        (
+            "group.consumer.heartbeat.interval.ms",
+            config.consumer_min_heartbeat_interval_ms,
+            config.consumer_heartbeat_interval_ms,
+            config.consumer_max_heartbeat_interval_ms,
+        ),
+        (
+            "group.consumer.session.timeout.ms",
+            config.consumer_min_session_timeout_ms,
+            config.consumer_session_timeout_ms,
+            config.consumer_max_session_timeout_ms,
+        ),
+    ):
+        if not low <= value <= high:
+            raise ConfigError(f"{name} must be between its min ({low}) and max ({high}), got {value}")
+    if config.consumer_heartbeat_interval_ms >= config.consumer_session_timeout_ms:
+        raise ConfigError(
+            "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"
+        )
+    if "classic" not in config.rebalance_protocols:
+        raise ConfigError("group.coordinator.rebalance.protocols must contain classic")
 
 
 def parse_assignment(text: str) -> tuple[str, str]:

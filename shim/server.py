@@ -285,19 +285,19 @@ class Server:
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
         task sleeps for by scheduling something new; wake it only then."""
-        deadline = self.broker.groups.next_deadline()
+        deadline = self.broker.next_deadline()
         if deadline is not None and deadline < self._timer_sleeps_until:
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
-        groups = self.broker.groups
+        broker = self.broker
         while True:
-            deadline = groups.next_deadline()
+            deadline = broker.next_deadline()
             self._timer_sleeps_until = math.inf if deadline is None else deadline
-            timeout = (self._timer_sleeps_until - self.broker.clock()) / 1000
+            timeout = (self._timer_sleeps_until - broker.clock()) / 1000
             if timeout > 0:
                 await self.timers_changed.wait(timeout)
-            groups.tick(self.broker.clock())
+            broker.tick(broker.clock())
 
     async def _serve_connection(self, listener: BoundListener, stream: trio.SocketStream) -> None:
         try:

@@ -28,9 +28,17 @@ def group_consumer(command: Command) -> Consumer:
         "group.id": command.group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
-        "session.timeout.ms": command.session_timeout_ms,
-        "partition.assignment.strategy": command.assignor,
     }
+    if command.group_protocol == "consumer":
+        # KIP-848: the broker assigns and times sessions; librdkafka refuses the classic settings.
+        config.update({"group.protocol": "consumer", "group.remote.assignor": command.assignor})
+    else:
+        config.update(
+            {
+                "session.timeout.ms": command.session_timeout_ms,
+                "partition.assignment.strategy": command.assignor,
+            }
+        )
     if command.group_instance_id:
         config["group.instance.id"] = command.group_instance_id
     return Consumer(config)
@@ -105,8 +113,8 @@ class ConfluentOps:
     def member(self, command: Command, stop: threading.Event) -> None:
         tracker = AssignmentTracker()
         consumer = group_consumer(command)
-        # Cooperative rebalances hand over increments; eager ones replace the whole set.
-        cooperative = command.assignor == "cooperative-sticky"
+        # Cooperative and KIP-848 rebalances hand over increments; eager ones replace the whole set.
+        cooperative = command.assignor == "cooperative-sticky" or command.group_protocol == "consumer"
 
         def on_assign(_consumer: Consumer, partitions: list[TopicPartition]) -> None:
             owned = (tp.partition for tp in partitions)
@@ -119,7 +127,9 @@ class ConfluentOps:
             tracker.remove(tp.partition for tp in partitions)
 
         emit("subscribing", group=command.group)
-        consumer.subscribe([command.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
+        # librdkafka takes a subscription starting with ^ as a regular expression.
+        subscription = f"^{command.topic_pattern}" if command.topic_pattern else command.topic
+        consumer.subscribe([subscription], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_revoke)
         while not stop.is_set():
             message = consumer.poll(0.1)
             if message is not None and message.error():

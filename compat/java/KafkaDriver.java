@@ -30,6 +30,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.consumer.RoundRobinAssignor;
+import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -109,13 +110,19 @@ public final class KafkaDriver {
         props.put("group.id", command.group);
         props.put("auto.offset.reset", "earliest");
         props.put("enable.auto.commit", "false");
-        props.put("session.timeout.ms", String.valueOf(command.sessionTimeoutMs));
-        props.put("partition.assignment.strategy", switch (command.assignor) {
-            case "range" -> RangeAssignor.class.getName();
-            case "roundrobin" -> RoundRobinAssignor.class.getName();
-            case "cooperative-sticky" -> CooperativeStickyAssignor.class.getName();
-            default -> throw new IllegalArgumentException("unknown assignor " + command.assignor);
-        });
+        if (command.groupProtocol.equals("consumer")) {
+            // KIP-848: the broker assigns and times sessions; the client refuses the classic settings.
+            props.put("group.protocol", "consumer");
+            props.put("group.remote.assignor", command.assignor);
+        } else {
+            props.put("session.timeout.ms", String.valueOf(command.sessionTimeoutMs));
+            props.put("partition.assignment.strategy", switch (command.assignor) {
+                case "range" -> RangeAssignor.class.getName();
+                case "roundrobin" -> RoundRobinAssignor.class.getName();
+                case "cooperative-sticky" -> CooperativeStickyAssignor.class.getName();
+                default -> throw new IllegalArgumentException("unknown assignor " + command.assignor);
+            });
+        }
         if (command.groupInstanceId != null) {
             props.put("group.instance.id", command.groupInstanceId);
         }
@@ -280,7 +287,12 @@ public final class KafkaDriver {
             }
         };
         emit("subscribing", labelled(Map.of("group", command.group)));
-        consumer.subscribe(List.of(command.topic), listener);
+        if (command.topicPattern != null) {
+            // Resolved by the broker (RE2/J), as KIP-848 subscriptions by pattern are.
+            consumer.subscribe(new SubscriptionPattern(command.topicPattern), listener);
+        } else {
+            consumer.subscribe(List.of(command.topic), listener);
+        }
         try {
             while (!stop.get()) {
                 try {
@@ -528,6 +540,8 @@ public final class KafkaDriver {
         final String otherGroup;
         final int groups;
         final int members;
+        final String groupProtocol;
+        final String topicPattern;
         private final Map<String, Object> json;
 
         Command(Map<String, Object> json) {
@@ -547,6 +561,8 @@ public final class KafkaDriver {
             otherGroup = (String) json.getOrDefault("other_group", "");
             groups = ((Number) json.getOrDefault("groups", 1)).intValue();
             members = ((Number) json.getOrDefault("members", 1)).intValue();
+            groupProtocol = (String) json.getOrDefault("group_protocol", "classic");
+            topicPattern = (String) json.get("topic_pattern");
         }
 
         /** This command as one swarm member's: its own group and client id. */

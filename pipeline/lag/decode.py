@@ -20,7 +20,13 @@ def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     not know (a newer Kafka's key versions) are kept as `unknown`, not fatal."""
     from construct import ConstructError
 
-    from kafka_shim.protocol.offsets_records import GroupKey, GroupValue, OffsetValue, decode_record
+    from kafka_shim.protocol.offsets_records import (
+        GroupKey,
+        GroupValue,
+        OffsetKey,
+        OffsetValue,
+        decode_record,
+    )
     from kafka_shim.protocol.types import ProtocolError
 
     try:
@@ -36,6 +42,8 @@ def decode_record(key: bytes | None, value: bytes | None) -> dict[str, Any]:
             row.update(members=len(v.members), state_ms=state_ms)
         return row
     k = record.key
+    if not isinstance(k, OffsetKey):  # a KIP-848 consumer group's membership record
+        return {"kind": UNKNOWN}
     row = {"kind": OFFSET, "group": k.group, "topic": k.topic, "partition": k.partition}
     if isinstance(record.value, OffsetValue):
         row.update(committed=record.value.offset, commit_ms=record.value.commit_timestamp)

@@ -19,5 +19,13 @@ def supported_ranges() -> list[dict[str, int]]:
     ]
 
 
+# ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only while
+# group.coordinator.rebalance.protocols includes "consumer".
+CONSUMER_GROUP_APIS = frozenset({68, 69})
+
+
 async def handle(ctx: RequestContext, request: Any) -> Mapping[str, Any]:
-    return {"error_code": ErrorCode.NONE, "api_keys": supported_ranges(), "throttle_time_ms": 0}
+    ranges = supported_ranges()
+    if "consumer" not in ctx.broker.config.rebalance_protocols:
+        ranges = [r for r in ranges if r["api_key"] not in CONSUMER_GROUP_APIS]
+    return {"error_code": ErrorCode.NONE, "api_keys": ranges, "throttle_time_ms": 0}

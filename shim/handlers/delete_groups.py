@@ -1,4 +1,5 @@
-"""DeleteGroups: empty groups are deleted with their offsets; others are refused."""
+"""DeleteGroups: empty groups are deleted with their offsets; others are refused. A KIP-848
+consumer group's own records go too (its offsets are the classic coordinator's)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,20 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    broker = ctx.broker
     deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
-    allowed = [g for g in request.groups_names if g in deletable]
-    results = ctx.broker.groups.delete_groups(allowed, ctx.now_ms()) if allowed else {}
     refused = dict.fromkeys(
         (g for g in request.groups_names if g not in deletable), ErrorCode.GROUP_AUTHORIZATION_FAILED
     )
+    allowed = [g for g in request.groups_names if g in deletable]
+    consumer: dict[str, ErrorCode] = {}
+    for group_id in allowed:
+        if broker.consumer_groups.group(group_id) is not None:
+            consumer[group_id] = broker.apply(broker.consumer_groups.delete_empty(group_id))
+    classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
+    results = broker.groups.delete_groups(classic, ctx.now_ms()) if classic else {}
+    # A consumer group's answer is its own: without committed offsets it has no classic entry.
+    results.update(consumer)
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": g, "error_code": e} for g, e in (results | refused).items()],

@@ -1,4 +1,7 @@
-"""DescribeGroups: state, protocol and members; member metadata and assignments only when Stable."""
+"""DescribeGroups: state, protocol and members; member metadata and assignments only when Stable.
+
+A KIP-848 consumer group is not a classic group: v0-5 describe it as Kafka does, Dead with no
+members (clients describe it with ConsumerGroupDescribe)."""
 
 from __future__ import annotations
 
@@ -29,6 +32,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     for group_id in request.groups:
         if group_id not in allowed:
             described.append(_refused(group_id))
+            continue
+        if ctx.broker.consumer_groups.group(group_id) is not None:
+            # Kafka up to DescribeGroups v5 answers Dead for a consumer group.
+            operations = AUTHORIZED_OPERATIONS_OMITTED
+            if request.include_authorized_operations:
+                operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
+            described.append(
+                {"group_id": group_id, "group_state": "Dead", "authorized_operations": operations}
+            )
             continue
         group = ctx.broker.groups.describe_group(group_id)
         operations = AUTHORIZED_OPERATIONS_OMITTED

@@ -33,6 +33,19 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return _refused(version)
+    broker = ctx.broker
+    consumer_group = broker.consumer_groups.group(request.group_id)
+    if consumer_group is not None:
+        if consumer_group.members:
+            # Classic members inside a consumer group (KIP-848's online migration) are not
+            # supported: refused as Kafka refuses a join it cannot take.
+            refused = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+            return {
+                "error_code": refused,
+                "member_id": request.member_id,
+                "protocol_name": None if version >= 7 else "",
+            }
+        broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
     join = JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,

@@ -1,4 +1,4 @@
-"""ListGroups: every group (v4+ filtered by state, v5+ by type; all groups here are classic)."""
+"""ListGroups: every group, classic and consumer (v4+ filtered by state, v5+ by type)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,27 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_groups import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import GroupListing
 
 __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    listings = ctx.broker.groups.list_groups(request.states_filter, request.types_filter)
+    broker = ctx.broker
+    consumer_groups = {g.group_id: g for g in broker.consumer_groups.groups()}
+    # A consumer group's offsets sit in an empty classic entry of the same id: not a group of its own.
+    listings = [
+        g
+        for g in broker.groups.list_groups(request.states_filter, request.types_filter)
+        if g.group_id not in consumer_groups
+    ]
+    states = {s.lower() for s in request.states_filter}
+    if not request.types_filter or "consumer" in {t.lower() for t in request.types_filter}:
+        listings += [
+            GroupListing(g.group_id, "consumer", g.state.value, "consumer")
+            for g in consumer_groups.values()
+            if not states or g.state.value.lower() in states
+        ]
     # DESCRIBE on the cluster lists every group; else those the principal may describe, unlogged.
     describe = AclOperation.DESCRIBE
     if not ctx.authorized_names(describe, ResourceType.CLUSTER, (CLUSTER_NAME,), log_denied=False):

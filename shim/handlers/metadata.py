@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.metadata import API, AUTHORIZED_OPERATIONS_OMITTED, ZERO_UUID
+from kafka_shim.protocol.messages.metadata import (
+    API,
+    AUTHORIZED_OPERATIONS_OMITTED,
+    ZERO_UUID,
+)
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.context import RequestContext
@@ -66,7 +70,8 @@ def _resolve(
     if requested.name is None and ctx.api_version < 12:
         # v10-11 parse a null name but cannot answer one: only v12 looks topics up by id.
         return {"error_code": ErrorCode.INVALID_REQUEST, "name": "", "topic_id": requested.topic_id}
-    if requested.name is None:  # v12: by id alone
+    if requested.name is None or (ctx.api_version >= 12 and requested.topic_id != ZERO_UUID):
+        # v12: by id (the Java client sends an empty name beside the id, as Kafka allows).
         found = topics.get_by_id(requested.topic_id)
         if found is None:
             return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": requested.topic_id}

@@ -21,6 +21,16 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
+def _consumer_group_error(ctx: RequestContext, request: Any) -> ErrorCode | None:
+    """A KIP-848 group's commits are fenced by member epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
+    groups = ctx.broker.consumer_groups
+    if groups.group(request.group_id) is None:
+        return None
+    return groups.validate_commit(
+        request.group_id, request.member_id, request.generation_id_or_member_epoch, ctx.api_version
+    )
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     now = ctx.now_ms()
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
@@ -51,13 +61,19 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 commits[tp] = OffsetCommit(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
                 )
-    if commits:
+    consumer_error = _consumer_group_error(ctx, request)
+    if consumer_error is not None:
+        errors.update(dict.fromkeys(commits, consumer_error))
+    elif commits:
+        consumer_group = ctx.broker.consumer_groups.group(request.group_id) is not None
         commit = CommitRequest(
             group_id=request.group_id,
             offsets=commits,
-            generation_id=request.generation_id_or_member_epoch,
-            member_id=request.member_id,
-            group_instance_id=request.group_instance_id,
+            # A consumer group's offsets are kept in an empty classic entry, committed as an
+            # admin tool would once the member epoch has been checked.
+            generation_id=-1 if consumer_group else request.generation_id_or_member_epoch,
+            member_id="" if consumer_group else request.member_id,
+            group_instance_id=None if consumer_group else request.group_instance_id,
         )
         errors.update(ctx.broker.groups.commit_offsets(commit, now))
     return {

@@ -70,9 +70,20 @@ def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]
     ]
 
 
+def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
+    """v9+ members of a KIP-848 group name themselves and are fenced by member epoch."""
+    consumer_groups = ctx.broker.consumer_groups
+    if consumer_groups.group(group_id) is None:
+        return ErrorCode.NONE
+    return consumer_groups.validate_fetch(group_id, member_id, member_epoch) or ErrorCode.NONE
+
+
 def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
         return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    error = _member_error(ctx, group.group_id, group.member_id, group.member_epoch)
+    if error:
+        return {"group_id": group.group_id, "topics": [], "error_code": error}
     topics = _fetch_group(ctx, group.group_id, group.topics, require_stable)
     return {"group_id": group.group_id, "topics": topics, "error_code": ErrorCode.NONE}
 

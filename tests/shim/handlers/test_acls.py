@@ -540,3 +540,23 @@ def test_write_txn_markers_needs_cluster_action(h: Harness) -> None:
     create(h, creation(CLUSTER, CLUSTER_NAME, AclOperation.CLUSTER_ACTION))
     written = as_alice(h, 27, 1, {"markers": [marker]}).markers[0].topics[0].partitions[0]
     assert written.error_code == ErrorCode.NONE
+
+
+def test_consumer_group_heartbeat_needs_read_on_the_group(h: Harness) -> None:
+    beat = {
+        "member_id": "m-1",
+        "member_epoch": 0,
+        "rebalance_timeout_ms": 30_000,
+        "subscribed_topic_names": ["A"],
+        "topic_partitions": [],
+    }
+    assert as_alice(h, 68, 1, {**beat, "group_id": "G"}).error_code == ErrorCode.NONE
+    assert as_alice(h, 68, 1, {**beat, "group_id": "H"}).error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert h.broker.consumer_groups.group("H") is None
+
+
+def test_consumer_group_describe_needs_describe_on_the_group(h: Harness) -> None:
+    request = {"group_ids": ["G", "H"], "include_authorized_operations": True}
+    answered = {g.group_id: g.error_code for g in as_alice(h, 69, 1, request).groups}
+    assert answered["H"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert answered["G"] != ErrorCode.GROUP_AUTHORIZATION_FAILED

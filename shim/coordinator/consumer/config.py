@@ -1,0 +1,35 @@
+"""The consumer-group coordinator's settings (Kafka's `group.consumer.*` broker configs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kafka_shim.shim.config import BrokerConfig
+
+UNIFORM, RANGE = "uniform", "range"
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    heartbeat_interval_ms: int = 500
+    # While its group is not Stable a member is asked to heartbeat this often instead (the
+    # lowest interval the broker allows): reconciliation takes a few round trips, and each
+    # waits for a heartbeat. With Kafka's settings (min = interval = 5000) nothing changes.
+    reconciling_heartbeat_interval_ms: int = 100
+    session_timeout_ms: int = 10_000
+    max_size: int = 2**31 - 1
+    assignors: tuple[str, ...] = (UNIFORM, RANGE)  # the first is the default
+
+    @property
+    def default_assignor(self) -> str:
+        return self.assignors[0]
+
+    @classmethod
+    def from_broker(cls, config: BrokerConfig) -> ConsumerGroupConfig:
+        return cls(
+            heartbeat_interval_ms=config.consumer_heartbeat_interval_ms,
+            reconciling_heartbeat_interval_ms=config.consumer_min_heartbeat_interval_ms,
+            session_timeout_ms=config.consumer_session_timeout_ms,
+            max_size=config.consumer_max_size,
+            assignors=config.consumer_assignors,
+        )

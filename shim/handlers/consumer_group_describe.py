@@ -1,0 +1,83 @@
+"""ConsumerGroupDescribe: a KIP-848 group's epochs, assignor, members and their current and
+target assignments. A classic group is GROUP_ID_NOT_FOUND here, as in Kafka (admin clients
+then fall back to DescribeGroups)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.consumer_group_describe import (
+    API,
+    AUTHORIZED_OPERATIONS_OMITTED,
+    CONSUMER_MEMBER_TYPE,
+)
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.consumer import Topics
+from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
+
+__all__ = ["API", "handle"]
+
+
+def _assignment(assignment: Assignment, topics: Topics) -> dict[str, Any]:
+    described = []
+    for topic_id, parts in sorted(assignment.items()):
+        info = topics.by_id(topic_id)
+        name = "" if info is None else info.name  # a topic deleted since
+        described.append({"topic_id": topic_id, "topic_name": name, "partitions": sorted(parts)})
+    return {"topic_partitions": described}
+
+
+def _describe(ctx: RequestContext, group_id: str) -> GroupDescription:
+    broker = ctx.broker
+    if broker.consumer_groups.group(group_id) is None and broker.groups.group(group_id) is not None:
+        return GroupDescription(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.", group_id
+        )
+    if not group_id:
+        return GroupDescription(ErrorCode.INVALID_GROUP_ID, "Group id can't be empty.", group_id)
+    return broker.consumer_groups.describe(group_id, broker.consumer_topics)
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    topics = ctx.broker.consumer_topics
+    allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
+    groups = []
+    for group_id in request.group_ids:
+        if group_id in allowed:
+            group = _describe(ctx, group_id)
+        else:
+            group = GroupDescription(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, group_id)
+        operations = AUTHORIZED_OPERATIONS_OMITTED
+        if request.include_authorized_operations and group.error == ErrorCode.NONE:
+            operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
+        groups.append(
+            {
+                "error_code": group.error,
+                "error_message": group.message,
+                "group_id": group.group_id,
+                "group_state": group.state,
+                "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "assignor_name": group.assignor,
+                "members": [
+                    {
+                        "member_id": m.member_id,
+                        "instance_id": m.instance_id,
+                        "rack_id": m.rack_id,
+                        "member_epoch": m.member_epoch,
+                        "client_id": m.client_id,
+                        "client_host": m.client_host,
+                        "subscribed_topic_names": list(m.subscribed_topic_names),
+                        "subscribed_topic_regex": m.subscribed_topic_regex,
+                        "assignment": _assignment(m.assignment, topics),
+                        "target_assignment": _assignment(m.target_assignment, topics),
+                        "member_type": CONSUMER_MEMBER_TYPE,
+                    }
+                    for m in group.members
+                ],
+                "authorized_operations": operations,
+            }
+        )
+    return {"throttle_time_ms": 0, "groups": groups}

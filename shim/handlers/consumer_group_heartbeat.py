@@ -1,0 +1,82 @@
+"""ConsumerGroupHeartbeat: KIP-848 members join, heartbeat, reconcile and leave.
+
+A group id belongs to one protocol: a heartbeat for a classic group that has members is
+answered GROUP_ID_NOT_FOUND, as Kafka answers it when migration does not apply. The
+coordinator's records reach `__consumer_offsets` before the answer leaves.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.consumer_group_heartbeat import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator import GroupState
+from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
+from kafka_shim.shim.coordinator.consumer.types import Assignment
+from kafka_shim.shim.handlers.join_group import client_host
+
+__all__ = ["API", "handle"]
+
+
+def _assignment(assignment: Assignment) -> dict[str, Any]:
+    return {
+        "topic_partitions": [
+            {"topic_id": topic_id, "partitions": sorted(parts)}
+            for topic_id, parts in assignment.items()
+            if parts
+        ]
+    }
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    broker = ctx.broker
+    if "consumer" not in broker.config.rebalance_protocols:
+        answer = HeartbeatResponse(
+            ErrorCode.UNSUPPORTED_VERSION,
+            "The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",
+        )
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    elif _is_live_classic_group(ctx, request.group_id):
+        answer = HeartbeatResponse(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
+        )
+    else:
+        owned = None
+        if request.topic_partitions is not None:
+            owned = {t.topic_id: frozenset(t.partitions) for t in request.topic_partitions if t.partitions}
+        beat = HeartbeatRequest(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            member_epoch=request.member_epoch,
+            instance_id=request.instance_id,
+            rack_id=request.rack_id,
+            rebalance_timeout_ms=request.rebalance_timeout_ms,
+            subscribed_topic_names=(
+                None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names)
+            ),
+            subscribed_topic_regex=request.subscribed_topic_regex,
+            server_assignor=request.server_assignor,
+            owned=owned,
+            client_id=ctx.client_id or "",
+            client_host=client_host(ctx),
+            api_version=ctx.api_version,
+        )
+        answer = broker.apply(broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))
+    return {
+        "throttle_time_ms": 0,
+        "error_code": answer.error,
+        "error_message": answer.message,
+        "member_id": answer.member_id,
+        "member_epoch": answer.member_epoch,
+        "heartbeat_interval_ms": answer.heartbeat_interval_ms,
+        "assignment": None if answer.assignment is None else _assignment(answer.assignment),
+    }
+
+
+def _is_live_classic_group(ctx: RequestContext, group_id: str) -> bool:
+    classic = ctx.broker.groups.group(group_id)
+    return classic is not None and not classic.is_(GroupState.EMPTY)
