@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
+from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.log import AppendHook
@@ -16,6 +18,7 @@ from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.topics import TopicStore
+from kafka_shim.storage.transaction_log import TransactionLog
 
 
 def new_cluster_id() -> str:
@@ -71,15 +74,47 @@ class Broker:
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
         self.groups.load(self.offsets_log.replay(), clock())
         self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
+        # The transaction coordinator likewise, over __transaction_state; transactions found
+        # preparing to commit or abort get their markers before the broker serves anyone.
+        self.transactions = TransactionCoordinator(transaction_config(config), self.producer_ids.allocate)
+        self.transaction_log = TransactionLog(
+            self.topics, config.transaction_state_log_num_partitions, config.transaction_version
+        )
+        self.transactions.load(self.transaction_log.replay(), clock())
+        self.transactions.on_records = lambda: self.transaction_log.append(
+            self.transactions.take_records(), self.clock()
+        )
+        complete_transactions(self, clock())
 
     @property
     def advertised_host(self) -> str:
         return self.config.advertised
 
+    def next_deadline(self) -> int | None:
+        """The earliest deadline of either coordinator (the server's timer sleeps until then)."""
+        deadlines = [
+            d for d in (self.groups.next_deadline(), self.transactions.next_deadline()) if d is not None
+        ]
+        return min(deadlines, default=None)
+
+    def tick(self, now: int) -> None:
+        """Fire both coordinators' due deadlines; transactions they ended get their markers."""
+        self.groups.tick(now)
+        self.transactions.tick(now)
+        complete_transactions(self, now)
+
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
         if self.storage is not None:
             self.storage.close()
+
+
+def transaction_config(config: BrokerConfig) -> TransactionConfig:
+    return TransactionConfig(
+        max_timeout_ms=config.transaction_max_timeout_ms,
+        id_expiration_ms=config.transactional_id_expiration_ms,
+        expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
+    )
 
 
 def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:

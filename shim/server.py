@@ -246,19 +246,19 @@ class Server:
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
         task sleeps for by scheduling something new; wake it only then."""
-        deadline = self.broker.groups.next_deadline()
+        deadline = self.broker.next_deadline()
         if deadline is not None and deadline < self._timer_sleeps_until:
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
-        groups = self.broker.groups
+        broker = self.broker
         while True:
-            deadline = groups.next_deadline()
+            deadline = broker.next_deadline()
             self._timer_sleeps_until = math.inf if deadline is None else deadline
-            timeout = (self._timer_sleeps_until - self.broker.clock()) / 1000
+            timeout = (self._timer_sleeps_until - broker.clock()) / 1000
             if timeout > 0:
                 await self.timers_changed.wait(timeout)
-            groups.tick(self.broker.clock())
+            broker.tick(broker.clock())
 
     async def _serve_connection(self, stream: trio.SocketStream) -> None:
         try:
@@ -339,11 +339,11 @@ class Server:
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
         return _LENGTH.pack(len(payload)) + payload
 
-    @staticmethod
-    def _unsupported_api_versions(correlation_id: int) -> bytes:
+    def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
+        ranges = supported_ranges(self.broker.config.transaction_version)
         body = APIS[API_VERSIONS_KEY].response.build(
-            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_ranges()}, 0
+            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": ranges}, 0
         )
         payload = response_header(correlation_id, False) + body
         return _LENGTH.pack(len(payload)) + payload

@@ -1,5 +1,10 @@
 """Produce: validate each partition's batches by their headers, append, answer
-base offsets. acks=0 gets no response at all."""
+base offsets. acks=0 gets no response at all.
+
+A transactional batch is appended only within its producer's ongoing transaction
+that holds the partition, as the transaction coordinator says (Kafka's
+transaction verification, KIP-890 part 1); from v12 (transaction version 2) the
+append adds the partition to the transaction instead (part 2)."""
 
 from __future__ import annotations
 
@@ -7,8 +12,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
-from kafka_shim.protocol.records import RecordBatches, RecordsError
+from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic, invalid_topic_name
@@ -16,6 +22,19 @@ from kafka_shim.storage.topics import Topic, invalid_topic_name
 __all__ = ["API", "handle"]
 
 VALID_ACKS = (0, 1, -1)
+# v11 knows TRANSACTION_ABORTABLE (older producers get INVALID_TXN_STATE); v12 adds
+# partitions to the transaction implicitly.
+FIRST_VERSION_WITH_ABORTABLE = 11
+FIRST_IMPLICIT_ADD_VERSION = 12
+TV2 = 2
+# What the coordinator answers that a producer should retry: Kafka hands old producers
+# a retriable NOT_ENOUGH_REPLICAS for them.
+_RETRY_LATER = (
+    ErrorCode.CONCURRENT_TRANSACTIONS,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+)
 
 
 class Refused(Exception):
@@ -48,19 +67,50 @@ def _validated(ctx: RequestContext, topic: Topic, records: bytes | None) -> Reco
             raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {header.size} bytes exceeds {max_bytes}")
         if header.is_control:
             raise Refused(ErrorCode.INVALID_RECORD, "clients may not write control batches")
-        if header.is_transactional:
-            # No transaction coordinator here, so no partition is ever in a transaction.
-            raise Refused(ErrorCode.INVALID_TXN_STATE, "transactions are not supported")
     return batches
 
 
-def _append(ctx: RequestContext, name: str, index: int, records: bytes | None) -> dict[str, Any]:
+def _check_transaction(
+    ctx: RequestContext, transactional_id: str | None, tp: TopicPartition, batch: BatchHeader
+) -> None:
+    """Refuse a transactional batch outside its producer's transaction (Kafka's codes)."""
+    if transactional_id is None:
+        # Kafka authorizes transactional writes by the transactional id: none, no write.
+        raise Refused(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional records need a transactional id"
+        )
+    coordinator = ctx.broker.transactions
+    if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
+        code = coordinator.add_partitions(
+            transactional_id, batch.producer_id, batch.producer_epoch, [tp], TV2, ctx.now_ms()
+        )
+    else:
+        code = coordinator.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, tp)
+    if code == ErrorCode.NONE:
+        return
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif code == ErrorCode.TRANSACTION_ABORTABLE and ctx.api_version < FIRST_VERSION_WITH_ABORTABLE:
+        code = ErrorCode.INVALID_TXN_STATE
+    elif code in _RETRY_LATER:
+        code = ErrorCode.NOT_ENOUGH_REPLICAS
+    raise Refused(
+        code,
+        "Partition was not added to the transaction" if code != ErrorCode.INVALID_PRODUCER_EPOCH else None,
+    )
+
+
+def _append(
+    ctx: RequestContext, transactional_id: str | None, name: str, index: int, records: bytes | None
+) -> dict[str, Any]:
     try:
         topic = _topic(ctx, name)
         log = topic.partition(index)
         if log is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         batches = _validated(ctx, topic, records)
+        if batches.first.is_transactional:
+            _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
         append_time = -1
         timestamp_type = effective_value(
             topic.configs, "message.timestamp.type", ctx.broker.config.kafka_value
@@ -100,7 +150,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
             {
                 "name": topic.name,
                 "partition_responses": [
-                    _append(ctx, topic.name, p.index, p.records) for p in topic.partition_data
+                    _append(ctx, request.transactional_id, topic.name, p.index, p.records)
+                    for p in topic.partition_data
                 ],
             }
             for topic in request.topic_data
