@@ -114,6 +114,7 @@ def transaction_config(config: BrokerConfig) -> TransactionConfig:
         max_timeout_ms=config.transaction_max_timeout_ms,
         id_expiration_ms=config.transactional_id_expiration_ms,
         expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
+        transaction_version=config.transaction_version,
     )
 
 

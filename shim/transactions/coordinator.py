@@ -46,9 +46,11 @@ TV2 = 2
 class TransactionConfig(NamedTuple):
     max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
-    expiration_check_interval_ms: int = (
-        3_600_000  # transaction.remove.expired.transaction.cleanup.interval.ms
-    )
+    # transaction.remove.expired.transaction.cleanup.interval.ms
+    expiration_check_interval_ms: int = 3_600_000
+    # The finalized transaction.version: the coordinator's own aborts (timeouts, fencing)
+    # follow it rather than the client's protocol, as in Kafka.
+    transaction_version: int = TV2
 
 
 class ProducerIdAndEpoch(NamedTuple):
@@ -317,24 +319,30 @@ class TransactionCoordinator:
         if meta is None:
             return ProducerIdAndEpoch(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
         tv2 = client_version >= TV2
-        completed = meta.state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
-        # TV2: a retry whose answer (the bumped epoch, or a new producer id) was lost.
-        retry_on_bump = tv2 and completed and meta.producer_epoch == producer_epoch + 1
+        state = meta.state
+        completed = state in (TxnState.COMPLETE_COMMIT, TxnState.COMPLETE_ABORT)
+        # TV2 bumps the epoch when a transaction ends: a request one epoch behind is a retry
+        # whose answer was lost, and after an overflow the retry comes from the old producer id.
+        retry_on_bump = tv2 and meta.producer_epoch == producer_epoch + 1
         retry_on_overflow = (
             tv2
-            and completed
             and meta.previous_producer_id == producer_id
             and producer_epoch == MAX_EPOCH - 1
             and meta.producer_epoch == 0
         )
         retry = retry_on_bump or retry_on_overflow
+        if tv2 and state in COMPLETING:
+            valid_epoch = retry_on_bump
+        elif tv2 and completed:
+            valid_epoch = retry or producer_epoch == meta.producer_epoch
+        else:
+            valid_epoch = producer_epoch == meta.producer_epoch
         if meta.producer_id != producer_id and not retry_on_overflow:
             return ProducerIdAndEpoch(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
-        if producer_epoch != meta.producer_epoch and not retry:
+        if not valid_epoch:
             return ProducerIdAndEpoch(ErrorCode.PRODUCER_FENCED)
         same = ProducerIdAndEpoch(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
         invalid = ProducerIdAndEpoch(ErrorCode.INVALID_TXN_STATE)
-        state = meta.state
         if state is TxnState.ONGOING:
             return self._prepare_end(meta, commit, client_version, now)
         if state is TxnState.COMPLETE_COMMIT:
@@ -395,7 +403,7 @@ class TransactionCoordinator:
         if meta.producer_epoch < MAX_EPOCH:
             meta.producer_epoch += 1
         meta.last_producer_epoch = NO_PRODUCER_EPOCH
-        self._prepare_end(meta, False, meta.client_version, now, fencing=True)
+        self._prepare_end(meta, False, self.config.transaction_version, now, fencing=True)
 
     # --- markers ------------------------------------------------------------------------
 

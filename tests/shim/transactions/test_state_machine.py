@@ -28,8 +28,9 @@ def test_new_transactional_id_gets_a_producer_id_at_epoch_0() -> None:
         (S.EMPTY, E.NONE, S.EMPTY, 1),
         (S.COMPLETE_COMMIT, E.NONE, S.EMPTY, 1),
         (S.COMPLETE_ABORT, E.NONE, S.EMPTY, 1),
-        # An open transaction is aborted under a bumped epoch; the caller retries.
-        (S.ONGOING, E.CONCURRENT_TRANSACTIONS, S.COMPLETE_ABORT, 1),
+        # An open transaction is aborted under a bumped epoch (twice under TV2: the fence,
+        # then the end); the caller retries.
+        (S.ONGOING, E.CONCURRENT_TRANSACTIONS, S.COMPLETE_ABORT, 2),
         (S.PREPARE_COMMIT, E.CONCURRENT_TRANSACTIONS, S.PREPARE_COMMIT, 0),
         (S.PREPARE_ABORT, E.CONCURRENT_TRANSACTIONS, S.PREPARE_ABORT, 0),
     ],
@@ -50,10 +51,10 @@ def test_init_fences_an_ongoing_transaction_then_bumps_again_on_retry() -> None:
     d.reach(S.ONGOING)
     assert d.coordinator.init_producer_id(TXN, TIMEOUT_MS, None, d.now).error == E.CONCURRENT_TRANSACTIONS
     (abort,) = d.write_markers()
-    assert (abort.commit, abort.producer_epoch, abort.partitions) == (False, 1, frozenset({T0}))
+    assert (abort.commit, abort.producer_epoch, abort.partitions) == (False, 2, frozenset({T0}))
     old_epoch = d.epoch
     assert d.init() == E.NONE
-    assert d.epoch == 2
+    assert d.epoch == 3
     # The zombie is fenced everywhere.
     assert d.add(epoch=old_epoch) == E.PRODUCER_FENCED
     assert d.end(True, epoch=old_epoch) == E.PRODUCER_FENCED
@@ -279,8 +280,6 @@ def test_a_deleted_partition_settles_its_marker() -> None:
         (S.COMPLETE_COMMIT, True, E.INVALID_TXN_STATE, S.COMPLETE_COMMIT, False),
         (S.COMPLETE_ABORT, False, E.NONE, S.COMPLETE_ABORT, True),
         (S.COMPLETE_ABORT, True, E.INVALID_TXN_STATE, S.COMPLETE_ABORT, False),
-        (S.PREPARE_COMMIT, True, E.CONCURRENT_TRANSACTIONS, S.PREPARE_COMMIT, False),
-        (S.PREPARE_ABORT, True, E.INVALID_TXN_STATE, S.PREPARE_ABORT, False),
     ],
 )
 def test_end_txn_v2_by_state(state: S, commit: bool, answer: E, next_state: S, bumped: bool) -> None:
@@ -291,6 +290,25 @@ def test_end_txn_v2_by_state(state: S, commit: bool, answer: E, next_state: S, b
     d.write_markers()
     assert d.state() is next_state
     assert d.epoch == epoch + (1 if bumped else 0)
+
+
+@pytest.mark.parametrize(
+    ("state", "commit", "answer"),
+    [
+        (S.PREPARE_COMMIT, True, E.CONCURRENT_TRANSACTIONS),
+        (S.PREPARE_COMMIT, False, E.INVALID_TXN_STATE),
+        (S.PREPARE_ABORT, False, E.CONCURRENT_TRANSACTIONS),
+        (S.PREPARE_ABORT, True, E.INVALID_TXN_STATE),
+    ],
+)
+def test_end_txn_v2_while_completing(state: S, commit: bool, answer: E) -> None:
+    """Under TV2 the epoch was bumped by the EndTxn that started completing: only a retry
+    from the epoch before is answered (as Kafka does); the bumped epoch itself is fenced."""
+    d = Driver()
+    d.reach(state, version=2)
+    assert d.end(commit, version=2, epoch=d.epoch - 1) == answer
+    assert d.end(commit, version=2) == E.PRODUCER_FENCED
+    assert d.state() is state
 
 
 def test_v2_bumps_the_epoch_each_transaction_and_markers_carry_it() -> None:
@@ -335,11 +353,15 @@ def test_v2_epoch_overflow_moves_to_the_next_producer_id() -> None:
 # --- timeouts and expiry ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("version", "fenced_epoch"), [(0, 1), (2, 2)])
+# The coordinator's own abort follows the finalized transaction.version, whatever the
+# client speaks: under 2 it bumps twice (the fence, then the TV2 end).
+@pytest.mark.parametrize(
+    ("server_version", "version", "fenced_epoch"), [(1, 0, 1), (2, 0, 2), (2, 2, 2)]
+)
 def test_a_silent_transaction_is_aborted_at_its_timeout_and_its_producer_fenced(
-    version: int, fenced_epoch: int
+    server_version: int, version: int, fenced_epoch: int
 ) -> None:
-    d = Driver()
+    d = Driver(TransactionConfig(transaction_version=server_version))
     d.reach(S.ONGOING, version=version)
     assert d.coordinator.next_deadline() == d.now + TIMEOUT_MS
     d.clock.now += TIMEOUT_MS - 1
