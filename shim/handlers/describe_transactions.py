@@ -16,7 +16,9 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
     described = ctx.broker.transactions.describe(transactional_id)
     if described is None:
         return {
-            "error_code": ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+            "error_code": ErrorCode.INVALID_REQUEST
+            if not transactional_id
+            else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
             "transactional_id": transactional_id,
             "transaction_state": "",
             "transaction_timeout_ms": 0,

@@ -273,6 +273,8 @@ class TransactionCoordinator:
     ) -> ErrorCode:
         """Is `partition` in this producer's ongoing transaction? (Kafka's
         AddPartitionsToTxn verify_only, which a broker asks before a transactional append.)"""
+        if not transactional_id:
+            return ErrorCode.INVALID_REQUEST
         meta = self._txns.get(transactional_id)
         error = _producer_error(meta, producer_id, producer_epoch)
         if error is not None:

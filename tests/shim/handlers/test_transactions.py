@@ -291,8 +291,9 @@ def test_list_transactions_filters_by_state_and_producer(h: Harness) -> None:
 
 
 def test_describe_an_unknown_transactional_id(h: Harness) -> None:
-    (state,) = h.call(describe_transactions, 0, {"transactional_ids": ["nope"]}).transaction_states
-    assert (state.error_code, state.transactional_id) == (E.TRANSACTIONAL_ID_NOT_FOUND, "nope")
+    unknown, empty = h.call(describe_transactions, 0, {"transactional_ids": ["nope", ""]}).transaction_states
+    assert (unknown.error_code, unknown.transactional_id) == (E.TRANSACTIONAL_ID_NOT_FOUND, "nope")
+    assert empty.error_code == E.INVALID_REQUEST
 
 
 @pytest.mark.parametrize(("version", "minimum"), [(3, 1), (4, 0)])
