@@ -55,6 +55,9 @@ def transaction(p: Producer, topic: str, values: list[str], commit: bool = True)
     if commit:
         p.commit_transaction(30)
     else:
+        # librdkafka's abort purges what it has not sent yet: send first, so the aborted
+        # records are in the log (for read_uncommitted to see).
+        p.flush(30)
         p.abort_transaction(30)
 
 
