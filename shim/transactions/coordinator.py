@@ -16,8 +16,9 @@ Deadlines by key:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
-from typing import NamedTuple
+from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.transaction_records import TransactionRecord, TransactionValue
@@ -83,6 +84,25 @@ class TransactionDescription(NamedTuple):
     producer_id: int
     producer_epoch: int
     partitions: frozenset[TopicPartition]
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _publishing(
+    method: Callable[Concatenate[TransactionCoordinator, P], R],
+) -> Callable[Concatenate[TransactionCoordinator, P], R]:
+    """A public call: whatever records it queued are handed to `on_records` before it returns."""
+
+    @functools.wraps(method)
+    def call(self: TransactionCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._publish()
+
+    return call
 
 
 class TransactionCoordinator:
@@ -162,23 +182,12 @@ class TransactionCoordinator:
 
     # --- InitProducerId ---------------------------------------------------------------
 
+    @_publishing
     def init_producer_id(
-        self,
-        transactional_id: str,
-        timeout_ms: int,
-        expected: tuple[int, int] | None,
-        now: int,
+        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None, now: int
     ) -> ProducerIdAndEpoch:
         """InitProducerId with a transactional id; `expected` is the (producer id, epoch)
         a v3+ producer already holds (KIP-360), None for a new producer."""
-        try:
-            return self._init_producer_id(transactional_id, timeout_ms, expected, now)
-        finally:
-            self._publish()
-
-    def _init_producer_id(
-        self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None, now: int
-    ) -> ProducerIdAndEpoch:
         if not transactional_id:
             return ProducerIdAndEpoch(ErrorCode.INVALID_REQUEST)
         if not 0 < timeout_ms <= self.config.max_timeout_ms:
@@ -219,6 +228,7 @@ class TransactionCoordinator:
 
     # --- AddPartitionsToTxn, AddOffsetsToTxn, Produce ------------------------------------
 
+    @_publishing
     def add_partitions(
         self,
         transactional_id: str,
@@ -230,22 +240,6 @@ class TransactionCoordinator:
     ) -> ErrorCode:
         """Partitions join the transaction (starting it if none is ongoing). The error,
         if any, applies to every partition."""
-        try:
-            return self._add_partitions(
-                transactional_id, producer_id, producer_epoch, partitions, client_version, now
-            )
-        finally:
-            self._publish()
-
-    def _add_partitions(
-        self,
-        transactional_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        partitions: Collection[TopicPartition],
-        client_version: int,
-        now: int,
-    ) -> ErrorCode:
         if not transactional_id:
             return ErrorCode.INVALID_REQUEST
         meta = self._txns.get(transactional_id)
@@ -288,6 +282,7 @@ class TransactionCoordinator:
 
     # --- EndTxn -----------------------------------------------------------------------
 
+    @_publishing
     def end_transaction(
         self,
         transactional_id: str,
@@ -299,22 +294,6 @@ class TransactionCoordinator:
     ) -> ProducerIdAndEpoch:
         """EndTxn: the answer carries the producer id and epoch the producer goes on with
         (changed only under transaction version 2, which bumps the epoch every time)."""
-        try:
-            return self._end_transaction(
-                transactional_id, producer_id, producer_epoch, commit, client_version, now
-            )
-        finally:
-            self._publish()
-
-    def _end_transaction(
-        self,
-        transactional_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        commit: bool,
-        client_version: int,
-        now: int,
-    ) -> ProducerIdAndEpoch:
         if not transactional_id:
             return ProducerIdAndEpoch(ErrorCode.INVALID_REQUEST)
         meta = self._txns.get(transactional_id)
@@ -421,19 +400,12 @@ class TransactionCoordinator:
             )
         )
 
+    @_publishing
     def markers_written(
         self, completion: Completion, results: Mapping[TopicPartition, ErrorCode], now: int
     ) -> None:
         """The markers of `completion` were written (or failed, per partition): complete
         the transaction once every partition has one; retry the others later."""
-        try:
-            self._markers_written(completion, results, now)
-        finally:
-            self._publish()
-
-    def _markers_written(
-        self, completion: Completion, results: Mapping[TopicPartition, ErrorCode], now: int
-    ) -> None:
         meta = self._txns.get(completion.transactional_id)
         unmarked = self._unmarked.get(completion.transactional_id)
         if meta is None or unmarked is None or meta.state not in COMPLETING:
