@@ -1,14 +1,40 @@
-# kafka-shim in a container: mirrors the README install.
-FROM python:3.11-slim
-WORKDIR /app
-COPY pyproject.toml README.md ./
-COPY kafka_shim ./kafka_shim
-COPY protocol ./protocol
-COPY storage ./storage
-COPY shim ./shim
-COPY pipeline ./pipeline
-RUN pip install --no-cache-dir .
+# kafka-shim in a container.
+#
+#   docker build -t kafka-shim .
+#   docker run -p 9092:9092 -v kafka-shim-data:/data kafka-shim     # clients: localhost:9092
+#
+# BASE_IMAGE: any Debian-like image with python3 (>= 3.11) and its venv module. CI builds
+# from a local Debian image (docker/base-image.sh) where no image registry is reachable.
+ARG BASE_IMAGE=python:3.11-slim
+FROM ${BASE_IMAGE}
+
+# A venv works the same on python:3.11-slim and on Debian's own python3 (whose system
+# site-packages pip may not touch). Dependencies first, read from pyproject.toml, so a
+# source change rebuilds only the small last layer.
+ENV PATH=/opt/kafka-shim/bin:$PATH PYTHONUNBUFFERED=1
+COPY pyproject.toml /src/
+RUN python3 -m venv /opt/kafka-shim \
+    && python3 -c "import tomllib; print('\n'.join(tomllib.load(open('/src/pyproject.toml', 'rb'))['project']['dependencies']))" > /src/requirements.txt \
+    && pip install --no-cache-dir --disable-pip-version-check -r /src/requirements.txt
+COPY README.md /src/
+COPY kafka_shim /src/kafka_shim
+COPY protocol /src/protocol
+COPY storage /src/storage
+COPY shim /src/shim
+COPY pipeline /src/pipeline
+RUN pip install --no-cache-dir --disable-pip-version-check --no-deps /src && rm -rf /src \
+    && useradd --system --uid 1000 --user-group --home-dir /data --no-create-home kafka-shim \
+    && mkdir /data && chown kafka-shim:kafka-shim /data
+
+USER kafka-shim
 # Topics, records and committed offsets live here and survive container restarts.
 VOLUME /data
-EXPOSE 9092
-CMD ["kafka-shim", "--host", "0.0.0.0", "--port", "9092", "--advertised-host", "localhost", "--data-dir", "/data"]
+# 9092: clients on the host through `-p 9092:9092`, told to connect to localhost:9092.
+# 19092: other containers on the same Docker network, told the container's own host name.
+EXPOSE 9092 19092
+# kafka-shim is PID 1: it stops cleanly on SIGTERM (`docker stop`), flushing /data.
+ENTRYPOINT ["kafka-shim"]
+CMD ["--data-dir", "/data", \
+     "--listeners", "PLAINTEXT://:9092,DOCKER://:19092", \
+     "--advertised-listeners", "PLAINTEXT://localhost:9092,DOCKER://:19092", \
+     "--config", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT"]

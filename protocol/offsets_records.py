@@ -19,6 +19,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Final
 
+from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.protocol.schema import BYTES, INT32, INT64, STRING, Array, Field, Message
 from kafka_shim.protocol.types import ProtocolError
 
@@ -129,10 +130,20 @@ Value = OffsetValue | GroupValue
 
 @dataclass(frozen=True, slots=True)
 class OffsetsRecord:
-    """One record of the offsets log; `value` None is a tombstone."""
+    """One record of the offsets log; `value` None is a tombstone.
+
+    An offset committed inside a transaction (TxnOffsetCommit) names its producer:
+    it is written in a transactional batch of that producer id and epoch, and counts
+    only once a COMMIT marker of that producer follows it in the log."""
 
     key: Key
     value: Value | None
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = NO_PRODUCER_EPOCH
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.producer_id != NO_PRODUCER_ID
 
     @property
     def group(self) -> str:

@@ -35,9 +35,12 @@ class Broker:
         self.config = config
         self.clock = clock
         self.node_id = config.node_id
-        # The port clients should use; the server sets it once it is bound
-        # (port 0 in the config means "any free port").
-        self.advertised_port = config.port
+        # What to bind and advertise (ConfigError if the listener configs disagree).
+        self.listeners = config.listener_endpoints()
+        # The first listener's advertised address; the server sets it once it is bound (an
+        # advertised port 0 means the bound port, an empty host this machine's name).
+        first = self.listeners[0]
+        self.advertised_host, self.advertised_port = first.advertised_address(first.bind.port)
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
         # Filled in by the storage and coordinator layers:
@@ -85,10 +88,6 @@ class Broker:
             self.transactions.take_records(), self.clock()
         )
         complete_transactions(self, clock())
-
-    @property
-    def advertised_host(self) -> str:
-        return self.config.advertised
 
     def next_deadline(self) -> int | None:
         """The earliest deadline of either coordinator (the server's timer sleeps until then)."""

@@ -27,11 +27,23 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kafka-shim",
         description="A Kafka wire-protocol-compatible broker for local development.",
     )
-    parser.add_argument("--host", default=defaults.host, help="address to listen on (default %(default)s)")
     parser.add_argument(
-        "--port", type=int, default=defaults.port, help="0 picks a free port (default %(default)s)"
+        "--host", help=f"address to listen on, one PLAINTEXT listener with --port (default {defaults.host})"
     )
+    parser.add_argument("--port", type=int, help=f"0 picks a free port (default {defaults.port})")
     parser.add_argument("--advertised-host", help="host clients are told to connect to (default: --host)")
+    parser.add_argument(
+        "--listeners",
+        metavar="NAME://HOST:PORT,...",
+        help="Kafka's listeners: several named listeners instead of --host/--port, "
+        "e.g. PLAINTEXT://:9092,DOCKER://:19092 (an empty host is every interface)",
+    )
+    parser.add_argument(
+        "--advertised-listeners",
+        metavar="NAME://HOST:PORT,...",
+        help="Kafka's advertised.listeners: where clients of each listener are told to connect "
+        "(default: the listeners themselves; port 0: the bound port)",
+    )
     storage = parser.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir", type=Path, help=f"keep topics on disk here (default {default_data_dir()})"
@@ -93,7 +105,7 @@ def default_data_dir() -> Path:
 
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         raise ConfigError(f"--port {args.port} is not a TCP port")
     if args.busy_poll_us < 0:
         raise ConfigError(f"--busy-poll-us {args.busy_poll_us} is negative")
@@ -108,12 +120,20 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         "num.partitions": args.num_partitions,
         "socket.request.max.bytes": args.max_request_bytes,
         "log.flush.interval.ms": args.fsync_interval_ms,
+        "listeners": args.listeners,
+        "advertised.listeners": args.advertised_listeners,
     }
     pairs.update({name: str(value) for name, value in flags.items() if value is not None})
+    shorthand = [flag for flag, value in (("--host", args.host), ("--port", args.port)) if value is not None]
+    if shorthand and "listeners" in pairs:
+        raise ConfigError(f"{' and '.join(shorthand)} and listeners both say where to listen: use one")
+    if args.advertised_host is not None and "advertised.listeners" in pairs:
+        raise ConfigError("--advertised-host and advertised.listeners both say what to advertise: use one")
+    defaults = BrokerConfig()
     base = replace(
-        BrokerConfig(),
-        host=args.host,
-        port=args.port,
+        defaults,
+        host=defaults.host if args.host is None else args.host,
+        port=defaults.port if args.port is None else args.port,
         advertised_host=args.advertised_host,
         log_level=args.log_level,
         data_dir=None if args.memory else (args.data_dir or default_data_dir()),
@@ -146,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     import trio
 
     from kafka_shim.shim.broker import Broker
-    from kafka_shim.shim.server import run_until_signalled
+    from kafka_shim.shim.server import BoundListener, run_until_signalled
     from kafka_shim.storage.errors import StorageStartupError
 
     try:
@@ -155,13 +175,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kafka-shim: {exc}", file=sys.stderr)
         return 1
 
-    def on_listening(host: str, port: int) -> None:
-        print(f"kafka-shim listening on {host}:{port} (storage: {storage_line(config)})", flush=True)
+    def on_listening(listeners: list[BoundListener]) -> None:
+        (host, port), advertised = listeners[0].bound, listeners[0].advertised
+        if len(listeners) == 1 and advertised == (host, port):
+            where = f"{host}:{port}"  # the plain case: clients connect where it listens
+        else:
+            where = ", ".join(listener.describe() for listener in listeners)
+        print(f"kafka-shim listening on {where} (storage: {storage_line(config)})", flush=True)
 
     try:
         trio.run(run_until_signalled, broker, on_listening)
     except OSError as exc:
-        print(f"kafka-shim: cannot listen on {config.host}:{config.port}: {exc.strerror}", file=sys.stderr)
+        where = exc.filename or config.effective_listeners()
+        print(f"kafka-shim: cannot listen on {where}: {exc.strerror}", file=sys.stderr)
         return 1
     finally:
         broker.close()

@@ -12,6 +12,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kafka_shim.shim.listeners import (
+    DEFAULT_SECURITY_PROTOCOL_MAP,
+    Endpoint,
+    Listener,
+    ListenerError,
+    resolve,
+)
+
 
 class ConfigError(ValueError):
     pass
@@ -56,11 +64,22 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 INT_MAX = 2**31 - 1
 
 
+def _listener_text(text: str) -> str:
+    """Listener configs are checked together, once all are known (`listener_endpoints`)."""
+    return text.strip()
+
+
 @dataclass(frozen=True)
 class BrokerConfig:
+    # One PLAINTEXT listener, the shorthand used while `listeners` is None:
     host: str = "127.0.0.1"
     port: int = 9092
     advertised_host: str | None = None
+    # Kafka's listener configs (shim.listeners); Kafka's default listeners is
+    # PLAINTEXT://:9092 (every interface): a dev broker serves loopback unless told otherwise.
+    listeners: str | None = None
+    advertised_listeners: str | None = None
+    listener_security_protocol_map: str = DEFAULT_SECURITY_PROTOCOL_MAP
     data_dir: Path | None = None  # None: keep everything in memory
     fsync: str = "interval"  # always | interval | never (storage.durability)
     truncate_corrupt: bool = False  # recovery may drop data after a corrupt batch
@@ -99,9 +118,32 @@ class BrokerConfig:
     # partitions); 0 and 1 are a 3.x cluster's protocol (1 also writes flexible log records).
     transaction_version: int = 2
 
-    @property
-    def advertised(self) -> str:
-        return self.advertised_host or self.host
+    def effective_listeners(self) -> str:
+        if self.listeners is not None:
+            return self.listeners
+        return str(Endpoint("PLAINTEXT", self.host, self.port))
+
+    def effective_advertised_listeners(self) -> str | None:
+        """None: the listeners themselves, as in Kafka."""
+        if self.advertised_listeners is None and self.listeners is None and self.advertised_host:
+            return str(Endpoint("PLAINTEXT", self.advertised_host, self.port))
+        return self.advertised_listeners
+
+    def listener_endpoints(self) -> tuple[Listener, ...]:
+        """The listeners to bind, each with its advertised endpoint (ConfigError if inconsistent)."""
+        if self.listeners is not None and self.advertised_host is not None:
+            raise ConfigError(
+                "--advertised-host is a shorthand for the one listener of --host/--port; "
+                "with listeners, set advertised.listeners"
+            )
+        try:
+            return resolve(
+                self.effective_listeners(),
+                self.effective_advertised_listeners(),
+                self.listener_security_protocol_map,
+            )
+        except ListenerError as exc:
+            raise ConfigError(str(exc)) from exc
 
     def known_value(self, name: str) -> str | None:
         """kafka_value, or None for a name this broker does not carry."""
@@ -111,6 +153,10 @@ class BrokerConfig:
         """A config's value as DescribeConfigs reports it."""
         attr, _ = KAFKA_NAMES[name]
         value = getattr(self, attr)
+        if name == "listeners":
+            value = self.effective_listeners()
+        elif name == "advertised.listeners":
+            value = self.effective_advertised_listeners() or self.effective_listeners()
         return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -153,6 +199,9 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
     # Not a broker config in Kafka but a feature (kafka-features.sh / kafka-storage.sh
     # --feature transaction.version=N): here it is set like one.
     "transaction.version": ("transaction_version", _int_between(0, 2)),
+    "listeners": ("listeners", _listener_text),
+    "advertised.listeners": ("advertised_listeners", _listener_text),
+    "listener.security.protocol.map": ("listener_security_protocol_map", _listener_text),
     "broker.id": ("node_id", _int_at_least(0)),
     "node.id": ("node_id", _int_at_least(0)),
 }
@@ -188,6 +237,7 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
     result = replace(config, **changes)
     if result.min_session_timeout_ms > result.max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+    result.listener_endpoints()
     return result
 
 

@@ -30,6 +30,11 @@ class RequestContext(ABC):
     def now_ms(self) -> int:
         return self.broker.clock()
 
+    def advertised_address(self) -> tuple[str, int]:
+        """Where this client is told to connect: the advertised address of the listener its
+        request arrived on (the server's contexts), else the broker's first listener's."""
+        return self.broker.advertised_host, self.broker.advertised_port
+
     @abstractmethod
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
         """Call `start(respond)` and wait until something calls `respond(value)`.

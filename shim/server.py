@@ -17,8 +17,11 @@ import struct
 import threading
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, NoReturn, TypeVar
 
+import outcome
 import trio
 
 from kafka_shim.protocol.api import API_VERSIONS_KEY
@@ -97,11 +100,12 @@ class AppendWaiters:
 
 
 class TrioRequestContext(RequestContext):
-    def __init__(self, server: Server, client_host: str, peer: str) -> None:
+    def __init__(self, server: Server, client_host: str, peer: str, listener: BoundListener) -> None:
         self.broker = server.broker
         self._server = server
         self.client_host = client_host
         self.peer = peer
+        self.listener = listener
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
@@ -122,6 +126,9 @@ class TrioRequestContext(RequestContext):
 
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         await self._server.appended.wait(logs, timeout_ms / 1000)
+
+    def advertised_address(self) -> tuple[str, int]:
+        return self.listener.advertised
 
 
 class FrameReader:
@@ -219,6 +226,20 @@ async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
         view = view[sent:]
 
 
+@dataclass(frozen=True)
+class BoundListener:
+    """A listener's sockets, the address it is bound to, and what it advertises."""
+
+    name: str
+    sockets: list[trio.SocketListener]
+    bound: tuple[str, int]
+    advertised: tuple[str, int]
+
+    def describe(self) -> str:
+        (host, port), (public_host, public_port) = self.bound, self.advertised
+        return f"{host}:{port} ({self.name}, advertised as {public_host}:{public_port})"
+
+
 class Server:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
@@ -227,21 +248,39 @@ class Server:
         self.appended = AppendWaiters()
         broker.on_append = self.appended.notify
 
-    async def bind(self) -> list[trio.SocketListener]:
-        """Bind outside any nursery, so a busy port is a plain OSError."""
-        config = self.broker.config
-        listeners = await trio.open_tcp_listeners(config.port, host=config.host)
-        self.broker.advertised_port = listeners[0].socket.getsockname()[1]
-        return listeners
+    async def bind(self) -> list[BoundListener]:
+        """Bind every listener outside any nursery, so a busy port is a plain OSError
+        (its filename names the listener); the first listener is the broker's default
+        advertised address (for contexts that came in on no listener)."""
+        bound: list[BoundListener] = []
+        try:
+            for listener in self.broker.listeners:
+                host = listener.bind.host or "0.0.0.0"
+                try:
+                    sockets = await trio.open_tcp_listeners(listener.bind.port, host=host)
+                except OSError as exc:
+                    where = f"{host}:{listener.bind.port} (listener {listener.name})"
+                    raise OSError(exc.errno, exc.strerror, where) from exc
+                host, port = sockets[0].socket.getsockname()[:2]
+                advertised = listener.advertised_address(port)
+                bound.append(BoundListener(listener.name, sockets, (host, port), advertised))
+        except BaseException:
+            for each in bound:
+                for sock in each.sockets:
+                    sock.socket.close()
+            raise
+        self.broker.advertised_host, self.broker.advertised_port = bound[0].advertised
+        return bound
 
     async def serve(
-        self, listeners: list[trio.SocketListener], task_status: Any = trio.TASK_STATUS_IGNORED
+        self, listeners: list[BoundListener], task_status: Any = trio.TASK_STATUS_IGNORED
     ) -> None:
-        sockname = listeners[0].socket.getsockname()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_timers)
-            await nursery.start(trio.serve_listeners, self._serve_connection, listeners)
-            task_status.started((sockname[0], sockname[1]))
+            for listener in listeners:
+                handler = partial(self._serve_connection, listener)
+                await nursery.start(trio.serve_listeners, handler, listener.sockets)
+            task_status.started(listeners)
 
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
@@ -260,7 +299,7 @@ class Server:
                 await self.timers_changed.wait(timeout)
             broker.tick(broker.clock())
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
+    async def _serve_connection(self, listener: BoundListener, stream: trio.SocketStream) -> None:
         try:
             peer_host, peer_port = stream.socket.getpeername()[:2]
         except OSError:
@@ -269,7 +308,7 @@ class Server:
         sock = stream.socket
         config = self.broker.config
         reader = FrameReader(sock, config.max_request_bytes, config.busy_poll_us / 1e6)
-        ctx = TrioRequestContext(self, peer_host, peer)
+        ctx = TrioRequestContext(self, peer_host, peer, listener)
         try:
             while True:
                 frame = await reader.next_frame()
@@ -349,13 +388,13 @@ class Server:
         return _LENGTH.pack(len(payload)) + payload
 
 
-async def run_until_signalled(broker: Broker, on_listening: Callable[[str, int], None]) -> None:
+async def run_until_signalled(broker: Broker, on_listening: Callable[[list[BoundListener]], None]) -> None:
     server = Server(broker)
     listeners = await server.bind()
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            host, port = await nursery.start(server.serve, listeners)
-            on_listening(host, port)
+            await nursery.start(server.serve, listeners)
+            on_listening(listeners)
             async for signum in signals:
                 log.info("received %s, stopping", signal.Signals(signum).name)
                 nursery.cancel_scope.cancel()
@@ -372,6 +411,7 @@ class BrokerThread:
         self._cancel: trio.CancelScope | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="kafka-shim", daemon=True)
+        self.listeners: list[BoundListener] = []  # once started
 
     @property
     def bootstrap(self) -> str:
@@ -389,7 +429,7 @@ class BrokerThread:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
             server = Server(self.broker)
-            listeners = await server.bind()
+            self.listeners = listeners = await server.bind()
             with trio.CancelScope() as scope:
                 self._cancel = scope
                 async with trio.open_nursery() as nursery:
@@ -401,6 +441,23 @@ class BrokerThread:
         except BaseException as exc:  # reported to the starting thread
             self._error = exc
             self._started.set()
+
+    def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
+        """fn() run on the broker's thread between requests: its state is not thread-safe.
+        Unlike trio.from_thread, callable from a thread running its own Trio loop (a trio test)."""
+        if self._token is None:
+            raise RuntimeError("kafka-shim is not running")
+        results: list[outcome.Outcome[T]] = []
+        done = threading.Event()
+
+        def run() -> None:
+            results.append(outcome.capture(fn))
+            done.set()
+
+        self._token.run_sync_soon(run)
+        if not done.wait(timeout_s):
+            raise RuntimeError(f"kafka-shim did not run {fn!r} within {timeout_s} s")
+        return results[0].unwrap()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if self._token is not None and self._cancel is not None and self._thread.is_alive():

@@ -2,7 +2,8 @@
 batches) applied to closed segments, which `DiskLog.replace_segments` swaps
 in crash-safely. Segments are cleaned in groups whose total size fits in
 segment.bytes, so a cleaned segment never outgrows what appends would make;
-segments younger than min.compaction.lag.ms and the active segment are left.
+segments younger than min.compaction.lag.ms, the active segment and segments
+reaching the last stable offset (an open transaction may yet abort) are left.
 """
 
 from __future__ import annotations
@@ -29,16 +30,23 @@ def _groups(log: DiskLog, cleanable: list[tuple[int, int]]) -> Iterator[list[int
 
 def clean(log: DiskLog, now_ms: int) -> int:
     """Compact `log`'s cleanable segments; returns how many were rewritten."""
-    cleanable = log.cleanable_segments(now_ms - log.config.min_compaction_lag_ms)
+    stable = log.last_stable_offset
+    ends = dict(log.closed_segments())
+    cleanable = [
+        (base, size)
+        for base, size in log.cleanable_segments(now_ms - log.config.min_compaction_lag_ms)
+        if ends[base] <= stable
+    ]
     if not cleanable:
         return 0
 
+    transactions = compaction.TransactionFilter(log.aborted_ranges(0, log.log_end_offset), stable)
     # One read and one scan of every segment builds both maps.
     latest: dict[bytes, int] = {}
     producers: dict[int, int] = {}
     for base in log.segment_bases():
         batches = list(compaction.scan([log.read_segment(base)]))
-        compaction.add_latest_offsets(latest, batches)
+        compaction.add_latest_offsets(latest, batches, transactions)
         compaction.add_producer_last_offsets(producers, (batch.header for batch in batches))
     for group in _groups(log, cleanable):
         cleaned = compaction.compact(
@@ -47,6 +55,7 @@ def clean(log: DiskLog, now_ms: int) -> int:
             now_ms=now_ms,
             delete_retention_ms=log.config.delete_retention_ms,
             producer_last_offsets=producers,
+            transactions=transactions,
         )
         log.replace_segments(group, cleaned)
     return len(cleanable)

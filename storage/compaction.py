@@ -34,11 +34,16 @@ What survives, as in Kafka:
   last sequence still lines up. A batch left with no records disappears,
   except the last batch of an active producer (`producer_last_offsets`), which
   stays as an empty header remembering its sequence.
-- Control batches (transaction markers) are kept: this broker has no transactions.
+- Transactions (`TransactionFilter`): records of aborted transactions never stand
+  for their keys and are dropped, as Kafka's cleaner discards them; records at or
+  after the last stable offset (a transaction still open may yet abort) are not in
+  the key map, and the cleaner cleans only below that offset. Control batches
+  (COMMIT/ABORT markers) are kept, so aborted ranges stay whole for read_committed.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress as compress_by
 from typing import NamedTuple
@@ -51,6 +56,7 @@ from kafka_shim.protocol.record_codec import (
     encode_batch,
 )
 from kafka_shim.protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
+from kafka_shim.storage.txn_index import AbortedTxn
 
 
 class ScannedBatch(NamedTuple):
@@ -60,6 +66,33 @@ class ScannedBatch(NamedTuple):
     blob: bytes
     header: BatchHeader
     records: list[tuple[int, bytes | None, bytes | None]]
+
+
+class TransactionFilter:
+    """Which batches a clean must not let stand for their keys: those of aborted
+    transactions (`aborted`: dropped) and any at or after the last stable offset."""
+
+    def __init__(self, aborted: Iterable[AbortedTxn], stable_offset: int) -> None:
+        self.stable_offset = stable_offset
+        self._ranges: dict[int, tuple[list[int], list[int]]] = {}
+        for entry in sorted(aborted, key=lambda e: e.first_offset):
+            firsts, lasts = self._ranges.setdefault(entry.producer_id, ([], []))
+            firsts.append(entry.first_offset)
+            lasts.append(entry.last_offset)
+
+    def aborted(self, header: BatchHeader) -> bool:
+        if not header.is_transactional or header.is_control:
+            return False
+        ranges = self._ranges.get(header.producer_id)
+        if ranges is None:
+            return False
+        firsts, lasts = ranges
+        at = bisect_right(firsts, header.base_offset) - 1
+        return at >= 0 and header.base_offset <= lasts[at]
+
+    def stands(self, header: BatchHeader) -> bool:
+        """Whether the batch's records may supersede older records of their keys."""
+        return header.base_offset < self.stable_offset and not self.aborted(header)
 
 
 def scan(blobs: Iterable[bytes]) -> Iterator[ScannedBatch]:
@@ -75,9 +108,13 @@ def latest_offsets(blobs: Iterable[bytes]) -> dict[bytes, int]:
     return add_latest_offsets({}, scan(blobs))
 
 
-def add_latest_offsets(latest: dict[bytes, int], batches: Iterable[ScannedBatch]) -> dict[bytes, int]:
+def add_latest_offsets(
+    latest: dict[bytes, int], batches: Iterable[ScannedBatch], transactions: TransactionFilter | None = None
+) -> dict[bytes, int]:
     """`latest` updated with `batches`, which follow what it was built from."""
     for batch in batches:
+        if transactions is not None and not transactions.stands(batch.header):
+            continue
         for offset, key, _ in batch.records:
             if key is not None:
                 latest[key] = offset
@@ -104,15 +141,17 @@ def compact(
     now_ms: int,
     delete_retention_ms: int,
     producer_last_offsets: Mapping[int, int] | None = None,
+    transactions: TransactionFilter | None = None,
 ) -> bytes:
-    """The batches of `blobs` with superseded records, keyless records and expired
-    tombstones removed (see the module docstring)."""
+    """The batches of `blobs` with superseded records, keyless records, expired
+    tombstones and aborted records removed (see the module docstring)."""
     return compact_scanned(
         scan(blobs),
         latest,
         now_ms=now_ms,
         delete_retention_ms=delete_retention_ms,
         producer_last_offsets=producer_last_offsets,
+        transactions=transactions,
     )
 
 
@@ -123,6 +162,7 @@ def compact_scanned(
     now_ms: int,
     delete_retention_ms: int,
     producer_last_offsets: Mapping[int, int] | None = None,
+    transactions: TransactionFilter | None = None,
 ) -> bytes:
     """`compact` over batches already scanned (for the key map, say)."""
     last_offsets = producer_last_offsets or {}
@@ -131,7 +171,8 @@ def compact_scanned(
         if batch.header.is_control:
             out.append(batch.blob[batch.header.position : batch.header.end])
         else:
-            out.append(_clean_batch(batch, latest, now_ms, delete_retention_ms, last_offsets))
+            aborted = transactions is not None and transactions.aborted(batch.header)
+            out.append(_clean_batch(batch, latest, now_ms, delete_retention_ms, last_offsets, aborted))
     return b"".join(out)
 
 
@@ -141,6 +182,7 @@ def _clean_batch(
     now_ms: int,
     delete_retention_ms: int,
     producer_last_offsets: Mapping[int, int],
+    aborted: bool,
 ) -> bytes:
     # Which records survive is decided from keys and null values alone; only a batch
     # that loses some but not all of its records is decoded whole and re-encoded.
@@ -151,7 +193,7 @@ def _clean_batch(
     kept_tombstone = False
     for offset, key, value in scanned:
         expired = value is None and tombstones_expired
-        keep = key is not None and offset >= latest.get(key, -1) and not expired
+        keep = not aborted and key is not None and offset >= latest.get(key, -1) and not expired
         kept.append(keep)
         kept_tombstone = kept_tombstone or (keep and value is None)
     needs_horizon = horizon is None and kept_tombstone

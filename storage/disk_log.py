@@ -7,6 +7,11 @@ the log start offset moves to the first remaining segment.
 
 One lock guards the segment list: the Trio thread appends and reads, the
 housekeeping thread flushes and applies retention.
+
+Producer state (idempotent sequences, open transactions) is snapshotted at every
+roll and at a clean close, as Kafka's `.snapshot` files are; a restart loads the
+snapshot and replays the batches written after it, which also derives again the
+`.txnindex` entries of the aborted transactions whose markers came after it.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import os
 import shutil
 import threading
 from bisect import bisect_right
-from itertools import pairwise
+from collections.abc import Iterator
+from itertools import chain, pairwise
 from pathlib import Path
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -30,11 +36,13 @@ from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.scan import Damage
 from kafka_shim.storage.segment import LOG_SUFFIX, Segment, file_stem
 from kafka_shim.storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
+from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex, overlapping
 
 log = logging.getLogger("kafka_shim.storage")
 
 LOG_START_FILE = "log-start-offset"
-# Idempotent producers' last batches, written at a clean close (Kafka's .snapshot files).
+# Producers' last batches and open transactions, written at every roll and at a
+# clean close (Kafka's .snapshot files).
 PRODUCER_SNAPSHOT_FILE = "producer-state.json"
 
 
@@ -120,24 +128,48 @@ class DiskLog(PartitionLog):
             segments.append(loaded)
             expected = loaded.next_offset
         log = cls(directory, config, options, segments, start, on_append)
+        log._adopt_orphan_txn_indexes()
         log.producers = log._restored_producers(clean)
         return log
 
+    def _adopt_orphan_txn_indexes(self) -> None:
+        """A compaction stopped by a crash after its swap leaves the `.txnindex` of the
+        segments it replaced: their entries move to the segment now holding their markers."""
+        bases = {s.base_offset for s in self._segments}
+        for path in sorted(self.directory.glob("*" + TXN_INDEX_SUFFIX)):
+            if not path.stem.isdigit() or int(path.stem) in bases:
+                continue
+            orphan = TxnIndex(path)
+            if orphan.load():
+                for entry in orphan.entries:
+                    home = self._segments[self._segment_for(entry.last_offset)]
+                    if home.txn_index.load():
+                        home.txn_index.rewrite(sorted([*home.txn_index.entries, entry], key=_marker_offset))
+            orphan.delete()
+
     def _restored_producers(self, clean: bool) -> ProducerStates:
-        """The snapshot of the last clean close, brought up to date from the batches
-        written after it; without one, the active segment's batches. A retried batch is
-        then recognised across a restart, as Kafka does."""
+        """The snapshot of the last roll or clean close, brought up to date from the
+        batches written after it; without one, everything from the log start. A retried
+        batch is then recognised across a restart and open transactions stay open, as
+        in Kafka. Aborted transactions whose markers follow the snapshot are indexed
+        again from those batches (after a crash their entries may be missing or torn)."""
         end = self.log_end_offset
+        indexes_whole = all(segment.txn_index.load() for segment in self._segments)
         snapshot = _read_producer_snapshot(self.directory)
-        if snapshot is not None and snapshot[0] <= end:
+        if snapshot is not None and snapshot[0] <= end and indexes_whole:
             since, states = snapshot
             if clean and since == end:
                 return states
         else:
-            since, states = self.active.base_offset, ProducerStates()
+            since, states = self._segments[0].base_offset, ProducerStates()
+        for segment in self._segments:
+            kept = [e for e in segment.txn_index.entries if e.last_offset < since]
+            if len(kept) != len(segment.txn_index.entries) or not indexes_whole:
+                segment.txn_index.rewrite(kept)
         for segment in self._segments:
             if segment.next_offset > since:
-                states.replay(segment.headers_from(since))
+                for entry in states.replay(segment.batches_with_markers_from(since)):
+                    segment.txn_index.append(entry)
         return states
 
     # -- the contract -------------------------------------------------------
@@ -188,6 +220,23 @@ class DiskLog(PartitionLog):
             Segment.create(self.directory, self.log_end_offset, self.config.index_interval_bytes)
         )
         fsync_directory(self.directory)
+        # A restart replays from here at most: a transaction open in an older segment
+        # stays open without reading that segment again.
+        self._write_producer_snapshot()
+
+    def _write_producer_snapshot(self) -> None:
+        snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
+        write_atomically(self.directory, PRODUCER_SNAPSHOT_FILE, json.dumps(snapshot))
+
+    def _index_aborted(self, entry: AbortedTxn) -> None:
+        with self._lock:
+            self.active.txn_index.append(entry)
+
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        with self._lock:
+            segments = self._segments[self._segment_for(start_offset) :]
+            entries: Iterator[AbortedTxn] = chain.from_iterable(s.txn_index.entries for s in segments)
+            return overlapping(entries, start_offset, end_offset)
 
     def roll(self) -> None:
         """Close the active segment now (it must hold something)."""
@@ -350,6 +399,7 @@ class DiskLog(PartitionLog):
                     raise ValueError(
                         f"compacted batches must be ordered inside [{old[0].base_offset}, {end})"
                     )
+            aborted = [entry for segment in old for entry in segment.txn_index.entries]
             for segment in old:
                 segment.close()
             replace_with(self.directory, old[0].base_offset, end, batches, [s.base_offset for s in old])
@@ -357,6 +407,11 @@ class DiskLog(PartitionLog):
                 self.directory, old[0].base_offset, self.config.index_interval_bytes, old[0].base_offset
             )
             assert damage is None, damage
+            # The markers keep their offsets, so their aborted ranges move along;
+            # a crash before this is repaired by `_adopt_orphan_txn_indexes`.
+            fresh.txn_index.rewrite(aborted)
+            for segment in old[1:]:
+                segment.txn_index.delete()
             self._segments[first : first + len(old)] = [fresh]
 
     # -- durability and lifecycle -------------------------------------------
@@ -379,8 +434,7 @@ class DiskLog(PartitionLog):
             if self._closed:
                 return
             self.active.seal()
-            snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
-            write_atomically(self.directory, PRODUCER_SNAPSHOT_FILE, json.dumps(snapshot))
+            self._write_producer_snapshot()
             for segment in self._segments:
                 segment.close()
             self._closed = True
@@ -433,6 +487,10 @@ def _read_producer_snapshot(directory: Path) -> tuple[int, ProducerStates] | Non
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("ignoring %s (%s): producer state is rebuilt from the log instead", path, exc)
         return None
+
+
+def _marker_offset(entry: AbortedTxn) -> int:
+    return entry.last_offset
 
 
 def _read_start(directory: Path) -> int:

@@ -1,9 +1,10 @@
 """The partition log interface: what handlers may ask of one topic-partition.
 
 Batches are stored exactly as produced except for `baseOffset`, which the log
-assigns. `append` is a template shared by every implementation (idempotence
-checks, offset assignment, the append hook); an implementation provides
-`_write` and the reads. The in-memory log is `storage.memory.MemoryLog`; a
+assigns. `append` and `write_txn_marker` are templates shared by every implementation
+(idempotence and transaction checks, offset assignment, the append hook); an
+implementation provides `_write`, the reads and where aborted transactions are
+kept (`_index_aborted`, `aborted_ranges`). The in-memory log is `storage.memory.MemoryLog`; a
 durable segment log slots in beside it with the same contract.
 """
 
@@ -12,12 +13,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from kafka_shim.protocol.control_records import EndTxnMarker, build_marker_batch
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.protocol.records import RecordBatches, iter_headers
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
+from kafka_shim.storage.txn_index import AbortedTxn
 
 # Called with the log that grew, so only Fetches waiting on it are woken.
 AppendHook = Callable[["PartitionLog"], None]
@@ -32,6 +36,14 @@ class AppendResult:
     base_offset: int
     last_offset: int
     duplicate: bool = False  # a retried idempotent batch: nothing was written
+
+
+class AbortedTransaction(NamedTuple):
+    """An aborted transaction as Fetch reports it: consumers reading committed data
+    drop that producer's records from `first_offset` up to its ABORT marker."""
+
+    producer_id: int
+    first_offset: int
 
 
 @dataclass(frozen=True)
@@ -83,6 +95,15 @@ class PartitionLog(ABC):
         """Store batches whose offsets are already assigned."""
 
     @abstractmethod
+    def _index_aborted(self, entry: AbortedTxn) -> None:
+        """Keep an aborted transaction whose ABORT marker was just written."""
+
+    @abstractmethod
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        """The aborted transactions (with their ABORT marker's offset) overlapping
+        [start_offset, end_offset), in the order of their markers."""
+
+    @abstractmethod
     def delete_records(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high
         watermark); returns the new log start offset. StorageError
@@ -105,9 +126,48 @@ class PartitionLog(ABC):
 
     # -- shared behaviour ---------------------------------------------------
 
+    @property
+    def last_stable_offset(self) -> int:
+        """The first offset of the earliest open transaction, else the high watermark:
+        a read_committed consumer reads below it."""
+        unstable = self.producers.first_unstable_offset
+        if unstable is None:
+            return self.high_watermark
+        # Never below the log start, as Kafka: DeleteRecords may pass an open transaction's start.
+        return max(min(unstable, self.high_watermark), self.log_start_offset)
+
+    def aborted_transactions(self, start_offset: int, end_offset: int) -> list[AbortedTransaction]:
+        """The aborted transactions with records in [start_offset, end_offset): what a
+        read_committed Fetch returns beside the records it serves from that range."""
+        return [
+            AbortedTransaction(e.producer_id, e.first_offset)
+            for e in self.aborted_ranges(start_offset, end_offset)
+        ]
+
+    def read_committed(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
+        """`read` bounded by the last stable offset: whole batches below it only."""
+        self.check_fetch_offset(offset)
+        stable = self.last_stable_offset
+        if offset >= stable:
+            return b""
+        data = self.read(offset, max_bytes, min_one=min_one)
+        if stable >= self.log_end_offset:
+            return data
+        # The LSO is the base offset of a transaction's first batch: cut there.
+        end = 0
+        for header in iter_headers(data):
+            if header.base_offset >= stable:
+                break
+            end = header.end
+        return data[:end]
+
     def append(self, batches: RecordBatches) -> AppendResult:
         idempotent = batches.first.has_producer_id
         if idempotent:
+            if batches.first.is_control:
+                raise StorageError(
+                    ErrorCode.INVALID_RECORD, "control batches are written by write_txn_marker"
+                )
             if len(batches.headers) != 1:
                 # Kafka requires one batch per partition from v3 producers; for
                 # idempotent ones the sequence bookkeeping depends on it.
@@ -121,6 +181,32 @@ class PartitionLog(ABC):
             self.producers.record(placed.first)
         self._on_append(self)
         return AppendResult(placed.first.base_offset, placed.last.last_offset)
+
+    def write_txn_marker(
+        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp_ms: int
+    ) -> int:
+        """Append a COMMIT or ABORT marker for the producer's transaction and close it
+        here (an abort keeps its range for Fetch); returns the marker's offset.
+        StorageError(INVALID_PRODUCER_EPOCH) for an epoch older than the partition's,
+        (TRANSACTION_COORDINATOR_FENCED) for a coordinator epoch older than the last marker's."""
+        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        offset = self.log_end_offset
+        marker = EndTxnMarker(commit, coordinator_epoch)
+        batch = build_marker_batch(
+            marker,
+            offset=offset,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            timestamp_ms=timestamp_ms,
+            partition_leader_epoch=LEADER_EPOCH,
+        )
+        self._write(batch)
+        completed = self.producers.record_marker(producer_id, producer_epoch, marker, offset, timestamp_ms)
+        if completed is not None and completed.aborted:
+            stable = self.producers.stable_after(offset)
+            self._index_aborted(AbortedTxn(producer_id, completed.first_offset, offset, stable))
+        self._on_append(self)
+        return offset
 
     def records_deletion_target(self, offset: int) -> int:
         """The new log start a DeleteRecords(`offset`) asks for, checked."""

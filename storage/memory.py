@@ -1,15 +1,17 @@
 """A partition log held in memory: the stored batches plus parallel indexes
-(base and last offsets for bisecting, a running max timestamp)."""
+(base and last offsets for bisecting, a running max timestamp) and the aborted
+transactions."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterator
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset
+from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
 
 class MemoryLog(PartitionLog):
@@ -26,6 +28,7 @@ class MemoryLog(PartitionLog):
         # Bumped whenever batches already held change (not by appends): a compaction
         # pass spread over several steps checks it before swapping its result in.
         self._rewrites = 0
+        self._aborted: list[AbortedTxn] = []
 
     @property
     def log_start_offset(self) -> int:
@@ -46,6 +49,13 @@ class MemoryLog(PartitionLog):
             self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
         self._end = batches.last.last_offset + 1
 
+    def _index_aborted(self, entry: AbortedTxn) -> None:
+        self._aborted.append(entry)
+
+    def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
+        first = bisect_left(self._aborted, start_offset, key=lambda e: e.last_offset)
+        return overlapping(islice(self._aborted, first, None), start_offset, end_offset)
+
     @property
     def batch_count(self) -> int:
         return len(self._batches)
@@ -63,6 +73,10 @@ class MemoryLog(PartitionLog):
         for column in self._columns():
             del column[:keep]
         self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
+        # Aborted transactions whose markers went with the dropped batches go too.
+        self._aborted = (
+            [e for e in self._aborted if e.last_offset >= self._base_offsets[0]] if self._base_offsets else []
+        )
         return self._start
 
     def compact(self, now_ms: int, delete_retention_ms: int) -> int:
@@ -85,7 +99,11 @@ class MemoryLog(PartitionLog):
         from kafka_shim.storage import compaction  # the record codec loads only where topics compact
 
         rewrites = self._rewrites
-        held = self._batches[:]
+        # Only below the last stable offset: an open transaction may yet abort.
+        transactions = compaction.TransactionFilter(
+            self.aborted_ranges(0, self._end), self.last_stable_offset
+        )
+        held = self._batches[: bisect_left(self._base_offsets, transactions.stable_offset)]
         # Each batch is scanned once, for the key map and then to be cleaned: chunked,
         # the calls equal one over everything (later chunks override earlier ones in
         # the maps, and batches are cleaned one by one).
@@ -94,7 +112,7 @@ class MemoryLog(PartitionLog):
         producers: dict[int, int] = {}
         for start in range(0, len(held), step_batches):
             chunk = list(compaction.scan(held[start : start + step_batches]))
-            compaction.add_latest_offsets(latest, chunk)
+            compaction.add_latest_offsets(latest, chunk, transactions)
             compaction.add_producer_last_offsets(producers, (batch.header for batch in chunk))
             scanned.append(chunk)
             yield
@@ -106,6 +124,7 @@ class MemoryLog(PartitionLog):
                 now_ms=now_ms,
                 delete_retention_ms=delete_retention_ms,
                 producer_last_offsets=producers,
+                transactions=transactions,
             )
             if kept:
                 cleaned._write(RecordBatches.parse(kept, verify_crc=False))

@@ -7,17 +7,32 @@ in offset order at start-up, and the coordinator rebuilds its groups from it.
 One write path, one recovery path. The topic is compacted
 (cleanup.policy=compact), so replay time follows the live keys, not the
 history of commits.
+
+Offsets committed inside a transaction are written as a transactional batch of
+the committing producer; the transaction's end puts a COMMIT or ABORT marker
+after them (written by the transaction's completion). Replay applies them only
+at a COMMIT marker of that producer, drops them at an ABORT, and hands back
+those with no marker yet as still pending.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
+from kafka_shim.protocol.control_records import parse_marker
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
-from kafka_shim.protocol.records import RecordsError, iter_headers
+from kafka_shim.protocol.records import (
+    NO_PRODUCER_ID,
+    TRANSACTIONAL_FLAG,
+    BatchHeader,
+    CorruptRecords,
+    RecordBatches,
+    RecordsError,
+    iter_headers,
+)
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.memory import MemoryLog
@@ -90,20 +105,21 @@ class OffsetsLog:
         return partition_for(group_id, self.partitions)
 
     def append(self, records: Sequence[OffsetsRecord], now_ms: int) -> None:
-        """One uncompressed batch per partition, records in emission order, stamped `now_ms`.
+        """Uncompressed batches stamped `now_ms`, records in emission order: one per
+        partition and run of records of the same producer (none, or a transaction's).
         The log applies its fsync policy before it returns (storage.durability)."""
         partitions = self._open().partitions
-        by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        by_partition: dict[int, list[tuple[tuple[int, int], list[tuple[bytes, bytes | None]]]]] = {}
         for record in records:
-            index = partition_for(record.group, len(partitions))
-            by_partition.setdefault(index, []).append(encode_record(record))
-        for index, keys_values in by_partition.items():
+            runs = by_partition.setdefault(partition_for(record.group, len(partitions)), [])
+            producer = (record.producer_id, record.producer_epoch)
+            if not runs or runs[-1][0] != producer:
+                runs.append((producer, []))
+            runs[-1][1].append(encode_record(record))
+        for index, runs in by_partition.items():
             partition = partitions[index]
-            # Built where the log will place it, header included: its append neither
-            # parses it back nor rewrites it (the template still checks the placement).
-            base = partition.log_end_offset
-            batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
-            partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
+            for producer, keys_values in runs:
+                partition.append(_batch(partition, producer, keys_values, now_ms))
             if isinstance(partition, MemoryLog):
                 self._clean_memory_partition(index, partition, now_ms)
 
@@ -121,20 +137,108 @@ class OffsetsLog:
 
     def replay(self) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction
-        leaves it, whether or not the cleaner has run yet. Only those records are decoded
-        with the schemas; records that are not Kafka's offsets records are skipped with a
-        warning, as are undecodable batches."""
+        leaves it, whether or not the cleaner has run yet, with completed transactions
+        applied; then the records of transactions still open, as their producer's. With
+        any of those, a partition's records come in log order (what the coordinator needs
+        to tell which write of a partition is newest). Only the records handed back are
+        decoded with the schemas; records that are not Kafka's offsets records are
+        skipped with a warning, as are undecodable batches."""
         topic = self.topic
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
-            latest: dict[bytes | None, bytes | None] = dict(_scan_partition(index, partition))
-            for key, value in latest.items():
+            for producer, key, value in _replay_partition(index, partition):
                 try:
-                    yield decode_record(key, value)
+                    record = decode_record(key, value)
                 except ProtocolError as exc:
                     log.warning("%s-%d: record skipped: %s", OFFSETS_TOPIC, index, exc)
+                    continue
+                yield record if producer is None else OffsetsRecord(record.key, record.value, *producer)
 
 
-def _scan_partition(index: int, partition: PartitionLog) -> Iterator[tuple[bytes | None, bytes | None]]:
+def _batch(
+    partition: PartitionLog,
+    producer: tuple[int, int],
+    keys_values: list[tuple[bytes, bytes | None]],
+    now_ms: int,
+) -> RecordBatches:
+    """Built where the log will place it, header included: its append neither parses it
+    back nor rewrites it (the template still checks the placement). A transaction's
+    records go in a transactional batch numbered as the log expects that producer's next."""
+    base = partition.log_end_offset
+    batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
+    producer_id, epoch = producer
+    if producer_id == NO_PRODUCER_ID:
+        return build_batch(batch, partition_leader_epoch=LEADER_EPOCH)
+    return build_batch(
+        batch,
+        attributes=TRANSACTIONAL_FLAG,
+        producer_id=producer_id,
+        producer_epoch=epoch,
+        base_sequence=partition.producers.next_sequence(producer_id, epoch),
+        partition_leader_epoch=LEADER_EPOCH,
+    )
+
+
+Written = tuple[int, bytes | None]  # a record's offset and value
+
+
+def _replay_partition(
+    index: int, partition: PartitionLog
+) -> Iterable[tuple[tuple[int, int] | None, bytes | None, bytes | None]]:
+    """(producer, key, value) of the partition's live records; producer is None for
+    committed ones, (id, epoch) for those of a transaction without a marker yet.
+
+    As Kafka's loader: a COMMIT marker makes its producer's pending records committed
+    unless the key was written again later in the log; an ABORT drops them; a plain
+    tombstone drops pending records of its key too."""
+    committed: dict[bytes | None, Written] = {}
+    pending: dict[int, tuple[int, dict[bytes | None, Written]]] = {}  # producer id -> epoch, records
+    for header, records in _scan_partition(index, partition):
+        if header.is_control:
+            ended = pending.pop(header.producer_id, None)
+            if ended is not None and _is_commit(index, header, records):
+                for key, written in ended[1].items():
+                    if key not in committed or committed[key][0] < written[0]:
+                        committed[key] = written
+        elif header.is_transactional:
+            _, open_records = pending.setdefault(header.producer_id, (header.producer_epoch, {}))
+            open_records.update((key, (offset, value)) for offset, key, value in records)
+        else:
+            for offset, key, value in records:
+                committed[key] = (offset, value)
+                if value is None:
+                    for _, open_records in pending.values():
+                        open_records.pop(key, None)
+    if not any(open_records for _, open_records in pending.values()):
+        return ((None, key, value) for key, (_, value) in committed.items())
+    live: list[tuple[int, tuple[int, int] | None, bytes | None, bytes | None]]
+    live = [(offset, None, key, value) for key, (offset, value) in committed.items()]
+    for producer_id, (epoch, open_records) in pending.items():
+        live.extend(
+            (offset, (producer_id, epoch), key, value) for key, (offset, value) in open_records.items()
+        )
+    live.sort(key=lambda entry: entry[0])
+    return ((producer, key, value) for _, producer, key, value in live)
+
+
+def _is_commit(
+    index: int, header: BatchHeader, records: list[tuple[int, bytes | None, bytes | None]]
+) -> bool:
+    """Whether a control batch is a COMMIT marker; anything unreadable counts as an abort
+    (its records stay invisible), with a warning."""
+    try:
+        marker = parse_marker(records[0][1], records[0][2], header.base_offset) if records else None
+    except CorruptRecords as exc:
+        log.warning(
+            "%s-%d: control batch at %d read as an abort: %s", OFFSETS_TOPIC, index, header.base_offset, exc
+        )
+        return False
+    return marker is not None and marker.commit
+
+
+def _scan_partition(
+    index: int, partition: PartitionLog
+) -> Iterator[tuple[BatchHeader, list[tuple[int, bytes | None, bytes | None]]]]:
+    """Every batch with its records' offsets, keys and values, in log order."""
     offset = partition.log_start_offset
     while offset < partition.log_end_offset:
         data = partition.read(offset, READ_CHUNK_BYTES)
@@ -142,10 +246,7 @@ def _scan_partition(index: int, partition: PartitionLog) -> Iterator[tuple[bytes
             return
         for header in iter_headers(data):
             offset = header.last_offset + 1
-            if header.is_control:
-                continue
             try:
-                for _, key, value in batch_keyed_records(data, header):
-                    yield key, value
+                yield header, batch_keyed_records(data, header)
             except RecordsError as exc:
                 log.warning("%s-%d: batch at %d skipped: %s", OFFSETS_TOPIC, index, header.base_offset, exc)

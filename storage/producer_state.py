@@ -1,24 +1,31 @@
-"""Idempotent producers: per-partition sequence tracking and producer-id allocation.
+"""Idempotent and transactional producers: per-partition state and producer-id allocation.
 
-Mirrors Kafka's ProducerStateManager / ProducerAppendInfo for non-transactional
-producers: the last five batches per producer are remembered (a producer keeps
-at most five requests in flight), so a retried batch is recognised and
-answered with the offsets it got the first time instead of being written twice.
+Mirrors Kafka's ProducerStateManager / ProducerAppendInfo: the last five batches
+per producer are remembered (a producer keeps at most five requests in flight),
+so a retried batch is recognised and answered with the offsets it got the first
+time instead of being written twice. A transactional producer's first batch in
+a partition opens its transaction there (its offset bounds the last stable
+offset) until a COMMIT or ABORT marker closes it; the marker's coordinator epoch
+is remembered so a marker from a deposed coordinator is fenced.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import astuple, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
+from kafka_shim.protocol.control_records import EndTxnMarker
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import BatchHeader
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.txn_index import AbortedTxn
 
 RETAINED_BATCHES = 5
 INT32_MAX = 2**31 - 1
+NO_COORDINATOR_EPOCH = -1
+NO_TIMESTAMP = -1
 
 
 @dataclass(frozen=True)
@@ -29,14 +36,33 @@ class AppendedBatch:
     last_offset: int
 
 
+class CompletedTxn(NamedTuple):
+    """A transaction a marker closed in this partition: its data spans
+    [first_offset, last_offset), the marker sits at last_offset."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    aborted: bool
+
+
 @dataclass
 class ProducerEntry:
     epoch: int
     batches: deque[AppendedBatch] = field(default_factory=lambda: deque(maxlen=RETAINED_BATCHES))
+    coordinator_epoch: int = NO_COORDINATOR_EPOCH
+    txn_first_offset: int | None = None  # the open transaction's first offset here
+    last_timestamp: int = NO_TIMESTAMP
 
     @property
     def last_sequence(self) -> int:
         return self.batches[-1].last_sequence if self.batches else -1
+
+    def move_to_epoch(self, epoch: int) -> None:
+        """A new epoch forgets the old one's batches (sequences restart at 0)."""
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.batches.clear()
 
 
 def in_sequence(last: int, first: int) -> bool:
@@ -48,10 +74,27 @@ class ProducerStates:
 
     def __init__(self) -> None:
         self._entries: dict[int, ProducerEntry] = {}
+        # Producer id -> first offset of its open transaction; the least bounds the LSO.
+        self._ongoing: dict[int, int] = {}
+
+    def __iter__(self) -> Iterator[tuple[int, ProducerEntry]]:
+        return iter(self._entries.items())
+
+    @property
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the earliest open transaction, None if none is open.
+        The disk cleaner reads it from the housekeeping thread: one pass over int values
+        in C, which no append interleaves with under the GIL. It never decreases, so a
+        value read just before an append is only more cautious."""
+        return min(self._ongoing.values(), default=None)
+
+    def ongoing_transactions(self) -> dict[int, int]:
+        return dict(self._ongoing)
 
     def check(self, batch: BatchHeader) -> AppendedBatch | None:
         """Before an append: the earlier append `batch` duplicates, None if it is
-        new, or StorageError when its epoch or sequence is out of line."""
+        new, or StorageError when its epoch, sequence or transactional state is
+        out of line."""
         entry = self._entries.get(batch.producer_id)
         if entry is None:
             # Unknown producer (first write, or state lost with an in-memory
@@ -68,11 +111,13 @@ class ProducerStates:
                     ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
                     f"sequence {batch.base_sequence} for a new epoch of producer {batch.producer_id}",
                 )
+            self._check_transactional(batch, entry)
             return None
         for earlier in entry.batches:
             if (earlier.first_sequence, earlier.last_sequence) == (batch.base_sequence, batch.last_sequence):
                 return earlier
         if in_sequence(entry.last_sequence, batch.base_sequence):
+            self._check_transactional(batch, entry)
             return None
         if batch.last_sequence <= entry.last_sequence:
             # Written already, but too long ago to answer with its offsets.
@@ -86,41 +131,134 @@ class ProducerStates:
             f"does not follow {entry.last_sequence}",
         )
 
-    def record(self, batch: BatchHeader) -> None:
-        """After an append: remember `batch` (with its assigned offsets)."""
-        self._remember(
-            batch.producer_id,
-            batch.producer_epoch,
-            AppendedBatch(batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset),
-        )
-
-    def _remember(self, producer_id: int, epoch: int, batch: AppendedBatch) -> None:
+    def next_sequence(self, producer_id: int, epoch: int) -> int:
+        """The base sequence `check` accepts next from this producer at this epoch
+        (a writer inside the broker numbers its own batches with it)."""
         entry = self._entries.get(producer_id)
-        if entry is None or entry.epoch != epoch:
-            entry = self._entries[producer_id] = ProducerEntry(epoch)
-        entry.batches.append(batch)
+        if entry is None or entry.epoch != epoch or entry.last_sequence == INT32_MAX:
+            return 0
+        return entry.last_sequence + 1
 
-    def replay(self, batches: Iterable[BatchHeader]) -> None:
-        """Rebuild from the log's own batches (after a restart), oldest first."""
-        for batch in batches:
-            if batch.has_producer_id:
+    @staticmethod
+    def _check_transactional(batch: BatchHeader, entry: ProducerEntry) -> None:
+        if entry.txn_first_offset is not None and not batch.is_transactional:
+            raise StorageError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"producer {batch.producer_id} wrote a non-transactional batch inside its "
+                f"transaction open since offset {entry.txn_first_offset}",
+            )
+
+    def record(self, batch: BatchHeader) -> None:
+        """After an append: remember data batch `batch` (with its assigned offsets);
+        a transactional one opens its producer's transaction if none is open."""
+        entry = self._entry(batch.producer_id, batch.producer_epoch)
+        entry.batches.append(
+            AppendedBatch(batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset)
+        )
+        entry.last_timestamp = batch.max_timestamp
+        if batch.is_transactional and entry.txn_first_offset is None:
+            entry.txn_first_offset = batch.base_offset
+            self._ongoing[batch.producer_id] = batch.base_offset
+
+    def _entry(self, producer_id: int, epoch: int) -> ProducerEntry:
+        entry = self._entries.get(producer_id)
+        if entry is None:
+            entry = self._entries[producer_id] = ProducerEntry(epoch)
+        entry.move_to_epoch(epoch)
+        return entry
+
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+        """Before a COMMIT/ABORT marker: StorageError if its producer epoch is older
+        than the partition's (a fenced producer) or its coordinator epoch older than
+        the last marker's (a deposed coordinator). Markers of transaction version 2
+        carry the bumped epoch, which is newer and passes."""
+        entry = self._entries.get(producer_id)
+        if entry is None:
+            return
+        if epoch < entry.epoch:
+            raise StorageError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"marker epoch {epoch} of producer {producer_id} is older than {entry.epoch}",
+            )
+        if coordinator_epoch < entry.coordinator_epoch:
+            raise StorageError(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"marker coordinator epoch {coordinator_epoch} of producer {producer_id} "
+                f"is older than {entry.coordinator_epoch}",
+            )
+
+    def record_marker(
+        self, producer_id: int, epoch: int, marker: EndTxnMarker, offset: int, timestamp: int
+    ) -> CompletedTxn | None:
+        """After a marker was written at `offset`: close the producer's transaction.
+        The transaction it closed, None if none was open here (a marker without data
+        leaves no aborted range, as in Kafka)."""
+        entry = self._entry(producer_id, epoch)
+        entry.coordinator_epoch = marker.coordinator_epoch
+        entry.last_timestamp = timestamp
+        first = entry.txn_first_offset
+        entry.txn_first_offset = None
+        self._ongoing.pop(producer_id, None)
+        if first is None:
+            return None
+        return CompletedTxn(producer_id, first, offset, not marker.commit)
+
+    def stable_after(self, offset: int) -> int:
+        """The last stable offset once a marker at `offset` (the log's last) is written."""
+        unstable = self.first_unstable_offset
+        return offset + 1 if unstable is None else unstable
+
+    def replay(self, batches: Iterable[tuple[BatchHeader, EndTxnMarker | None]]) -> list[AbortedTxn]:
+        """Rebuild from the log's own batches (after a restart), oldest first, each
+        with the marker it holds if it is a control batch; returns the aborted
+        transactions the markers closed, as the log indexed them when written."""
+        aborted: list[AbortedTxn] = []
+        for batch, marker in batches:
+            if not batch.has_producer_id:
+                continue
+            if not batch.is_control:
                 self.record(batch)
+                continue
+            if marker is None:
+                continue
+            offset = batch.base_offset
+            done = self.record_marker(
+                batch.producer_id, batch.producer_epoch, marker, offset, batch.max_timestamp
+            )
+            if done is not None and done.aborted:
+                aborted.append(
+                    AbortedTxn(done.producer_id, done.first_offset, offset, self.stable_after(offset))
+                )
+        return aborted
 
     def snapshot(self) -> dict[str, Any]:
         """What `from_snapshot` restores: JSON-ready."""
         return {
-            str(producer_id): {"epoch": entry.epoch, "batches": [list(astuple(b)) for b in entry.batches]}
+            str(producer_id): {
+                "epoch": entry.epoch,
+                "batches": [list(astuple(b)) for b in entry.batches],
+                "coordinator_epoch": entry.coordinator_epoch,
+                "txn_first_offset": entry.txn_first_offset,
+                "last_timestamp": entry.last_timestamp,
+            }
             for producer_id, entry in self._entries.items()
         }
 
     @classmethod
     def from_snapshot(cls, snapshot: dict[str, Any]) -> ProducerStates:
-        """ValueError (or KeyError/TypeError) for anything `snapshot` did not write."""
+        """ValueError (or KeyError/TypeError) for anything `snapshot` did not write.
+        Snapshots from before transactions lack the transactional fields."""
         states = cls()
-        for producer_id, entry in snapshot.items():
-            for first, last, base, last_offset in entry["batches"]:
-                batch = AppendedBatch(int(first), int(last), int(base), int(last_offset))
-                states._remember(int(producer_id), int(entry["epoch"]), batch)
+        for producer_id, saved in snapshot.items():
+            entry = states._entry(int(producer_id), int(saved["epoch"]))
+            for first, last, base, last_offset in saved["batches"]:
+                entry.batches.append(AppendedBatch(int(first), int(last), int(base), int(last_offset)))
+            entry.coordinator_epoch = int(saved.get("coordinator_epoch", NO_COORDINATOR_EPOCH))
+            entry.last_timestamp = int(saved.get("last_timestamp", NO_TIMESTAMP))
+            txn_first_offset = saved.get("txn_first_offset")
+            if txn_first_offset is not None:
+                entry.txn_first_offset = int(txn_first_offset)
+                states._ongoing[int(producer_id)] = entry.txn_first_offset
         return states
 
 

@@ -1,6 +1,7 @@
 """One segment of a partition log: a `.log` file of record batches exactly as
 stored (offsets assigned), named by its 20-digit base offset like Kafka's,
-plus its sparse `.index` and `.timeindex` (see `storage.index`).
+plus its sparse `.index` and `.timeindex` (see `storage.index`) and the
+`.txnindex` of the transactions aborted in it (see `storage.txn_index`).
 
 Appends go to the OS with one `os.write` (unbuffered): once `append` returns
 the bytes survive a kill -9 of the process; fsync is the caller's policy.
@@ -16,12 +17,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kafka_shim.protocol.control_records import EndTxnMarker, read_marker
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, read_header
+from kafka_shim.protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, RecordsError, read_header
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
 from kafka_shim.storage.log import TimestampOffset
 from kafka_shim.storage.scan import NO_TIMESTAMP, Damage, ScanResult, scan
+from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, TxnIndex
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -53,6 +56,7 @@ class Segment:
         self.log_path = stem.with_suffix(LOG_SUFFIX)
         self.offset_index = SparseIndex(stem.with_suffix(INDEX_SUFFIX), OFFSET_LAYOUT)
         self.time_index = SparseIndex(stem.with_suffix(TIME_INDEX_SUFFIX), TIME_LAYOUT)
+        self.txn_index = TxnIndex(stem.with_suffix(TXN_INDEX_SUFFIX))
         self.index_interval = index_interval
         self.size = 0
         self.next_offset = base_offset
@@ -214,14 +218,14 @@ class Segment:
         """The segment stops being active: flush it with its indexes, which are
         then trusted by the next clean start."""
         self.flush()
-        self.offset_index.flush()
-        self.time_index.flush()
-        self.offset_index.close()
-        self.time_index.close()
+        for index in (self.offset_index, self.time_index, self.txn_index):
+            index.flush()
+            index.close()
 
     def close(self) -> None:
         self.offset_index.close()
         self.time_index.close()
+        self.txn_index.close()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -230,6 +234,7 @@ class Segment:
         self.close()
         for path in (self.log_path, self.offset_index.path, self.time_index.path):
             path.unlink(missing_ok=True)
+        self.txn_index.delete()
 
     # -- reading ------------------------------------------------------------
 
@@ -244,8 +249,9 @@ class Segment:
             yield batch
             position += batch.size
 
-    def headers_from(self, offset: int) -> Iterator[BatchHeader]:
-        """The full headers of the batches from the one holding `offset` to the end."""
+    def batches_with_markers_from(self, offset: int) -> Iterator[tuple[BatchHeader, EndTxnMarker | None]]:
+        """The full headers of the batches from the one holding `offset` to the end,
+        each control batch with the transaction marker it holds."""
         first = self.batch_holding(offset)
         if first is None:
             return
@@ -257,7 +263,7 @@ class Segment:
             position = first.position
             while position < self.size:
                 header = read_header(data, position)
-                yield header
+                yield header, _marker_of(data, header) if header.is_control else None
                 position = header.end
 
     def batch_holding(self, offset: int) -> BatchPosition | None:
@@ -309,6 +315,13 @@ def whole_batches_length(data: bytes) -> int:
             break
         position = end
     return position
+
+
+def _marker_of(data: memoryview, header: BatchHeader) -> EndTxnMarker | None:
+    try:
+        return read_marker(bytes(data[header.position : header.end]), header._replace(position=0))
+    except RecordsError:
+        return None  # not a marker this broker can read: it closes no transaction
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -25,11 +25,14 @@ def make_batch(
     base_sequence: int = -1,
     compression: str = "none",
     key: bytes | None = None,
+    keys: Sequence[bytes | None] | None = None,
+    transactional: bool = False,
 ) -> bytes:
+    """One v2 batch of `values`; every record keyed `key`, or each its own of `keys`."""
     builder = DefaultRecordBatchBuilder(
         magic=2,
         compression_type=CODECS[compression],
-        is_transactional=False,
+        is_transactional=transactional,
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
@@ -37,7 +40,7 @@ def make_batch(
     )
     for index, value in enumerate(values):
         timestamp = timestamps[index] if timestamps is not None else base_timestamp + index
-        builder.append(index, timestamp=timestamp, key=key, value=value, headers=[])
+        builder.append(index, timestamp=timestamp, key=keys[index] if keys else key, value=value, headers=[])
     return bytes(builder.build())
 
 

@@ -19,6 +19,7 @@ from kafka_shim.shim.coordinator.types import (
     SyncRequest,
     SyncResult,
     TopicPartition,
+    TxnCommitRequest,
 )
 
 __all__ = [
@@ -40,4 +41,5 @@ __all__ = [
     "SyncRequest",
     "SyncResult",
     "TopicPartition",
+    "TxnCommitRequest",
 ]

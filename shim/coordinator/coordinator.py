@@ -13,6 +13,11 @@ Kafka's purgatories become deadlines by key:
   ("pending", group, member) a member id handed out by MEMBER_ID_REQUIRED, unused
   ("retention",)             the periodic offsets retention check
 
+Offsets committed inside a transaction (TxnOffsetCommit) wait in
+`TransactionalOffsets` until `complete_transaction` is told how the producer's
+transaction ended; the marker in `__consumer_offsets` that records it is written
+by the transaction's completion, not here.
+
 Every change to offsets or group metadata is also queued as an offsets-log
 record (`take_records`); at the end of each public call the coordinator calls
 `on_records` if any are queued, and its owner appends them to
@@ -21,6 +26,7 @@ record (`take_records`); at the end of each public call the coordinator calls
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Collection, Hashable, Iterable
 
@@ -33,6 +39,7 @@ from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.state import GroupState
 from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     CommitRequest,
@@ -50,6 +57,7 @@ from kafka_shim.shim.coordinator.types import (
     SyncRequest,
     SyncResult,
     TopicPartition,
+    TxnCommitRequest,
 )
 
 # Kafka expires a new member's pending JoinGroup after 5 minutes: it cannot heartbeat yet,
@@ -72,6 +80,7 @@ class GroupCoordinator:
         self._groups: dict[str, Group] = {}
         self._deadlines = Deadlines()
         self._records: list[OffsetsRecord] = []
+        self._transactional = TransactionalOffsets()
         # Called when a public call leaves records queued; the broker appends them.
         self.on_records: Callable[[], None] = lambda: None
 
@@ -88,7 +97,7 @@ class GroupCoordinator:
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> None:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does."""
-        for group in records.replay(log, now).values():
+        for group in records.replay(log, now, self._transactional).values():
             self._groups[group.group_id] = group
         if self._groups and ("retention",) not in self._deadlines:
             self._deadlines.schedule(("retention",), now + self.config.offsets_retention_check_interval_ms)
@@ -149,7 +158,8 @@ class GroupCoordinator:
         """Dead: gone from the registry at once, so later requests find no such group."""
         group.transition(GroupState.DEAD, now)
         del self._groups[group.group_id]
-        offsets.remove(group, list(group.offsets), self._records)
+        pending = sorted(self._transactional.partitions(group.group_id) - group.offsets.keys())
+        self._remove_offsets(group, [*group.offsets, *pending])
         self._records.append(records.group_tombstone(group.group_id))
         for key in (("join", group.group_id), ("sync", group.group_id)):
             self._deadlines.cancel(key)
@@ -597,15 +607,75 @@ class GroupCoordinator:
         if group.is_(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
             self._schedule_heartbeat(group, group.members[request.member_id], now)
-        return offsets.store(
-            group, request.offsets, now, self.config.offset_metadata_max_bytes, self._records
+        accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
+        offsets.store(group, accepted, self._records)
+        for tp in accepted:  # written after any transactional offset pending for it
+            self._transactional.supersede(group.group_id, tp)
+        return errors
+
+    def commit_transactional_offsets(
+        self, request: TxnCommitRequest, now: int
+    ) -> dict[TopicPartition, ErrorCode]:
+        """TxnOffsetCommit, once the producer's transaction holds the group's offsets
+        partition (the transaction coordinator checks that first). The offsets are
+        written as the producer's transactional records and stay pending until
+        `complete_transaction`."""
+        errors = self._commit_transactional_offsets(request, now)
+        self.tick(now)
+        return errors
+
+    def _commit_transactional_offsets(
+        self, request: TxnCommitRequest, now: int
+    ) -> dict[TopicPartition, ErrorCode]:
+        def all_fail(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
+            return dict.fromkeys(request.offsets, error)
+
+        if not request.group_id:
+            return all_fail(ErrorCode.INVALID_GROUP_ID)
+        group = self._groups.get(request.group_id)
+        if group is None:
+            if request.generation_id >= 0:
+                return all_fail(ErrorCode.ILLEGAL_GENERATION)
+            group = self._create_group(request.group_id, now)
+        error = offsets.validate_commit(
+            group, request.generation_id, request.member_id, request.group_instance_id, transactional=True
         )
+        if error is not None:
+            return all_fail(error)
+        # Unlike OffsetCommit, Kafka neither refuses a group completing a rebalance nor
+        # counts this as a heartbeat.
+        accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
+        for tp, committed in accepted.items():
+            self._transactional.add(request.producer_id, group.group_id, tp, committed)
+            self._records.append(
+                records.offset_record(
+                    group.group_id, tp, committed, request.producer_id, request.producer_epoch
+                )
+            )
+        return errors
+
+    def complete_transaction(self, producer_id: int, commit: bool, now: int) -> None:
+        """The producer's transaction ended (its marker is in `__consumer_offsets`): its
+        pending offsets become the groups' committed offsets, or are dropped on abort.
+        Nothing new is written: replay applies the marker to the same records."""
+        for group_id, visible in self._transactional.complete(producer_id, commit).items():
+            group = self._groups.get(group_id)
+            if group is not None:  # a deleted group's pending offsets went with it
+                group.offsets.update(visible)
+        self.tick(now)
 
     def fetch_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None, require_stable: bool = False
     ) -> dict[TopicPartition, FetchedOffset]:
-        # require_stable waits out pending transactional commits; without transactions there are none.
-        return offsets.fetch(self._groups.get(group_id), partitions)
+        """require_stable (OffsetFetch v7+): partitions with a transactional offset
+        pending answer UNSTABLE_OFFSET_COMMIT; the client retries until it completes."""
+        if not require_stable:
+            return offsets.fetch(self._groups.get(group_id), partitions)
+        return offsets.fetch(
+            self._groups.get(group_id),
+            partitions,
+            lambda tp: self._transactional.is_pending(group_id, tp),
+        )
 
     def delete_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition], now: int
@@ -625,21 +695,35 @@ class GroupCoordinator:
             }
         else:
             return ErrorCode.NON_EMPTY_GROUP, {}
-        offsets.remove(group, deletable, self._records)
+        self._remove_offsets(group, deletable)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         self._maybe_bury(group, now)
         self._publish()
         return ErrorCode.NONE, errors
 
+    def _remove_offsets(self, group: Group, partitions: Iterable[TopicPartition]) -> None:
+        """Committed and pending offsets go; a partition with only pending ones gets
+        its tombstone too (Kafka's replay drops pending offsets at a tombstone)."""
+        wanted = list(partitions)
+        dropped = self._transactional.discard(group.group_id, wanted)
+        only_pending = [tp for tp in wanted if tp in dropped and tp not in group.offsets]
+        offsets.remove(group, wanted, self._records)
+        self._records.extend(records.offset_tombstone(group.group_id, tp) for tp in only_pending)
+
     def _maybe_bury(self, group: Group, now: int) -> None:
-        if group.is_(GroupState.EMPTY) and not group.offsets:
+        # A group with transactions open stays: they may still commit offsets into it.
+        if (
+            group.is_(GroupState.EMPTY)
+            and not group.offsets
+            and not self._transactional.has_open_transactions(group.group_id)
+        ):
             self._kill_group(group, now)
 
     def _expire_offsets(self, now: int) -> None:
         for group in list(self._groups.values()):
-            offsets.remove(
-                group, offsets.expired(group, now, self.config.offsets_retention_ms), self._records
-            )
+            retention = self.config.offsets_retention_ms
+            pending = functools.partial(self._transactional.is_pending, group.group_id)
+            offsets.remove(group, offsets.expired(group, now, retention, pending), self._records)
             self._maybe_bury(group, now)
         if self._groups:
             self._deadlines.schedule(("retention",), now + self.config.offsets_retention_check_interval_ms)

@@ -7,7 +7,7 @@ the offsets-log record of each change to `records`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord
@@ -37,7 +37,12 @@ def validate_member(group: Group, member_id: str, group_instance_id: str | None)
 
 
 def validate_commit(
-    group: Group, generation_id: int, member_id: str, group_instance_id: str | None
+    group: Group,
+    generation_id: int,
+    member_id: str,
+    group_instance_id: str | None,
+    *,
+    transactional: bool = False,
 ) -> ErrorCode | None:
     if generation_id < 0 and group.is_(GroupState.EMPTY):
         # Standalone consumers and admin tools commit without a generation into empty groups.
@@ -47,51 +52,61 @@ def validate_commit(
         if error is None and generation_id != group.generation_id:
             error = ErrorCode.ILLEGAL_GENERATION
         return error
-    if not group.is_(GroupState.EMPTY):
-        return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit into a group that has some
+    if not transactional and not group.is_(GroupState.EMPTY):
+        # Only members commit into a group that has some. TxnOffsetCommit v0-2 carry no
+        # member at all, so Kafka lets transactional commits through.
+        return ErrorCode.UNKNOWN_MEMBER_ID
     return None
 
 
-def store(
-    group: Group,
-    offsets: Mapping[TopicPartition, OffsetCommit],
-    now: int,
-    metadata_max_bytes: int,
-    records: list[OffsetsRecord],
-) -> dict[TopicPartition, ErrorCode]:
+def accept(
+    offsets: Mapping[TopicPartition, OffsetCommit], now: int, metadata_max_bytes: int
+) -> tuple[dict[TopicPartition, CommittedOffset], dict[TopicPartition, ErrorCode]]:
+    """The commits to keep, stamped `now`, and every partition's answer."""
+    accepted: dict[TopicPartition, CommittedOffset] = {}
     errors: dict[TopicPartition, ErrorCode] = {}
     for tp, commit in offsets.items():
         metadata = commit.metadata or ""
         if len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
-        committed = CommittedOffset(
+        accepted[tp] = CommittedOffset(
             commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp_ms
         )
+        errors[tp] = ErrorCode.NONE
+    return accepted, errors
+
+
+def store(
+    group: Group, accepted: Mapping[TopicPartition, CommittedOffset], records: list[OffsetsRecord]
+) -> None:
+    for tp, committed in accepted.items():
         group.offsets[tp] = committed
         records.append(offset_record(group.group_id, tp, committed))
-        errors[tp] = ErrorCode.NONE
-    return errors
 
 
 def fetch(
-    group: Group | None, partitions: Iterable[TopicPartition] | None
+    group: Group | None,
+    partitions: Iterable[TopicPartition] | None,
+    unstable: Callable[[TopicPartition], bool] = lambda tp: False,
 ) -> dict[TopicPartition, FetchedOffset]:
     """Offsets regardless of the group's state: standalone consumers have no membership.
 
-    `partitions` None means every committed partition. Without transactions no
-    commit is ever pending, so require_stable has nothing to wait for.
+    `partitions` None means every committed partition. An `unstable` partition (one
+    with a transactional offset pending, when require_stable asks) answers
+    UNSTABLE_OFFSET_COMMIT without an offset, as Kafka does.
     """
     committed = {} if group is None else group.offsets
     wanted = committed.keys() if partitions is None else partitions
     result: dict[TopicPartition, FetchedOffset] = {}
     for tp in wanted:
         offset = committed.get(tp)
-        result[tp] = (
-            FetchedOffset()
-            if offset is None
-            else FetchedOffset(offset.offset, offset.leader_epoch, offset.metadata)
-        )
+        if unstable(tp):
+            result[tp] = FetchedOffset(error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
+        elif offset is None:
+            result[tp] = FetchedOffset()
+        else:
+            result[tp] = FetchedOffset(offset.offset, offset.leader_epoch, offset.metadata)
     return result
 
 
@@ -101,8 +116,15 @@ def remove(group: Group, partitions: Iterable[TopicPartition], records: list[Off
             records.append(offset_tombstone(group.group_id, tp))
 
 
-def expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
-    """Kafka's removeExpiredOffsets rules, by what the group is."""
+def expired(
+    group: Group, now: int, retention_ms: int, pending: Callable[[TopicPartition], bool]
+) -> list[TopicPartition]:
+    """Kafka's removeExpiredOffsets rules, by what the group is. A `pending` partition
+    (a transaction may still commit an offset for it) keeps its offset for now."""
+    return [tp for tp in _expired(group, now, retention_ms) if not pending(tp)]
+
+
+def _expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
 
     def older_than_retention(base: int, offset: CommittedOffset) -> bool:
         if offset.expire_timestamp_ms is not None:  # OffsetCommit v2-4 asked for its own retention

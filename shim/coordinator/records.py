@@ -2,8 +2,9 @@
 GroupMetadataManager serialisation, minus the bytes: `protocol.offsets_records`
 owns those).
 
-Emitting: every offset stored or removed, and the group's metadata after a
-completed rebalance, when it goes Empty, and a tombstone when it dies.
+Emitting: every offset stored or removed (inside a transaction: as that
+producer's), and the group's metadata after a completed rebalance, when it goes
+Empty, and a tombstone when it dies.
 Replaying: the last record of every key rebuilds every group as it is after a
 coordinator failover: Empty, its generation and protocol type kept, members
 gone (they rejoin), committed offsets intact.
@@ -21,11 +22,20 @@ from kafka_shim.protocol.offsets_records import (
     OffsetsRecord,
     OffsetValue,
 )
+from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
 from kafka_shim.shim.coordinator.types import CommittedOffset, TopicPartition
 
 
-def offset_record(group_id: str, tp: TopicPartition, offset: CommittedOffset) -> OffsetsRecord:
+def offset_record(
+    group_id: str,
+    tp: TopicPartition,
+    offset: CommittedOffset,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+) -> OffsetsRecord:
+    """A commit; with a producer, one made inside that producer's transaction."""
     value = OffsetValue(
         offset.offset,
         offset.leader_epoch,
@@ -33,7 +43,13 @@ def offset_record(group_id: str, tp: TopicPartition, offset: CommittedOffset) ->
         offset.commit_timestamp_ms,
         offset.expire_timestamp_ms,
     )
-    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), value)
+    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), value, producer_id, producer_epoch)
+
+
+def committed_offset(value: OffsetValue) -> CommittedOffset:
+    return CommittedOffset(
+        value.offset, value.leader_epoch, value.metadata, value.commit_timestamp, value.expire_timestamp
+    )
 
 
 def offset_tombstone(group_id: str, tp: TopicPartition) -> OffsetsRecord:
@@ -70,32 +86,39 @@ def group_tombstone(group_id: str) -> OffsetsRecord:
     return OffsetsRecord(GroupKey(group_id), None)
 
 
-def replay(records: Iterable[OffsetsRecord], now: int) -> dict[str, Group]:
+def replay(records: Iterable[OffsetsRecord], now: int, pending: TransactionalOffsets) -> dict[str, Group]:
     """The groups the records describe: the last record of each key wins and the
     order across keys does not matter (as in Kafka's loader, and as after compaction).
-    A group exists if it has live metadata or any live offset."""
+
+    Transactional records are offsets of transactions not completed in the log
+    (`OffsetsLog.replay` has applied those that were): they go to `pending`. For
+    them order matters, so the records come in log order: a plain record of the same
+    partition after a pending one supersedes it. A group exists if it has live
+    metadata, any live offset or any pending one."""
     metadata: dict[str, GroupValue | None] = {}
     committed: dict[str, dict[TopicPartition, CommittedOffset | None]] = {}
+    transacting: dict[str, None] = {}  # groups with pending offsets, in order
     for record in records:
         key, value = record.key, record.value
         if isinstance(key, OffsetKey):
-            offset = None
-            if isinstance(value, OffsetValue):
-                offset = CommittedOffset(
-                    value.offset,
-                    value.leader_epoch,
-                    value.metadata,
-                    value.commit_timestamp,
-                    value.expire_timestamp,
-                )
-            committed.setdefault(key.group, {})[TopicPartition(key.topic, key.partition)] = offset
+            tp = TopicPartition(key.topic, key.partition)
+            offset = committed_offset(value) if isinstance(value, OffsetValue) else None
+            if not record.is_transactional:
+                committed.setdefault(key.group, {})[tp] = offset
+                if offset is None:  # as in Kafka's replay, a tombstone also drops pending offsets
+                    pending.discard(key.group, [tp])
+                else:
+                    pending.supersede(key.group, tp)
+            elif offset is not None:
+                pending.add(record.producer_id, key.group, tp, offset)
+                transacting.setdefault(key.group, None)
         else:
             metadata[key.group] = value if isinstance(value, GroupValue) else None
     groups: dict[str, Group] = {}
-    for group_id in [*metadata, *committed]:
+    for group_id in [*metadata, *committed, *transacting]:
         offsets = {tp: o for tp, o in committed.get(group_id, {}).items() if o is not None}
         value = metadata.get(group_id)
-        if group_id in groups or (value is None and not offsets):
+        if group_id in groups or (value is None and not offsets and group_id not in transacting):
             continue
         group = groups[group_id] = Group(group_id, now)
         group.offsets = offsets

@@ -125,6 +125,19 @@ class CommitRequest(NamedTuple):
     group_instance_id: str | None = None
 
 
+class TxnCommitRequest(NamedTuple):
+    """TxnOffsetCommit: offsets committed inside the producer's transaction (v3+ name the
+    member, so a zombie of an older generation is fenced; before v3 nothing is checked)."""
+
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    offsets: Mapping[TopicPartition, OffsetCommit]
+    generation_id: int = NO_GENERATION
+    member_id: str = UNKNOWN_MEMBER_ID
+    group_instance_id: str | None = None
+
+
 class CommittedOffset(NamedTuple):
     offset: int
     leader_epoch: int

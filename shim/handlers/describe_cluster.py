@@ -14,6 +14,7 @@ __all__ = ["API", "handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
+    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     answer: dict[str, Any] = {
         "throttle_time_ms": 0,
         "endpoint_type": request.endpoint_type,
@@ -32,8 +33,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     )
     return answer | {
         "error_code": ErrorCode.NONE,
-        "brokers": [
-            {"broker_id": broker.node_id, "host": broker.advertised_host, "port": broker.advertised_port}
-        ],
+        "brokers": [{"broker_id": broker.node_id, "host": host, "port": port}],
         "cluster_authorized_operations": operations,
     }

@@ -2,6 +2,10 @@
 
 Sessionless only: every answer carries session_id 0, which tells a client
 that asked for a session (KIP-227) to keep sending full fetch requests.
+
+Under isolation_level read_committed a partition is served only below its last
+stable offset, with the aborted transactions overlapping what is served: the
+client drops their records (and skips control batches) itself, as with Kafka.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
+from kafka_shim.protocol.records import iter_headers
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
@@ -38,11 +43,26 @@ def _topic(ctx: RequestContext, requested: Any) -> tuple[Topic | None, ErrorCode
     return topics.get(requested.topic), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _read(log: PartitionLog, offset: int, limit: int, min_one: bool) -> tuple[ErrorCode, bytes]:
+def _read(
+    log: PartitionLog, offset: int, limit: int, min_one: bool, committed: bool
+) -> tuple[ErrorCode, bytes]:
     try:
+        if committed:
+            return ErrorCode.NONE, log.read_committed(offset, limit, min_one=min_one)
         return ErrorCode.NONE, log.read(offset, limit, min_one=min_one)
     except StorageError as exc:
         return exc.code, b""
+
+
+def _aborted(log: PartitionLog, offset: int, records: bytes) -> list[dict[str, int]]:
+    """The aborted transactions with records among those served, as Kafka lists them."""
+    if not records or not log.aborted_ranges(offset, log.last_stable_offset):
+        return []  # the common case: no walk over the batches served
+    *_, last = iter_headers(records)
+    return [
+        {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
+        for txn in log.aborted_transactions(offset, last.last_offset + 1)
+    ]
 
 
 def _gather(ctx: RequestContext, request: Any) -> Gathered:
@@ -59,7 +79,7 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
             log = topic.partition(p.partition) if topic is not None else None
             answer: dict[str, Any] = {
                 "partition_index": p.partition,
-                # No transactions: nothing is ever aborted.
+                # Null unless read_committed, as Kafka answers.
                 "aborted_transactions": [] if committed else None,
                 "records": b"",
             }
@@ -70,16 +90,17 @@ def _gather(ctx: RequestContext, request: Any) -> Gathered:
             logs.append(log)
             # KIP-74: only the first partition with data may exceed the limits.
             limit = min(p.partition_max_bytes, budget - size)
-            code, records = _read(log, p.fetch_offset, limit, min_one=size == 0)
+            code, records = _read(log, p.fetch_offset, limit, size == 0, committed)
             must_answer |= code != ErrorCode.NONE
             size += len(records)
-            high_watermark = log.high_watermark
+            if committed:
+                answer["aborted_transactions"] = _aborted(log, p.fetch_offset, records)
             partitions.append(
                 answer
                 | {
                     "error_code": code,
-                    "high_watermark": high_watermark,
-                    "last_stable_offset": high_watermark,
+                    "high_watermark": log.high_watermark,
+                    "last_stable_offset": log.last_stable_offset,
                     "log_start_offset": log.log_start_offset,
                     "records": records,
                 }

@@ -18,13 +18,8 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         # Share groups (key type 2) and anything newer are not coordinated here.
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
-    return {
-        "key": key,
-        "error_code": ErrorCode.NONE,
-        "node_id": broker.node_id,
-        "host": broker.advertised_host,
-        "port": broker.advertised_port,
-    }
+    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
+    return {"key": key, "error_code": ErrorCode.NONE, "node_id": broker.node_id, "host": host, "port": port}
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:

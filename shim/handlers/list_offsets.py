@@ -1,4 +1,9 @@
-"""ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups."""
+"""ListOffsets: earliest, latest, max-timestamp and by-timestamp lookups.
+
+Under isolation_level read_committed (v2+) latest is the last stable offset and a
+lookup finds only offsets below it, as Kafka's Partition.fetchOffsetForTimestamp;
+read_uncommitted is bounded by the high watermark, which is the log end here.
+"""
 
 from __future__ import annotations
 
@@ -16,12 +21,15 @@ EARLIEST = -2
 MAX_TIMESTAMP = -3  # v7+
 EARLIEST_LOCAL = -4  # v8+: no tiered storage, so the same as earliest
 NO_TIMESTAMP = -1
+READ_COMMITTED = 1
 
 
-def _lookup(log: PartitionLog, timestamp: int) -> tuple[int, int] | None:
+def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, int] | None:
     """(timestamp, offset) for a request timestamp; None when it is not one we know."""
+    # The high watermark is the last offset of the last batch + 1, not its base offset + 1.
+    fetchable = log.last_stable_offset if committed else log.high_watermark
     if timestamp == LATEST:
-        return NO_TIMESTAMP, log.log_end_offset  # last offset of the last batch + 1
+        return NO_TIMESTAMP, fetchable
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return NO_TIMESTAMP, log.log_start_offset
     if timestamp == MAX_TIMESTAMP:
@@ -30,15 +38,17 @@ def _lookup(log: PartitionLog, timestamp: int) -> tuple[int, int] | None:
         found = log.offset_for_timestamp(timestamp)
     else:
         return None
-    return (found.timestamp, found.offset) if found is not None else (NO_TIMESTAMP, -1)
+    if found is None or found.offset >= fetchable:
+        return NO_TIMESTAMP, -1
+    return found.timestamp, found.offset
 
 
-def _partition(ctx: RequestContext, name: str, request: Any) -> dict[str, Any]:
+def _partition(ctx: RequestContext, name: str, request: Any, committed: bool) -> dict[str, Any]:
     answer: dict[str, Any] = {"partition_index": request.partition_index}
     log = ctx.broker.topics.partition(name, request.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    found = _lookup(log, request.timestamp)
+    found = _lookup(log, request.timestamp, committed)
     if found is None:
         return answer | {"error_code": ErrorCode.INVALID_REQUEST}
     timestamp, offset = found
@@ -52,10 +62,14 @@ def _partition(ctx: RequestContext, name: str, request: Any) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    committed = request.isolation_level == READ_COMMITTED
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": topic.name, "partitions": [_partition(ctx, topic.name, p) for p in topic.partitions]}
+            {
+                "name": topic.name,
+                "partitions": [_partition(ctx, topic.name, p, committed) for p in topic.partitions],
+            }
             for topic in request.topics
         ],
     }

@@ -66,6 +66,7 @@ def _all_topics_requested(ctx: RequestContext, request: Any) -> bool:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
+    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     operations = (
         TOPIC_OPERATIONS if request.include_topic_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     )
@@ -76,9 +77,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         resolved = [_resolve(ctx, requested, auto_create) for requested in request.topics]
     return {
         "throttle_time_ms": 0,
-        "brokers": [
-            {"node_id": broker.node_id, "host": broker.advertised_host, "port": broker.advertised_port}
-        ],
+        "brokers": [{"node_id": broker.node_id, "host": host, "port": port}],
         "cluster_id": broker.cluster_id,
         "controller_id": broker.node_id,
         "topics": [_describe(broker, t, operations) if isinstance(t, Topic) else t for t in resolved],

@@ -1,9 +1,14 @@
-"""OffsetCommit: offsets of a group member (fenced by generation) or of a standalone consumer."""
+"""OffsetCommit: offsets of a group member (fenced by generation) or of a standalone consumer.
+
+As in Kafka, a partition that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION here,
+before the coordinator sees the request; the others in the same request still commit, and a
+request naming none that exists never reaches the coordinator."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
@@ -12,28 +17,37 @@ from kafka_shim.shim.coordinator.types import by_topic
 __all__ = ["API", "handle"]
 
 DEFAULT_RETENTION = -1
+INT64_SPAN = 1 << 64
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     now = ctx.now_ms()
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
-    expire_at = now + retention if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION else None
-    commits = {
-        TopicPartition(topic.name, p.partition_index): OffsetCommit(
-            p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
+    expire_at = None
+    if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION:
+        # Kafka adds them as Java longs: a huge retention wraps around instead of failing.
+        expire_at = (now + retention + INT64_SPAN // 2) % INT64_SPAN - INT64_SPAN // 2
+    errors: dict[TopicPartition, ErrorCode] = {}
+    commits: dict[TopicPartition, OffsetCommit] = {}
+    for topic in request.topics:
+        for p in topic.partitions:
+            tp = TopicPartition(topic.name, p.partition_index)
+            if ctx.broker.topics.partition(tp.topic, tp.partition) is None:
+                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                commits[tp] = OffsetCommit(
+                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
+                )
+    if commits:
+        commit = CommitRequest(
+            group_id=request.group_id,
+            offsets=commits,
+            generation_id=request.generation_id_or_member_epoch,
+            member_id=request.member_id,
+            group_instance_id=request.group_instance_id,
         )
-        for topic in request.topics
-        for p in topic.partitions
-    }
-    commit = CommitRequest(
-        group_id=request.group_id,
-        offsets=commits,
-        generation_id=request.generation_id_or_member_epoch,
-        member_id=request.member_id,
-        group_instance_id=request.group_instance_id,
-    )
-    errors = ctx.broker.groups.commit_offsets(commit, now)
+        errors.update(ctx.broker.groups.commit_offsets(commit, now))
     return {
         "throttle_time_ms": 0,
         "topics": [

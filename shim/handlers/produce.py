@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
+from kafka_shim.protocol.record_codec import batch_keyed_records
 from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -38,10 +39,13 @@ _RETRY_LATER = (
 
 
 class Refused(Exception):
-    def __init__(self, code: ErrorCode, message: str | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, message: str | None = None, record_errors: list[dict[str, Any]] | None = None
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.record_errors = record_errors or []
 
 
 def _topic(ctx: RequestContext, name: str) -> Topic:
@@ -55,7 +59,7 @@ def _topic(ctx: RequestContext, name: str) -> Topic:
     return topic
 
 
-def _validated(ctx: RequestContext, topic: Topic, records: bytes | None) -> RecordBatches:
+def _validated(ctx: RequestContext, topic: Topic, index: int, records: bytes | None) -> RecordBatches:
     try:
         batches = RecordBatches.parse(records or b"")
     except RecordsError as exc:
@@ -67,7 +71,34 @@ def _validated(ctx: RequestContext, topic: Topic, records: bytes | None) -> Reco
             raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {header.size} bytes exceeds {max_bytes}")
         if header.is_control:
             raise Refused(ErrorCode.INVALID_RECORD, "clients may not write control batches")
+    if "compact" in effective_value(topic.configs, "cleanup.policy", broker_value):
+        _refuse_keyless_records(batches, f"{topic.name}-{index}")
     return batches
+
+
+def _refuse_keyless_records(batches: RecordBatches, partition: str) -> None:
+    """A compacted topic keeps the last record per key, so a record without one is refused,
+    with Kafka's errors (LogValidator): one per keyless record, indexed within its batch, and
+    the whole batch is not written. Only compacted topics pay for reading the records."""
+    errors = []
+    for header in batches.headers:
+        try:
+            records = batch_keyed_records(batches.data, header)
+        except RecordsError as exc:
+            raise Refused(exc.code, str(exc)) from exc
+        errors += [
+            (index, f"Compacted topic cannot accept message without key in topic partition {partition}")
+            for index, (_, key, _) in enumerate(records)
+            if key is None
+        ]
+    if errors:
+        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+        raise Refused(
+            ErrorCode.INVALID_RECORD,
+            f"One or more records have been rejected due to {len(errors)} record errors in total, "
+            f"and only showing the first three errors at most: [{shown}]",
+            [{"batch_index": i, "batch_index_error_message": m} for i, m in errors],
+        )
 
 
 def _check_transaction(
@@ -108,7 +139,7 @@ def _append(
         log = topic.partition(index)
         if log is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        batches = _validated(ctx, topic, records)
+        batches = _validated(ctx, topic, index, records)
         if batches.first.is_transactional:
             _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
         append_time = -1
@@ -120,7 +151,15 @@ def _append(
             batches = batches.with_log_append_time(append_time)
         result = log.append(batches)
     except (Refused, StorageError) as exc:
-        return {"index": index, "error_code": exc.code, "base_offset": -1, "error_message": exc.message}
+        refusal: dict[str, Any] = {
+            "index": index,
+            "error_code": exc.code,
+            "base_offset": -1,
+            "error_message": exc.message,
+        }
+        if isinstance(exc, Refused) and exc.record_errors:
+            refusal["record_errors"] = exc.record_errors
+        return refusal
     return {
         "index": index,
         "error_code": ErrorCode.NONE,

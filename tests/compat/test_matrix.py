@@ -2,9 +2,9 @@
 
 A failing cell fails with the client's own error text; a scenario the client cannot do is
 not collected (the report shows it as n/a with the reason, never a pass); a client that is
-not installed is a failure, since `.ci/run` installs every one; only the kafka target
-without a Docker engine is skipped. The heavy scale scenarios run on the shim target only,
-unless COMPAT_HEAVY=1 asks for them elsewhere.
+not installed is a failure, since `.ci/run` installs every one; only a container target
+(kafka, kafka-shim-docker) without a Docker engine or its image is skipped. The heavy scale
+scenarios run on the shim target only, unless COMPAT_HEAVY=1 asks for them elsewhere.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from compat.catalog import SCENARIOS
 from compat.drivers import DRIVERS
 from compat.scenario import run_cell
-from compat.targets import docker_missing, selected_target
+from compat.targets import container_target_missing, selected_target
 from tests.compat.conftest import OUTCOMES
 
 HEAVY_ELSEWHERE_ENV = "COMPAT_HEAVY"
@@ -48,8 +48,9 @@ def test_scenario(scenario: str, client: str) -> None:
     for label, seconds in outcome.timings.items():
         print(f"{label}: {seconds:.2f}")
     if outcome.status == "unavailable":
-        if target == "kafka" and docker_missing() is not None:
-            pytest.skip(f"no Docker engine for the kafka target: {docker_missing()}")
+        reason = container_target_missing(target)
+        if reason is not None:
+            pytest.skip(f"the {target} target cannot run here: {reason}")
         pytest.fail(f"not installed here: {outcome.detail} (bash .ci/run installs it)", pytrace=False)
     if outcome.status == "fail":
         pytest.fail(f"[{target}] {scenario} x {client}: {outcome.detail}", pytrace=False)

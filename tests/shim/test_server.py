@@ -8,14 +8,14 @@ import struct
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.server import BrokerThread
+from kafka_shim.pytest_plugin import KafkaShim
 from tests.wire import WireClient
 
 API_VERSIONS = 18
 
 
 @pytest.mark.parametrize("version", range(5))
-def test_api_versions_every_version_lists_itself(kafka_shim: BrokerThread, version: int) -> None:
+def test_api_versions_every_version_lists_itself(kafka_shim: KafkaShim, version: int) -> None:
     with WireClient(kafka_shim.bootstrap) as client:
         response = client.request(
             API_VERSIONS, version, {"client_software_name": "t", "client_software_version": "1"}
@@ -25,7 +25,7 @@ def test_api_versions_every_version_lists_itself(kafka_shim: BrokerThread, versi
     assert ranges[API_VERSIONS] == (0, 4)
 
 
-def test_unsupported_api_versions_version_gets_error_35_in_a_v0_body(kafka_shim: BrokerThread) -> None:
+def test_unsupported_api_versions_version_gets_error_35_in_a_v0_body(kafka_shim: KafkaShim) -> None:
     with WireClient(kafka_shim.bootstrap) as client:
         # A v99 request with a v2 header, as a newer client would send it.
         client.send_raw(struct.pack(">hhih", API_VERSIONS, 99, 7, 1) + b"x" + b"\x00" + b"\x00")
@@ -37,7 +37,7 @@ def test_unsupported_api_versions_version_gets_error_35_in_a_v0_body(kafka_shim:
 
 
 def _assert_closed_and_others_served(
-    broker: BrokerThread, payload: bytes, caplog: pytest.LogCaptureFixture, reason: str
+    broker: KafkaShim, payload: bytes, caplog: pytest.LogCaptureFixture, reason: str
 ) -> None:
     with WireClient(broker.bootstrap) as bystander, WireClient(broker.bootstrap) as offender:
         with caplog.at_level(logging.WARNING, logger="kafka_shim.server"):
@@ -49,7 +49,7 @@ def _assert_closed_and_others_served(
 
 
 def test_unknown_api_key_closes_only_that_connection(
-    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+    kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture
 ) -> None:
     payload = struct.pack(">hhih", 9999, 0, 1, -1)
     _assert_closed_and_others_served(
@@ -64,17 +64,17 @@ def test_oversize_frame_is_refused_before_allocation(
     _assert_closed_and_others_served(broker, struct.pack(">i", 1 << 30), caplog, "frame length 1073741824")
 
 
-def test_negative_frame_length_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+def test_negative_frame_length_closes(kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture) -> None:
     _assert_closed_and_others_served(kafka_shim, struct.pack(">i", -5), caplog, "frame length -5")
 
 
-def test_truncated_header_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+def test_truncated_header_closes(kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture) -> None:
     _assert_closed_and_others_served(
         kafka_shim, struct.pack(">i", 3) + b"\x00\x12\x00", caplog, "shorter than"
     )
 
 
-def test_malformed_body_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture) -> None:
+def test_malformed_body_closes(kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture) -> None:
     # ApiVersions v3 whose client_software_name claims 100 bytes that are not there.
     payload = struct.pack(">hhih", API_VERSIONS, 3, 1, -1) + b"\x00" + b"\x65abc"
     _assert_closed_and_others_served(
@@ -83,7 +83,7 @@ def test_malformed_body_closes(kafka_shim: BrokerThread, caplog: pytest.LogCaptu
 
 
 def test_unsupported_version_of_other_api_closes(
-    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+    kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Kafka cannot parse the header of a version it does not know, so it closes.
     payload = struct.pack(">hhih", 3, 99, 1, -1)  # Metadata v99
@@ -92,7 +92,7 @@ def test_unsupported_version_of_other_api_closes(
     )
 
 
-def test_pipelined_requests_are_answered_in_order(kafka_shim: BrokerThread) -> None:
+def test_pipelined_requests_are_answered_in_order(kafka_shim: KafkaShim) -> None:
     with WireClient(kafka_shim.bootstrap) as client:
         frames = [client.frame(API_VERSIONS, v % 5, {}) for v in range(20)]
         client.sock.sendall(b"".join(struct.pack(">i", len(f)) + f for f in frames))
@@ -129,7 +129,7 @@ def test_an_append_wakes_only_the_fetches_waiting_on_that_partition() -> None:
     trio.run(main)
 
 
-def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim: BrokerThread) -> None:
+def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim: KafkaShim) -> None:
     with WireClient(kafka_shim.bootstrap) as client:
         large = client.frame(API_VERSIONS, 3, {"client_software_name": "x" * 300_000})
         small = client.frame(API_VERSIONS, 3, {})
@@ -141,7 +141,7 @@ def test_a_frame_larger_than_a_read_arriving_in_pieces_is_read_whole(kafka_shim:
 
 
 def test_debug_log_traces_each_request_and_answer_on_one_line(
-    kafka_shim: BrokerThread, caplog: pytest.LogCaptureFixture
+    kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture
 ) -> None:
     hello = {"client_software_name": "tracer", "client_software_version": "1"}
     with (

@@ -17,8 +17,6 @@ from confluent_kafka import Consumer, KafkaException, Producer
 from compat.targets import RunningBroker, launch
 
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
-# The markers and read_committed are the data path's (shim/transactions/markers.py).
-pytest.importorskip("kafka_shim.shim.transactions.markers")
 
 
 def start(data_dir: Path) -> RunningBroker:

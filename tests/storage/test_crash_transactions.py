@@ -15,8 +15,6 @@ from tests.storage.crash_harness import CrashHarness, Storm
 from tests.storage.transaction_storm import TransactionStorm
 
 pytestmark = [pytest.mark.slow, pytest.mark.clients]
-# The markers and read_committed are the data path's (shim/transactions/markers.py).
-pytest.importorskip("kafka_shim.shim.transactions.markers")
 
 ROUNDS = 20
 

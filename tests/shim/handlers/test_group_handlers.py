@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import TopicPartition
 from tests.helpers import Harness, subscription
 
 
@@ -93,6 +94,7 @@ def test_sync_v5_requires_protocol_type_and_name(h: Harness) -> None:
 
 def test_heartbeat_commit_fetch_describe_list_leave_delete(h: Harness) -> None:
     member_id = form_group(h)
+    h.broker.topics.create("t")
     assert h.call(12, 4, {"group_id": "g", "generation_id": 1, "member_id": member_id}).error_code == 0
     assert h.call(12, 0, {"group_id": "g", "generation_id": 0, "member_id": member_id}).error_code == (
         ErrorCode.ILLEGAL_GENERATION
@@ -142,3 +144,19 @@ def test_leave_v3_batch_reports_each_member(h: Harness) -> None:
         (member_id, 0),
         ("ghost", ErrorCode.UNKNOWN_MEMBER_ID),
     ]
+
+
+def test_commit_v2_with_a_huge_retention_wraps_as_kafkas_long_sum(h: Harness) -> None:
+    h.broker.topics.create("t")
+    body = {
+        "group_id": "g",
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "retention_time_ms": 2**63 - 1,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 5}]}],
+    }
+    assert h.call(8, 2, body).topics[0].partitions[0].error_code == 0
+    group = h.broker.groups.group("g")
+    assert group is not None
+    # now + Long.MAX_VALUE overflows to a timestamp in the past, as in Kafka.
+    assert group.offsets[TopicPartition("t", 0)].expire_timestamp_ms == h.clock() + 2**63 - 1 - 2**64

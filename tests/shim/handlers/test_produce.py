@@ -141,3 +141,50 @@ def test_an_empty_transactional_id_is_refused() -> None:
         -1,
         -1,
     )
+
+
+# A compacted topic refuses records without a key, as Kafka's LogValidator does: INVALID_RECORD
+# with one record error per keyless record (its index in the batch), and nothing written.
+KEYLESS_CASES = [
+    ([b"k0", None, b"k2"], [1]),
+    ([None, None, None, None], [0, 1, 2, 3]),
+]
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+@pytest.mark.parametrize(("keys", "keyless"), KEYLESS_CASES)
+@pytest.mark.parametrize("policy", ["compact", "compact,delete"])
+def test_compacted_topic_refuses_keyless_records_and_writes_nothing(
+    compression: str, keys: list[bytes | None], keyless: list[int], policy: str
+) -> None:
+    h = Harness()
+    h.broker.topics.create("t", 1, {"cleanup.policy": policy})
+    values = [b"v%d" % i for i in range(len(keys))]
+    answer = produce_one(h, make_batch(values, keys=keys, compression=compression), version=11)
+    reason = "Compacted topic cannot accept message without key in topic partition t-0"
+    assert (answer.error_code, answer.base_offset) == (ErrorCode.INVALID_RECORD, -1)
+    assert [(e.batch_index, e.batch_index_error_message) for e in answer.record_errors] == [
+        (i, reason) for i in keyless
+    ]
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{reason}')" for i in keyless[:3])
+    assert answer.error_message == (
+        f"One or more records have been rejected due to {len(keyless)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]"
+    )
+    assert h.broker.topics.partition("t", 0).log_end_offset == 0  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("version", [3, 7])
+def test_versions_before_record_errors_still_refuse_keyless_records(version: int) -> None:
+    h = Harness()
+    h.broker.topics.create("t", 1, {"cleanup.policy": "compact"})
+    answer = produce_one(h, make_batch([b"v"]), version=version)
+    assert answer.error_code == ErrorCode.INVALID_RECORD
+
+
+def test_compacted_topic_accepts_keyed_records_and_delete_topics_accept_keyless() -> None:
+    h = Harness()
+    h.broker.topics.create("t", 1, {"cleanup.policy": "compact"})
+    h.broker.topics.create("plain", 1)
+    assert produce_one(h, make_batch([b"v"], key=b"k")).error_code == ErrorCode.NONE
+    assert produce_one(h, make_batch([b"v"]), topic="plain").error_code == ErrorCode.NONE

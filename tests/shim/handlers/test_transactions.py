@@ -220,7 +220,6 @@ def test_produce_to_a_partition_outside_the_transaction(h: Harness, version: int
 
 
 def test_produce_from_a_fenced_producer(h: Harness) -> None:
-    pytest.importorskip("kafka_shim.shim.transactions.markers")  # fencing an open transaction writes markers
     zombie = Producer(h)
     zombie.init()
     zombie.add("t", 0)

@@ -355,9 +355,7 @@ def test_v2_epoch_overflow_moves_to_the_next_producer_id() -> None:
 
 # The coordinator's own abort follows the finalized transaction.version, whatever the
 # client speaks: under 2 it bumps twice (the fence, then the TV2 end).
-@pytest.mark.parametrize(
-    ("server_version", "version", "fenced_epoch"), [(1, 0, 1), (2, 0, 2), (2, 2, 2)]
-)
+@pytest.mark.parametrize(("server_version", "version", "fenced_epoch"), [(1, 0, 1), (2, 0, 2), (2, 2, 2)])
 def test_a_silent_transaction_is_aborted_at_its_timeout_and_its_producer_fenced(
     server_version: int, version: int, fenced_epoch: int
 ) -> None:

@@ -1,0 +1,150 @@
+"""pytest plugin: in-process kafka-shim brokers on free ports, no Docker needed.
+
+    def test_my_consumer(kafka_shim):
+        kafka_shim.create_topic("orders", partitions=3)
+        consumer = KafkaConsumer("orders", bootstrap_servers=kafka_shim.bootstrap, group_id="g")
+        ...
+        assert kafka_shim.committed("g") == {("orders", 0): 42, ...}
+
+Fixtures: `kafka_shim` (a broker per test), `kafka_shim_session` (one per session, so one per
+xdist worker) and `kafka_shim_factory(config={...}, **settings)`. Broker configs go by Kafka's
+own names, as `kafka-shim --config` takes them: the ini option `kafka_shim_config` (one
+`key=value` per line) for every broker of the project, then the factory's `config` mapping.
+
+The `pytest11` entry point loads this module into every pytest run of a project that has
+kafka-shim installed, used or not; so at load it imports pytest and the standard library only,
+and the broker (Trio, construct, storage) is imported when a fixture first starts one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.server import BrokerThread
+
+INI_OPTION = "kafka_shim_config"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        INI_OPTION,
+        "kafka-shim broker configs for every kafka_shim fixture: Kafka names, one key=value per line",
+        type="linelist",
+        default=[],
+    )
+
+
+class KafkaShim:
+    """A running in-process broker: where to connect, and thin helpers over its own state.
+
+    The helpers run on the broker's thread between requests, so they are safe while clients
+    are connected, and callable from sync tests and from inside asyncio or Trio tests.
+    """
+
+    def __init__(self, thread: BrokerThread) -> None:
+        self._thread = thread
+
+    @property
+    def bootstrap(self) -> str:
+        """Where clients connect ("127.0.0.1:PORT"): their `bootstrap.servers`."""
+        return self._thread.bootstrap
+
+    @property
+    def broker(self) -> Broker:
+        """The broker's state (topics, groups, config) for tests that look inside."""
+        return self._thread.broker
+
+    def create_topic(
+        self, name: str, partitions: int | None = None, config: Mapping[str, object] | None = None
+    ) -> None:
+        """Create topic `name` as CreateTopics would: `num.partitions` partitions unless given,
+        topic configs by Kafka name (e.g. {"cleanup.policy": "compact"}). An existing topic, an
+        illegal name or count, or a bad config raises StorageError naming Kafka's error."""
+        configs = {key: kafka_text(value) for key, value in (config or {}).items()}
+        self._thread.call(lambda: self._thread.broker.topics.create(name, partitions, configs))
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """What `group_id` has committed: {(topic, partition): offset}, as an OffsetFetch for
+        all partitions answers; empty for a group that committed nothing."""
+        fetched = self._thread.call(lambda: self._thread.broker.groups.fetch_offsets(group_id, None))
+        return {(tp.topic, tp.partition): committed.offset for tp, committed in fetched.items()}
+
+    def stop(self) -> None:
+        self._thread.stop()
+
+
+def kafka_text(value: object) -> str:
+    """A config value as `--config` spells it: strings as given, True as "true", 3 as "3"."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def ini_configs(pytestconfig: pytest.Config) -> dict[str, str]:
+    from kafka_shim.shim.config import ConfigError, parse_assignment
+
+    pairs: dict[str, str] = {}
+    for line in pytestconfig.getini(INI_OPTION):
+        try:
+            name, value = parse_assignment(line)
+        except ConfigError as exc:
+            raise ConfigError(f"ini option {INI_OPTION}: {exc}") from exc
+        pairs[name] = value
+    return pairs
+
+
+def start_broker(kafka_configs: Mapping[str, object], settings: Mapping[str, Any]) -> KafkaShim:
+    """A started in-memory broker on a free port. `kafka_configs` go by Kafka's names through the
+    one config registry; `settings` are BrokerConfig fields, the broker's command-line flags
+    (e.g. busy_poll_us, max_request_bytes, data_dir), applied after them."""
+    from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
+    from kafka_shim.shim.server import BrokerThread
+
+    fields = {field.name for field in dataclasses.fields(BrokerConfig)}
+    for name in settings:
+        if name not in fields:
+            raise TypeError(
+                f"kafka_shim_factory: no setting {name!r}; Kafka config names go in "
+                f"config={{{name!r}: ...}}, keywords are BrokerConfig fields: {', '.join(sorted(fields))}"
+            )
+    config = apply_kafka_configs(
+        BrokerConfig(host="127.0.0.1", port=0),
+        {name: kafka_text(value) for name, value in kafka_configs.items()},
+    )
+    return KafkaShim(BrokerThread(dataclasses.replace(config, **settings)).start())
+
+
+@pytest.fixture
+def kafka_shim_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., KafkaShim]]:
+    """`start(config={"num.partitions": "3"}, **settings)` starts a broker, stopped after the test.
+
+    `config` maps Kafka config names to values, over the ini option's; keywords set the
+    broker's own flags (BrokerConfig fields such as busy_poll_us), over both."""
+    with ExitStack() as started:
+
+        def start(config: Mapping[str, object] | None = None, **settings: Any) -> KafkaShim:
+            shim = start_broker({**ini_configs(pytestconfig), **(config or {})}, settings)
+            started.callback(shim.stop)
+            return shim
+
+        yield start
+
+
+@pytest.fixture
+def kafka_shim(kafka_shim_factory: Callable[..., KafkaShim]) -> KafkaShim:
+    """A broker of this test's own, with the ini option's configs."""
+    return kafka_shim_factory()
+
+
+@pytest.fixture(scope="session")
+def kafka_shim_session(pytestconfig: pytest.Config) -> Iterator[KafkaShim]:
+    """One broker for the whole session (under xdist, one per worker), with the ini option's
+    configs. Tests share its topics and groups: give each its own names."""
+    shim = start_broker(ini_configs(pytestconfig), {})
+    yield shim
+    shim.stop()

@@ -1,0 +1,58 @@
+"""TxnOffsetCommit (key 28): a transactional producer commits a group's offsets
+inside its transaction; they become visible when the transaction commits.
+
+v2 adds the committed leader epoch; v3 (flexible) adds the member id, group
+instance id and generation, so a zombie member of an older generation is fenced;
+v4 only lets the broker answer TRANSACTION_ABORTABLE (KIP-890). Kafka 3.9's range.
+"""
+
+from kafka_shim.protocol.api import Api
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+
+TxnOffsetCommitRequest = Message(
+    "TxnOffsetCommitRequest",
+    versions="0-4",
+    flexible="3+",
+    fields=[
+        Field("transactional_id", STRING),
+        Field("group_id", STRING),
+        Field("producer_id", INT64),
+        Field("producer_epoch", INT16),
+        Field("generation_id", INT32, "3+", default=-1),
+        Field("member_id", STRING, "3+"),
+        Field("group_instance_id", STRING, "3+", nullable="3+", default=None),
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING),
+                Field(
+                    "partitions",
+                    Array(
+                        Field("partition_index", INT32),
+                        Field("committed_offset", INT64),
+                        Field("committed_leader_epoch", INT32, "2+", default=-1),
+                        Field("committed_metadata", STRING, nullable="0+"),
+                    ),
+                ),
+            ),
+        ),
+    ],
+)
+
+TxnOffsetCommitResponse = Message(
+    "TxnOffsetCommitResponse",
+    versions="0-4",
+    flexible="3+",
+    fields=[
+        Field("throttle_time_ms", INT32),
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING),
+                Field("partitions", Array(Field("partition_index", INT32), Field("error_code", INT16))),
+            ),
+        ),
+    ],
+)
+
+API = Api(28, "TxnOffsetCommit", TxnOffsetCommitRequest, TxnOffsetCommitResponse)

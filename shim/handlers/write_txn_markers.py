@@ -1,0 +1,42 @@
+"""WriteTxnMarkers: write COMMIT/ABORT markers for the transactions named, through
+the one marker path the transaction coordinator uses too (`shim.transactions.markers`).
+The admin client's abortTransaction sends it with what DescribeProducers reported."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.write_txn_markers import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.transactions.markers import write_markers
+
+__all__ = ["API", "handle"]
+
+
+def _write(ctx: RequestContext, marker: Any) -> dict[str, Any]:
+    partitions = [TopicPartition(t.name, index) for t in marker.topics for index in t.partition_indexes]
+    results = write_markers(
+        ctx.broker,
+        marker.producer_id,
+        marker.producer_epoch,
+        marker.coordinator_epoch,
+        marker.transaction_result,
+        partitions,
+        ctx.now_ms(),
+    )
+    by_topic: dict[str, list[dict[str, Any]]] = {}
+    for partition in partitions:
+        code: ErrorCode = results[partition]
+        by_topic.setdefault(partition.topic, []).append(
+            {"partition_index": partition.partition, "error_code": code}
+        )
+    return {
+        "producer_id": marker.producer_id,
+        "topics": [{"name": name, "partitions": answers} for name, answers in by_topic.items()],
+    }
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    return {"markers": [_write(ctx, marker) for marker in request.markers]}
