@@ -10,12 +10,12 @@ from kafka_shim.protocol.messages.end_txn import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.coordinator import TV1, TV2
 
 __all__ = ["API", "handle"]
 
 # EndTxn v5 is how a producer says it speaks transaction version 2 (KIP-890 part 2).
 FIRST_TV2_VERSION = 5
-TV1, TV2 = 0, 2
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from kafka_shim.protocol.record_codec import batch_keyed_records
 from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic, invalid_topic_name
@@ -27,7 +28,6 @@ VALID_ACKS = (0, 1, -1)
 # partitions to the transaction implicitly.
 FIRST_VERSION_WITH_ABORTABLE = 11
 FIRST_IMPLICIT_ADD_VERSION = 12
-TV2 = 2
 # What the coordinator answers that a producer should retry: Kafka hands old producers
 # a retriable NOT_ENOUGH_REPLICAS for them.
 _RETRY_LATER = (

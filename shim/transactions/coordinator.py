@@ -41,7 +41,8 @@ MARKER_RETRY_MS = 500
 _MARKER_SETTLED = frozenset(
     {ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_PRODUCER_EPOCH}
 )
-TV2 = 2
+# Transaction protocol versions: TV2 bumps the epoch per transaction (KIP-890 part 2).
+TV1, TV2 = 0, 2
 
 
 class TransactionConfig(NamedTuple):

@@ -19,7 +19,9 @@ from kafka_shim.shim.handlers import (
     find_coordinator,
     init_producer_id,
     list_transactions,
+    offset_fetch,
     produce,
+    txn_offset_commit,
 )
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, partition_for
 from tests.helpers import Harness
@@ -317,3 +319,75 @@ def test_transaction_version_1_looks_like_a_3x_cluster() -> None:
     ]
     ranges = {k.api_key: k.max_version for k in response.api_keys}
     assert (ranges[0], ranges[26]) == (11, 4)
+
+
+def txn_offset_commit_request(p: Producer, offset: int) -> dict[str, Any]:
+    return {
+        "transactional_id": TXN,
+        "group_id": "g",
+        "producer_id": p.pid,
+        "producer_epoch": p.epoch,
+        "generation_id": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "committed_offset": offset,
+                        "committed_leader_epoch": -1,
+                        "committed_metadata": "",
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def committed_offset(h: Harness) -> int:
+    request = {"group_id": "g", "topics": [{"name": "t", "partition_indexes": [0]}]}
+    return int(h.call(offset_fetch, 1, request).topics[0].partitions[0].committed_offset)
+
+
+def txn_offset_commit_code(h: Harness, p: Producer, version: int, offset: int) -> int:
+    response = h.call(txn_offset_commit, version, txn_offset_commit_request(p, offset))
+    return int(response.topics[0].partitions[0].error_code)
+
+
+@pytest.mark.parametrize(("version", "code"), [(3, E.INVALID_TXN_STATE), (4, E.TRANSACTION_ABORTABLE)])
+def test_txn_offset_commit_needs_the_offsets_partition_in_the_transaction(
+    h: Harness, version: int, code: ErrorCode
+) -> None:
+    p = Producer(h)
+    p.init()
+    p.add("t", 0)
+    assert txn_offset_commit_code(h, p, version, 7) == code
+    request = {"transactional_id": TXN, "producer_id": p.pid, "producer_epoch": p.epoch, "group_id": "g"}
+    assert h.call(add_offsets_to_txn, 3, request).error_code == E.NONE
+    assert txn_offset_commit_code(h, p, version, 7) == E.NONE
+    assert committed_offset(h) == -1  # pending until the transaction commits
+    assert p.end(True).error_code == E.NONE
+    assert committed_offset(h) == 7
+
+
+def test_txn_offset_commit_v5_adds_the_offsets_partition_and_commits_with_end_txn_v5(h: Harness) -> None:
+    p = Producer(h)
+    p.init()
+    assert p.produce("t", 0, version=12) == E.NONE
+    assert txn_offset_commit_code(h, p, 5, 9) == E.NONE
+    (state,) = h.call(describe_transactions, 0, {"transactional_ids": [TXN]}).transaction_states
+    assert sorted(t.topic for t in state.topics) == [OFFSETS_TOPIC, "t"]
+    ended = p.end(True, version=5)
+    assert (ended.error_code, ended.producer_epoch) == (E.NONE, p.epoch + 1)
+    assert committed_offset(h) == 9
+
+
+def test_an_aborted_transaction_drops_its_offsets(h: Harness) -> None:
+    p = Producer(h)
+    p.init()
+    p.produce("t", 0, version=12)
+    assert txn_offset_commit_code(h, p, 5, 9) == E.NONE
+    assert p.end(False, version=5).error_code == E.NONE
+    assert committed_offset(h) == -1
