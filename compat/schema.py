@@ -18,7 +18,8 @@ Commands (field `op`):
   `TRANSACTION_RECORDS`) make one transaction of a producer with `transactional_id`: each
   record is produced to `output` with its key and value, the consumer's positions are sent
   to the transaction (send_offsets_to_transaction), and it commits. Every third
-  transaction is first run and aborted on purpose, then run again with the same records.
+  transaction is first run and aborted on purpose (its records sent before the abort, so they
+  are in the log), then run again with the same records.
   Until `count` records are committed, or `timeout_s`. Emits ``transaction`` per transaction
   ended, then ``transacted``.
 - ``offsets``: emit one ``offsets`` observation: the group's committed offsets and the

@@ -154,14 +154,17 @@ class AiokafkaOps:
                 transactions += 1
                 for commit in (False, True) if transactions % ABORT_EVERY == 0 else (True,):
                     await producer.begin_transaction()
-                    for record in records:
+                    sent = [
                         await producer.send(command.output, key=record.key, value=record.value)
+                        for record in records
+                    ]
                     if commit:
                         positions = {tp: await consumer.position(tp) for tp in consumer.assignment()}
                         await producer.send_offsets_to_transaction(positions, command.group)
                         await producer.commit_transaction()
                         committed += len(records)
                     else:
+                        await asyncio.gather(*sent)  # the aborted copies reach the log first
                         await producer.abort_transaction()
                         aborted += len(records)
                     emit("transaction", outcome="commit" if commit else "abort", records=len(records))

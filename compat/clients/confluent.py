@@ -169,6 +169,7 @@ class ConfluentOps:
                     producer.commit_transaction(command.timeout_s)
                     committed += len(messages)
                 else:
+                    producer.flush(command.timeout_s)  # an abort purges what was not sent yet
                     producer.abort_transaction(command.timeout_s)
                     aborted += len(messages)
                 emit("transaction", outcome="commit" if commit else "abort", records=len(messages))

@@ -168,6 +168,7 @@ class KafkaPythonOps:
                     producer.commit_transaction()
                     committed += len(records)
                 else:
+                    producer.flush()  # an abort drops what was not sent yet: the copies must reach the log
                     producer.abort_transaction()
                     aborted += len(records)
                 emit("transaction", outcome="commit" if commit else "abort", records=len(records))

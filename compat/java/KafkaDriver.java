@@ -206,6 +206,7 @@ public final class KafkaDriver {
                         producer.commitTransaction();
                         committed += records.size();
                     } else {
+                        producer.flush();  // an abort drops what was not sent yet: the copies must reach the log
                         producer.abortTransaction();
                         aborted += records.size();
                     }
