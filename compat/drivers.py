@@ -184,6 +184,7 @@ class Driver:
     assignors: tuple[Assignor, ...] = ALL_ASSIGNORS
     no_static_members: str | None = None
     no_admin: str | None = None
+    no_transactions: str | None = None
     librdkafka: bool = False  # built on librdkafka (one of the mixed group's kinds of member)
 
     def assignor_missing(self, assignor: Assignor) -> str | None:
@@ -251,6 +252,7 @@ def _kcat_wheel_missing() -> str | None:
 
 
 KCAT_NO_ADMIN = "kcat has no admin operations (no topic or group administration)"
+KCAT_NO_TRANSACTIONS = "kcat has no transactional producer"
 
 
 def _node_missing() -> str | None:
@@ -302,6 +304,7 @@ DRIVERS: dict[str, Driver] = {
             _python_missing("confluent_kafka", tools=("kcat",)),
             _python_env,
             no_admin=KCAT_NO_ADMIN,
+            no_transactions=KCAT_NO_TRANSACTIONS,
             librdkafka=True,
         ),
         # The same kcat on the newest librdkafka here: the one in the confluent-kafka wheel.
@@ -311,6 +314,7 @@ DRIVERS: dict[str, Driver] = {
             _kcat_wheel_missing,
             _wheel_librdkafka_env,
             no_admin=KCAT_NO_ADMIN,
+            no_transactions=KCAT_NO_TRANSACTIONS,
             librdkafka=True,
         ),
         Driver(

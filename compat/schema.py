@@ -11,7 +11,17 @@ Commands (field `op`):
   ``str(i)``, sent in order of i, then flush. Emits ``produced`` once all are acknowledged.
 - ``consume``: join `group`, subscribe to `topic` from the earliest offset, read until `count`
   messages or `timeout_s`, commit the positions synchronously, close. Emits ``message`` for
-  each record, then ``committed``.
+  each record, then ``committed``. `isolation` is the consumer's isolation level
+  (``read_uncommitted`` or ``read_committed``).
+- ``transact``: a transactional consume-transform-produce loop. A read_committed consumer in
+  `group` reads `topic` from the earliest offset; the records of each poll (at most
+  `TRANSACTION_RECORDS`) make one transaction of a producer with `transactional_id`: each
+  record is produced to `output` with its key and value, the consumer's positions are sent
+  to the transaction (send_offsets_to_transaction), and it commits. Every third
+  transaction is first run and aborted on purpose (its records sent before the abort, so they
+  are in the log), then run again with the same records.
+  Until `count` records are committed, or `timeout_s`. Emits ``transaction`` per transaction
+  ended, then ``transacted``.
 - ``offsets``: emit one ``offsets`` observation: the group's committed offsets and the
   latest offsets (ListOffsets, timestamp -1) of every partition of `topic`.
 - ``member``: join `group` and stay in it, emitting ``assignment`` after every change of the
@@ -49,6 +59,8 @@ driver's clock — tests on one machine compare them with `time.time()`):
   unsupported: reason | null}; results per step are listed at `ADMIN_STEPS`.
 - ``acl_step`` {step, error: Kafka error name | null, result, seconds}: ``describe_acls``
   and ``delete_acls`` results are sorted ``TYPE:PATTERN:name:principal:OPERATION:PERMISSION``.
+- ``transaction`` {outcome: "commit" | "abort", records: n}
+- ``transacted`` {committed: records committed, aborted: records aborted}
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
 Partition numbers are JSON object keys, hence strings on the wire; `Observation`
@@ -65,7 +77,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "acls"]
+Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "acls", "transact"]
+Isolation = Literal["read_uncommitted", "read_committed"]
+TRANSACTION_RECORDS = 10
+# Every ABORT_EVERY-th transaction of ``transact`` is aborted on purpose, then retried.
+ABORT_EVERY = 3
 Assignor = Literal["range", "roundrobin", "cooperative-sticky", "uniform"]
 GroupProtocol = Literal["classic", "consumer"]
 
@@ -89,6 +105,9 @@ class Command:
     members: int = 1
     group_protocol: GroupProtocol = "classic"
     topic_pattern: str | None = None
+    isolation: Isolation = "read_uncommitted"
+    output: str = ""
+    transactional_id: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -19,6 +19,8 @@ from kafka_shim.shim.coordinator.consumer import (
     TopicInfo,
 )
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import StorageStartupError
@@ -27,6 +29,7 @@ from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.topics import TopicStore
+from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
 
@@ -97,6 +100,17 @@ class Broker:
         self.consumer_topics = StoreTopics(self.topics)
         self._consumer_deadlines = Deadlines()
         self.apply(self.consumer_groups.load(replayed, clock()))
+        # The transaction coordinator likewise, over __transaction_state; transactions found
+        # preparing to commit or abort get their markers before the broker serves anyone.
+        self.transactions = TransactionCoordinator(transaction_config(config), self.producer_ids.allocate)
+        self.transaction_log = TransactionLog(
+            self.topics, config.transaction_state_log_num_partitions, config.transaction_version
+        )
+        self.transactions.load(self.transaction_log.replay(), clock())
+        self.transactions.on_records = lambda: self.transaction_log.append(
+            self.transactions.take_records(), self.clock()
+        )
+        complete_transactions(self, clock())
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
@@ -129,16 +143,25 @@ class Broker:
         return result.response
 
     def next_deadline(self) -> int | None:
-        """The earliest deadline of either coordinator (the server's timer loop sleeps until it)."""
+        """The earliest deadline of any coordinator (the server's timer loop sleeps until it)."""
         deadlines = [
-            d for d in (self.groups.next_deadline(), self._consumer_deadlines.earliest()) if d is not None
+            d
+            for d in (
+                self.groups.next_deadline(),
+                self._consumer_deadlines.earliest(),
+                self.transactions.next_deadline(),
+            )
+            if d is not None
         ]
         return min(deadlines, default=None)
 
     def tick(self, now: int) -> None:
+        """Fire every coordinator's due deadlines; transactions they ended get their markers."""
         self.groups.tick(now)
         while (key := self._consumer_deadlines.pop_due(now)) is not None:
             self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+        self.transactions.tick(now)
+        complete_transactions(self, now)
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
@@ -162,6 +185,15 @@ class StoreTopics:
 
     def names(self) -> Iterable[str]:
         return [topic.name for topic in self._store]
+
+
+def transaction_config(config: BrokerConfig) -> TransactionConfig:
+    return TransactionConfig(
+        max_timeout_ms=config.transaction_max_timeout_ms,
+        id_expiration_ms=config.transactional_id_expiration_ms,
+        expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
+        transaction_version=config.transaction_version,
+    )
 
 
 def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:

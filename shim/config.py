@@ -42,6 +42,16 @@ def _int_at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _int_between(minimum: int, maximum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text.strip())
+        if not minimum <= value <= maximum:
+            raise ValueError(f"must be between {minimum} and {maximum}")
+        return value
+
+    return parse
+
+
 def _choice(*allowed: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in allowed:
@@ -152,6 +162,15 @@ class BrokerConfig:
     consumer_max_size: int = INT_MAX
     consumer_assignors: tuple[str, ...] = ("uniform", "range")
     consumer_migration_policy: str = "bidirectional"
+    # Transactions (shim.transactions):
+    transaction_max_timeout_ms: int = 900_000
+    transactional_id_expiration_ms: int = 604_800_000
+    transaction_id_expiration_check_interval_ms: int = 3_600_000
+    transaction_state_log_num_partitions: int = 1  # Kafka's is 50: see KAFKA_DEFAULT_DIFFERS
+    # The `transaction.version` feature level finalized, as Kafka 4 finalizes it for a new
+    # cluster: 2 is KIP-890's protocol (epoch bump per transaction, Produce v12 adds
+    # partitions); 0 and 1 are a 3.x cluster's protocol (1 also writes flexible log records).
+    transaction_version: int = 2
 
     def effective_listeners(self) -> str:
         if self.listeners is not None:
@@ -226,6 +245,16 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
         "compression_type",
         _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
     ),
+    "transaction.max.timeout.ms": ("transaction_max_timeout_ms", _int_at_least(1)),
+    "transactional.id.expiration.ms": ("transactional_id_expiration_ms", _int_at_least(1)),
+    "transaction.remove.expired.transaction.cleanup.interval.ms": (
+        "transaction_id_expiration_check_interval_ms",
+        _int_at_least(1),
+    ),
+    "transaction.state.log.num.partitions": ("transaction_state_log_num_partitions", _int_at_least(1)),
+    # Not a broker config in Kafka but a feature (kafka-features.sh / kafka-storage.sh
+    # --feature transaction.version=N): here it is set like one.
+    "transaction.version": ("transaction_version", _int_between(0, 2)),
     "listeners": ("listeners", _listener_text),
     "advertised.listeners": ("advertised_listeners", _listener_text),
     "listener.security.protocol.map": ("listener_security_protocol_map", _listener_text),
@@ -275,6 +304,10 @@ KAFKA_DEFAULT_DIFFERS = {
         "50",
         "1: one broker gains nothing from spreading groups; the first group on disk starts in "
         "15 ms instead of 170 ms, and one active segment bounds offsets recovery (bench/offsets_recovery.py)",
+    ),
+    "transaction.state.log.num.partitions": (
+        "50",
+        "1: for the same reasons as offsets.topic.num.partitions",
     ),
 }
 

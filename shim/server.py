@@ -381,11 +381,11 @@ class Server:
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
         return _LENGTH.pack(len(payload)) + payload
 
-    @staticmethod
-    def _unsupported_api_versions(correlation_id: int) -> bytes:
+    def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
+        ranges = supported_ranges(self.broker.config.transaction_version)
         body = APIS[API_VERSIONS_KEY].response.build(
-            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": supported_ranges()}, 0
+            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": ranges}, 0
         )
         payload = response_header(correlation_id, False) + body
         return _LENGTH.pack(len(payload)) + payload

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -19,7 +20,16 @@ from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from compat.clients.admin_steps import Unsupported, run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run
-from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
+from compat.schema import (
+    ABORT_EVERY,
+    TRANSACTION_RECORDS,
+    Command,
+    emit,
+    emit_message,
+    group_state,
+    message_key,
+    message_value,
+)
 
 ASSIGNORS: dict[str, Any] = {"range": RangePartitionAssignor, "roundrobin": RoundRobinPartitionAssignor}
 
@@ -124,6 +134,44 @@ class AiokafkaOps:
         api = AiokafkaAdmin(command)
         await api.admin.start()
         await run_admin(api, command)
+
+    async def transact(self, command: Command) -> None:
+        consumer = group_consumer(replace(command, isolation="read_committed"))
+        producer = AIOKafkaProducer(
+            bootstrap_servers=command.bootstrap, transactional_id=command.transactional_id
+        )
+        consumer.subscribe([command.topic])
+        await consumer.start()
+        await producer.start()  # InitProducerId with the transactional id
+        try:
+            committed = aborted = transactions = 0
+            deadline = time.monotonic() + command.timeout_s
+            while committed < command.count and time.monotonic() < deadline:
+                batches = await consumer.getmany(timeout_ms=200, max_records=TRANSACTION_RECORDS)
+                records = [r for batch in batches.values() for r in batch]
+                if not records:
+                    continue
+                transactions += 1
+                for commit in (False, True) if transactions % ABORT_EVERY == 0 else (True,):
+                    await producer.begin_transaction()
+                    sent = [
+                        await producer.send(command.output, key=record.key, value=record.value)
+                        for record in records
+                    ]
+                    if commit:
+                        positions = {tp: await consumer.position(tp) for tp in consumer.assignment()}
+                        await producer.send_offsets_to_transaction(positions, command.group)
+                        await producer.commit_transaction()
+                        committed += len(records)
+                    else:
+                        await asyncio.gather(*sent)  # the aborted copies reach the log first
+                        await producer.abort_transaction()
+                        aborted += len(records)
+                    emit("transaction", outcome="commit" if commit else "abort", records=len(records))
+            emit("transacted", committed=committed, aborted=aborted)
+        finally:
+            await producer.stop()
+            await consumer.stop()
 
 
 class AiokafkaAdmin:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 from confluent_kafka import (
@@ -18,7 +19,16 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
-from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
+from compat.schema import (
+    ABORT_EVERY,
+    TRANSACTION_RECORDS,
+    Command,
+    emit,
+    emit_message,
+    group_state,
+    message_key,
+    message_value,
+)
 
 
 def group_consumer(command: Command) -> Consumer:
@@ -28,6 +38,7 @@ def group_consumer(command: Command) -> Consumer:
         "group.id": command.group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
+        "isolation.level": command.isolation,
     }
     if command.group_protocol == "consumer":
         # KIP-848: the broker assigns and times sessions; librdkafka refuses the classic settings.
@@ -139,6 +150,41 @@ class ConfluentOps:
 
     def admin(self, command: Command) -> Any:
         return run_admin(ConfluentAdmin(command), command)
+
+    def transact(self, command: Command) -> None:
+        consumer = group_consumer(replace(command, isolation="read_committed"))
+        producer = Producer(
+            {"bootstrap.servers": command.bootstrap, "transactional.id": command.transactional_id}
+        )
+        producer.init_transactions(command.timeout_s)
+        consumer.subscribe([command.topic])
+        committed = aborted = transactions = 0
+        deadline = time.monotonic() + command.timeout_s
+        while committed < command.count and time.monotonic() < deadline:
+            messages = consumer.consume(TRANSACTION_RECORDS, 0.2)
+            for message in messages:
+                if message.error():
+                    raise KafkaException(message.error())
+            if not messages:
+                continue
+            transactions += 1
+            for commit in (False, True) if transactions % ABORT_EVERY == 0 else (True,):
+                producer.begin_transaction()
+                for message in messages:
+                    producer.produce(command.output, key=message.key(), value=message.value())
+                if commit:
+                    positions = consumer.position(consumer.assignment())
+                    metadata = consumer.consumer_group_metadata()
+                    producer.send_offsets_to_transaction(positions, metadata, command.timeout_s)
+                    producer.commit_transaction(command.timeout_s)
+                    committed += len(messages)
+                else:
+                    producer.flush(command.timeout_s)  # an abort purges what was not sent yet
+                    producer.abort_transaction(command.timeout_s)
+                    aborted += len(messages)
+                emit("transaction", outcome="commit" if commit else "abort", records=len(messages))
+        emit("transacted", committed=committed, aborted=aborted)
+        consumer.close()
 
 
 class ConfluentAdmin:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import kafka.errors
@@ -18,7 +19,16 @@ from kafka.structs import OffsetAndMetadata
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run
-from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
+from compat.schema import (
+    ABORT_EVERY,
+    TRANSACTION_RECORDS,
+    Command,
+    emit,
+    emit_message,
+    group_state,
+    message_key,
+    message_value,
+)
 
 ASSIGNORS: dict[str, Any] = {
     "range": RangePartitionAssignor,
@@ -131,6 +141,40 @@ class KafkaPythonOps:
 
     def admin(self, command: Command) -> Any:
         return run_admin(KafkaPythonAdmin(command), command)
+
+    def transact(self, command: Command) -> None:
+        consumer = group_consumer(replace(command, isolation="read_committed"))
+        producer = KafkaProducer(
+            bootstrap_servers=command.bootstrap, transactional_id=command.transactional_id
+        )
+        producer.init_transactions()
+        subscribe(consumer, command.topic)
+        committed = aborted = transactions = 0
+        deadline = time.monotonic() + command.timeout_s
+        while committed < command.count and time.monotonic() < deadline:
+            records = [r for batch in consumer.poll(200, TRANSACTION_RECORDS).values() for r in batch]
+            if not records:
+                continue
+            transactions += 1
+            for commit in (False, True) if transactions % ABORT_EVERY == 0 else (True,):
+                producer.begin_transaction()
+                for record in records:
+                    producer.send(command.output, key=record.key, value=record.value)
+                if commit:
+                    positions = {
+                        tp: OffsetAndMetadata(consumer.position(tp), "", -1) for tp in consumer.assignment()
+                    }
+                    producer.send_offsets_to_transaction(positions, consumer.group_metadata())
+                    producer.commit_transaction()
+                    committed += len(records)
+                else:
+                    producer.flush()  # an abort drops what was not sent yet: the copies must reach the log
+                    producer.abort_transaction()
+                    aborted += len(records)
+                emit("transaction", outcome="commit" if commit else "abort", records=len(records))
+        emit("transacted", committed=committed, aborted=aborted)
+        producer.close()
+        consumer.close(autocommit=False)
 
 
 def raise_named(error_name: str) -> None:

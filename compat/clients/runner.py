@@ -92,6 +92,7 @@ def group_consumer_options(command: Command, assignors: dict[str, Any], client: 
         "enable_auto_commit": False,
         "session_timeout_ms": command.session_timeout_ms,
         "partition_assignment_strategy": (assignors[command.assignor],),
+        "isolation_level": command.isolation,
     }
 
 

@@ -53,6 +53,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 public final class KafkaDriver {
+    /** Every ABORT_EVERY-th transaction of ``transact`` is aborted on purpose, then retried. */
+    private static final int ABORT_EVERY = 3;
+    private static final int TRANSACTION_RECORDS = 10;
+    private static final int DEFAULT_MAX_POLL_RECORDS = 500;  // Kafka's max.poll.records default
     private final Command command;
     /** A swarm member's label ({member, group}) added to its observations; empty otherwise. */
     private final Map<String, Object> label;
@@ -94,6 +98,7 @@ public final class KafkaDriver {
             case "swarm" -> swarm();
             case "admin" -> admin();
             case "acls" -> acls();
+            case "transact" -> transact();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
     }
@@ -106,7 +111,13 @@ public final class KafkaDriver {
     }
 
     private KafkaConsumer<String, String> groupConsumer() {
+        return groupConsumer(command.isolation, DEFAULT_MAX_POLL_RECORDS);
+    }
+
+    private KafkaConsumer<String, String> groupConsumer(String isolation, int maxPollRecords) {
         Properties props = base();
+        props.put("isolation.level", isolation);
+        props.put("max.poll.records", String.valueOf(maxPollRecords));
         props.put("group.id", command.group);
         props.put("auto.offset.reset", "earliest");
         props.put("enable.auto.commit", "false");
@@ -176,6 +187,52 @@ public final class KafkaDriver {
                 positions.put(tp.partition(), consumer.position(tp));
             }
             emit("committed", Map.of("offsets", positions));
+        }
+    }
+
+    /** The consume-transform-produce loop of compat/schema.py's ``transact``. */
+    private void transact() {
+        Properties producerProps = base();
+        producerProps.put("transactional.id", command.transactionalId);
+        try (KafkaConsumer<String, String> consumer = groupConsumer("read_committed", TRANSACTION_RECORDS);
+             KafkaProducer<String, String> producer =
+                 new KafkaProducer<>(producerProps, new StringSerializer(), new StringSerializer())) {
+            producer.initTransactions();
+            consumer.subscribe(List.of(command.topic));
+            int committed = 0;
+            int aborted = 0;
+            int transactions = 0;
+            long deadline = System.nanoTime() + timeoutMs() * 1_000_000L;
+            while (committed < command.count && System.nanoTime() < deadline) {
+                List<ConsumerRecord<String, String>> records = new ArrayList<>();
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+                if (records.isEmpty()) {
+                    continue;
+                }
+                transactions++;
+                boolean[] attempts = transactions % ABORT_EVERY == 0 ? new boolean[] {false, true} : new boolean[] {true};
+                for (boolean commit : attempts) {
+                    producer.beginTransaction();
+                    for (ConsumerRecord<String, String> record : records) {
+                        producer.send(new ProducerRecord<>(command.output, record.key(), record.value()));
+                    }
+                    if (commit) {
+                        Map<TopicPartition, OffsetAndMetadata> positions = new HashMap<>();
+                        for (TopicPartition tp : consumer.assignment()) {
+                            positions.put(tp, new OffsetAndMetadata(consumer.position(tp)));
+                        }
+                        producer.sendOffsetsToTransaction(positions, consumer.groupMetadata());
+                        producer.commitTransaction();
+                        committed += records.size();
+                    } else {
+                        producer.flush();  // an abort drops what was not sent yet: the copies must reach the log
+                        producer.abortTransaction();
+                        aborted += records.size();
+                    }
+                    emit("transaction", Map.of("outcome", commit ? "commit" : "abort", "records", records.size()));
+                }
+            }
+            emit("transacted", Map.of("committed", committed, "aborted", aborted));
         }
     }
 
@@ -542,6 +599,9 @@ public final class KafkaDriver {
         final int members;
         final String groupProtocol;
         final String topicPattern;
+        final String isolation;
+        final String output;
+        final String transactionalId;
         private final Map<String, Object> json;
 
         Command(Map<String, Object> json) {
@@ -563,6 +623,9 @@ public final class KafkaDriver {
             members = ((Number) json.getOrDefault("members", 1)).intValue();
             groupProtocol = (String) json.getOrDefault("group_protocol", "classic");
             topicPattern = (String) json.get("topic_pattern");
+            isolation = (String) json.getOrDefault("isolation", "read_uncommitted");
+            output = (String) json.getOrDefault("output", "");
+            transactionalId = (String) json.getOrDefault("transactional_id", "");
         }
 
         /** This command as one swarm member's: its own group and client id. */

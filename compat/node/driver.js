@@ -35,12 +35,76 @@ function client (command) {
   })
 }
 
-function groupConsumer (kafka, command) {
+function groupConsumer (kafka, command, isolation = command.isolation) {
   return kafka.consumer({
     groupId: command.group,
     sessionTimeout: command.session_timeout_ms,
-    partitionAssigners: assigners(command.assignor)
+    partitionAssigners: assigners(command.assignor),
+    readUncommitted: isolation !== 'read_committed'
   })
+}
+
+// Every ABORT_EVERY-th transaction of `transact` is aborted on purpose, then retried.
+const ABORT_EVERY = 3
+const TRANSACTION_RECORDS = 10
+
+// The consume-transform-produce loop of compat/schema.py's `transact`: kafkajs hands
+// over one partition's batch at a time, run as transactions of up to TRANSACTION_RECORDS.
+async function transact (command) {
+  const kafka = client(command)
+  const consumer = groupConsumer(kafka, command, 'read_committed')
+  const producer = kafka.producer({
+    transactionalId: command.transactional_id,
+    idempotent: true,
+    maxInFlightRequests: 1
+  })
+  await producer.connect()
+  await consumer.connect()
+  await consumer.subscribe({ topic: command.topic, fromBeginning: true })
+  let committed = 0
+  let aborted = 0
+  let transactions = 0
+  let finished
+  const done = new Promise((resolve) => { finished = resolve })
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+      for (let start = 0; start < batch.messages.length && committed < command.count; start += TRANSACTION_RECORDS) {
+        const records = batch.messages.slice(start, start + TRANSACTION_RECORDS)
+        const next = Number(records[records.length - 1].offset) + 1
+        transactions++
+        const attempts = transactions % ABORT_EVERY === 0 ? [false, true] : [true]
+        for (const commit of attempts) {
+          const txn = await producer.transaction()
+          await txn.send({
+            topic: command.output,
+            messages: records.map((m) => ({ key: m.key, value: m.value }))
+          })
+          if (commit) {
+            await txn.sendOffsets({
+              consumerGroupId: command.group,
+              topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: String(next) }] }]
+            })
+            await txn.commit()
+            committed += records.length
+          } else {
+            await txn.abort()
+            aborted += records.length
+          }
+          emit('transaction', { outcome: commit ? 'commit' : 'abort', records: records.length })
+        }
+        resolveOffset(records[records.length - 1].offset)
+        await heartbeat()
+      }
+      if (committed >= command.count) finished()
+    }
+  })
+  const timer = setTimeout(finished, command.timeout_s * 1000)
+  await done
+  clearTimeout(timer)
+  emit('transacted', { committed, aborted })
+  await consumer.disconnect()
+  await producer.disconnect()
 }
 
 async function createTopic (command) {
@@ -240,7 +304,7 @@ function kafkaErrorName (error) {
   return error.type || null
 }
 
-const OPS = { create_topic: createTopic, produce, consume, offsets, member, swarm, admin }
+const OPS = { create_topic: createTopic, produce, consume, offsets, member, swarm, admin, transact }
 
 async function main () {
   if (process.argv.length !== 3) {

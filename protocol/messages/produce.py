@@ -2,6 +2,8 @@
 
 Advertised from v0 although only magic-2 batches are accepted: librdkafka
 turns compression off against a broker whose Produce range starts above 0.
+v12 (KIP-890) is v11 on the wire: a transactional producer on transaction
+version 2 sends it, and the broker adds the partition to its transaction.
 """
 
 from kafka_shim.protocol.api import Api
@@ -9,7 +11,7 @@ from kafka_shim.protocol.schema import INT16, INT32, INT64, RECORDS, STRING, Arr
 
 ProduceRequest = Message(
     "ProduceRequest",
-    versions="0-11",
+    versions="0-12",
     flexible="9+",
     fields=[
         Field("transactional_id", STRING, "3+", nullable="3+", default=None),
@@ -33,7 +35,7 @@ ProduceRequest = Message(
 
 ProduceResponse = Message(
     "ProduceResponse",
-    versions="0-11",
+    versions="0-12",
     flexible="9+",
     fields=[
         Field(

@@ -3,7 +3,9 @@ inside its transaction; they become visible when the transaction commits.
 
 v2 adds the committed leader epoch; v3 (flexible) adds the member id, group
 instance id and generation, so a zombie member of an older generation is fenced;
-v4 only lets the broker answer TRANSACTION_ABORTABLE (KIP-890). Kafka 3.9's range.
+v4 only lets the broker answer TRANSACTION_ABORTABLE (KIP-890); v5 is v4 on the wire: a
+producer on transaction version 2 sends it, and the broker adds the group's offsets
+partition to the transaction (KIP-890 part 2). Kafka 4's range.
 """
 
 from kafka_shim.protocol.api import Api
@@ -11,7 +13,7 @@ from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field
 
 TxnOffsetCommitRequest = Message(
     "TxnOffsetCommitRequest",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("transactional_id", STRING),
@@ -41,7 +43,7 @@ TxnOffsetCommitRequest = Message(
 
 TxnOffsetCommitResponse = Message(
     "TxnOffsetCommitResponse",
-    versions="0-4",
+    versions="0-5",
     flexible="3+",
     fields=[
         Field("throttle_time_ms", INT32),

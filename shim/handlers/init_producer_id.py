@@ -1,10 +1,5 @@
-"""InitProducerId: producer ids for idempotent producers.
-
-There is no transaction coordinator. A transactional id gets NOT_COORDINATOR,
-which is what a Kafka broker answers for a transactional id whose coordinator
-it does not host (TransactionStateManager); TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-would claim an authorizer said no, which is not the case.
-"""
+"""InitProducerId: producer ids for idempotent producers, and for transactional ones
+through the transaction coordinator (epoch bumps, fencing, KIP-360 recovery)."""
 
 from __future__ import annotations
 
@@ -14,12 +9,19 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 
 __all__ = ["API", "handle"]
 
+# PRODUCER_FENCED exists from v4; older producers know it as INVALID_PRODUCER_EPOCH.
+FIRST_VERSION_WITH_PRODUCER_FENCED = 4
 
-def _refusal(code: ErrorCode) -> dict[str, Any]:
-    return {"throttle_time_ms": 0, "error_code": code, "producer_id": -1, "producer_epoch": -1}
+
+def _answer(
+    code: ErrorCode, producer_id: int = NO_PRODUCER_ID, epoch: int = NO_PRODUCER_EPOCH
+) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "producer_id": producer_id, "producer_epoch": epoch}
 
 
 def _denial(ctx: RequestContext, transactional_id: str | None) -> ErrorCode:
@@ -39,16 +41,24 @@ def _denial(ctx: RequestContext, transactional_id: str | None) -> ErrorCode:
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     denied = _denial(ctx, request.transactional_id)
     if denied != ErrorCode.NONE:
-        return _refusal(denied)
-    if request.transactional_id == "":
-        return _refusal(ErrorCode.INVALID_REQUEST)  # as Kafka's TransactionCoordinator
-    if request.transactional_id is not None:
-        return _refusal(ErrorCode.NOT_COORDINATOR)
-    # Without a transactional id Kafka always hands out a fresh id at epoch 0,
-    # whatever producer id and epoch (v3+) the request carries.
-    return {
-        "throttle_time_ms": 0,
-        "error_code": ErrorCode.NONE,
-        "producer_id": ctx.broker.producer_ids.allocate(),
-        "producer_epoch": 0,
-    }
+        return _answer(denied)
+    if request.transactional_id is None:
+        # Without a transactional id Kafka always hands out a fresh id at epoch 0,
+        # whatever producer id and epoch (v3+) the request carries.
+        return _answer(ErrorCode.NONE, ctx.broker.producer_ids.allocate(), 0)
+    held = (request.producer_id, request.producer_epoch)
+    if held == (NO_PRODUCER_ID, NO_PRODUCER_EPOCH):
+        expected = None
+    elif NO_PRODUCER_ID in held[:1] or held[1] == NO_PRODUCER_EPOCH:
+        return _answer(ErrorCode.INVALID_REQUEST)
+    else:
+        expected = held
+    now = ctx.now_ms()
+    result = ctx.broker.transactions.init_producer_id(
+        request.transactional_id, request.transaction_timeout_ms, expected, now
+    )
+    complete_transactions(ctx.broker, now)
+    code = result.error
+    if code == ErrorCode.PRODUCER_FENCED and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH
+    return _answer(code, result.producer_id, result.producer_epoch)

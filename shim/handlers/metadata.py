@@ -16,8 +16,11 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from kafka_shim.storage.topics import Topic, invalid_topic_name
+from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
 __all__ = ["API", "handle"]
+
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC})
 
 
 def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
@@ -26,7 +29,7 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
-        "is_internal": topic.name == OFFSETS_TOPIC,
+        "is_internal": topic.name in INTERNAL_TOPICS,
         "partitions": [
             {
                 "error_code": ErrorCode.NONE,

@@ -1,5 +1,10 @@
 """Produce: validate each partition's batches by their headers, append, answer
-base offsets. acks=0 gets no response at all."""
+base offsets. acks=0 gets no response at all.
+
+A transactional batch is appended only within its producer's ongoing transaction
+that holds the partition, as the transaction coordinator says (Kafka's
+transaction verification, KIP-890 part 1); from v12 (transaction version 2) the
+append adds the partition to the transaction instead (part 2)."""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.record_codec import batch_keyed_records
-from kafka_shim.protocol.records import RecordBatches, RecordsError
+from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic, invalid_topic_name
@@ -18,6 +25,18 @@ from kafka_shim.storage.topics import Topic, invalid_topic_name
 __all__ = ["API", "handle"]
 
 VALID_ACKS = (0, 1, -1)
+# v11 knows TRANSACTION_ABORTABLE (older producers get INVALID_TXN_STATE); v12 adds
+# partitions to the transaction implicitly.
+FIRST_VERSION_WITH_ABORTABLE = 11
+FIRST_IMPLICIT_ADD_VERSION = 12
+# What the coordinator answers that a producer should retry: Kafka hands old producers
+# a retriable NOT_ENOUGH_REPLICAS for them.
+_RETRY_LATER = (
+    ErrorCode.CONCURRENT_TRANSACTIONS,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+)
 
 
 class Refused(Exception):
@@ -53,9 +72,6 @@ def _validated(ctx: RequestContext, topic: Topic, index: int, records: bytes | N
             raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {header.size} bytes exceeds {max_bytes}")
         if header.is_control:
             raise Refused(ErrorCode.INVALID_RECORD, "clients may not write control batches")
-        if header.is_transactional:
-            # No transaction coordinator here, so no partition is ever in a transaction.
-            raise Refused(ErrorCode.INVALID_TXN_STATE, "transactions are not supported")
     if "compact" in effective_value(topic.configs, "cleanup.policy", broker_value):
         _refuse_keyless_records(batches, f"{topic.name}-{index}")
     return batches
@@ -86,8 +102,43 @@ def _refuse_keyless_records(batches: RecordBatches, partition: str) -> None:
         )
 
 
+def _check_transaction(
+    ctx: RequestContext, transactional_id: str | None, tp: TopicPartition, batch: BatchHeader
+) -> None:
+    """Refuse a transactional batch outside its producer's transaction (Kafka's codes)."""
+    if transactional_id is None:
+        # Kafka authorizes transactional writes by the transactional id: none, no write.
+        raise Refused(
+            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional records need a transactional id"
+        )
+    coordinator = ctx.broker.transactions
+    if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
+        code = coordinator.add_partitions(
+            transactional_id, batch.producer_id, batch.producer_epoch, [tp], TV2, ctx.now_ms()
+        )
+    else:
+        code = coordinator.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, tp)
+    if code == ErrorCode.NONE:
+        return
+    if code == ErrorCode.PRODUCER_FENCED:
+        code = ErrorCode.INVALID_PRODUCER_EPOCH
+    elif code == ErrorCode.TRANSACTION_ABORTABLE and ctx.api_version < FIRST_VERSION_WITH_ABORTABLE:
+        code = ErrorCode.INVALID_TXN_STATE
+    elif code in _RETRY_LATER:
+        code = ErrorCode.NOT_ENOUGH_REPLICAS
+    raise Refused(
+        code,
+        "Partition was not added to the transaction" if code != ErrorCode.INVALID_PRODUCER_EPOCH else None,
+    )
+
+
 def _append(
-    ctx: RequestContext, name: str, index: int, records: bytes | None, writable: set[str]
+    ctx: RequestContext,
+    transactional_id: str | None,
+    name: str,
+    index: int,
+    records: bytes | None,
+    writable: set[str],
 ) -> dict[str, Any]:
     try:
         if name not in writable:  # before anything else, so the topic's existence stays private
@@ -97,6 +148,8 @@ def _append(
         if log is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         batches = _validated(ctx, topic, index, records)
+        if batches.first.is_transactional:
+            _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
         append_time = -1
         timestamp_type = effective_value(
             topic.configs, "message.timestamp.type", ctx.broker.config.kafka_value
@@ -137,8 +190,12 @@ def _refuse_all(request: Any, code: ErrorCode) -> list[dict[str, Any]]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
+    txn_id = request.transactional_id
     if request.acks not in VALID_ACKS:
         responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)
+    elif txn_id is not None and not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+        # Kafka refuses the whole request before looking at any topic.
+        responses = _refuse_all(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     else:
         writable = ctx.authorized_names(
             AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data)
@@ -147,7 +204,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
             {
                 "name": topic.name,
                 "partition_responses": [
-                    _append(ctx, topic.name, p.index, p.records, writable) for p in topic.partition_data
+                    _append(ctx, txn_id, topic.name, p.index, p.records, writable)
+                    for p in topic.partition_data
                 ],
             }
             for topic in request.topic_data

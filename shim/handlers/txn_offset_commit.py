@@ -18,12 +18,14 @@ from kafka_shim.protocol.messages.txn_offset_commit import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import OffsetCommit, TopicPartition, TxnCommitRequest
 from kafka_shim.shim.coordinator.types import by_topic
+from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 __all__ = ["API", "OffsetsPartitionCheck", "handle", "respond"]
 
 # From v4 the client knows TRANSACTION_ABORTABLE; older ones get INVALID_TXN_STATE (KIP-890).
 TRANSACTION_ABORTABLE_VERSION = 4
+FIRST_IMPLICIT_ADD_VERSION = 5
 
 
 class OffsetsPartitionCheck(Protocol):
@@ -44,16 +46,21 @@ class OffsetsPartitionCheck(Protocol):
     ) -> ErrorCode: ...
 
 
-def no_transaction_state(
-    transactional_id: str, producer_id: int, producer_epoch: int, partition: TopicPartition, now: int
-) -> ErrorCode:
-    """Kafka's answer from a transaction coordinator holding no state for the id."""
-    return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-
-
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    # TODO(lead-merge): pass the transaction coordinator's check (broker.transactions).
-    return respond(ctx, request, no_transaction_state)
+    coordinator = ctx.broker.transactions
+    adds = ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION
+
+    def check(
+        transactional_id: str, producer_id: int, producer_epoch: int, partition: TopicPartition, now: int
+    ) -> ErrorCode:
+        if adds:
+            # Transaction version 2: no AddOffsetsToTxn came first; the commit adds the partition.
+            return coordinator.add_partitions(
+                transactional_id, producer_id, producer_epoch, [partition], TV2, now
+            )
+        return coordinator.verify_partition(transactional_id, producer_id, producer_epoch, partition)
+
+    return respond(ctx, request, check)
 
 
 def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionCheck) -> dict[str, Any]:

@@ -50,15 +50,15 @@ CASES = [
         (TxnOffsetCommitRequest, REQUEST, KafkaPythonRequest),
         (TxnOffsetCommitResponse, RESPONSE, KafkaPythonResponse),
     )
-    for version in range(5)
+    for version in range(6)
 ]
 
 
-def test_key_and_ranges_are_kafka_39s() -> None:
+def test_key_and_ranges_are_kafka_4s() -> None:
     assert (API.key, API.name) == (28, "TxnOffsetCommit")
     for message in (API.request, API.response):
-        assert (message.versions.low, message.versions.high) == (0, 4)
-        assert [v for v in range(5) if v in message.flexible] == [3, 4]
+        assert (message.versions.low, message.versions.high) == (0, 5)
+        assert [v for v in range(6) if v in message.flexible] == [3, 4, 5]
 
 
 @pytest.mark.parametrize(("message", "sample", "reference", "version"), CASES, ids=str)

@@ -23,9 +23,23 @@ def test_every_handler_module_serves_the_api_it_is_named_after() -> None:
 
 
 def test_api_versions_lists_exactly_the_handlers() -> None:
-    advertised = {r["api_key"]: (r["min_version"], r["max_version"]) for r in supported_ranges()}
+    advertised = {r["api_key"]: (r["min_version"], r["max_version"]) for r in supported_ranges(2)}
     assert advertised == {key: (api.versions.low, api.versions.high) for key, api in ADVERTISED_APIS.items()}
     assert handler_for(9999) is None
+
+
+def test_below_transaction_version_2_the_tv2_only_versions_are_not_advertised() -> None:
+    # As a 3.x cluster: Produce up to 11, EndTxn up to 4 (TxnOffsetCommit 4 once it exists).
+    for level in (0, 1):
+        advertised = {r["api_key"]: r["max_version"] for r in supported_ranges(level)}
+        assert (advertised[0], advertised[26]) == (11, 4)
+        assert advertised.get(28, 4) == 4
+        unchanged = {k: v for k, v in advertised.items() if k not in (0, 26, 28)}
+        assert unchanged == {
+            k: v
+            for k, v in ((r["api_key"], r["max_version"]) for r in supported_ranges(2))
+            if k not in (0, 26, 28)
+        }
 
 
 def test_declared_apis_without_handlers_are_not_advertised() -> None:

@@ -1,0 +1,135 @@
+"""Transactions: committed transactions/s from one confluent-kafka producer (10
+records per transaction, one commit each), kafka-shim beside Tansu in the same run;
+and the recovery time of `__transaction_state` after many transactions.
+
+    python -m bench.transactions [--seconds 3] [--rounds 3] [--transactions 100000]
+
+Recovery is timed in-process on a Broker on disk (the constructor the CLI runs): the
+transactions go through the coordinator and the marker writer as EndTxn drives them
+(one transactional id per 100 transactions, 2 partitions each), the broker is closed,
+and a new Broker opens the data dir and replays `__transaction_state`: once as written,
+once after a cleaner pass (the replay alone is timed apart from the whole restart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from statistics import median
+
+from confluent_kafka import Producer
+
+from bench.commits import create_topic
+from bench.common import measure_interleaved, print_row
+from compat.targets import Broker as Target
+from kafka_shim.shim.broker import Broker, transaction_config
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
+from kafka_shim.storage import cleaner
+from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
+
+RECORDS_PER_TRANSACTION = 10
+TRANSACTIONS_PER_ID = 100
+NOW = 1_700_000_000_000
+
+
+def transactions_per_second(target: Target, seconds: float) -> float:
+    topic = f"bench-txn-{uuid.uuid4().hex[:8]}"
+    create_topic(target.bootstrap, topic, 1)
+    producer = Producer(
+        {"bootstrap.servers": target.bootstrap, "transactional.id": f"bench-{topic}", "linger.ms": 0}
+    )
+    try:
+        producer.init_transactions(30)
+        count = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            producer.begin_transaction()
+            for i in range(RECORDS_PER_TRANSACTION):
+                producer.produce(topic, value=b"x" * 100, key=str(i).encode())
+            producer.commit_transaction(30)
+            count += 1
+        return count / (time.perf_counter() - started)
+    finally:
+        producer.flush(10)
+
+
+def write_transactions(broker: Broker, transactions: int) -> float:
+    """Committed transactions through the coordinator and the markers; transactions/s."""
+    coordinator = broker.transactions
+    partitions = [TopicPartition("t", 0), TopicPartition("t", 1)]
+    started = time.perf_counter()
+    for i in range(transactions):
+        now = NOW + i
+        txn = f"txn-{i // TRANSACTIONS_PER_ID}"
+        if i % TRANSACTIONS_PER_ID == 0:
+            init = coordinator.init_producer_id(txn, 60_000, None, now)
+            producer_id, epoch = init.producer_id, init.producer_epoch
+        coordinator.add_partitions(txn, producer_id, epoch, partitions, 0, now)
+        coordinator.end_transaction(txn, producer_id, epoch, True, 0, now)
+        complete_transactions(broker, now)
+    return transactions / (time.perf_counter() - started)
+
+
+def restart(config: BrokerConfig, transactions: int, label: str) -> Broker:
+    """A new Broker on the data dir, timed; then, apart, the replay of __transaction_state."""
+    started = time.perf_counter()
+    again = Broker(config, clock=lambda: NOW)
+    ms = (time.perf_counter() - started) * 1000
+    last = again.transactions.describe(f"txn-{(transactions - 1) // TRANSACTIONS_PER_ID}")
+    assert last is not None and last.state.kafka_name == "CompleteCommit", last
+    coordinator = TransactionCoordinator(transaction_config(config), again.producer_ids.allocate)
+    started = time.perf_counter()
+    coordinator.load(again.transaction_log.replay(), NOW)
+    replay_ms = (time.perf_counter() - started) * 1000
+    print_row(f"restart, {label}", {"shim": ms}, "ms", False)
+    print_row("  of which __transaction_state replay", {"shim": replay_ms}, "ms", False)
+    return again
+
+
+def recovery(transactions: int) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        config = BrokerConfig(port=0, data_dir=Path(directory))
+        broker = Broker(config, clock=lambda: NOW)
+        broker.topics.create("t", 2)
+        rate = write_transactions(broker, transactions)
+        topic = broker.topics.get(TRANSACTION_TOPIC)
+        assert topic is not None
+        size = sum(p.log_end_offset for p in topic.partitions)
+        print(
+            f"{transactions:,} transactions written at {rate:,.0f}/s in process; {size:,} log records",
+            flush=True,
+        )
+        broker.close()
+        again = restart(config, transactions, "log not compacted yet")
+        # What the disk cleaner leaves (it runs every log.retention.check.interval.ms).
+        for log in again.topics.get(TRANSACTION_TOPIC).partitions:  # type: ignore[union-attr]
+            assert isinstance(log, DiskLog)
+            cleaner.clean(log, NOW)
+        again.close()
+        restart(config, transactions, "after one cleaner pass").close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of one round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--transactions", type=int, default=100_000)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["rate", "recovery"])
+    args = parser.parse_args()
+    if "rate" not in args.skip:
+        samples = measure_interleaved(lambda b: transactions_per_second(b, args.seconds), args.rounds)
+        label = f"transactions/s ({RECORDS_PER_TRANSACTION} records, commit each)"
+        print_row(label, {k: median(v) for k, v in samples.items()}, "txn/s", True)
+    if "recovery" not in args.skip:
+        recovery(args.transactions)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""AddOffsetsToTxn: the group's `__consumer_offsets` partition joins the transaction,
+so its transactional offset commits get the transaction's marker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.messages.add_offsets_to_txn import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    broker = ctx.broker
+    partition = TopicPartition(OFFSETS_TOPIC, broker.offsets_log.partition_for(request.group_id))
+    code = broker.transactions.add_partitions(
+        request.transactional_id, request.producer_id, request.producer_epoch, [partition], 0, ctx.now_ms()
+    )
+    return {"throttle_time_ms": 0, "error_code": client_error(code, ctx.api_version)}

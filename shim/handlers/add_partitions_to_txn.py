@@ -1,0 +1,94 @@
+"""AddPartitionsToTxn: v0-3 a client adds partitions to its transaction; v4+ batch
+transactions, and `verify_only` asks whether partitions are in them (what a broker
+asks before a transactional append)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.add_partitions_to_txn import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
+
+__all__ = ["API", "client_error", "handle"]
+
+FIRST_BATCHED_VERSION = 4
+
+
+def client_error(code: ErrorCode, version: int) -> ErrorCode:
+    """PRODUCER_FENCED is known to v2+ of the transaction APIs (AddPartitionsToTxn,
+    AddOffsetsToTxn, EndTxn); older clients know it as INVALID_PRODUCER_EPOCH."""
+    return ErrorCode.INVALID_PRODUCER_EPOCH if code == ErrorCode.PRODUCER_FENCED and version < 2 else code
+
+
+def _partitions(topics: Iterable[Any]) -> list[TopicPartition]:
+    return [TopicPartition(topic.name, p) for topic in topics for p in topic.partitions]
+
+
+def _results(errors: dict[TopicPartition, ErrorCode]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "results_by_partition": [
+                {"partition_index": p, "partition_error_code": e} for p, e in partitions
+            ],
+        }
+        for name, partitions in by_topic(errors).items()
+    ]
+
+
+def _add(
+    ctx: RequestContext,
+    transactional_id: str,
+    producer_id: int,
+    epoch: int,
+    topics: Iterable[Any],
+    verify: bool,
+) -> dict[TopicPartition, ErrorCode]:
+    partitions = _partitions(topics)
+    coordinator = ctx.broker.transactions
+    if verify:
+        return {
+            tp: coordinator.verify_partition(transactional_id, producer_id, epoch, tp) for tp in partitions
+        }
+    # Kafka checks the partitions exist first: the unknown ones are named, the rest not attempted.
+    unknown = {tp for tp in partitions if ctx.broker.topics.partition(tp.topic, tp.partition) is None}
+    if unknown:
+        return {
+            tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+            for tp in partitions
+        }
+    code = coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, 0, ctx.now_ms())
+    return {tp: client_error(code, ctx.api_version) for tp in partitions}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.api_version < FIRST_BATCHED_VERSION:
+        errors = _add(
+            ctx,
+            request.v3_and_below_transactional_id,
+            request.v3_and_below_producer_id,
+            request.v3_and_below_producer_epoch,
+            request.v3_and_below_topics,
+            verify=False,
+        )
+        return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _results(errors)}
+    results = [
+        {
+            "transactional_id": txn.transactional_id,
+            "topic_results": _results(
+                _add(
+                    ctx,
+                    txn.transactional_id,
+                    txn.producer_id,
+                    txn.producer_epoch,
+                    txn.topics,
+                    txn.verify_only,
+                )
+            ),
+        }
+        for txn in request.transactions
+    ]
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results_by_transaction": results}

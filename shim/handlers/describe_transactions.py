@@ -1,0 +1,48 @@
+"""DescribeTransactions: state, timeout, start, producer and partitions of each id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_transactions import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.types import by_topic
+
+__all__ = ["API", "handle"]
+
+
+def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
+    described = ctx.broker.transactions.describe(transactional_id)
+    if described is None:
+        return {
+            "error_code": ErrorCode.INVALID_REQUEST
+            if not transactional_id
+            else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
+            "transactional_id": transactional_id,
+            "transaction_state": "",
+            "transaction_timeout_ms": 0,
+            "transaction_start_time_ms": -1,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+    return {
+        "error_code": ErrorCode.NONE,
+        "transactional_id": transactional_id,
+        "transaction_state": described.state.kafka_name,
+        "transaction_timeout_ms": described.timeout_ms,
+        "transaction_start_time_ms": described.start_ms,
+        "producer_id": described.producer_id,
+        "producer_epoch": described.producer_epoch,
+        "topics": [
+            {"topic": topic, "partitions": sorted(p for p, _ in partitions)}
+            for topic, partitions in sorted(by_topic(dict.fromkeys(described.partitions, None)).items())
+        ],
+    }
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    return {
+        "throttle_time_ms": 0,
+        "transaction_states": [_describe(ctx, t) for t in request.transactional_ids],
+    }

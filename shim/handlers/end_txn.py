@@ -1,0 +1,38 @@
+"""EndTxn: commit or abort. The transition is written to `__transaction_state`, the
+markers to every partition of the transaction, and the transaction completed, before
+the answer. v5 (transaction version 2) bumps the epoch and answers it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.messages.end_txn import API
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
+from kafka_shim.shim.transactions.completion import complete_transactions
+from kafka_shim.shim.transactions.coordinator import TV1, TV2
+
+__all__ = ["API", "handle"]
+
+# EndTxn v5 is how a producer says it speaks transaction version 2 (KIP-890 part 2).
+FIRST_TV2_VERSION = 5
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    now = ctx.now_ms()
+    client_version = TV2 if ctx.api_version >= FIRST_TV2_VERSION else TV1
+    result = ctx.broker.transactions.end_transaction(
+        request.transactional_id,
+        request.producer_id,
+        request.producer_epoch,
+        request.committed,
+        client_version,
+        now,
+    )
+    complete_transactions(ctx.broker, now)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": client_error(result.error, ctx.api_version),
+        "producer_id": result.producer_id,
+        "producer_epoch": result.producer_epoch,
+    }

@@ -1,0 +1,31 @@
+"""ListTransactions: the transactions held here, filtered by state, producer id and
+(v1+) how long they have been running."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.list_transactions import API
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    listings, unknown = ctx.broker.transactions.list_transactions(
+        request.state_filters, set(request.producer_id_filters), request.duration_filter, ctx.now_ms()
+    )
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "unknown_state_filters": unknown,
+        "transaction_states": [
+            {
+                "transactional_id": t.transactional_id,
+                "producer_id": t.producer_id,
+                "transaction_state": t.state.kafka_name,
+            }
+            for t in listings
+        ],
+    }

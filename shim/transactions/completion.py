@@ -1,0 +1,33 @@
+"""Completing transactions: the markers of every transaction the coordinator ended
+are written to its partitions (the shared `write_markers`), then the coordinator
+completes it. Run after each call that may end a transaction (EndTxn, InitProducerId
+fencing an open one, the timer, start-up)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kafka_shim.shim.transactions.markers import write_markers
+from kafka_shim.storage.log import LEADER_EPOCH
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
+# The transaction log's partition leader epoch: one broker leads it forever.
+COORDINATOR_EPOCH = LEADER_EPOCH
+
+
+def complete_transactions(broker: Broker, now: int) -> None:
+    coordinator = broker.transactions
+    while completions := coordinator.take_completions():
+        for completion in completions:
+            results = write_markers(
+                broker,
+                completion.producer_id,
+                completion.producer_epoch,
+                COORDINATOR_EPOCH,
+                completion.commit,
+                completion.partitions,
+                now,
+            )
+            coordinator.markers_written(completion, results, now)
