@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
+from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.log import AppendHook
@@ -62,6 +63,11 @@ class Broker:
                 auto_create=config.auto_create_topics,
             )
             self.topics = self.storage.topics
+        # SASL users: SCRAM credentials kept beside the topics (in memory for --memory);
+        # --user sets theirs anew at every start.
+        self.credentials = CredentialStore(config.data_dir)
+        for name, password in config.users:
+            self.credentials.set_password(name, password)
         self.cluster_id = (
             self.storage.data_dir.cluster_id(new_cluster_id) if self.storage else new_cluster_id()
         )

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import trio
 
@@ -35,6 +35,9 @@ from kafka_shim.shim.handlers import handler_for
 from kafka_shim.shim.handlers.api_versions import supported_ranges
 from kafka_shim.storage.log import PartitionLog
 
+if TYPE_CHECKING:
+    from kafka_shim.shim.security.listener_security import ListenerSecurity
+
 log = logging.getLogger("kafka_shim.server")
 # `--log-level DEBUG` traces every request and its answer, abbreviated: how a client that
 # waits forever is told apart from a broker that never answered.
@@ -44,6 +47,8 @@ _TRACE_CHARS = 400
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
+# A client that starts TLS and stalls is dropped after this long.
+_TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
 def _one_line(value: object) -> str:
@@ -218,6 +223,29 @@ class FrameReader:
         return bytes(frame)
 
 
+class TlsConnection:
+    """A TLS stream with the few socket methods FrameReader and send_all use: the framing
+    is the same over TLS (its busy-poll, which reads the raw socket, is off)."""
+
+    def __init__(self, stream: trio.SSLStream[trio.SocketStream]) -> None:
+        self._stream = stream
+
+    def fileno(self) -> int:
+        return self._stream.transport_stream.socket.fileno()
+
+    async def recv(self, size: int) -> bytes:
+        return bytes(await self._stream.receive_some(size))
+
+    async def recv_into(self, view: memoryview) -> int:
+        data = await self._stream.receive_some(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    async def send(self, view: memoryview) -> int:
+        await self._stream.send_all(view)
+        return len(view)
+
+
 async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -233,6 +261,7 @@ class BoundListener:
     sockets: list[trio.SocketListener]
     bound: tuple[str, int]
     advertised: tuple[str, int]
+    security: ListenerSecurity | None = None  # None: PLAINTEXT
 
     def describe(self) -> str:
         (host, port), (public_host, public_port) = self.bound, self.advertised
@@ -262,7 +291,12 @@ class Server:
                     raise OSError(exc.errno, exc.strerror, where) from exc
                 host, port = sockets[0].socket.getsockname()[:2]
                 advertised = listener.advertised_address(port)
-                bound.append(BoundListener(listener.name, sockets, (host, port), advertised))
+                security = None
+                if listener.protocol != "PLAINTEXT":  # plaintext brokers never import ssl
+                    from kafka_shim.shim.security.listener_security import listener_security
+
+                    security = listener_security(self.broker.config, listener)
+                bound.append(BoundListener(listener.name, sockets, (host, port), advertised, security))
         except BaseException:
             for each in bound:
                 for sock in each.sockets:
@@ -306,15 +340,28 @@ class Server:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         config = self.broker.config
-        reader = FrameReader(sock, config.max_request_bytes, config.busy_poll_us / 1e6)
         ctx = TrioRequestContext(self, peer_host, peer, listener)
+        security = listener.security
+        busy_poll_s = config.busy_poll_us / 1e6
         try:
+            if security is not None:
+                tls = await self._secure(stream, security, ctx)
+                if tls is not None:
+                    sock, busy_poll_s = cast(trio.socket.SocketType, TlsConnection(tls)), 0.0
+            reader = FrameReader(sock, config.max_request_bytes, busy_poll_s)
             while True:
                 frame = await reader.next_frame()
+                if ctx.sasl is not None and not ctx.sasl.authenticated:
+                    response = self._before_authentication(ctx, security, frame)
+                    if response is not None:
+                        await send_all(sock, response)
+                        continue
                 response = await self._handle_frame(ctx, frame)
                 self.wake_timers_if_sooner()
                 if response is not None:
                     await send_all(sock, response)
+                if ctx.close_reason is not None:
+                    raise ConnectionClosed(ctx.close_reason)
         except ConnectionClosed as exc:
             if str(exc):
                 log.warning("closing connection from %s: %s", peer, exc)
@@ -325,11 +372,68 @@ class Server:
                 scope.shield = True
                 await stream.aclose()
 
+    async def _secure(
+        self, stream: trio.SocketStream, security: ListenerSecurity, ctx: TrioRequestContext
+    ) -> trio.SSLStream[trio.SocketStream] | None:
+        """A secured listener's connection: its SASL session (SASL listeners) and its TLS
+        handshake (SSL, SASL_SSL), whose failure closes only this connection, with one line."""
+        from kafka_shim.shim.security.principal import PrincipalError
+
+        if security.sasl:
+            ctx.sasl = security.new_session(self.broker.credentials)
+        if security.ssl_context is None:
+            return None
+        tls = trio.SSLStream(stream, security.ssl_context, server_side=True)
+        where = f"TLS listener {ctx.listener.name}"
+        try:
+            with trio.fail_after(_TLS_HANDSHAKE_TIMEOUT_S):
+                await tls.do_handshake()
+        except trio.TooSlowError:
+            raise ConnectionClosed(
+                f"no TLS handshake within {_TLS_HANDSHAKE_TIMEOUT_S:g} s on {where}"
+            ) from None
+        except trio.BrokenResourceError as exc:
+            cause = exc.__cause__ or exc
+            raise ConnectionClosed(f"TLS handshake failed on {where} (a plaintext client?): {cause}") from exc
+        if not security.sasl:  # on SASL_SSL the principal is the SASL user's
+            try:
+                ctx.principal = security.certificate_principal(tls.getpeercert(binary_form=True))
+            except PrincipalError as exc:
+                raise ConnectionClosed(f"client certificate refused on {where}: {exc}") from exc
+        return tls
+
+    def _before_authentication(
+        self, ctx: TrioRequestContext, security: ListenerSecurity | None, frame: bytes
+    ) -> bytes | None:
+        """The pre-authentication gate of a SASL listener: frames are bounded by
+        sasl.server.max.receive.size, and after a v0 SaslHandshake they are bare SASL tokens
+        (answered here, size-prefixed). None: a Kafka request, for _handle_frame's gate."""
+        session = ctx.sasl
+        assert session is not None and security is not None
+        if len(frame) > security.max_receive_size:
+            raise ConnectionClosed(
+                f"Failing SASL authentication due to invalid receive size ({len(frame)} bytes > "
+                f"sasl.server.max.receive.size {security.max_receive_size})"
+            )
+        if not session.raw_tokens:
+            return None
+        answer = session.raw_token(frame, self.broker.clock())
+        if session.failure is not None:
+            raise ConnectionClosed(session.failure)
+        if session.principal is not None:
+            ctx.principal = session.principal
+        return _LENGTH.pack(len(answer)) + answer
+
     async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
             raise ConnectionClosed(str(exc)) from exc
+        if ctx.sasl is not None:
+            # Nothing but ApiVersions and the SASL exchange before authentication.
+            refusal = ctx.sasl.refusal(api_key, self.broker.clock())
+            if refusal is not None:
+                raise ConnectionClosed(refusal)
         handler = handler_for(api_key)
         if handler is None:
             raise ConnectionClosed(f"unknown api key {api_key}")
