@@ -169,14 +169,16 @@ _DECLARED = [
     _broker("auto.create.topics.enable", BOOLEAN, "true", "Metadata and Produce create unknown topics",
             "auto_create_topics"),
     _broker("delete.topic.enable", BOOLEAN, "true", "DeleteTopics is allowed", "delete_topic_enable"),
-    _broker("num.partitions", INT, "1", "partitions of an auto-created topic (also --num-partitions)", "num_partitions", minimum=1),
+    _broker("num.partitions", INT, "1", "partitions of an auto-created topic (also --num-partitions)",
+            "num_partitions", minimum=1),
     _broker("default.replication.factor", INT, "1", "a single broker: only 1 is possible",
             "default_replication_factor", minimum=1),
     _broker("compression.type", STRING, "producer", "default of the topic config compression.type",
             "compression_type", choices=_COMPRESSION),
     # --- groups and committed offsets
     _broker("group.initial.rebalance.delay.ms", INT, "0", "how long a group forming from Empty waits for "
-            "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0, kafka_default="3000",
+            "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0,
+            kafka_default="3000",
             why="a local broker should form a group as soon as its members have joined "
             "(--initial-rebalance-delay-ms 3000 restores Kafka's)"),
     _broker("group.min.session.timeout.ms", INT, "6000", "smallest session timeout a member may ask for",
@@ -210,7 +212,8 @@ _DECLARED = [
             "log_cleanup_policy", choices=_CLEANUP),
     _broker("log.retention.check.interval.ms", LONG, "300000", "how often retention deletes old segments",
             "log_retention_check_interval_ms", minimum=1),
-    _broker("log.flush.interval.ms", LONG, "1000", "fsync period of --fsync interval (also --fsync-interval-ms; see Durability)",
+    _broker("log.flush.interval.ms", LONG, "1000",
+            "fsync period of --fsync interval (also --fsync-interval-ms; see Durability)",
             "log_flush_interval_ms", minimum=1, kafka_default="null (never: left to the OS)",
             why="--fsync interval bounds what a power loss can take to one second; --fsync never is Kafka's"),
     # --- security: TLS (each may be set per listener as listener.name.<listener>.<name>)
