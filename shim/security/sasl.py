@@ -90,12 +90,24 @@ class _Scram:
             raise scramp.ScramException("Authentication failed: Invalid user credentials")
         return credential.as_scramp()
 
+    def _accept_repeated_client_nonce(self, client_final: str) -> None:
+        """librdkafka before 2.6.1 repeats its own nonce in front of the server's in the final
+        message (librdkafka#4895; Debian's 2.0.2 does). Kafka 3.8.1 to 3.9 accept a final nonce
+        that ends with the server's, which is what this broker's ApiVersions claim to be; scramp
+        wants the exact nonce, so it is told to expect the client's. The proof is still checked
+        over the message as sent. (Kafka 4 refuses such clients.)"""
+        sent = next((part[2:] for part in client_final.split(",") if part.startswith("r=")), None)
+        expected = str(self._server.nonce)
+        if sent is not None and sent != expected and sent.endswith(expected):
+            self._server.nonce = type(self._server.nonce)(sent)
+
     def evaluate(self, token: bytes) -> bytes:
         text = token.decode("utf-8", errors="replace")
         try:
             if self._server.stage is None:
                 self._server.set_client_first(text)
                 return str(self._server.get_server_first()).encode("utf-8")
+            self._accept_repeated_client_nonce(text)
             self._server.set_client_final(text)
             final = str(self._server.get_server_final()).encode("utf-8")
         except scramp.ScramException as exc:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+
 import pytest
 import scramp
 
@@ -115,3 +119,33 @@ def test_reauthentication_cannot_change_mechanism(store: CredentialStore) -> Non
         "SASL mechanism 'SCRAM-SHA-256' requested by client is not supported for re-authentication of "
         "mechanism 'PLAIN'"
     )
+
+
+def _final_with_nonce(client_first_bare: str, server_first: str, nonce: str, password: str) -> str:
+    """A SCRAM-SHA-256 client-final message over `nonce`, proof computed as RFC 5802 says
+    (what librdkafka before 2.6.1 sends, its own nonce repeated in front of the server's)."""
+    fields = dict(part.split("=", 1) for part in server_first.split(","))
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), base64.b64decode(fields["s"]), int(fields["i"]))
+    client_key = hmac.digest(salted, b"Client Key", "sha256")
+    without_proof = f"c=biws,r={nonce}"
+    auth_message = f"{client_first_bare},{server_first},{without_proof}".encode()
+    signature = hmac.digest(hashlib.sha256(client_key).digest(), auth_message, "sha256")
+    proof = bytes(a ^ b for a, b in zip(client_key, signature, strict=True))
+    return f"{without_proof},p={base64.b64encode(proof).decode()}"
+
+
+@pytest.mark.parametrize(("repeat", "accepted"), [(True, True), (False, False)])
+def test_librdkafkas_repeated_client_nonce_is_accepted_as_kafka_3_9_does(
+    store: CredentialStore, repeat: bool, accepted: bool
+) -> None:
+    session = SaslSession(MECHANISMS, store, 0)
+    session.handshake("SCRAM-SHA-256", 1)
+    first_bare = "n=alice,r=clientnonce"
+    server_first = session.authenticate(f"n,,{first_bare}".encode(), 0).auth_bytes.decode()
+    server_nonce = server_first.split(",")[0][2:]
+    nonce = "clientnonce" + server_nonce if repeat else "other" + server_nonce[5:]
+    final = session.authenticate(
+        _final_with_nonce(first_bare, server_first, nonce, "alice-secret").encode(), 0
+    )
+    assert (final.error_code == ErrorCode.NONE) is accepted
+    assert session.authenticated is accepted
