@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compat import scenarios_data, scenarios_groups, scenarios_scale
+from compat import scenarios_data, scenarios_groups, scenarios_scale, scenarios_security
 from compat.scenario import Scenario
 
 SCENARIOS: dict[str, Scenario] = {
@@ -42,6 +42,11 @@ SCENARIOS: dict[str, Scenario] = {
             "create/delete topics; list/describe/delete groups; list/alter offsets",
             scenarios_data.admin,
             scenarios_data.admin_not_applicable,
+        ),
+        Scenario(
+            "security",
+            "mutual TLS, SASL_PLAINTEXT PLAIN, SASL_SSL SCRAM-SHA-512; an admin-made user; a wrong password",
+            scenarios_security.security,
         ),
         Scenario("groups-100x3", "100 groups x 3 members at once", scenarios_scale.groups_100x3, heavy=True),
         Scenario("group-of-50", "one group of 50 members", scenarios_scale.group_of_50, heavy=True),

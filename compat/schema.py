@@ -21,10 +21,18 @@ Commands (field `op`):
   small machine): `groups` groups named ``{group}-{i}`` of `members` members each, all
   subscribed to `topic`. Every ``assignment`` and ``closed`` carries ``member``
   (``"{i}/{j}"``) and ``group``; one ``close`` line closes them all.
+- ``create_user``: with the client's admin API, create SCRAM credentials `mechanism` for
+  `user` with `password` (AlterUserScramCredentials, 4096 iterations); emits ``user_created``.
 - ``admin``: with the client's admin API, run the steps of `ADMIN_STEPS` in order on
   `topic`, `group` (a group that exists only through offsets the step ``alter_offsets``
   commits) and `other_group` (a group the harness keeps one live member in), emitting one
   ``admin_step`` per step. A step the admin API lacks is reported with ``unsupported``.
+
+Every op connects as `security` says (empty: PLAINTEXT), in librdkafka's config names, which
+each driver translates to its client's: ``security.protocol``, ``sasl.mechanism``,
+``sasl.username``, ``sasl.password``, ``ssl.ca.location`` (the CA's PEM file),
+``ssl.certificate.location`` / ``ssl.key.location`` (the client's certificate and key, PEM),
+``ssl.keystore.location`` (both in one PEM file, for the Java client).
 
 Observations (field `event`, plus `ts`, seconds since the epoch as a float, from the
 driver's clock — tests on one machine compare them with `time.time()`):
@@ -38,6 +46,7 @@ driver's clock — tests on one machine compare them with `time.time()`):
 - ``offsets`` {committed: {partition: offset}, latest: {partition: offset}}
 - ``admin_step`` {step, error: Kafka error name (e.g. "NON_EMPTY_GROUP") | null, result,
   unsupported: reason | null}; results per step are listed at `ADMIN_STEPS`.
+- ``user_created`` {user}
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
 Partition numbers are JSON object keys, hence strings on the wire; `Observation`
@@ -54,7 +63,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin"]
+Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "create_user"]
 Assignor = Literal["range", "roundrobin", "cooperative-sticky"]
 
 
@@ -75,6 +84,10 @@ class Command:
     other_group: str = ""
     groups: int = 1
     members: int = 1
+    security: dict[str, str] = field(default_factory=dict)
+    user: str = ""
+    password: str = ""
+    mechanism: str = "SCRAM-SHA-256"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -14,15 +14,29 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
 from compat.schema import Command, emit, emit_message, group_state, message_key, message_value
 
 
+def connection(command: Command) -> dict[str, Any]:
+    """Where and how to connect: librdkafka takes `command.security` by its own names (the
+    Java client's PEM keystore aside)."""
+    security = {k: v for k, v in command.security.items() if k != "ssl.keystore.location"}
+    return {"bootstrap.servers": command.bootstrap, "client.id": command.client_id, **security}
+
+
 def group_consumer(command: Command) -> Consumer:
     config: dict[str, Any] = {
+        **connection(command),
         "bootstrap.servers": command.bootstrap,
         "client.id": command.client_id,
         "group.id": command.group,
@@ -37,8 +51,17 @@ def group_consumer(command: Command) -> Consumer:
 
 
 class ConfluentOps:
+    def create_user(self, command: Command) -> None:
+        admin = AdminClient(connection(command))
+        mechanism = ScramMechanism[command.mechanism.replace("-", "_")]
+        credential = ScramCredentialInfo(mechanism, 4096)
+        upsert = UserScramCredentialUpsertion(command.user, credential, command.password.encode())
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=command.timeout_s)
+        emit("user_created", user=command.user)
+
     def create_topic(self, command: Command) -> None:
-        admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        admin = AdminClient(connection(command))
         futures = admin.create_topics([NewTopic(command.topic, num_partitions=command.partitions)])
         try:
             futures[command.topic].result(timeout=command.timeout_s)
@@ -48,7 +71,7 @@ class ConfluentOps:
         emit("created", topic=command.topic)
 
     def produce(self, command: Command) -> None:
-        producer = Producer({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        producer = Producer(connection(command))
         failures: list[str] = []
 
         def delivered(error: KafkaError | None, _message: Any) -> None:
@@ -87,7 +110,7 @@ class ConfluentOps:
         consumer.close()
 
     def offsets(self, command: Command) -> None:
-        consumer = Consumer({"bootstrap.servers": command.bootstrap, "group.id": command.group})
+        consumer = Consumer(connection(command) | {"group.id": command.group})
         partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
         committed = consumer.committed(partitions, timeout=command.timeout_s)
         latest = {
@@ -133,7 +156,7 @@ class ConfluentOps:
 
 class ConfluentAdmin:
     def __init__(self, command: Command) -> None:
-        self.admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        self.admin = AdminClient(connection(command))
         self.timeout_s = command.timeout_s
 
     def wait_all(self, futures: dict[Any, Any]) -> list[Any]:
