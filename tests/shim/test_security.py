@@ -296,3 +296,36 @@ def test_the_sasl_v0_handshake_carries_bare_tokens() -> None:
             assert client.request(METADATA, 9, {"topics": [], "allow_auto_topic_creation": False}).brokers
     finally:
         started.stop()
+
+
+def test_sessions_expire_and_librdkafka_reauthenticates(caplog: pytest.LogCaptureFixture) -> None:
+    """KIP-368: with connections.max.reauth.ms the client re-authenticates on its open
+    connection before the session ends, and keeps producing."""
+    argv = ["--memory", "--listeners", "SASL_PLAINTEXT://127.0.0.1:0", "--user", "alice:alice-secret"]
+    started = BrokerThread(
+        config_from_args(build_parser().parse_args([*argv, "--config", "connections.max.reauth.ms=1500"]))
+    ).start()
+    config = {
+        "bootstrap.servers": started.bootstrap,
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.username": "alice",
+        "sasl.password": "alice-secret",
+    }
+    try:
+        with caplog.at_level(logging.DEBUG, logger="kafka_shim.requests"):
+            producer = Producer(config)
+            deadline = time.monotonic() + 4.5
+            sent = 0
+            while time.monotonic() < deadline:
+                producer.produce("reauth", b"x")
+                sent += 1
+                producer.poll(0.2)
+            assert producer.flush(10) == 0
+        handshakes = [r for r in caplog.records if r.getMessage().startswith("SaslHandshake")]
+        expired = [r for r in caplog.records if "expired (connections.max.reauth.ms)" in r.getMessage()]
+        assert len(handshakes) >= 3, "one login and re-authentications every ~1.5 s"
+        assert not expired
+        assert started.broker.topics.get("reauth") is not None and sent > 10
+    finally:
+        started.stop()
