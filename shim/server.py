@@ -394,7 +394,9 @@ class Server:
             ) from None
         except trio.BrokenResourceError as exc:
             cause = exc.__cause__ or exc
-            raise ConnectionClosed(f"TLS handshake failed on {where} (a plaintext client?): {cause}") from exc
+            plaintext = getattr(cause, "reason", None) in ("WRONG_VERSION_NUMBER", "HTTP_REQUEST")
+            hint = " (a plaintext client?)" if plaintext else ""
+            raise ConnectionClosed(f"TLS handshake failed on {where}{hint}: {cause}") from exc
         if not security.sasl:  # on SASL_SSL the principal is the SASL user's
             try:
                 ctx.principal = security.certificate_principal(tls.getpeercert(binary_form=True))

@@ -223,7 +223,7 @@ def test_plaintext_client_on_a_tls_port_is_closed_cleanly(
         caplog,
         lambda: socket.create_connection(address(broker, "SSL")),
         raw_request(API_VERSIONS, 3, {}),
-        "TLS handshake failed on TLS listener SSL",
+        "TLS handshake failed on TLS listener SSL (a plaintext client?)",
         bootstrap(broker, "PLAINTEXT"),
     )
 
