@@ -245,6 +245,9 @@ _DECLARED = [
          why="Kerberos is not supported; PLAIN and SCRAM users come from --user and the admin API"),
     _ssl("connections.max.reauth.ms", LONG, "0", "a SASL session's lifetime before the client must "
          "re-authenticate (KIP-368); 0: never", minimum=0),
+    _broker("connection.failed.authentication.delay.ms", INT, "100", "how long a failed login waits "
+            "before its answer and the close: slows clients that retry at once",
+            "failed_authentication_delay_ms", minimum=0),
     _broker("sasl.server.max.receive.size", INT, "524288", "largest frame accepted before "
             "authentication on a SASL listener", "sasl_server_max_receive_size", minimum=1),
     # --- topic configs: the topic's own value, else its broker synonym, else the default

@@ -88,6 +88,7 @@ class BrokerConfig:
     sasl_enabled_mechanisms: str = _kafka("sasl.enabled.mechanisms")
     connections_max_reauth_ms: int = _kafka("connections.max.reauth.ms")
     sasl_server_max_receive_size: int = _kafka("sasl.server.max.receive.size")
+    failed_authentication_delay_ms: int = _kafka("connection.failed.authentication.delay.ms")
     # Kafka names set explicitly (--config, --config-file, flags): DescribeConfigs' sources.
     explicit: frozenset[str] = frozenset()
     # listener.name.<listener>.<setting>: listener name (upper case) -> attribute -> value.

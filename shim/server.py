@@ -113,6 +113,7 @@ class TrioRequestContext(RequestContext):
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
+        self.failure_delayed = False  # connection.failed.authentication.delay.ms, once
 
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
         done = trio.Event()
@@ -358,11 +359,13 @@ class Server:
                         continue
                 response = await self._handle_frame(ctx, frame)
                 self.wake_timers_if_sooner()
+                await self._delay_failed_login(ctx)
                 if response is not None:
                     await send_all(sock, response)
                 if ctx.close_reason is not None:
                     raise ConnectionClosed(ctx.close_reason)
         except ConnectionClosed as exc:
+            await self._delay_failed_login(ctx)
             if str(exc):
                 log.warning("closing connection from %s: %s", peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -403,6 +406,13 @@ class Server:
             except PrincipalError as exc:
                 raise ConnectionClosed(f"client certificate refused on {where}: {exc}") from exc
         return tls
+
+    async def _delay_failed_login(self, ctx: TrioRequestContext) -> None:
+        """Kafka's connection.failed.authentication.delay.ms: a failed login is answered and
+        closed only after it, so a client that retries at once does not hammer the broker."""
+        if ctx.sasl is not None and ctx.sasl.failure is not None and not ctx.failure_delayed:
+            ctx.failure_delayed = True
+            await trio.sleep(self.broker.config.failed_authentication_delay_ms / 1000)
 
     def _before_authentication(
         self, ctx: TrioRequestContext, security: ListenerSecurity | None, frame: bytes

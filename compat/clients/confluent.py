@@ -71,7 +71,8 @@ class ConfluentOps:
         emit("created", topic=command.topic)
 
     def produce(self, command: Command) -> None:
-        producer = Producer(connection(command))
+        errors: list[KafkaError] = []
+        producer = Producer(connection(command) | {"error_cb": errors.append})
         failures: list[str] = []
 
         def delivered(error: KafkaError | None, _message: Any) -> None:
@@ -86,7 +87,13 @@ class ConfluentOps:
                 on_delivery=delivered,
             )
             producer.poll(0)
-        remaining = producer.flush(command.timeout_s)
+        deadline = time.monotonic() + command.timeout_s
+        remaining = producer.flush(0)
+        while remaining and time.monotonic() < deadline:
+            remaining = producer.flush(0.2)
+            refused = [error for error in errors if error.code() == KafkaError._AUTHENTICATION]
+            if refused:  # as an application would: a refused login does not get better by retrying
+                raise KafkaException(refused[0])
         if failures or remaining:
             raise RuntimeError(f"{len(failures)} failed, {remaining} undelivered: {failures[:3]}")
         emit("produced", count=command.count)
