@@ -199,7 +199,9 @@ class FrameReader:
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
-            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
+            # 0x16 0x03: a TLS handshake record (ClientHello) where a length was expected.
+            hint = " (a TLS client on a plaintext listener?)" if size >> 16 == 0x1603 else ""
+            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}{hint}")
         del self._buffer[:4]
         if len(self._buffer) < size and size > _READ_CHUNK:
             return await self._read_large(size)
