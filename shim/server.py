@@ -43,6 +43,8 @@ log = logging.getLogger("kafka_shim.server")
 # waits forever is told apart from a broker that never answered.
 trace = logging.getLogger("kafka_shim.requests")
 _TRACE_CHARS = 400
+# Requests that carry passwords or salted passwords (SaslAuthenticate, AlterUserScramCredentials).
+_CREDENTIAL_APIS = frozenset({36, 51})
 
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
@@ -481,7 +483,7 @@ class Server:
                 ctx.peer,
                 client_id,
                 correlation_id,
-                _one_line(body),
+                "<credentials, not traced>" if api_key in _CREDENTIAL_APIS else _one_line(body),
                 _one_line(result),
             )
         if result is None:

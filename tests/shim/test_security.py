@@ -336,3 +336,20 @@ def test_sessions_expire_and_librdkafka_reauthenticates(caplog: pytest.LogCaptur
         assert started.broker.topics.get("reauth") is not None and sent > 10
     finally:
         started.stop()
+
+
+def test_the_request_trace_never_shows_credentials(caplog: pytest.LogCaptureFixture) -> None:
+    argv = ["--memory", "--listeners", "SASL_PLAINTEXT://127.0.0.1:0", "--user", "u:hunter2"]
+    started = BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
+    try:
+        with (
+            caplog.at_level(logging.DEBUG, logger="kafka_shim.requests"),
+            WireClient(started.bootstrap) as client,
+        ):
+            assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}).error_code == ErrorCode.NONE
+            assert client.request(36, 2, {"auth_bytes": b"\0u\0hunter2"}).error_code == ErrorCode.NONE
+    finally:
+        started.stop()
+    traced = [r.getMessage() for r in caplog.records if r.name == "kafka_shim.requests"]
+    assert any(line.startswith("SaslAuthenticate v2") for line in traced)
+    assert not any("hunter2" in line for line in traced)
