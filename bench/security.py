@@ -2,9 +2,9 @@
 SSL and SASL_SSL (SCRAM-SHA-512) listeners of one kafka-shim, with confluent-kafka; and new
 connections per second that do a TLS handshake, then SCRAM-SHA-512 (one sequential Python
 client: its PBKDF2 is part of every login, so the broker's own share is printed too).
-Tansu's PLAINTEXT is printed beside, from the same run. Tansu is not measured secured here: its
-SCRAM users are made by a separate `tansu user` process through a shared storage engine,
-which the in-memory Tansu of these benchmarks lacks, and its TLS options were not tried.
+Tansu's PLAINTEXT is printed beside, from the same run. Tansu is not measured secured here:
+`tansu user create` against a Tansu started with --authentication is refused (NotAuthenticated),
+and an in-memory Tansu loses users made before a restart; its TLS options were not tried.
 
     python -m bench.security [--messages 100000] [--rounds 3]
 """
