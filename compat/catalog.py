@@ -45,7 +45,7 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         Scenario(
             "security",
-            "mutual TLS, SASL_PLAINTEXT PLAIN, SASL_SSL SCRAM-SHA-512; an admin-made user; a wrong password",
+            "mutual TLS, SASL_PLAINTEXT PLAIN, SASL_SSL SCRAM-SHA-512; an admin-made user; bad logins",
             scenarios_security.security,
         ),
         Scenario("groups-100x3", "100 groups x 3 members at once", scenarios_scale.groups_100x3, heavy=True),

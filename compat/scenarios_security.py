@@ -1,5 +1,6 @@
 """The security scenario: every client stack over TLS, mutual TLS, SASL_PLAINTEXT and
-SASL_SSL with PLAIN and SCRAM, a user created through the admin API, and a wrong password.
+SASL_SSL with PLAIN and SCRAM, a user created through the admin API, a wrong password and an
+unknown user.
 
 kafka-shim is started here with secured listeners and a development CA (`kafka-shim
 dev-certs`); the plain target broker the harness started is not used. Other targets would
@@ -109,7 +110,7 @@ def security(context: Context) -> None:
             context.observe(variant, round_trip(context, command))
             context.timing(f"{variant} s", time.monotonic() - started)
         created_user(context, base, bootstrap, certs)
-        wrong_password(context, base, bootstrap, certs, broker)
+        refused_logins(context, base, bootstrap, certs, broker)
     finally:
         broker.stop()
         shutil.rmtree(certs, ignore_errors=True)
@@ -155,34 +156,40 @@ OWN_ERROR = {
 }
 
 
-def wrong_password(
+def refused_logins(
     context: Context, base: Command, bootstrap: dict[str, str], certs: Path, broker: RunningBroker
 ) -> None:
-    """Refused with the authentication error, and the client stops: no hang, no retry storm."""
-    command = replace(
-        base,
-        bootstrap=bootstrap["SASL_SSL"],
-        topic=context.name("refused"),
-        count=1,
-        timeout_s=30,
-        security=settings(certs, "SASL_SSL", "SCRAM-SHA-256", password="wrong"),
-    )
-    seen = len(broker.output)
-    started = time.monotonic()
-    try:
-        context.run(command)
-    except DriverFailed as exc:
-        text = str(exc)
-    else:
-        raise AssertionError("a wrong password was accepted")
-    elapsed = time.monotonic() - started
-    refusals = [line for line in broker.output[seen:] if "SASL authentication failed" in line]
-    context.timing("wrong password: client gave up after s", elapsed)
-    context.timing("wrong password: attempts", len(refusals))
-    assert refusals, "the broker refused nobody"
-    assert len(refusals) <= 2 + elapsed, f"{len(refusals)} attempts in {elapsed:.1f} s: a retry storm"
-    if context.client in OWN_ERROR:
-        context.notes.append(OWN_ERROR[context.client])
-    else:
-        assert "authentication" in text.lower(), f"not an authentication error: {text[-800:]}"
-    context.observe("wrong password", "refused")
+    """A wrong password and an unknown user are refused with the authentication error, and the
+    client stops: no hang, no retry storm."""
+    for variant, credentials in (
+        ("wrong password", (USER, "wrong")),
+        ("unknown user", ("mallory", PASSWORD)),
+    ):
+        command = replace(
+            base,
+            bootstrap=bootstrap["SASL_SSL"],
+            topic=context.name("refused"),
+            count=1,
+            timeout_s=30,
+            security=settings(certs, "SASL_SSL", "SCRAM-SHA-256", *credentials),
+        )
+        seen = len(broker.output)
+        started = time.monotonic()
+        try:
+            context.run(command)
+        except DriverFailed as exc:
+            text = str(exc)
+        else:
+            raise AssertionError(f"{variant}: accepted")
+        elapsed = time.monotonic() - started
+        refusals = [line for line in broker.output[seen:] if "SASL authentication failed" in line]
+        context.timing(f"{variant}: client gave up after s", elapsed)
+        context.timing(f"{variant}: attempts", len(refusals))
+        assert refusals, f"{variant}: the broker refused nobody"
+        assert len(refusals) <= 2 + elapsed, f"{variant}: {len(refusals)} attempts in {elapsed:.1f} s"
+        if context.client in OWN_ERROR:
+            if OWN_ERROR[context.client] not in context.notes:
+                context.notes.append(OWN_ERROR[context.client])
+        else:
+            assert "authentication" in text.lower(), f"{variant}: not an authentication error: {text[-800:]}"
+        context.observe(variant, "refused")
