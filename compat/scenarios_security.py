@@ -186,7 +186,10 @@ def refused_logins(
         context.timing(f"{variant}: client gave up after s", elapsed)
         context.notes.append(f"{variant}: {len(refusals)} login attempt(s) in {elapsed:.1f} s")
         assert refusals, f"{variant}: the broker refused nobody"
-        assert len(refusals) <= 2 + elapsed, f"{variant}: {len(refusals)} attempts in {elapsed:.1f} s"
+        # A few at once (a client may open more than one connection), then at most ~3/s: what
+        # Kafka's 100 ms connection.failed.authentication.delay.ms leaves of librdkafka's
+        # re-bootstrap loop, which without it runs at ~20/s.
+        assert len(refusals) <= 3 + 3 * elapsed, f"{variant}: {len(refusals)} attempts in {elapsed:.1f} s"
         if context.client in OWN_ERROR:
             if OWN_ERROR[context.client] not in context.notes:
                 context.notes.append(OWN_ERROR[context.client])
