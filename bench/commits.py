@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 import uuid
+from collections.abc import Mapping
 from statistics import median
 
 from confluent_kafka import Consumer, TopicPartition
@@ -18,17 +19,23 @@ from bench.common import measure_interleaved, print_row
 from compat.targets import Broker
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def create_topic(bootstrap: str, topic: str, partitions: int, client: Mapping[str, str] = {}) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **client})
     for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
         future.result(timeout=30)
 
 
-def commits_per_second(broker: Broker, seconds: float) -> float:
+def commits_per_second(broker: Broker, seconds: float, client: Mapping[str, str] = {}) -> float:
+    """`client`: more librdkafka settings (security) for the consumer."""
     topic = f"bench-commits-{uuid.uuid4().hex[:8]}"
-    create_topic(broker.bootstrap, topic, 1)
+    create_topic(broker.bootstrap, topic, 1, client)
     consumer = Consumer(
-        {"bootstrap.servers": broker.bootstrap, "group.id": f"g-{topic}", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": f"g-{topic}",
+            "enable.auto.commit": False,
+            **client,
+        }
     )
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])

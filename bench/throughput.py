@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 import uuid
+from collections.abc import Mapping
 from statistics import median
 
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -20,10 +21,11 @@ from compat.targets import Broker
 PAYLOAD = b"x" * 100
 
 
-def produce_and_consume(broker: Broker, count: int) -> tuple[float, float]:
+def produce_and_consume(broker: Broker, count: int, client: Mapping[str, str] = {}) -> tuple[float, float]:
+    """`client`: more librdkafka settings (security) for every client used."""
     topic = f"bench-tp-{uuid.uuid4().hex[:8]}"
-    create_topic(broker.bootstrap, topic, 1)
-    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all"})
+    create_topic(broker.bootstrap, topic, 1, client)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": "all", **client})
     started = time.perf_counter()
     for _ in range(count):
         while True:
@@ -38,7 +40,12 @@ def produce_and_consume(broker: Broker, count: int) -> tuple[float, float]:
     produce_rate = count / (time.perf_counter() - started)
 
     consumer = Consumer(
-        {"bootstrap.servers": broker.bootstrap, "group.id": f"g-{topic}", "enable.auto.commit": False}
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": f"g-{topic}",
+            "enable.auto.commit": False,
+            **client,
+        }
     )
     try:
         consumer.assign([TopicPartition(topic, 0, 0)])

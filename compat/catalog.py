@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from compat import scenarios_data, scenarios_groups, scenarios_kip848, scenarios_scale, scenarios_transactions
+from compat import (
+    scenarios_data,
+    scenarios_groups,
+    scenarios_kip848,
+    scenarios_scale,
+    scenarios_security,
+    scenarios_transactions,
+)
 from compat.scenario import Scenario
 
 SCENARIOS: dict[str, Scenario] = {
@@ -54,6 +61,11 @@ SCENARIOS: dict[str, Scenario] = {
             "consume-transform-produce in transactions, 1 in 3 aborted: exactly once for read_committed",
             scenarios_transactions.transactions,
             scenarios_transactions.transactions_not_applicable,
+        ),
+        Scenario(
+            "security",
+            "mutual TLS, SASL_PLAINTEXT PLAIN, SASL_SSL SCRAM-SHA-512; an admin-made user; bad logins",
+            scenarios_security.security,
         ),
         Scenario("groups-100x3", "100 groups x 3 members at once", scenarios_scale.groups_100x3, heavy=True),
         Scenario("group-of-50", "one group of 50 members", scenarios_scale.group_of_50, heavy=True),

@@ -34,6 +34,8 @@ Commands (field `op`):
   small machine): `groups` groups named ``{group}-{i}`` of `members` members each, all
   subscribed to `topic`. Every ``assignment`` and ``closed`` carries ``member``
   (``"{i}/{j}"``) and ``group``; one ``close`` line closes them all.
+- ``create_user``: with the client's admin API, create SCRAM credentials `mechanism` for
+  `user` with `password` (AlterUserScramCredentials, 4096 iterations); emits ``user_created``.
 - ``admin``: with the client's admin API, run the steps of `ADMIN_STEPS` in order on
   `topic`, `group` (a group that exists only through offsets the step ``alter_offsets``
   commits) and `other_group` (a group the harness keeps one live member in), emitting one
@@ -44,6 +46,12 @@ Commands (field `op`):
   read `other_group` and describe topics prefixed ``{topic}-``; then list them, produce and
   consume where allowed and where not, delete User:bob's and list again, emitting one
   ``acl_step`` per step.
+
+Every op connects as `security` says (empty: PLAINTEXT), in librdkafka's config names, which
+each driver translates to its client's: ``security.protocol``, ``sasl.mechanism``,
+``sasl.username``, ``sasl.password``, ``ssl.ca.location`` (the CA's PEM file),
+``ssl.certificate.location`` / ``ssl.key.location`` (the client's certificate and key, PEM),
+``ssl.keystore.location`` (both in one PEM file, for the Java client).
 
 Observations (field `event`, plus `ts`, seconds since the epoch as a float, from the
 driver's clock — tests on one machine compare them with `time.time()`):
@@ -61,6 +69,7 @@ driver's clock — tests on one machine compare them with `time.time()`):
   and ``delete_acls`` results are sorted ``TYPE:PATTERN:name:principal:OPERATION:PERMISSION``.
 - ``transaction`` {outcome: "commit" | "abort", records: n}
 - ``transacted`` {committed: records committed, aborted: records aborted}
+- ``user_created`` {user}
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
 Partition numbers are JSON object keys, hence strings on the wire; `Observation`
@@ -77,7 +86,18 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Op = Literal["create_topic", "produce", "consume", "offsets", "member", "swarm", "admin", "acls", "transact"]
+Op = Literal[
+    "create_topic",
+    "produce",
+    "consume",
+    "offsets",
+    "member",
+    "swarm",
+    "admin",
+    "acls",
+    "transact",
+    "create_user",
+]
 Isolation = Literal["read_uncommitted", "read_committed"]
 TRANSACTION_RECORDS = 10
 # Every ABORT_EVERY-th transaction of ``transact`` is aborted on purpose, then retried.
@@ -108,6 +128,10 @@ class Command:
     isolation: Isolation = "read_uncommitted"
     output: str = ""
     transactional_id: str = ""
+    security: dict[str, str] = field(default_factory=dict)
+    user: str = ""
+    password: str = ""
+    mechanism: str = "SCRAM-SHA-256"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

@@ -19,6 +19,7 @@ from kafka_shim.shim.coordinator.consumer import (
     TopicInfo,
 )
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
@@ -78,6 +79,11 @@ class Broker:
                 auto_create=config.auto_create_topics,
             )
             self.topics = self.storage.topics
+        # SASL users: SCRAM credentials kept beside the topics (in memory for --memory);
+        # --user sets theirs anew at every start.
+        self.credentials = CredentialStore(config.data_dir)
+        for name, password in config.users:
+            self.credentials.set_password(name, password)
         self.cluster_id = (
             self.storage.data_dir.cluster_id(new_cluster_id) if self.storage else new_cluster_id()
         )

@@ -9,8 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from kafka_shim.protocol.settings import BROKER_SETTINGS
 from kafka_shim.shim.config import (
-    KAFKA_NAMES,
     BrokerConfig,
     ConfigError,
     apply_kafka_configs,
@@ -90,11 +90,26 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a Kafka broker config, e.g. group.max.size=10 (repeatable); names: "
-        + ", ".join(sorted(KAFKA_NAMES)),
+        help="a Kafka broker config, e.g. group.max.size=10, or listener.name.<listener>.<ssl/sasl "
+        "setting> for one listener (repeatable); names: " + ", ".join(sorted(BROKER_SETTINGS)),
     )
     parser.add_argument("--config-file", type=Path, help="a Kafka-style .properties file of broker configs")
+    parser.add_argument(
+        "--user",
+        action="append",
+        default=[],
+        metavar="NAME:PASSWORD",
+        help="a SASL user (repeatable): PLAIN and SCRAM-SHA-256/512 credentials, salted, kept in the "
+        "data directory (never the password); more users through the admin API",
+    )
     return parser
+
+
+def parse_user(text: str) -> tuple[str, str]:
+    name, sep, password = text.partition(":")
+    if not sep or not name or not password:
+        raise ConfigError(f"--user takes NAME:PASSWORD, got {text!r}")
+    return name, password
 
 
 def default_data_dir() -> Path:
@@ -140,12 +155,13 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         fsync=args.fsync,
         truncate_corrupt=args.truncate_corrupt,
         busy_poll_us=args.busy_poll_us,
+        users=tuple(parse_user(text) for text in args.user),
     )
     return apply_kafka_configs(base, pairs)
 
 
 # Subcommands other than starting the broker, imported only when asked for (Spark is heavy).
-SUBCOMMANDS = {"lag-report": "kafka_shim.pipeline.lag.cli"}
+SUBCOMMANDS = {"lag-report": "kafka_shim.pipeline.lag.cli", "dev-certs": "kafka_shim.shim.security.dev_certs"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ from kafka_shim.shim.authorizer import (
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.security.sasl import SaslSession
     from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")
@@ -39,8 +40,12 @@ class RequestContext(ABC):
     correlation_id: int
     client_id: str | None
     client_host: str
-    # Kafka's principal form ("User:alice"); unauthenticated PLAINTEXT is User:ANONYMOUS.
+    # Who sent the request, in Kafka's form (`User:name`): what authorization is decided on.
     principal: str = ANONYMOUS
+    # The connection's SASL session on a SASL listener (SaslHandshake / SaslAuthenticate).
+    sasl: SaslSession | None = None
+    # Set by a handler whose answer must be the connection's last (failed authentication).
+    close_reason: str | None = None
 
     def now_ms(self) -> int:
         return self.broker.clock()

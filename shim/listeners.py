@@ -17,10 +17,10 @@ import re
 import socket
 from dataclasses import dataclass
 
-# Kafka's SecurityProtocol names; this broker speaks only PLAINTEXT so far.
+# Kafka's SecurityProtocol names (shim.security serves the three secured ones).
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SUPPORTED_SECURITY_PROTOCOLS = ("PLAINTEXT",)
-DEFAULT_SECURITY_PROTOCOL_MAP = ",".join(f"{name}:{name}" for name in SECURITY_PROTOCOLS)
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 WILDCARD_HOSTS = ("0.0.0.0", "::")
 
 _ENDPOINT = re.compile(
@@ -49,6 +49,14 @@ class Listener:
     protocol: str
     bind: Endpoint
     advertised: Endpoint
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol in TLS_PROTOCOLS
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in SASL_PROTOCOLS
 
     def advertised_address(self, bound_port: int) -> tuple[str, int]:
         """Where clients that connected to this listener are told to connect."""
@@ -143,11 +151,6 @@ def resolve(listeners: str, advertised_listeners: str | None, protocol_map: str)
             raise ListenerError(
                 f"no security protocol defined for listener {endpoint.name} in "
                 f"listener.security.protocol.map ({protocol_map!r})"
-            )
-        if protocol not in SUPPORTED_SECURITY_PROTOCOLS:
-            raise ListenerError(
-                f"listener {endpoint.name}: security protocol {protocol} is not supported yet "
-                f"(kafka-shim serves {', '.join(SUPPORTED_SECURITY_PROTOCOLS)} only)"
             )
         resolved.append(Listener(endpoint.name, protocol, endpoint, public))
     return tuple(resolved)

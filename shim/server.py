@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import outcome
 import trio
@@ -36,15 +36,22 @@ from kafka_shim.shim.handlers import handler_for
 from kafka_shim.shim.handlers.api_versions import supported_ranges
 from kafka_shim.storage.log import PartitionLog
 
+if TYPE_CHECKING:
+    from kafka_shim.shim.security.listener_security import ListenerSecurity
+
 log = logging.getLogger("kafka_shim.server")
 # `--log-level DEBUG` traces every request and its answer, abbreviated: how a client that
 # waits forever is told apart from a broker that never answered.
 trace = logging.getLogger("kafka_shim.requests")
 _TRACE_CHARS = 400
+# Requests that carry passwords or salted passwords (SaslAuthenticate, AlterUserScramCredentials).
+_CREDENTIAL_APIS = frozenset({36, 51})
 
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
+# A client that starts TLS and stalls is dropped after this long.
+_TLS_HANDSHAKE_TIMEOUT_S = 10.0
 
 
 def _one_line(value: object) -> str:
@@ -109,6 +116,7 @@ class TrioRequestContext(RequestContext):
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
+        self.failure_delayed = False  # connection.failed.authentication.delay.ms, once
 
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:
         done = trio.Event()
@@ -194,7 +202,9 @@ class FrameReader:
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
-            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
+            # 0x16 0x03: a TLS handshake record (ClientHello) where a length was expected.
+            hint = " (a TLS client on a plaintext listener?)" if size >> 16 == 0x1603 else ""
+            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}{hint}")
         del self._buffer[:4]
         if len(self._buffer) < size and size > _READ_CHUNK:
             return await self._read_large(size)
@@ -219,6 +229,29 @@ class FrameReader:
         return bytes(frame)
 
 
+class TlsConnection:
+    """A TLS stream with the few socket methods FrameReader and send_all use: the framing
+    is the same over TLS (its busy-poll, which reads the raw socket, is off)."""
+
+    def __init__(self, stream: trio.SSLStream[trio.SocketStream]) -> None:
+        self._stream = stream
+
+    def fileno(self) -> int:
+        return self._stream.transport_stream.socket.fileno()
+
+    async def recv(self, size: int) -> bytes:
+        return bytes(await self._stream.receive_some(size))
+
+    async def recv_into(self, view: memoryview) -> int:
+        data = await self._stream.receive_some(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+    async def send(self, view: memoryview) -> int:
+        await self._stream.send_all(view)
+        return len(view)
+
+
 async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -234,6 +267,7 @@ class BoundListener:
     sockets: list[trio.SocketListener]
     bound: tuple[str, int]
     advertised: tuple[str, int]
+    security: ListenerSecurity | None = None  # None: PLAINTEXT
 
     def describe(self) -> str:
         (host, port), (public_host, public_port) = self.bound, self.advertised
@@ -263,7 +297,12 @@ class Server:
                     raise OSError(exc.errno, exc.strerror, where) from exc
                 host, port = sockets[0].socket.getsockname()[:2]
                 advertised = listener.advertised_address(port)
-                bound.append(BoundListener(listener.name, sockets, (host, port), advertised))
+                security = None
+                if listener.protocol != "PLAINTEXT":  # plaintext brokers never import ssl
+                    from kafka_shim.shim.security.listener_security import listener_security
+
+                    security = listener_security(self.broker.config, listener)
+                bound.append(BoundListener(listener.name, sockets, (host, port), advertised, security))
         except BaseException:
             for each in bound:
                 for sock in each.sockets:
@@ -307,16 +346,31 @@ class Server:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         config = self.broker.config
-        reader = FrameReader(sock, config.max_request_bytes, config.busy_poll_us / 1e6)
         ctx = TrioRequestContext(self, peer_host, peer, listener)
+        security = listener.security
+        busy_poll_s = config.busy_poll_us / 1e6
         try:
+            if security is not None:
+                tls = await self._secure(stream, security, ctx)
+                if tls is not None:
+                    sock, busy_poll_s = cast(trio.socket.SocketType, TlsConnection(tls)), 0.0
+            reader = FrameReader(sock, config.max_request_bytes, busy_poll_s)
             while True:
                 frame = await reader.next_frame()
+                if ctx.sasl is not None and not ctx.sasl.authenticated:
+                    response = self._before_authentication(ctx, security, frame)
+                    if response is not None:
+                        await send_all(sock, response)
+                        continue
                 response = await self._handle_frame(ctx, frame)
                 self.wake_timers_if_sooner()
+                await self._delay_failed_login(ctx)
                 if response is not None:
                     await send_all(sock, response)
+                if ctx.close_reason is not None:
+                    raise ConnectionClosed(ctx.close_reason)
         except ConnectionClosed as exc:
+            await self._delay_failed_login(ctx)
             if str(exc):
                 log.warning("closing connection from %s: %s", peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
@@ -326,11 +380,77 @@ class Server:
                 scope.shield = True
                 await stream.aclose()
 
+    async def _secure(
+        self, stream: trio.SocketStream, security: ListenerSecurity, ctx: TrioRequestContext
+    ) -> trio.SSLStream[trio.SocketStream] | None:
+        """A secured listener's connection: its SASL session (SASL listeners) and its TLS
+        handshake (SSL, SASL_SSL), whose failure closes only this connection, with one line."""
+        from kafka_shim.shim.security.principal import PrincipalError
+
+        if security.sasl:
+            ctx.sasl = security.new_session(self.broker.credentials)
+        if security.ssl_context is None:
+            return None
+        tls = trio.SSLStream(stream, security.ssl_context, server_side=True)
+        where = f"TLS listener {ctx.listener.name}"
+        try:
+            with trio.fail_after(_TLS_HANDSHAKE_TIMEOUT_S):
+                await tls.do_handshake()
+        except trio.TooSlowError:
+            raise ConnectionClosed(
+                f"no TLS handshake within {_TLS_HANDSHAKE_TIMEOUT_S:g} s on {where}"
+            ) from None
+        except trio.BrokenResourceError as exc:
+            cause = exc.__cause__ or exc
+            plaintext = getattr(cause, "reason", None) in ("WRONG_VERSION_NUMBER", "HTTP_REQUEST")
+            hint = " (a plaintext client?)" if plaintext else ""
+            raise ConnectionClosed(f"TLS handshake failed on {where}{hint}: {cause}") from exc
+        if not security.sasl:  # on SASL_SSL the principal is the SASL user's
+            try:
+                ctx.principal = security.certificate_principal(tls.getpeercert(binary_form=True))
+            except PrincipalError as exc:
+                raise ConnectionClosed(f"client certificate refused on {where}: {exc}") from exc
+        return tls
+
+    async def _delay_failed_login(self, ctx: TrioRequestContext) -> None:
+        """Kafka's connection.failed.authentication.delay.ms: a failed login is answered and
+        closed only after it, so a client that retries at once does not hammer the broker."""
+        if ctx.sasl is not None and ctx.sasl.failure is not None and not ctx.failure_delayed:
+            ctx.failure_delayed = True
+            await trio.sleep(self.broker.config.failed_authentication_delay_ms / 1000)
+
+    def _before_authentication(
+        self, ctx: TrioRequestContext, security: ListenerSecurity | None, frame: bytes
+    ) -> bytes | None:
+        """The pre-authentication gate of a SASL listener: frames are bounded by
+        sasl.server.max.receive.size, and after a v0 SaslHandshake they are bare SASL tokens
+        (answered here, size-prefixed). None: a Kafka request, for _handle_frame's gate."""
+        session = ctx.sasl
+        assert session is not None and security is not None
+        if len(frame) > security.max_receive_size:
+            raise ConnectionClosed(
+                f"Failing SASL authentication due to invalid receive size ({len(frame)} bytes > "
+                f"sasl.server.max.receive.size {security.max_receive_size})"
+            )
+        if not session.raw_tokens:
+            return None
+        answer = session.raw_token(frame, self.broker.clock())
+        if session.failure is not None:
+            raise ConnectionClosed(session.failure)
+        if session.principal is not None:
+            ctx.principal = session.principal
+        return _LENGTH.pack(len(answer)) + answer
+
     async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
             raise ConnectionClosed(str(exc)) from exc
+        if ctx.sasl is not None:
+            # Nothing but ApiVersions and the SASL exchange before authentication.
+            refusal = ctx.sasl.refusal(api_key, self.broker.clock())
+            if refusal is not None:
+                raise ConnectionClosed(refusal)
         handler = handler_for(api_key)
         if handler is None:
             raise ConnectionClosed(f"unknown api key {api_key}")
@@ -367,7 +487,7 @@ class Server:
                 ctx.peer,
                 client_id,
                 correlation_id,
-                _one_line(body),
+                "<credentials, not traced>" if api_key in _CREDENTIAL_APIS else _one_line(body),
                 _one_line(result),
             )
         if result is None:

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from kafka_shim.protocol.settings import broker_default
+
 
 class FsyncPolicy(Enum):
     ALWAYS = "always"
@@ -35,7 +37,7 @@ def wall_clock_ms() -> int:
 @dataclass(frozen=True)
 class DiskOptions:
     fsync: FsyncPolicy = FsyncPolicy.INTERVAL
-    fsync_interval_ms: int = 1000
-    retention_check_interval_ms: int = 300_000  # Kafka's log.retention.check.interval.ms
+    fsync_interval_ms: int = broker_default("log.flush.interval.ms")
+    retention_check_interval_ms: int = broker_default("log.retention.check.interval.ms")
     truncate_corrupt: bool = False  # recovery may drop data after a corrupt batch
     clock: Callable[[], int] = wall_clock_ms

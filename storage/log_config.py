@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kafka_shim.protocol.settings import list_items, topic_default
 from kafka_shim.storage.topic_configs import BrokerValue, resolve
 
 DEFAULT_BROKER_VALUE: BrokerValue = lambda name: None  # noqa: E731
@@ -16,16 +17,17 @@ DEFAULT_BROKER_VALUE: BrokerValue = lambda name: None  # noqa: E731
 
 @dataclass(frozen=True)
 class LogConfig:
-    segment_bytes: int = 1024 * 1024 * 1024
-    segment_ms: int = 7 * 24 * 3600 * 1000
-    retention_ms: int = 7 * 24 * 3600 * 1000  # -1: keep forever
-    retention_bytes: int = -1  # -1: no size limit
-    index_interval_bytes: int = 4096
-    cleanup_policy: frozenset[str] = frozenset({"delete"})
-    delete_retention_ms: int = 24 * 3600 * 1000
-    min_compaction_lag_ms: int = 0
-    max_compaction_lag_ms: int = 2**63 - 1
-    min_cleanable_dirty_ratio: float = 0.5
+    # Defaults from the settings registry (protocol.settings), as are the values of_topic reads.
+    segment_bytes: int = topic_default("segment.bytes")
+    segment_ms: int = topic_default("segment.ms")
+    retention_ms: int = topic_default("retention.ms")  # -1: keep forever
+    retention_bytes: int = topic_default("retention.bytes")  # -1: no size limit
+    index_interval_bytes: int = topic_default("index.interval.bytes")
+    cleanup_policy: frozenset[str] = frozenset(list_items(topic_default("cleanup.policy")))
+    delete_retention_ms: int = topic_default("delete.retention.ms")
+    min_compaction_lag_ms: int = topic_default("min.compaction.lag.ms")
+    max_compaction_lag_ms: int = topic_default("max.compaction.lag.ms")
+    min_cleanable_dirty_ratio: float = topic_default("min.cleanable.dirty.ratio")
 
     @property
     def deletes(self) -> bool:
@@ -45,7 +47,7 @@ class LogConfig:
             retention_ms=int(values["retention.ms"]),
             retention_bytes=int(values["retention.bytes"]),
             index_interval_bytes=int(values["index.interval.bytes"]),
-            cleanup_policy=frozenset(values["cleanup.policy"].split(",")),
+            cleanup_policy=frozenset(list_items(values["cleanup.policy"])),
             delete_retention_ms=int(values["delete.retention.ms"]),
             min_compaction_lag_ms=int(values["min.compaction.lag.ms"]),
             max_compaction_lag_ms=int(values["max.compaction.lag.ms"]),

@@ -19,7 +19,7 @@ from aiokafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssigno
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError
 
 from compat.clients.admin_steps import Unsupported, run_admin
-from compat.clients.runner import AssignmentTracker, group_consumer_options, run
+from compat.clients.runner import AssignmentTracker, group_consumer_options, run, security_options
 from compat.schema import (
     ABORT_EVERY,
     TRANSACTION_RECORDS,
@@ -45,7 +45,9 @@ def generation_of(consumer: AIOKafkaConsumer) -> int:
 
 class AiokafkaOps:
     async def create_topic(self, command: Command) -> None:
-        admin = AIOKafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        admin = AIOKafkaAdminClient(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
         await admin.start()
         try:
             await admin.create_topics([NewTopic(command.topic, command.partitions, 1)])
@@ -56,7 +58,9 @@ class AiokafkaOps:
         emit("created", topic=command.topic)
 
     async def produce(self, command: Command) -> None:
-        producer = AIOKafkaProducer(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        producer = AIOKafkaProducer(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
         await producer.start()
         try:
             deliveries = [
@@ -94,7 +98,10 @@ class AiokafkaOps:
 
     async def offsets(self, command: Command) -> None:
         consumer = AIOKafkaConsumer(
-            bootstrap_servers=command.bootstrap, group_id=command.group, enable_auto_commit=False
+            **security_options(command),
+            bootstrap_servers=command.bootstrap,
+            group_id=command.group,
+            enable_auto_commit=False,
         )
         await consumer.start()
         try:
@@ -176,7 +183,9 @@ class AiokafkaOps:
 
 class AiokafkaAdmin:
     def __init__(self, command: Command) -> None:
-        self.admin = AIOKafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        self.admin = AIOKafkaAdminClient(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
 
     async def create_topics(self, names: list[str], partitions: int) -> None:
         await self.admin.create_topics([NewTopic(name, partitions, 1) for name in names])

@@ -15,7 +15,13 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    NewTopic,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialUpsertion,
+)
 
 from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
@@ -31,8 +37,16 @@ from compat.schema import (
 )
 
 
+def connection(command: Command) -> dict[str, Any]:
+    """Where and how to connect: librdkafka takes `command.security` by its own names (the
+    Java client's PEM keystore aside)."""
+    security = {k: v for k, v in command.security.items() if k != "ssl.keystore.location"}
+    return {"bootstrap.servers": command.bootstrap, "client.id": command.client_id, **security}
+
+
 def group_consumer(command: Command) -> Consumer:
     config: dict[str, Any] = {
+        **connection(command),
         "bootstrap.servers": command.bootstrap,
         "client.id": command.client_id,
         "group.id": command.group,
@@ -56,8 +70,17 @@ def group_consumer(command: Command) -> Consumer:
 
 
 class ConfluentOps:
+    def create_user(self, command: Command) -> None:
+        admin = AdminClient(connection(command))
+        mechanism = ScramMechanism[command.mechanism.replace("-", "_")]
+        credential = ScramCredentialInfo(mechanism, 4096)
+        upsert = UserScramCredentialUpsertion(command.user, credential, command.password.encode())
+        for future in admin.alter_user_scram_credentials([upsert]).values():
+            future.result(timeout=command.timeout_s)
+        emit("user_created", user=command.user)
+
     def create_topic(self, command: Command) -> None:
-        admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        admin = AdminClient(connection(command))
         futures = admin.create_topics([NewTopic(command.topic, num_partitions=command.partitions)])
         try:
             futures[command.topic].result(timeout=command.timeout_s)
@@ -67,7 +90,8 @@ class ConfluentOps:
         emit("created", topic=command.topic)
 
     def produce(self, command: Command) -> None:
-        producer = Producer({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        errors: list[KafkaError] = []
+        producer = Producer(connection(command) | {"error_cb": errors.append})
         failures: list[str] = []
 
         def delivered(error: KafkaError | None, _message: Any) -> None:
@@ -82,7 +106,13 @@ class ConfluentOps:
                 on_delivery=delivered,
             )
             producer.poll(0)
-        remaining = producer.flush(command.timeout_s)
+        deadline = time.monotonic() + command.timeout_s
+        remaining = producer.flush(0)
+        while remaining and time.monotonic() < deadline:
+            remaining = producer.flush(0.2)
+            refused = [error for error in errors if error.code() == KafkaError._AUTHENTICATION]
+            if refused:  # as an application would: a refused login does not get better by retrying
+                raise KafkaException(refused[0])
         if failures or remaining:
             raise RuntimeError(f"{len(failures)} failed, {remaining} undelivered: {failures[:3]}")
         emit("produced", count=command.count)
@@ -106,7 +136,7 @@ class ConfluentOps:
         consumer.close()
 
     def offsets(self, command: Command) -> None:
-        consumer = Consumer({"bootstrap.servers": command.bootstrap, "group.id": command.group})
+        consumer = Consumer(connection(command) | {"group.id": command.group})
         partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
         committed = consumer.committed(partitions, timeout=command.timeout_s)
         latest = {
@@ -189,7 +219,7 @@ class ConfluentOps:
 
 class ConfluentAdmin:
     def __init__(self, command: Command) -> None:
-        self.admin = AdminClient({"bootstrap.servers": command.bootstrap, "client.id": command.client_id})
+        self.admin = AdminClient(connection(command))
         self.timeout_s = command.timeout_s
 
     def wait_all(self, futures: dict[Any, Any]) -> list[Any]:

@@ -18,7 +18,7 @@ from kafka.errors import TopicAlreadyExistsError
 from kafka.structs import OffsetAndMetadata
 
 from compat.clients.admin_steps import run_admin
-from compat.clients.runner import AssignmentTracker, group_consumer_options, run
+from compat.clients.runner import AssignmentTracker, group_consumer_options, run, security_options
 from compat.schema import (
     ABORT_EVERY,
     TRANSACTION_RECORDS,
@@ -62,7 +62,9 @@ def generation_of(consumer: KafkaConsumer) -> int:
 
 class KafkaPythonOps:
     def create_topic(self, command: Command) -> None:
-        admin = KafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        admin = KafkaAdminClient(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
         try:
             admin.create_topics([NewTopic(command.topic, command.partitions, 1)])
         except TopicAlreadyExistsError:
@@ -72,7 +74,9 @@ class KafkaPythonOps:
         emit("created", topic=command.topic)
 
     def produce(self, command: Command) -> None:
-        producer = KafkaProducer(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        producer = KafkaProducer(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
         futures = [
             producer.send(
                 command.topic,
@@ -104,7 +108,10 @@ class KafkaPythonOps:
 
     def offsets(self, command: Command) -> None:
         consumer = KafkaConsumer(
-            bootstrap_servers=command.bootstrap, group_id=command.group, enable_auto_commit=False
+            **security_options(command),
+            bootstrap_servers=command.bootstrap,
+            group_id=command.group,
+            enable_auto_commit=False,
         )
         partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
         committed = {tp.partition: consumer.committed(tp) for tp in partitions}
@@ -185,7 +192,9 @@ def raise_named(error_name: str) -> None:
 
 class KafkaPythonAdmin:
     def __init__(self, command: Command) -> None:
-        self.admin = KafkaAdminClient(bootstrap_servers=command.bootstrap, client_id=command.client_id)
+        self.admin = KafkaAdminClient(
+            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+        )
 
     def create_topics(self, names: list[str], partitions: int) -> None:
         self.admin.create_topics([NewTopic(name, partitions, 1) for name in names])

@@ -22,7 +22,7 @@ import signal
 import subprocess
 import threading
 
-from compat.clients.confluent import ConfluentOps
+from compat.clients.confluent import ConfluentOps, connection
 from compat.clients.runner import AssignmentTracker, run
 from compat.schema import Command, emit, message_key, message_value
 
@@ -62,6 +62,14 @@ def run_kcat(args: list[str], timeout_s: float, stdin: str | None = None) -> str
     return result.stdout
 
 
+def broker_args(command: Command) -> list[str]:
+    """-b and the security settings (librdkafka's names, as `command.security` has them)."""
+    settings = connection(command)
+    settings.pop("bootstrap.servers")
+    settings.pop("client.id")
+    return ["-b", command.bootstrap, *(arg for item in settings.items() for arg in ("-X", "=".join(item)))]
+
+
 def group_options(command: Command) -> list[str]:
     return [
         "-X",
@@ -85,8 +93,7 @@ class KcatOps:
         run_kcat(
             [
                 "-P",
-                "-b",
-                command.bootstrap,
+                *broker_args(command),
                 "-t",
                 command.topic,
                 "-K",
@@ -103,8 +110,7 @@ class KcatOps:
         emit("subscribing", group=command.group)
         output = run_kcat(
             [
-                "-b",
-                command.bootstrap,
+                *broker_args(command),
                 "-G",
                 command.group,
                 *group_options(command),
@@ -122,7 +128,7 @@ class KcatOps:
 
     def offsets(self, command: Command) -> None:
         topics = [arg for p in range(command.partitions) for arg in ("-t", f"{command.topic}:{p}:-1")]
-        output = run_kcat(["-Q", "-b", command.bootstrap, *topics], command.timeout_s)
+        output = run_kcat(["-Q", *broker_args(command), *topics], command.timeout_s)
         latest = {int(p): int(offset) for p, offset in QUERY_LINE.findall(output)}
         committed = committed_offsets_via_confluent(command)
         emit(
@@ -138,7 +144,8 @@ class KcatOps:
         )
         argv = [
             kcat_binary(),
-            *("-b", command.bootstrap, "-G", command.group, "-X", f"client.id={command.client_id}"),
+            *broker_args(command),
+            *("-G", command.group, "-X", f"client.id={command.client_id}"),
             *group_options(command),
             *instance,
             command.topic,
@@ -186,7 +193,7 @@ def report_rebalances(kcat: subprocess.Popen[str], tracker: AssignmentTracker) -
 def committed_offsets_via_confluent(command: Command) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
-    consumer = Consumer({"bootstrap.servers": command.bootstrap, "group.id": command.group})
+    consumer = Consumer(connection(command) | {"group.id": command.group})
     try:
         partitions = [TopicPartition(command.topic, p) for p in range(command.partitions)]
         committed = consumer.committed(partitions, timeout=command.timeout_s)

@@ -79,11 +79,35 @@ class AssignmentTracker:
             emit("assignment", partitions=current, generation=generation, **self.label)
 
 
+def security_options(command: Command) -> dict[str, Any]:
+    """`command.security` (librdkafka's names) as kafka-python's and aiokafka's keyword arguments;
+    aiokafka takes the TLS files as an SSL context, built here the way its helper builds one."""
+    security = command.security
+    if not security:
+        return {}
+    options: dict[str, Any] = {"security_protocol": security["security.protocol"].upper()}
+    if "sasl.mechanism" in security:
+        options |= {
+            "sasl_mechanism": security["sasl.mechanism"],
+            "sasl_plain_username": security["sasl.username"],
+            "sasl_plain_password": security["sasl.password"],
+        }
+    if "ssl.ca.location" in security:
+        import ssl
+
+        context = ssl.create_default_context(cafile=security["ssl.ca.location"])
+        if "ssl.certificate.location" in security:
+            context.load_cert_chain(security["ssl.certificate.location"], security["ssl.key.location"])
+        options["ssl_context"] = context
+    return options
+
+
 def group_consumer_options(command: Command, assignors: dict[str, Any], client: str) -> dict[str, Any]:
     """The group consumer keyword arguments kafka-python and aiokafka share (same names)."""
     if command.assignor not in assignors:
         raise ValueError(f"{client} driver supports assignors {sorted(assignors)}")
     return {
+        **security_options(command),
         "bootstrap_servers": command.bootstrap,
         "client_id": command.client_id,
         "group_id": command.group,

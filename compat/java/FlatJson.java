@@ -1,5 +1,5 @@
-// Just enough JSON for the driver protocol: commands are flat objects of strings, numbers,
-// booleans and null; observations nest maps and lists. Kept here so the driver needs no jar
+// Just enough JSON for the driver protocol: commands are objects of strings, numbers,
+// booleans, null and objects of those; observations nest maps and lists. Kept here so the driver needs no jar
 // beyond kafka-clients and its compression/logging dependencies.
 
 import java.util.Collection;
@@ -15,17 +15,22 @@ final class FlatJson {
     }
 
     static Map<String, Object> parse(String text) {
-        FlatJson reader = new FlatJson(text);
+        return new FlatJson(text).object();
+    }
+
+    /** An object; its values may be objects too (a command's security settings). */
+    private Map<String, Object> object() {
         Map<String, Object> result = new LinkedHashMap<>();
-        reader.expect('{');
-        if (reader.peek() == '}') {
+        expect('{');
+        if (peek() == '}') {
+            at++;
             return result;
         }
         do {
-            String name = reader.string();
-            reader.expect(':');
-            result.put(name, reader.value());
-        } while (reader.next() == ',');
+            String name = string();
+            expect(':');
+            result.put(name, value());
+        } while (next() == ',');
         return result;
     }
 
@@ -53,6 +58,9 @@ final class FlatJson {
         char c = peek();
         if (c == '"') {
             return string();
+        }
+        if (c == '{') {
+            return object();
         }
         int start = at;
         while (at < text.length() && ",}] \t\r\n".indexOf(text.charAt(at)) < 0) {

@@ -23,6 +23,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
@@ -99,6 +102,7 @@ public final class KafkaDriver {
             case "admin" -> admin();
             case "acls" -> acls();
             case "transact" -> transact();
+            case "create_user" -> createUser();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
     }
@@ -107,7 +111,42 @@ public final class KafkaDriver {
         Properties props = new Properties();
         props.put("bootstrap.servers", command.bootstrap);
         props.put("client.id", command.clientId);
+        secure(props, command.security);
         return props;
+    }
+
+    /** command.security (librdkafka's names, see compat/schema.py) as the Java client's configs. */
+    private static void secure(Properties props, Map<String, Object> security) {
+        if (security.isEmpty()) {
+            return;
+        }
+        props.put("security.protocol", ((String) security.get("security.protocol")).toUpperCase());
+        String mechanism = (String) security.get("sasl.mechanism");
+        if (mechanism != null) {
+            String module = mechanism.equals("PLAIN")
+                ? "org.apache.kafka.common.security.plain.PlainLoginModule"
+                : "org.apache.kafka.common.security.scram.ScramLoginModule";
+            props.put("sasl.mechanism", mechanism);
+            props.put("sasl.jaas.config", module + " required username=" + FlatJson.quote((String) security.get("sasl.username"))
+                + " password=" + FlatJson.quote((String) security.get("sasl.password")) + ";");
+        }
+        if (security.containsKey("ssl.ca.location")) {
+            props.put("ssl.truststore.type", "PEM");
+            props.put("ssl.truststore.location", security.get("ssl.ca.location"));
+        }
+        if (security.containsKey("ssl.keystore.location")) {
+            props.put("ssl.keystore.type", "PEM");
+            props.put("ssl.keystore.location", security.get("ssl.keystore.location"));
+        }
+    }
+
+    private void createUser() throws Exception {
+        try (Admin admin = Admin.create(base())) {
+            ScramCredentialInfo info = new ScramCredentialInfo(ScramMechanism.fromMechanismName(command.mechanism), 4096);
+            admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(command.user, info, command.password)))
+                .all().get((long) (command.timeoutS * 1000), TimeUnit.MILLISECONDS);
+        }
+        emit("user_created", Map.of("user", command.user));
     }
 
     private KafkaConsumer<String, String> groupConsumer() {
@@ -602,6 +641,10 @@ public final class KafkaDriver {
         final String isolation;
         final String output;
         final String transactionalId;
+        final Map<String, Object> security;
+        final String user;
+        final String password;
+        final String mechanism;
         private final Map<String, Object> json;
 
         Command(Map<String, Object> json) {
@@ -626,6 +669,12 @@ public final class KafkaDriver {
             isolation = (String) json.getOrDefault("isolation", "read_uncommitted");
             output = (String) json.getOrDefault("output", "");
             transactionalId = (String) json.getOrDefault("transactional_id", "");
+            @SuppressWarnings("unchecked")
+            Map<String, Object> given = (Map<String, Object>) json.getOrDefault("security", Map.of());
+            security = given;
+            user = (String) json.getOrDefault("user", "");
+            password = (String) json.getOrDefault("password", "");
+            mechanism = (String) json.getOrDefault("mechanism", "SCRAM-SHA-256");
         }
 
         /** This command as one swarm member's: its own group and client id. */

@@ -3,6 +3,7 @@
 // Speaks the command/observation schema defined in compat/schema.py (keep in step with it).
 'use strict'
 
+const fs = require('fs')
 const readline = require('readline')
 const { Kafka, logLevel, PartitionAssigners } = require('kafkajs')
 
@@ -25,10 +26,32 @@ function assigners (name) {
   return [PartitionAssigners.roundRobin]
 }
 
+// command.security (librdkafka's names, see compat/schema.py) in kafkajs' terms.
+function security (settings = {}) {
+  const protocol = (settings['security.protocol'] || 'plaintext').toLowerCase()
+  const options = {}
+  if (protocol.endsWith('ssl')) {
+    options.ssl = { ca: [fs.readFileSync(settings['ssl.ca.location'], 'utf8')] }
+    if (settings['ssl.certificate.location']) {
+      options.ssl.cert = fs.readFileSync(settings['ssl.certificate.location'], 'utf8')
+      options.ssl.key = fs.readFileSync(settings['ssl.key.location'], 'utf8')
+    }
+  }
+  if (protocol.startsWith('sasl')) {
+    options.sasl = {
+      mechanism: settings['sasl.mechanism'].toLowerCase(),
+      username: settings['sasl.username'],
+      password: settings['sasl.password']
+    }
+  }
+  return options
+}
+
 function client (command) {
   return new Kafka({
     clientId: command.client_id,
     brokers: [command.bootstrap],
+    ...security(command.security),
     logLevel: logLevel.ERROR,
     // Short, explicit retries: a test wants a prompt failure, not minutes of backoff.
     retry: { retries: 5, initialRetryTime: 100 }

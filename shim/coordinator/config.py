@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_shim.protocol.settings import broker_default
 from kafka_shim.shim.config import BrokerConfig
 
 
 @dataclass(frozen=True)
 class CoordinatorConfig:
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1_800_000
-    max_group_size: int = 2**31 - 1
-    initial_rebalance_delay_ms: int = 0
-    offsets_retention_ms: int = 10080 * 60_000
-    offsets_retention_check_interval_ms: int = 600_000
-    offset_metadata_max_bytes: int = 4096  # Kafka's offset.metadata.max.bytes default
+    # Defaults from the settings registry (protocol.settings), under the broker configs' names.
+    min_session_timeout_ms: int = broker_default("group.min.session.timeout.ms")
+    max_session_timeout_ms: int = broker_default("group.max.session.timeout.ms")
+    max_group_size: int = broker_default("group.max.size")
+    initial_rebalance_delay_ms: int = broker_default("group.initial.rebalance.delay.ms")
+    offsets_retention_ms: int = broker_default("offsets.retention.minutes") * 60_000
+    offsets_retention_check_interval_ms: int = broker_default("offsets.retention.check.interval.ms")
+    offset_metadata_max_bytes: int = broker_default("offset.metadata.max.bytes")
 
     @classmethod
     def from_broker(cls, config: BrokerConfig) -> CoordinatorConfig:
@@ -26,4 +28,5 @@ class CoordinatorConfig:
             initial_rebalance_delay_ms=config.initial_rebalance_delay_ms,
             offsets_retention_ms=config.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
+            offset_metadata_max_bytes=config.offset_metadata_max_bytes,
         )

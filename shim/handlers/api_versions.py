@@ -68,7 +68,7 @@ def features(transaction_version: int, api_version: int) -> dict[str, Any]:
 async def handle(ctx: RequestContext, request: Any) -> Mapping[str, Any]:
     transaction_version = ctx.broker.config.transaction_version
     ranges = supported_ranges(transaction_version)
-    if "consumer" not in ctx.broker.config.rebalance_protocols:
+    if not ctx.broker.config.consumer_protocol_enabled:
         ranges = [r for r in ranges if r["api_key"] not in CONSUMER_GROUP_APIS]
     return {
         "error_code": ErrorCode.NONE,

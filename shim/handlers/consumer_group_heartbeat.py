@@ -33,7 +33,7 @@ def _assignment(assignment: Assignment) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
-    if "consumer" not in broker.config.rebalance_protocols:
+    if not broker.config.consumer_protocol_enabled:
         answer = HeartbeatResponse(
             ErrorCode.UNSUPPORTED_VERSION,
             "The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",

@@ -7,11 +7,12 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
+from kafka_shim.protocol.settings import BROKER_SETTINGS
 from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
 from kafka_shim.shim.authorizer import ResourceType as AclResourceType
-from kafka_shim.shim.config import KAFKA_NAMES, BrokerConfig
+from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.topic_configs import ConfigType, Origin, ResolvedConfig, resolve
+from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
 
 __all__ = ["API", "config_denial", "config_source", "handle"]
 
@@ -41,35 +42,31 @@ def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
         if request.include_synonyms
         else [],
         "config_type": resolved.config.type,
-        "documentation": None,
+        "documentation": resolved.config.doc if request.include_documentation else None,
     }
 
 
-def _broker_type(value: object) -> ConfigType:
-    if isinstance(value, bool):
-        return ConfigType.BOOLEAN
-    return ConfigType.LONG if isinstance(value, int) else ConfigType.STRING
-
-
 def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
-    names = sorted(KAFKA_NAMES) if keys is None else [k for k in keys if k in KAFKA_NAMES]
+    names = sorted(BROKER_SETTINGS) if keys is None else [k for k in keys if k in BROKER_SETTINGS]
     entries = []
     for name in names:
-        value = config.kafka_value(name)
-        source = ConfigSource.STATIC_BROKER_CONFIG
+        setting = BROKER_SETTINGS[name]
+        value = None if setting.sensitive else config.kafka_value(name)
+        explicit = config.is_set(name)
+        source = ConfigSource.STATIC_BROKER_CONFIG if explicit else ConfigSource.DEFAULT_CONFIG
         entries.append(
             {
                 "name": name,
                 "value": value,
-                "read_only": True,  # no AlterConfigs: fixed at start-up
-                "is_default": False,
+                "read_only": not setting.dynamic,  # no AlterConfigs for brokers: fixed at start-up
+                "is_default": not explicit,
                 "config_source": source,
-                "is_sensitive": False,
+                "is_sensitive": setting.sensitive,
                 "synonyms": [{"name": name, "value": value, "source": source}]
                 if request.include_synonyms
                 else [],
-                "config_type": _broker_type(getattr(config, KAFKA_NAMES[name][0])),
-                "documentation": None,
+                "config_type": setting.type,
+                "documentation": setting.doc if request.include_documentation else None,
             }
         )
     return entries

@@ -51,7 +51,7 @@ def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
         (["--config", "no.such.key=1"], "unknown config 'no.such.key'"),
         (["--config", "group.max.size=zero"], "bad value 'zero' for group.max.size"),
         (["--config", "group.max.size=0"], "must be at least 1"),
-        (["--config", "auto.create.topics.enable=yes"], "expected true or false"),
+        (["--config", "auto.create.topics.enable=yes"], "must be true or false"),
         (["--config", "novalue"], "expected KEY=VALUE"),
         (["--port", "70000"], "is not a TCP port"),
         (["--busy-poll-us", "-1"], "--busy-poll-us -1 is negative"),

@@ -98,10 +98,10 @@ def test_flags_and_config_keys_are_the_same_settings() -> None:
         (["--host", "0.0.0.0"], "cannot use the nonroutable meta-address 0.0.0.0"),
         (["--listeners", "PLAINTEXT://[::]:0"], "nonroutable meta-address ::"),
         (["--listeners", "INSIDE://:0"], "no security protocol defined for listener INSIDE"),
-        (["--listeners", "SSL://:0"], "security protocol SSL is not supported yet"),
+        (["--listeners", "SSL://:0"], "listener SSL uses TLS: set ssl.keystore.location"),
         (
             ["--listeners", "S://:0", "--config", "listener.security.protocol.map=S:SASL_SSL"],
-            "security protocol SASL_SSL is not supported yet",
+            "listener S uses TLS: set ssl.keystore.location",
         ),
         (["--config", "listener.security.protocol.map=PLAINTEXT"], "should be of form NAME:PROTOCOL"),
         (["--config", "listener.security.protocol.map=PLAINTEXT:TLS"], "unknown security protocol 'TLS'"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kafka_shim.protocol.settings import list_items
 from kafka_shim.shim.config import BrokerConfig
 
 UNIFORM, RANGE = "uniform", "range"
@@ -31,5 +32,5 @@ class ConsumerGroupConfig:
             reconciling_heartbeat_interval_ms=config.consumer_min_heartbeat_interval_ms,
             session_timeout_ms=config.consumer_session_timeout_ms,
             max_size=config.consumer_max_size,
-            assignors=config.consumer_assignors,
+            assignors=tuple(list_items(config.consumer_assignors)),
         )

@@ -208,7 +208,7 @@ def test_the_consumer_protocol_can_be_turned_off() -> None:
         return {k.api_key for k in harness.call(api_versions, 3, {}).api_keys}
 
     assert {68, 69} <= advertised(new_harness())
-    classic_only = new_harness(rebalance_protocols=("classic",))
+    classic_only = new_harness(rebalance_protocols="classic")
     assert not {68, 69} & advertised(classic_only)
     assert heartbeat(classic_only, "a", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
 

@@ -1,0 +1,347 @@
+"""Every broker and topic setting this broker knows, declared once.
+
+A `Setting` carries Kafka's name, its type (DescribeConfigs' ConfigType), its default in
+Kafka's text form, its bounds or choices, whether it can change while the broker runs, a
+one-line doc and, where the default differs from Apache Kafka's, Kafka's default and why.
+Everything else derives from this table: the CLI's `--config` validation and the
+`BrokerConfig` values (shim.config), DescribeConfigs and IncrementalAlterConfigs, the
+coordinator's and the log's config objects, and the README's tables (shim.settings_doc).
+
+It lives in `protocol` because every layer reads it (storage resolves topic configs with
+it) and it is, like the error codes and the API registry, Kafka's contract: pure data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+
+class ConfigType(IntEnum):
+    """DescribeConfigs v3+ ConfigType values."""
+
+    UNKNOWN = 0
+    BOOLEAN = 1
+    STRING = 2
+    INT = 3
+    SHORT = 4
+    LONG = 5
+    DOUBLE = 6
+    LIST = 7
+    CLASS = 8
+    PASSWORD = 9
+
+
+_INTEGER_BOUNDS = {ConfigType.SHORT: 2**15, ConfigType.INT: 2**31, ConfigType.LONG: 2**63}
+INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+WEEK_MS = 7 * 24 * 3600 * 1000
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: ConfigType
+    default: str | None  # Kafka's text form; None is null (unset)
+    doc: str
+    attr: str | None = None  # the shim.config.BrokerConfig attribute holding the parsed value
+    topic: bool = False  # a topic config (else a broker config)
+    synonym: str | None = None  # topic config: the broker config that supplies its default
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()  # for a LIST: the allowed items
+    dynamic: bool = False  # changes while the broker runs (IncrementalAlterConfigs)
+    per_listener: bool = False  # may be set per listener: listener.name.<listener>.<name>
+    kafka_default: str | None = None  # Apache Kafka's default, where this broker's differs
+    why: str = ""  # why this broker's default differs from Kafka's
+
+    @property
+    def sensitive(self) -> bool:
+        """DescribeConfigs answers sensitive values as null, as Kafka does."""
+        return self.type is ConfigType.PASSWORD
+
+    def invalid(self, text: str | None) -> str | None:
+        """Why `text` is not a valid value of this setting, or None if it is."""
+        if text is None:
+            return None if self.default is None or self.topic else f"{self.name} cannot be null"
+        name = self.name
+        bound = _INTEGER_BOUNDS.get(self.type)
+        number: float | None = None
+        if bound is not None:
+            try:
+                number = int(text.strip())
+            except ValueError:
+                return f"{name} must be an integer, got {text!r}"
+            if not -bound <= number < bound:
+                return f"{name}={text} is out of range for a {self.type.name.lower()}"
+        elif self.type is ConfigType.DOUBLE:
+            try:
+                number = float(text)
+            except ValueError:
+                return f"{name} must be a number, got {text!r}"
+        elif self.type is ConfigType.BOOLEAN and text.strip().lower() not in ("true", "false"):
+            return f"{name} must be true or false, got {text!r}"
+        if number is not None and self.minimum is not None and number < self.minimum:
+            return f"{name} must be at least {_number(self.minimum)}, got {text}"
+        if number is not None and self.maximum is not None and number > self.maximum:
+            return f"{name} must be at most {_number(self.maximum)}, got {text}"
+        if self.choices:
+            items = list_items(text) if self.type is ConfigType.LIST else [text.strip()]
+            wrong = [item for item in items if item not in self.choices]
+            if wrong or not items:
+                return f"{name} must be {'a list of' if self.type is ConfigType.LIST else 'one of'} " + (
+                    ", ".join(self.choices) + f"; got {text!r}"
+                )
+        return None
+
+    def parse(self, text: str | None) -> Any:
+        """The Python value of a valid `text` (ValueError naming the setting otherwise)."""
+        reason = self.invalid(text)
+        if reason is not None:
+            raise ValueError(reason)
+        if text is None:
+            return None
+        if self.type in _INTEGER_BOUNDS:
+            return int(text.strip())
+        if self.type is ConfigType.DOUBLE:
+            return float(text)
+        if self.type is ConfigType.BOOLEAN:
+            return text.strip().lower() == "true"
+        return text.strip()
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def list_items(text: str) -> list[str]:
+    """A Kafka LIST value's items: comma-separated, blanks ignored."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+_CLEANUP = ("delete", "compact")
+_COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+TLS_PROTOCOLS = ("TLSv1.2", "TLSv1.3")
+
+
+def _broker(name: str, type: ConfigType, default: str | None, doc: str, attr: str, **kw: Any) -> Setting:
+    return Setting(name, type, default, doc, attr=attr, **kw)
+
+
+def _topic(name: str, type: ConfigType, default: str | None, doc: str, **kw: Any) -> Setting:
+    return Setting(name, type, default, doc, topic=True, dynamic=True, **kw)
+
+
+def _ssl(name: str, type: ConfigType, default: str | None, doc: str, **kw: Any) -> Setting:
+    return _broker(name, type, default, doc, name.replace(".", "_"), per_listener=True, **kw)
+
+
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST, PASSWORD = (
+    ConfigType.BOOLEAN,
+    ConfigType.STRING,
+    ConfigType.INT,
+    ConfigType.LONG,
+    ConfigType.DOUBLE,
+    ConfigType.LIST,
+    ConfigType.PASSWORD,
+)
+
+_DECLARED = [
+    # --- the broker and its listeners
+    _broker("node.id", INT, "0", "this broker's id", "node_id", minimum=0, kafka_default="(required)",
+            why="a single broker is node 0"),
+    _broker("broker.id", INT, "0", "this broker's id (the older name of node.id)", "node_id", minimum=0,
+            kafka_default="-1", why="a single broker is node 0"),
+    _broker("listeners", STRING, None, "NAME://host:port,... to bind (null: --host/--port, one PLAINTEXT "
+            "listener on 127.0.0.1:9092)", "listeners", kafka_default="PLAINTEXT://:9092",
+            why="a dev broker serves loopback unless told otherwise"),
+    _broker("advertised.listeners", STRING, None, "where clients of each listener are told to connect "
+            "(null: the listeners; port 0: the bound port)", "advertised_listeners"),
+    _broker("listener.security.protocol.map", STRING,
+            "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+            "listener name -> security protocol", "listener_security_protocol_map"),
+    _broker("socket.request.max.bytes", INT, "104857600", "largest request frame; larger ones close the "
+            "connection (also --max-request-bytes)", "max_request_bytes", minimum=1),
+    _broker("message.max.bytes", INT, "1048588", "largest record batch (topic: max.message.bytes)",
+            "message_max_bytes", minimum=0),
+    _broker("auto.create.topics.enable", BOOLEAN, "true", "Metadata and Produce create unknown topics",
+            "auto_create_topics"),
+    _broker("delete.topic.enable", BOOLEAN, "true", "DeleteTopics is allowed", "delete_topic_enable"),
+    _broker("num.partitions", INT, "1", "partitions of an auto-created topic (also --num-partitions)",
+            "num_partitions", minimum=1),
+    _broker("default.replication.factor", INT, "1", "a single broker: only 1 is possible",
+            "default_replication_factor", minimum=1),
+    _broker("compression.type", STRING, "producer", "default of the topic config compression.type",
+            "compression_type", choices=_COMPRESSION),
+    # --- groups and committed offsets
+    _broker("group.initial.rebalance.delay.ms", INT, "0", "how long a group forming from Empty waits for "
+            "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0,
+            kafka_default="3000",
+            why="a local broker should form a group as soon as its members have joined "
+            "(--initial-rebalance-delay-ms 3000 restores Kafka's)"),
+    _broker("group.min.session.timeout.ms", INT, "6000", "smallest session timeout a member may ask for",
+            "min_session_timeout_ms", minimum=1),
+    _broker("group.max.session.timeout.ms", INT, "1800000", "largest session timeout a member may ask for",
+            "max_session_timeout_ms", minimum=1),
+    _broker("group.max.size", INT, str(INT_MAX), "most members in one group", "max_group_size", minimum=1),
+    _broker("offsets.retention.minutes", INT, "10080", "how long offsets of an empty group are kept",
+            "offsets_retention_minutes", minimum=1),
+    _broker("offsets.retention.check.interval.ms", LONG, "600000", "how often expired offsets are removed",
+            "offsets_retention_check_interval_ms", minimum=1),
+    _broker("offsets.topic.num.partitions", INT, "1", "partitions of __consumer_offsets (read when it "
+            "is first created)", "offsets_topic_num_partitions", minimum=1, kafka_default="50",
+            why="one broker gains nothing from spreading groups over partitions, and each costs "
+            "start-up time: the first group on disk starts in 15 ms with 1, 170 ms with 50; 1M "
+            "commits recover in 0.5 s with 1, several seconds with 50 (python -m bench.offsets_recovery)"),
+    _broker("offset.metadata.max.bytes", INT, "4096", "largest metadata string of a committed offset",
+            "offset_metadata_max_bytes", minimum=0),
+    # --- KIP-848 consumer groups
+    _broker("group.coordinator.rebalance.protocols", LIST, "classic,consumer", "group protocols served "
+            "(consumer: ConsumerGroupHeartbeat is advertised)", "rebalance_protocols",
+            choices=("classic", "consumer")),
+    _broker("group.consumer.heartbeat.interval.ms", INT, "500", "heartbeat interval of consumer-protocol "
+            "members", "consumer_heartbeat_interval_ms", minimum=1, kafka_default="5000",
+            why="members learn of a rebalance at their next heartbeat, so a group converges in one or two "
+            "intervals (python -m bench.kip848_groups: join < 3 s, close < 1 s)"),
+    _broker("group.consumer.min.heartbeat.interval.ms", INT, "100", "smallest heartbeat interval; also the "
+            "one members of a group that is not Stable are asked for", "consumer_min_heartbeat_interval_ms",
+            minimum=1, kafka_default="5000",
+            why="reconciliation's round trips then do not each wait a full interval (a no-op with Kafka's "
+            "values)"),
+    _broker("group.consumer.max.heartbeat.interval.ms", INT, "15000", "largest heartbeat interval",
+            "consumer_max_heartbeat_interval_ms", minimum=1),
+    _broker("group.consumer.session.timeout.ms", INT, "10000", "session timeout of consumer-protocol "
+            "members", "consumer_session_timeout_ms", minimum=1, kafka_default="45000",
+            why="a SIGKILLed member's partitions move after 10 s instead of 45 s; 20 missed heartbeats at "
+            "the dev interval"),
+    _broker("group.consumer.min.session.timeout.ms", INT, "1000", "smallest session timeout",
+            "consumer_min_session_timeout_ms", minimum=1, kafka_default="45000",
+            why="lets the session timeout go below Kafka's floor"),
+    _broker("group.consumer.max.session.timeout.ms", INT, "60000", "largest session timeout",
+            "consumer_max_session_timeout_ms", minimum=1),
+    _broker("group.consumer.max.size", INT, str(INT_MAX), "most members in one consumer group",
+            "consumer_max_size", minimum=1),
+    _broker("group.consumer.assignors", LIST, "uniform,range", "server-side assignors, the first the "
+            "default", "consumer_assignors", choices=("uniform", "range")),
+    _broker("group.consumer.migration.policy", STRING, "bidirectional", "accepted, not acted on: online "
+            "migration between classic and consumer groups is not implemented", "consumer_migration_policy",
+            choices=("bidirectional", "upgrade", "downgrade", "disabled")),
+    # --- transactions
+    _broker("transaction.max.timeout.ms", INT, "900000", "a longer transaction.timeout.ms is refused "
+            "(INVALID_TRANSACTION_TIMEOUT)", "transaction_max_timeout_ms", minimum=1),
+    _broker("transactional.id.expiration.ms", INT, "604800000", "an id idle this long (no transaction "
+            "open) is forgotten", "transactional_id_expiration_ms", minimum=1),
+    _broker("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", "how often "
+            "expired transactional ids are looked for", "transaction_id_expiration_check_interval_ms",
+            minimum=1),
+    _broker("transaction.state.log.num.partitions", INT, "1", "partitions of __transaction_state (read "
+            "when it is first created)", "transaction_state_log_num_partitions", minimum=1,
+            kafka_default="50", why="as for offsets.topic.num.partitions"),
+    _broker("transaction.version", INT, "2", "the finalized transaction.version feature level (a feature "
+            "in Kafka, set with kafka-features.sh; 2: KIP-890, 0-1: a 3.x cluster)", "transaction_version",
+            minimum=0, maximum=2),
+    # --- authorization
+    _broker("authorizer.class.name", STRING, "", "empty: no authorization; Kafka's StandardAuthorizer or "
+            "AclAuthorizer class name: the built-in ACL authorizer", "authorizer_class_name",
+            choices=("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                     "kafka.security.authorizer.AclAuthorizer")),
+    _broker("super.users", STRING, "", "principals allowed everything, separated by ;", "super_users"),
+    _broker("allow.everyone.if.no.acl.found", BOOLEAN, "false", "a resource without ACLs is open to all",
+            "allow_everyone_if_no_acl_found"),
+    # --- logs (broker defaults of the topic configs below)
+    _broker("log.segment.bytes", INT, "1073741824", "segment size (topic: segment.bytes)",
+            "log_segment_bytes", minimum=14),
+    _broker("log.roll.ms", LONG, str(WEEK_MS), "segment age that rolls it (topic: segment.ms)",
+            "log_roll_ms", minimum=1, kafka_default="null (log.roll.hours=168)",
+            why="the same 7 days, under the one name"),
+    _broker("log.retention.ms", LONG, str(WEEK_MS), "how long segments are kept (topic: retention.ms)",
+            "log_retention_ms", minimum=-1, kafka_default="null (log.retention.hours=168)",
+            why="the same 7 days, under the one name"),
+    _broker("log.retention.bytes", LONG, "-1", "size a partition is trimmed to (topic: retention.bytes)",
+            "log_retention_bytes", minimum=-1),
+    _broker("log.cleanup.policy", LIST, "delete", "delete and/or compact (topic: cleanup.policy)",
+            "log_cleanup_policy", choices=_CLEANUP),
+    _broker("log.retention.check.interval.ms", LONG, "300000", "how often retention deletes old segments",
+            "log_retention_check_interval_ms", minimum=1),
+    _broker("log.flush.interval.ms", LONG, "1000",
+            "fsync period of --fsync interval (also --fsync-interval-ms; see Durability)",
+            "log_flush_interval_ms", minimum=1, kafka_default="null (never: left to the OS)",
+            why="--fsync interval bounds what a power loss can take to one second; --fsync never is Kafka's"),
+    # --- security: TLS (each may be set per listener as listener.name.<listener>.<name>)
+    _ssl("ssl.keystore.type", STRING, "PEM", "format of the broker's key and certificate", choices=("PEM",),
+         kafka_default="JKS", why="Python's ssl reads PEM; JKS and PKCS12 stores are not supported"),
+    _ssl("ssl.keystore.location", STRING, None, "PEM file holding the broker's private key and certificate "
+         "chain"),
+    _ssl("ssl.keystore.certificate.chain", PASSWORD, None, "the broker's certificate chain, PEM text "
+         "(instead of ssl.keystore.location)"),
+    _ssl("ssl.keystore.key", PASSWORD, None, "the broker's private key, PEM text (instead of "
+         "ssl.keystore.location)"),
+    _ssl("ssl.key.password", PASSWORD, None, "password of an encrypted private key"),
+    _ssl("ssl.truststore.type", STRING, "PEM", "format of the trusted CA certificates", choices=("PEM",),
+         kafka_default="JKS", why="Python's ssl reads PEM; JKS and PKCS12 stores are not supported"),
+    _ssl("ssl.truststore.location", STRING, None, "PEM file of CA certificates client certificates must "
+         "chain to"),
+    _ssl("ssl.truststore.certificates", PASSWORD, None, "CA certificates, PEM text (instead of "
+         "ssl.truststore.location)"),
+    _ssl("ssl.client.auth", STRING, "none", "whether clients must present a certificate",
+         choices=("none", "requested", "required")),
+    _ssl("ssl.principal.mapping.rules", STRING, "DEFAULT", "how a client certificate's subject becomes the "
+         "principal: RULE:pattern/replacement/[LU],...,DEFAULT"),
+    _ssl("ssl.enabled.protocols", LIST, "TLSv1.2,TLSv1.3", "TLS versions accepted", choices=TLS_PROTOCOLS),
+    _ssl("ssl.cipher.suites", LIST, "", "TLS 1.2 cipher suites (IANA or OpenSSL names; empty: "
+         "OpenSSL's defaults)"),
+    # --- security: SASL
+    _ssl("sasl.enabled.mechanisms", LIST, ",".join(SASL_MECHANISMS), "mechanisms SASL listeners offer",
+         choices=SASL_MECHANISMS, kafka_default="GSSAPI",
+         why="Kerberos is not supported; PLAIN and SCRAM users come from --user and the admin API"),
+    _ssl("connections.max.reauth.ms", LONG, "0", "a SASL session's lifetime before the client must "
+         "re-authenticate (KIP-368); 0: never", minimum=0),
+    _broker("connection.failed.authentication.delay.ms", INT, "100", "how long a failed login waits "
+            "before its answer and the close: slows clients that retry at once",
+            "failed_authentication_delay_ms", minimum=0),
+    _broker("sasl.server.max.receive.size", INT, "524288", "largest frame accepted before "
+            "authentication on a SASL listener", "sasl_server_max_receive_size", minimum=1),
+    # --- topic configs: the topic's own value, else its broker synonym, else the default
+    _topic("cleanup.policy", LIST, None, "delete and/or compact", synonym="log.cleanup.policy",
+           choices=_CLEANUP),
+    _topic("compression.type", STRING, None, "codec batches are stored with (producer: as sent)",
+           synonym="compression.type", choices=_COMPRESSION),
+    _topic("delete.retention.ms", LONG, "86400000", "how long tombstones survive compaction", minimum=0),
+    _topic("index.interval.bytes", INT, "4096", "bytes between offset index entries", minimum=0),
+    _topic("max.compaction.lag.ms", LONG, str(LONG_MAX), "longest a record stays uncompacted", minimum=1),
+    _topic("max.message.bytes", INT, None, "largest record batch", synonym="message.max.bytes", minimum=0),
+    _topic("message.timestamp.type", STRING, "CreateTime", "the producer's timestamp or the broker's",
+           choices=("CreateTime", "LogAppendTime")),
+    _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "accepted, not used (see Not supported yet)",
+           minimum=0, maximum=1),
+    _topic("min.compaction.lag.ms", LONG, "0", "shortest a record stays uncompacted", minimum=0),
+    _topic("min.insync.replicas", INT, "1", "a single broker: always satisfied", minimum=1),
+    _topic("retention.bytes", LONG, None, "size a partition is trimmed to", synonym="log.retention.bytes"),
+    _topic("retention.ms", LONG, None, "how long segments are kept", synonym="log.retention.ms", minimum=-1),
+    _topic("segment.bytes", INT, None, "segment size", synonym="log.segment.bytes", minimum=14),
+    _topic("segment.ms", LONG, None, "segment age that rolls it", synonym="log.roll.ms", minimum=1),
+    _topic("unclean.leader.election.enable", BOOLEAN, "false", "a single broker: no effect"),
+]  # fmt: skip
+
+BROKER_SETTINGS: dict[str, Setting] = {s.name: s for s in _DECLARED if not s.topic}
+TOPIC_SETTINGS: dict[str, Setting] = {s.name: s for s in _DECLARED if s.topic}
+
+
+def default_text(setting: Setting) -> str | None:
+    """A setting's default; a topic config without its own defaults to its broker synonym's."""
+    if setting.default is None and setting.synonym is not None:
+        return BROKER_SETTINGS[setting.synonym].default
+    return setting.default
+
+
+def broker_default(name: str) -> Any:
+    """The parsed default of a broker setting: what `BrokerConfig` starts from."""
+    setting = BROKER_SETTINGS[name]
+    return setting.parse(setting.default)
+
+
+def topic_default(name: str) -> Any:
+    setting = TOPIC_SETTINGS[name]
+    return setting.parse(default_text(setting))

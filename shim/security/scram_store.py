@@ -1,0 +1,158 @@
+"""SCRAM credentials (RFC 5802/7677): per user and mechanism the salt, StoredKey, ServerKey
+and iteration count, as Kafka keeps them; never a password. Kept in the data directory
+(`scram-credentials.json`, written atomically) or, for --memory, only in memory.
+
+PLAIN logins are checked against the same credentials (the password is salted and hashed
+with a stored credential's salt and iterations and compared with its StoredKey), so a user
+from --user or the admin API logs in with any enabled mechanism.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+
+from kafka_shim.storage.swap import write_atomically
+
+CREDENTIALS_FILE = "scram-credentials.json"
+MIN_ITERATIONS = 4096  # Kafka's minimum for both mechanisms
+MAX_ITERATIONS = 16384  # Kafka's ScramControlManager refuses more
+
+
+class ScramMechanism(IntEnum):
+    """The mechanism numbers of Describe/AlterUserScramCredentials."""
+
+    UNKNOWN = 0
+    SCRAM_SHA_256 = 1
+    SCRAM_SHA_512 = 2
+
+    @property
+    def sasl_name(self) -> str:
+        return self.name.replace("_", "-")
+
+    @property
+    def digest(self) -> str:
+        return "sha256" if self is ScramMechanism.SCRAM_SHA_256 else "sha512"
+
+    @classmethod
+    def by_sasl_name(cls, name: str) -> ScramMechanism | None:
+        return next((m for m in cls if m is not cls.UNKNOWN and m.sasl_name == name), None)
+
+
+@dataclass(frozen=True)
+class ScramCredential:
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+    @classmethod
+    def from_salted_password(
+        cls, mechanism: ScramMechanism, salt: bytes, salted_password: bytes, iterations: int
+    ) -> ScramCredential:
+        """What AlterUserScramCredentials' salted password becomes (RFC 5802 section 3)."""
+        client_key = hmac.digest(salted_password, b"Client Key", mechanism.digest)
+        stored_key = hashlib.new(mechanism.digest, client_key).digest()
+        server_key = hmac.digest(salted_password, b"Server Key", mechanism.digest)
+        return cls(salt, stored_key, server_key, iterations)
+
+    @classmethod
+    def from_password(cls, mechanism: ScramMechanism, password: str, iterations: int) -> ScramCredential:
+        import scramp  # imported by the brokers that have users
+
+        salt, stored_key, server_key, count = scramp.ScramMechanism(mechanism.sasl_name).make_auth_info(
+            password, iterations
+        )
+        return cls(salt, stored_key, server_key, count)
+
+    def matches_password(self, mechanism: ScramMechanism, password: str) -> bool:
+        import scramp
+
+        _, stored_key, _, _ = scramp.ScramMechanism(mechanism.sasl_name).make_auth_info(
+            password, self.iterations, salt=self.salt
+        )
+        return hmac.compare_digest(stored_key, self.stored_key)
+
+    def as_scramp(self) -> tuple[bytes, bytes, bytes, int]:
+        return self.salt, self.stored_key, self.server_key, self.iterations
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class CredentialStore:
+    """Users' SCRAM credentials in `data_dir`; None keeps them in memory only."""
+
+    def __init__(self, data_dir: Path | None) -> None:
+        self._data_dir = data_dir
+        self._users: dict[str, dict[ScramMechanism, ScramCredential]] = {}
+        path = None if data_dir is None else data_dir / CREDENTIALS_FILE
+        if path is not None and path.exists():
+            for name, mechanisms in json.loads(path.read_text(encoding="utf-8")).items():
+                self._users[name] = {
+                    ScramMechanism[mechanism]: ScramCredential(
+                        base64.b64decode(c["salt"]),
+                        base64.b64decode(c["stored_key"]),
+                        base64.b64decode(c["server_key"]),
+                        int(c["iterations"]),
+                    )
+                    for mechanism, c in mechanisms.items()
+                }
+
+    def users(self) -> list[str]:
+        return sorted(self._users)
+
+    def get(self, name: str, mechanism: ScramMechanism) -> ScramCredential | None:
+        return self._users.get(name, {}).get(mechanism)
+
+    def mechanisms(self, name: str) -> dict[ScramMechanism, ScramCredential]:
+        return dict(self._users.get(name, {}))
+
+    def verify_plain(self, name: str, password: str) -> bool:
+        return any(c.matches_password(m, password) for m, c in self._users.get(name, {}).items())
+
+    def set_password(self, name: str, password: str, iterations: int = MIN_ITERATIONS) -> None:
+        """--user NAME:PASSWORD: credentials for both mechanisms."""
+        self._users[name] = {
+            mechanism: ScramCredential.from_password(mechanism, password, iterations)
+            for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+        }
+        self._save()
+
+    def alter(
+        self,
+        upserts: list[tuple[str, ScramMechanism, ScramCredential]],
+        deletions: list[tuple[str, ScramMechanism]],
+    ) -> None:
+        """Apply validated changes, then write them down once."""
+        for name, mechanism in deletions:
+            credentials = self._users.get(name, {})
+            credentials.pop(mechanism, None)
+            if not credentials:
+                self._users.pop(name, None)
+        for name, mechanism, credential in upserts:
+            self._users.setdefault(name, {})[mechanism] = credential
+        self._save()
+
+    def _save(self) -> None:
+        if self._data_dir is None:
+            return
+        document = {
+            name: {
+                mechanism.name: {
+                    "salt": _b64(c.salt),
+                    "stored_key": _b64(c.stored_key),
+                    "server_key": _b64(c.server_key),
+                    "iterations": c.iterations,
+                }
+                for mechanism, c in mechanisms.items()
+            }
+            for name, mechanisms in sorted(self._users.items())
+        }
+        write_atomically(self._data_dir, CREDENTIALS_FILE, json.dumps(document, indent=1))
