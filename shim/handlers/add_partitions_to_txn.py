@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 
@@ -48,16 +49,29 @@ def _add(
     verify: bool,
 ) -> dict[TopicPartition, ErrorCode]:
     partitions = _partitions(topics)
+    # A client's request (v0-3) needs WRITE on its transactional id; brokers' (v4+) were
+    # authorized as a whole in `handle`.
+    if ctx.api_version < FIRST_BATCHED_VERSION and not ctx.authorize(
+        AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+    ):
+        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     coordinator = ctx.broker.transactions
     if verify:
         return {
             tp: coordinator.verify_partition(transactional_id, producer_id, epoch, tp) for tp in partitions
         }
-    # Kafka checks the partitions exist first: the unknown ones are named, the rest not attempted.
+    # Kafka checks WRITE on the topics and that the partitions exist first: those refused or
+    # unknown are named, the rest not attempted.
+    writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, {tp.topic for tp in partitions})
+    refused = {tp for tp in partitions if tp.topic not in writable}
     unknown = {tp for tp in partitions if ctx.broker.topics.partition(tp.topic, tp.partition) is None}
-    if unknown:
+    if refused or unknown:
         return {
-            tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in unknown else ErrorCode.OPERATION_NOT_ATTEMPTED
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if tp in refused
+            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if tp in unknown
+            else ErrorCode.OPERATION_NOT_ATTEMPTED
             for tp in partitions
         }
     code = coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, 0, ctx.now_ms())
@@ -75,6 +89,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             verify=False,
         )
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _results(errors)}
+    if not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
+        # v4+ is sent by brokers verifying a Produce: Kafka asks CLUSTER_ACTION of it.
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
     results = [
         {
             "transactional_id": txn.transactional_id,

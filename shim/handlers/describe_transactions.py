@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_transactions import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import by_topic
 
@@ -13,10 +14,13 @@ __all__ = ["API", "handle"]
 
 
 def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
-    described = ctx.broker.transactions.describe(transactional_id)
+    allowed = ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+    described = ctx.broker.transactions.describe(transactional_id) if allowed else None
     if described is None:
         return {
-            "error_code": ErrorCode.INVALID_REQUEST
+            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            if not allowed
+            else ErrorCode.INVALID_REQUEST
             if not transactional_id
             else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
             "transactional_id": transactional_id,
@@ -26,6 +30,9 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
             "producer_id": -1,
             "producer_epoch": -1,
         }
+    # Only the topics the principal may DESCRIBE are shown, as Kafka filters them.
+    partitions = by_topic(dict.fromkeys(described.partitions, None))
+    shown = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, partitions, log_denied=False)
     return {
         "error_code": ErrorCode.NONE,
         "transactional_id": transactional_id,
@@ -35,8 +42,9 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
         "producer_id": described.producer_id,
         "producer_epoch": described.producer_epoch,
         "topics": [
-            {"topic": topic, "partitions": sorted(p for p, _ in partitions)}
-            for topic, partitions in sorted(by_topic(dict.fromkeys(described.partitions, None)).items())
+            {"topic": topic, "partitions": sorted(p for p, _ in entries)}
+            for topic, entries in sorted(partitions.items())
+            if topic in shown
         ],
     }
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_transactions import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -16,6 +17,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     listings, unknown = ctx.broker.transactions.list_transactions(
         request.state_filters, set(request.producer_id_filters), request.duration_filter, ctx.now_ms()
     )
+    # Only the transactional ids the principal may DESCRIBE are listed, unlogged, as in Kafka.
+    described = ctx.authorized_names(
+        AclOperation.DESCRIBE,
+        ResourceType.TRANSACTIONAL_ID,
+        (t.transactional_id for t in listings),
+        log_denied=False,
+    )
+    listings = [t for t in listings if t.transactional_id in described]
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

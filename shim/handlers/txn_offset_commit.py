@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.txn_offset_commit import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import OffsetCommit, TopicPartition, TxnCommitRequest
 from kafka_shim.shim.coordinator.types import by_topic
@@ -68,10 +69,23 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
     broker = ctx.broker
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
+    # As KafkaApis: WRITE on the transactional id, then READ on the group refuse the whole
+    # request; READ on each topic refuses its partitions.
+    denied = ErrorCode.NONE
+    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    names = (t.name for t in request.topics)
+    readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names) if not denied else set()
     for topic in request.topics:
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
-            if broker.topics.partition(topic.name, p.partition_index) is None:
+            if denied != ErrorCode.NONE:
+                errors[tp] = denied
+            elif topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif broker.topics.partition(topic.name, p.partition_index) is None:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 commits[tp] = OffsetCommit(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)

@@ -560,3 +560,81 @@ def test_consumer_group_describe_needs_describe_on_the_group(h: Harness) -> None
     answered = {g.group_id: g.error_code for g in as_alice(h, 69, 1, request).groups}
     assert answered["H"] == ErrorCode.GROUP_AUTHORIZATION_FAILED
     assert answered["G"] != ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+# --- transaction APIs: WRITE on the transactional id first, as KafkaApis checks them ----------
+TID_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+
+def with_transactional_id(h: Harness, tid: str = "T") -> None:
+    create(
+        h,
+        creation(ResourceType.TRANSACTIONAL_ID, tid, AclOperation.WRITE),
+        creation(ResourceType.TRANSACTIONAL_ID, tid, AclOperation.DESCRIBE),
+    )
+
+
+def test_end_txn_and_add_offsets_need_write_on_the_transactional_id(h: Harness) -> None:
+    end = {"transactional_id": "T", "producer_id": 1, "producer_epoch": 0, "committed": True}
+    add = {"transactional_id": "T", "producer_id": 1, "producer_epoch": 0, "group_id": "G"}
+    assert as_alice(h, 26, 3, end).error_code == TID_DENIED
+    assert as_alice(h, 25, 3, add).error_code == TID_DENIED
+    with_transactional_id(h)
+    assert as_alice(h, 26, 3, end).error_code != TID_DENIED
+    assert as_alice(h, 25, 3, {**add, "group_id": "H"}).error_code == ErrorCode.GROUP_AUTHORIZATION_FAILED
+
+
+def test_add_partitions_needs_write_on_the_transactional_id_then_on_each_topic(h: Harness) -> None:
+    request = {
+        "v3_and_below_transactional_id": "T",
+        "v3_and_below_producer_id": 1,
+        "v3_and_below_producer_epoch": 0,
+        "v3_and_below_topics": [{"name": "A", "partitions": [0]}, {"name": "B", "partitions": [0]}],
+    }
+
+    def answered() -> dict[str, int]:
+        topics = as_alice(h, 24, 3, request).results_by_topic_v3_and_below
+        return {t.name: t.results_by_partition[0].partition_error_code for t in topics}
+
+    assert answered() == {"A": TID_DENIED, "B": TID_DENIED}
+    with_transactional_id(h)
+    assert answered() == {"A": ErrorCode.OPERATION_NOT_ATTEMPTED, "B": TAF}
+    # v4+ is the brokers' batched form: CLUSTER_ACTION on the cluster.
+    batched = {"transactions": [{**{k.removeprefix("v3_and_below_"): v for k, v in request.items()}}]}
+    batched["transactions"][0]["verify_only"] = True
+    assert as_alice(h, 24, 4, batched).error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+def test_txn_offset_commit_needs_the_transactional_id_the_group_and_the_topics(h: Harness) -> None:
+    def commit(group: str, topic: str) -> int:
+        request = {
+            "transactional_id": "T",
+            "group_id": group,
+            "producer_id": 1,
+            "producer_epoch": 0,
+            "topics": [{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1}]}],
+        }
+        return int(as_alice(h, 28, 3, request).topics[0].partitions[0].error_code)
+
+    assert commit("G", "A") == TID_DENIED
+    with_transactional_id(h)
+    assert commit("H", "A") == ErrorCode.GROUP_AUTHORIZATION_FAILED
+    assert commit("G", "B") == TAF
+    assert commit("G", "A") not in (TID_DENIED, ErrorCode.GROUP_AUTHORIZATION_FAILED, TAF)
+
+
+def test_describe_and_list_transactions_show_only_described_transactional_ids(h: Harness) -> None:
+    described = as_alice(h, 65, 0, {"transactional_ids": ["T"]}).transaction_states[0]
+    assert described.error_code == TID_DENIED
+    with_transactional_id(h)
+    assert as_alice(h, 65, 0, {"transactional_ids": ["T"]}).transaction_states[0].error_code != TID_DENIED
+    init = {
+        "transactional_id": "T",
+        "transaction_timeout_ms": 60_000,
+        "producer_id": -1,
+        "producer_epoch": -1,
+    }
+    assert as_alice(h, 22, 4, init).error_code == ErrorCode.NONE
+    everything: dict[str, Any] = {"state_filters": [], "producer_id_filters": []}
+    assert [t.transactional_id for t in as_alice(h, 66, 0, everything).transaction_states] == ["T"]
+    assert as_alice(h, 66, 0, everything, principal=BOB).transaction_states == []
