@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kafka_shim.shim.limits import parse_per_ip_overrides
+
 
 class ConfigError(ValueError):
     pass
@@ -44,6 +46,18 @@ def _choice(*allowed: str) -> Callable[[str], str]:
 
 
 INT_MAX = 2**31 - 1
+# Twice the largest frame: a maximal request always fits beside everyday traffic, and a flood
+# of requests that are never finished costs at most this much (see KAFKA_DEFAULT_DIFFERS).
+QUEUED_MAX_REQUEST_BYTES = 200 * 1024 * 1024
+
+
+def _any_int(text: str) -> int:
+    return int(text.strip())
+
+
+def _per_ip_overrides(text: str) -> str:
+    parse_per_ip_overrides(text)
+    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,12 @@ class BrokerConfig:
     log_flush_interval_ms: int = 1000
     log_retention_check_interval_ms: int = 300_000
     compression_type: str = "producer"
+    # Hostile clients (shim.limits): memory for requests not yet handled, connections.
+    queued_max_request_bytes: int = QUEUED_MAX_REQUEST_BYTES  # <= 0: no limit, as in Kafka
+    max_connections: int = INT_MAX
+    max_connections_per_ip: int = INT_MAX
+    max_connections_per_ip_overrides: str = ""
+    connections_max_idle_ms: int = 600_000
 
     @property
     def advertised(self) -> str:
@@ -124,6 +144,11 @@ KAFKA_NAMES: dict[str, tuple[str, Callable[[str], Any]]] = {
         "compression_type",
         _choice("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"),
     ),
+    "queued.max.request.bytes": ("queued_max_request_bytes", _any_int),
+    "max.connections": ("max_connections", _int_at_least(0)),
+    "max.connections.per.ip": ("max_connections_per_ip", _int_at_least(0)),
+    "max.connections.per.ip.overrides": ("max_connections_per_ip_overrides", _per_ip_overrides),
+    "connections.max.idle.ms": ("connections_max_idle_ms", _int_at_least(1)),
     "broker.id": ("node_id", _int_at_least(0)),
     "node.id": ("node_id", _int_at_least(0)),
 }
@@ -138,6 +163,11 @@ KAFKA_DEFAULT_DIFFERS = {
         "50",
         "1: one broker gains nothing from spreading groups; the first group on disk starts in "
         "15 ms instead of 170 ms, and one active segment bounds offsets recovery (bench/offsets_recovery.py)",
+    ),
+    "queued.max.request.bytes": (
+        "-1",
+        f"{QUEUED_MAX_REQUEST_BYTES}: twice socket.request.max.bytes, so a maximal request always fits "
+        "while clients that announce large frames and never finish them cost at most this much memory",
     ),
 }
 
@@ -155,6 +185,8 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
     result = replace(config, **changes)
     if result.min_session_timeout_ms > result.max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
+    if 0 < result.queued_max_request_bytes < result.max_request_bytes:
+        raise ConfigError("queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
     return result
 
 

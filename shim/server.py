@@ -9,11 +9,13 @@ cannot be understood closes only its own connection, with one log line.
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
 import signal
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection
@@ -31,6 +33,7 @@ from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import handler_for
 from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.storage.log import PartitionLog
 
 log = logging.getLogger("kafka_shim.server")
@@ -42,6 +45,15 @@ _TRACE_CHARS = 400
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
+# Inside a frame larger than a read, ask for up to this much at once.
+_LARGE_READ = 1 << 20
+# Request memory beyond queued.max.request.bytes that only readers between frames or inside
+# a frame of at most _READ_CHUNK may use: clients that fill the pool with large frames they
+# never finish cannot lock out the small requests (ApiVersions, heartbeats) of everyone else.
+_SMALL_FRAME_HEADROOM = 8 << 20
+# accept() failing for want of file descriptors or memory: back off, doubling up to the max.
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_ACCEPT_BACKOFF_S = (0.01, 1.0)
 
 
 def _one_line(value: object) -> str:
@@ -51,6 +63,10 @@ def _one_line(value: object) -> str:
 
 class ConnectionClosed(Exception):
     """The peer went away, or sent something we close the connection for."""
+
+    def __init__(self, reason: str, level: int = logging.WARNING) -> None:
+        super().__init__(reason)
+        self.level = level
 
 
 class Wakeup:
@@ -124,12 +140,44 @@ class TrioRequestContext(RequestContext):
         await self._server.appended.wait(logs, timeout_ms / 1000)
 
 
-class FrameReader:
-    """Length-prefixed frames from a socket, bounded before allocation.
+class MemoryGate:
+    """`RequestMemory` for Trio tasks: a reader that is granted nothing stops
+    reading its socket until another connection's request is handled."""
 
-    Works on the raw Trio socket rather than a SocketStream: on this request/
-    response ping-pong the stream layer's bookkeeping was a measurable share
-    of each round trip.
+    def __init__(self, capacity: int) -> None:
+        self.pool = RequestMemory(capacity if capacity > 0 else sys.maxsize, _SMALL_FRAME_HEADROOM)
+        self._released = Wakeup()
+        self._waiting = 0
+
+    async def reserve(self, wanted: int, small: bool) -> int:
+        while True:
+            granted = self.pool.reserve(wanted, small)
+            if granted:
+                return granted
+            self._waiting += 1
+            try:
+                await self._released.wait(math.inf)
+            finally:
+                self._waiting -= 1
+
+    def release(self, size: int) -> None:
+        if size:
+            self.pool.release(size)
+            if self._waiting:
+                self._released.fire()
+
+
+class FrameReader:
+    """Length-prefixed frames from a socket; memory follows the bytes received.
+
+    A frame's length is checked against `max_frame` as soon as its prefix
+    arrives, and its buffer grows only as its bytes do: every read is reserved
+    in the broker-wide `MemoryGate` first and stays reserved until the frame has
+    been handled, so an announced length costs nothing by itself. Works on the
+    raw file descriptor rather than a SocketStream: on this request/response
+    ping-pong the stream layer's bookkeeping was a measurable share of each
+    round trip. A connection silent for `idle_s` (connections.max.idle.ms) is
+    closed.
 
     A peer that answered within `busy_poll_s` last time is polled, still yielding
     to every other task, for up to that long before the task parks in epoll: a CPU
@@ -139,43 +187,85 @@ class FrameReader:
     longer (heartbeats, long polls, idle connections) are never polled.
     """
 
-    def __init__(self, sock: trio.socket.SocketType, max_frame: int, busy_poll_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        sock: trio.socket.SocketType,
+        max_frame: int,
+        memory: MemoryGate,
+        idle_s: float,
+        busy_poll_s: float = 0.0,
+    ) -> None:
         self._sock = sock
         self._fd = sock.fileno()
         self._max_frame = max_frame
+        self._memory = memory
+        self._idle_s = idle_s
+        self._last_activity = trio.current_time()
         self._buffer = bytearray()
+        self._handed_out = 0  # the last frame's bytes, reserved until it has been handled
         self._busy_poll_s = busy_poll_s
         self._peer_is_quick = False
 
-    async def _receive(self) -> bytes:
-        if self._peer_is_quick:
-            deadline = time.perf_counter() + self._busy_poll_s
-            waited = False
-            while True:
-                try:
-                    chunk = os.read(self._fd, _READ_CHUNK)
-                except BlockingIOError:
-                    if time.perf_counter() >= deadline:
-                        break
-                    await trio.lowlevel.checkpoint()
-                    waited = True
-                    continue
-                if not waited:
-                    # Found waiting: still let the others run first, or a peer pipelining
-                    # requests that need no answer (acks=0) would hold the loop.
-                    await trio.lowlevel.checkpoint()
-                return chunk
-        parked = time.perf_counter()
-        chunk = await self._sock.recv(_READ_CHUNK)
-        self._peer_is_quick = time.perf_counter() - parked < self._busy_poll_s
-        return chunk
+    def mark_active(self) -> None:
+        """A response went out: idleness counts from now."""
+        self._last_activity = trio.current_time()
 
-    async def _fill(self, size: int) -> None:
-        while len(self._buffer) < size:
-            chunk = await self._receive()
-            if not chunk:
-                self._closed_by_peer(len(self._buffer))
+    def frame_handled(self) -> None:
+        self._memory.release(self._handed_out)
+        self._handed_out = 0
+
+    def close(self) -> None:
+        self.frame_handled()
+        self._memory.release(len(self._buffer))
+        self._buffer = bytearray()
+
+    async def _wait_readable(self) -> None:
+        with trio.move_on_at(self._last_activity + self._idle_s):
+            await trio.lowlevel.wait_readable(self._sock)
+            return
+        raise ConnectionClosed(
+            f"idle for more than {self._idle_s * 1000:.0f} ms (connections.max.idle.ms)", logging.INFO
+        )
+
+    async def _receive(self, wanted: int, small: bool) -> int:
+        """Append up to `wanted` bytes to the buffer; 0 means the peer closed."""
+        polling_until = time.perf_counter() + self._busy_poll_s if self._peer_is_quick else 0.0
+        parked_at = None if self._peer_is_quick else time.perf_counter()
+        waited = False
+        while True:
+            granted = self._memory.pool.reserve(wanted, small) or await self._memory.reserve(wanted, small)
+            try:
+                chunk = os.read(self._fd, granted)
+            except BlockingIOError:
+                self._memory.release(granted)
+                if parked_at is None:
+                    if time.perf_counter() < polling_until:
+                        await trio.lowlevel.checkpoint()
+                        waited = True
+                        continue
+                    parked_at = time.perf_counter()
+                await self._wait_readable()
+                waited = True
+                continue
+            except BaseException:
+                self._memory.release(granted)
+                raise
+            self._memory.release(granted - len(chunk))
             self._buffer += chunk
+            self._last_activity = trio.current_time()
+            if parked_at is not None:
+                self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
+            if not waited:
+                # Found waiting: still let the others run first, or a peer pipelining
+                # requests that need no answer (acks=0) would hold the loop.
+                await trio.lowlevel.checkpoint()
+            return len(chunk)
+
+    async def _fill(self, size: int, small: bool) -> None:
+        while len(self._buffer) < size:
+            wanted = max(_READ_CHUNK, min(size - len(self._buffer), _LARGE_READ))
+            if not await self._receive(wanted, small):
+                self._closed_by_peer(len(self._buffer))
 
     @staticmethod
     def _closed_by_peer(pending: int) -> NoReturn:
@@ -184,38 +274,39 @@ class FrameReader:
         raise ConnectionClosed("")
 
     async def next_frame(self) -> bytes:
-        await self._fill(4)
+        self.frame_handled()
+        await self._fill(4, small=True)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
             raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
-        del self._buffer[:4]
-        if len(self._buffer) < size and size > _READ_CHUNK:
-            return await self._read_large(size)
-        await self._fill(size)
-        frame = bytes(self._buffer[:size])
-        del self._buffer[:size]
+        end = 4 + size
+        await self._fill(end, small=end <= _READ_CHUNK)
+        with memoryview(self._buffer) as view:
+            frame = bytes(view[4:end])
+        if end == len(self._buffer):
+            self._buffer = bytearray()  # hand a large buffer back to the allocator at once
+        else:
+            del self._buffer[:end]
+        self._handed_out = end
         return frame
 
-    async def _read_large(self, size: int) -> bytes:
-        """A frame bigger than a read goes straight into its own buffer, instead of
-        growing, copying and shifting the shared one piece by piece."""
-        frame = bytearray(size)
-        have = len(self._buffer)
-        frame[:have] = self._buffer
-        self._buffer.clear()
-        view = memoryview(frame)
-        while have < size:
-            received = await self._sock.recv_into(view[have:])
-            if not received:
-                self._closed_by_peer(have + 4)
-            have += received
-        return bytes(frame)
 
-
-async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
+async def send_all(sock: trio.socket.SocketType, data: bytes, idle_s: float) -> None:
+    """A client that stops reading its responses is not read from either (the
+    connection handles one request at a time); after `idle_s` it is closed."""
     view = memoryview(data)
+    fd = sock.fileno()
     while view:
-        sent = await sock.send(view)
+        try:
+            sent = os.write(fd, view)
+        except BlockingIOError:
+            with trio.move_on_after(idle_s) as waiting:
+                await trio.lowlevel.wait_writable(sock)
+            if waiting.cancelled_caught:
+                raise ConnectionClosed(
+                    f"responses unread for {idle_s * 1000:.0f} ms (connections.max.idle.ms)"
+                ) from None
+            continue
         view = view[sent:]
 
 
@@ -226,6 +317,15 @@ class Server:
         self._timer_sleeps_until = math.inf
         self.appended = AppendWaiters()
         broker.on_append = self.appended.notify
+        config = broker.config
+        self.memory = MemoryGate(config.queued_max_request_bytes)
+        self.connections = ConnectionLimits(
+            config.max_connections,
+            config.max_connections_per_ip,
+            parse_per_ip_overrides(config.max_connections_per_ip_overrides),
+        )
+        self._connection_ended = Wakeup()
+        self._log_budget = LogBudget()
 
     async def bind(self) -> list[trio.SocketListener]:
         """Bind outside any nursery, so a busy port is a plain OSError."""
@@ -240,7 +340,8 @@ class Server:
         sockname = listeners[0].socket.getsockname()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_timers)
-            await nursery.start(trio.serve_listeners, self._serve_connection, listeners)
+            for listener in listeners:
+                nursery.start_soon(self._accept_connections, listener, nursery)
             task_status.started((sockname[0], sockname[1]))
 
     def wake_timers_if_sooner(self) -> None:
@@ -260,29 +361,77 @@ class Server:
                 await self.timers_changed.wait(timeout)
             groups.tick(self.broker.clock())
 
-    async def _serve_connection(self, stream: trio.SocketStream) -> None:
-        try:
-            peer_host, peer_port = stream.socket.getpeername()[:2]
-        except OSError:
+    def _log_connection(self, level: int, message: str, *args: object) -> None:
+        """One line per refused or closed connection, within the log budget."""
+        held_back = self._log_budget.allow(time.monotonic())
+        if held_back is None:
             return
+        if held_back:
+            message += " (%d more such lines held back)"
+            args = (*args, held_back)
+        log.log(level, message, *args)
+
+    async def _accept_connections(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        backoff_s = _ACCEPT_BACKOFF_S[0]
+        while True:
+            while self.connections.at_capacity():  # max.connections: the backlog waits, as in Kafka
+                await self._connection_ended.wait(math.inf)
+            try:
+                stream = await listener.accept()
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    raise
+                self._log_connection(
+                    logging.WARNING,
+                    "cannot accept connections: %s; retrying in %.2f s",
+                    os.strerror(exc.errno or 0),
+                    backoff_s,
+                )
+                await trio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, _ACCEPT_BACKOFF_S[1])
+                continue
+            backoff_s = _ACCEPT_BACKOFF_S[0]
+            try:
+                host, port = stream.socket.getpeername()[:2]
+            except OSError:  # gone already
+                await stream.aclose()
+                continue
+            refusal = self.connections.admit(host)
+            if refusal is not None:
+                self._log_connection(
+                    logging.WARNING, "refusing connection from %s:%d: %s", host, port, refusal
+                )
+                await stream.aclose()
+                continue
+            nursery.start_soon(self._serve_connection, stream, host, port)
+
+    async def _serve_connection(self, stream: trio.SocketStream, peer_host: str, peer_port: int) -> None:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         config = self.broker.config
-        reader = FrameReader(sock, config.max_request_bytes, config.busy_poll_us / 1e6)
+        idle_s = config.connections_max_idle_ms / 1000
+        reader = FrameReader(sock, config.max_request_bytes, self.memory, idle_s, config.busy_poll_us / 1e6)
         ctx = TrioRequestContext(self, peer_host, peer)
         try:
             while True:
                 frame = await reader.next_frame()
                 response = await self._handle_frame(ctx, frame)
+                reader.frame_handled()
                 self.wake_timers_if_sooner()
                 if response is not None:
-                    await send_all(sock, response)
+                    await send_all(sock, response, idle_s)
+                    reader.mark_active()
         except ConnectionClosed as exc:
             if str(exc):
-                log.warning("closing connection from %s: %s", peer, exc)
+                self._log_connection(exc.level, "closing connection from %s: %s", peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
+            reader.close()
+            was_full = self.connections.at_capacity()
+            self.connections.release(peer_host)
+            if was_full:
+                self._connection_ended.fire()
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
