@@ -202,7 +202,8 @@ class FrameReader:
         self._idle_s = idle_s
         self._last_activity = trio.current_time()
         self._buffer = bytearray()
-        self._handed_out = 0  # the last frame's bytes, reserved until it has been handled
+        self._held = 0  # reserved in `memory`: the buffer, a frame being gathered, the last frame
+        self._handed_out = 0  # the last frame's share of it, held until the frame is handled
         self._busy_poll_s = busy_poll_s
         self._peer_is_quick = False
 
@@ -212,11 +213,12 @@ class FrameReader:
 
     def frame_handled(self) -> None:
         self._memory.release(self._handed_out)
+        self._held -= self._handed_out
         self._handed_out = 0
 
     def close(self) -> None:
-        self.frame_handled()
-        self._memory.release(len(self._buffer))
+        self._memory.release(self._held)
+        self._held = self._handed_out = 0
         self._buffer = bytearray()
 
     async def _wait_readable(self) -> None:
@@ -227,8 +229,9 @@ class FrameReader:
             f"idle for more than {self._idle_s * 1000:.0f} ms (connections.max.idle.ms)", logging.INFO
         )
 
-    async def _receive(self, wanted: int, small: bool) -> int:
-        """Append up to `wanted` bytes to the buffer; 0 means the peer closed."""
+    async def _receive(self, wanted: int, small: bool) -> bytes:
+        """Up to `wanted` bytes, reserved in request memory before they are read;
+        b"" when the peer closed."""
         polling_until = time.perf_counter() + self._busy_poll_s if self._peer_is_quick else 0.0
         parked_at = None if self._peer_is_quick else time.perf_counter()
         waited = False
@@ -251,7 +254,7 @@ class FrameReader:
                 self._memory.release(granted)
                 raise
             self._memory.release(granted - len(chunk))
-            self._buffer += chunk
+            self._held += len(chunk)
             self._last_activity = trio.current_time()
             if parked_at is not None:
                 self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
@@ -259,13 +262,14 @@ class FrameReader:
                 # Found waiting: still let the others run first, or a peer pipelining
                 # requests that need no answer (acks=0) would hold the loop.
                 await trio.lowlevel.checkpoint()
-            return len(chunk)
+            return chunk
 
-    async def _fill(self, size: int, small: bool) -> None:
+    async def _fill(self, size: int) -> None:
         while len(self._buffer) < size:
-            wanted = max(_READ_CHUNK, min(size - len(self._buffer), _LARGE_READ))
-            if not await self._receive(wanted, small):
+            chunk = await self._receive(_READ_CHUNK, small=True)
+            if not chunk:
                 self._closed_by_peer(len(self._buffer))
+            self._buffer += chunk
 
     @staticmethod
     def _closed_by_peer(pending: int) -> NoReturn:
@@ -275,20 +279,35 @@ class FrameReader:
 
     async def next_frame(self) -> bytes:
         self.frame_handled()
-        await self._fill(4, small=True)
+        await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
             raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}")
         end = 4 + size
-        await self._fill(end, small=end <= _READ_CHUNK)
-        with memoryview(self._buffer) as view:
-            frame = bytes(view[4:end])
-        if end == len(self._buffer):
-            self._buffer = bytearray()  # hand a large buffer back to the allocator at once
+        if end > len(self._buffer) and end > _READ_CHUNK:
+            frame = await self._gather(size)
         else:
+            await self._fill(end)
+            with memoryview(self._buffer) as view:
+                frame = bytes(view[4:end])
             del self._buffer[:end]
         self._handed_out = end
         return frame
+
+    async def _gather(self, size: int) -> bytes:
+        """A frame larger than a read: its chunks as they arrive, joined once (the one
+        copy a contiguous frame costs anyway), never a buffer of the announced size."""
+        with memoryview(self._buffer) as view:
+            parts = [bytes(view[4:])]
+        self._buffer = bytearray()
+        have = len(parts[0])
+        while have < size:
+            chunk = await self._receive(min(size - have, _LARGE_READ), small=False)
+            if not chunk:
+                self._closed_by_peer(have + 4)
+            parts.append(chunk)
+            have += len(chunk)
+        return b"".join(parts)
 
 
 async def send_all(sock: trio.socket.SocketType, data: bytes, idle_s: float) -> None:
@@ -516,6 +535,7 @@ class BrokerThread:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.broker = Broker(config)
+        self.server = Server(self.broker)
         self._started = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._cancel: trio.CancelScope | None = None
@@ -537,7 +557,7 @@ class BrokerThread:
     def _run(self) -> None:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
-            server = Server(self.broker)
+            server = self.server
             listeners = await server.bind()
             with trio.CancelScope() as scope:
                 self._cancel = scope
