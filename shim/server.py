@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import signal
+import socket
 import struct
 import sys
 import threading
@@ -229,6 +230,20 @@ class FrameReader:
             f"idle for more than {self._idle_s * 1000:.0f} ms (connections.max.idle.ms)", logging.INFO
         )
 
+    async def _wait_for_memory(self, wanted: int, small: bool) -> int:
+        """No request memory left: stop reading this connection until some is released.
+        A peer that closes is still noticed (peeking costs no memory: 0 is returned), and
+        one whose bytes wait longer than idle_s is closed, since nothing moves: frames
+        that never finish cannot hold the memory of the others forever."""
+        with trio.move_on_at(self._last_activity + self._idle_s):
+            if not await self._sock.recv(1, socket.MSG_PEEK):
+                return 0
+            return await self._memory.reserve(wanted, small)
+        raise ConnectionClosed(
+            f"no request memory for {self._idle_s * 1000:.0f} ms "
+            "(queued.max.request.bytes taken, connections.max.idle.ms passed)"
+        )
+
     async def _receive(self, wanted: int, small: bool) -> bytes:
         """Up to `wanted` bytes, reserved in request memory before they are read;
         b"" when the peer closed."""
@@ -236,7 +251,9 @@ class FrameReader:
         parked_at = None if self._peer_is_quick else time.perf_counter()
         waited = False
         while True:
-            granted = self._memory.pool.reserve(wanted, small) or await self._memory.reserve(wanted, small)
+            granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
+            if not granted:
+                return b""
             try:
                 chunk = os.read(self._fd, granted)
             except BlockingIOError:
