@@ -2,9 +2,14 @@
 
 One task per connection. Like Kafka, a connection has at most one request in
 flight (Kafka mutes the channel until the response is sent), which keeps
-responses in request order without any reordering buffer. Frames are bounded
-by `max_request_bytes` before anything is allocated for them; a frame that
-cannot be understood closes only its own connection, with one log line.
+responses in request order without any reordering buffer, and bounds what a
+client that never reads its responses can queue: nothing is read from it
+meanwhile. A frame's memory follows the bytes received, within the broker-wide
+`queued.max.request.bytes`; its announced length is only checked against
+`socket.request.max.bytes`. Connection limits, the idle timeout and accept
+back-off are Kafka's; the bookkeeping lives in `shim.limits`. A frame that
+cannot be understood closes only its own connection, with one log line, and
+lines about connections are rate-limited.
 """
 
 from __future__ import annotations

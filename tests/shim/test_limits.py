@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import resource
 import socket
 import struct
 import subprocess
@@ -293,3 +294,39 @@ def test_a_flood_of_refusals_is_logged_within_the_budget(
     lines = [r for r in caplog.records if "refusing connection" in r.getMessage()]
     # A few tokens come back while the flood runs; never one line per refusal.
     assert int(budget.burst) <= len(lines) < int(budget.burst) + 40
+
+
+def test_out_of_file_descriptors_backs_off_without_tracebacks_and_recovers(tmp_path: Path) -> None:
+    log_path = tmp_path / "broker.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"],
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # A handful of descriptors beyond what start-up needs.
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)),
+        )
+    held: list[socket.socket] = []
+    try:
+        _wait_until(lambda: "listening on" in log_path.read_text(), timeout_s=30)
+        match = re.search(r"listening on (\S+):(\d+)", log_path.read_text())
+        assert match
+        address = (match.group(1), int(match.group(2)))
+        for _ in range(100):  # more than the broker has descriptors for
+            held.append(socket.create_connection(address, timeout=5))
+        _wait_until(lambda: "cannot accept connections" in log_path.read_text())
+        for sock in held:
+            sock.close()
+        held.clear()
+        with WireClient(f"{address[0]}:{address[1]}", timeout_s=10) as client:
+            assert client.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE
+        assert proc.poll() is None
+    finally:
+        for sock in held:
+            sock.close()
+        proc.terminate()
+        proc.wait(10)
+    text = log_path.read_text()
+    assert "Traceback" not in text
+    assert 1 <= text.count("cannot accept connections") <= 20  # backed off, not spinning
