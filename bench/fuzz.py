@@ -22,6 +22,7 @@ import argparse
 import multiprocessing
 import re
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,7 @@ from typing import Any
 from bench.fuzz_frames import FrameGenerator
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import Record, encode_batch
-from tests.wire import WireClient
+from tests.wire import WireClient, encode_request
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # A frame the broker holds (a JoinGroup waiting for members, a long-polling Fetch, an acks=0
@@ -45,6 +46,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ANSWER_WAIT_S = 0.05
 NEIGHBOUR_PERIOD_S = 0.02
 PRODUCE, OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP, CREATE_TOPICS = 0, 8, 11, 12, 14, 19
+HELLO = encode_request(18, 3, 0, {"client_software_name": "fuzz", "client_software_version": "1"})
 
 
 def rss_bytes(pid: int) -> int:
@@ -227,7 +229,8 @@ class Tally:
 
 
 def _answer_or_close(sock: socket.socket) -> str:
-    """Read one response frame: "answered", "closed" by the broker, or "held"."""
+    """Read one response frame: "answered", "closed" by the broker, or "held" (no answer
+    within the socket's timeout)."""
     data = bytearray()
     try:
         while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
@@ -242,26 +245,51 @@ def _answer_or_close(sock: socket.socket) -> str:
     return "answered"
 
 
+def _served_connection(address: tuple[str, int]) -> socket.socket:
+    """A connection the broker has accepted and answered on, as a client's first ApiVersions.
+    Waiting for that answer paces the senders to what the broker serves: senders that gave
+    up on connections still in the listen backlog would fill it with dead ones, and the
+    broker would spend itself answering clients long gone."""
+    sock = socket.create_connection(address, timeout=60)
+    sock.sendall(struct.pack(">i", len(HELLO)) + HELLO)
+    if _answer_or_close(sock) != "answered":
+        sock.close()
+        raise ConnectionError("ApiVersions not answered")
+    sock.settimeout(ANSWER_WAIT_S)
+    return sock
+
+
 def send_frames(address: tuple[str, int], seed: int, count: int, tally: Tally) -> None:
     generate = FrameGenerator(seed).frame
     sock: socket.socket | None = None
     for _ in range(count):
         _, _, mutation, frame = generate()
-        if sock is None:
-            sock = socket.create_connection(address, timeout=10)
-            sock.settimeout(ANSWER_WAIT_S)
         try:
+            if sock is None:
+                sock = _served_connection(address)
             sock.sendall(frame)
-        except (BrokenPipeError, ConnectionResetError):
-            outcome = "closed"
+        except OSError as exc:  # counted and retried: a sender never gives up the campaign
+            outcome = "closed" if isinstance(exc, (BrokenPipeError, ConnectionResetError)) else "failed"
         else:
             outcome = _answer_or_close(sock)
         tally.add(mutation, outcome)
-        if outcome != "answered":  # closed, or holding a request: start afresh
+        if outcome != "answered" and sock is not None:  # closed, or holding a request: start afresh
             sock.close()
             sock = None
     if sock is not None:
         sock.close()
+
+
+def start_senders(
+    address: tuple[str, int], first_seed: int, frames: int, connections: int, tally: Tally
+) -> list[threading.Thread]:
+    senders = [
+        threading.Thread(target=send_frames, args=(address, first_seed + i, frames // connections, tally))
+        for i in range(connections)
+    ]
+    for sender in senders:
+        sender.start()
+    return senders
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -279,19 +307,15 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     assert results.get(timeout=60)[0] == "ready"
     # Handlers are imported and codecs compiled on first use: the baseline is taken after a
     # warm-up that has reached every API and version, not before the code is even loaded.
-    send_frames(broker.address, seed - 1, warmup, Tally())
+    warm = start_senders(broker.address, seed * 1000 + connections, warmup, connections, Tally())
+    for sender in warm:
+        sender.join()
     time.sleep(1.0)
     rss_start, fds_start = rss_bytes(broker.proc.pid), open_fds(broker.proc.pid)
     rss_peak = rss_start
     tally = Tally()
-    per_sender = frames // connections
-    senders = [
-        threading.Thread(target=send_frames, args=(broker.address, seed * 1000 + i, per_sender, tally))
-        for i in range(connections)
-    ]
     started = time.perf_counter()
-    for sender in senders:
-        sender.start()
+    senders = start_senders(broker.address, seed * 1000, frames, connections, tally)
     while any(s.is_alive() for s in senders):
         time.sleep(1.0)
         if broker.proc.poll() is None:
@@ -328,6 +352,7 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
             f"  neighbour {what:<9} n={len(values):>6}  p50 {percentile(values, 50) * 1000:6.1f} ms"
             f"  p99 {percentile(values, 99) * 1000:6.1f} ms  max {max(values) * 1000:6.1f} ms"
         )
+    print(f"  sender connection failures      {tally.outcomes['failed']}")
     print("  by mutation (answered / closed / held):")
     for mutation in sorted({m for m, _ in tally.by_mutation}):
         counts = [tally.by_mutation[(mutation, o)] for o in ("answered", "closed", "held")]

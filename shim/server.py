@@ -24,7 +24,7 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, NoReturn, TypeVar
 
 import trio
@@ -119,9 +119,10 @@ class AppendWaiters:
 
 
 class TrioRequestContext(RequestContext):
-    def __init__(self, server: Server, client_host: str, peer: str) -> None:
+    def __init__(self, server: Server, sock: trio.socket.SocketType, client_host: str, peer: str) -> None:
         self.broker = server.broker
         self._server = server
+        self._sock = sock
         self.client_host = client_host
         self.peer = peer
         self.api_version = 0
@@ -139,11 +140,36 @@ class TrioRequestContext(RequestContext):
 
         start(respond)
         self._server.wake_timers_if_sooner()
-        await done.wait()
+        if not done.is_set():
+            await self._held(done.wait)
         return box[0]
 
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
-        await self._server.appended.wait(logs, timeout_ms / 1000)
+        await self._held(lambda: self._server.appended.wait(logs, timeout_ms / 1000))
+
+    async def _held(self, wait: Callable[[], Awaitable[None]]) -> None:
+        """A held request (a join waiting for members, a long poll) ends early if its
+        client disconnects: otherwise a client gone for good would keep its connection,
+        task and descriptor until the wait ran out, which a fetch's max_wait_ms can make
+        weeks."""
+        peer_gone = False
+
+        async def watch_peer(scope: trio.CancelScope) -> None:
+            nonlocal peer_gone
+            await trio.lowlevel.wait_readable(self._sock)
+            try:
+                peer_gone = not await self._sock.recv(1, socket.MSG_PEEK)
+            except OSError:
+                peer_gone = True
+            if peer_gone:  # bytes pipelined behind the held request end the watch, not the wait
+                scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_peer, nursery.cancel_scope)
+            await wait()
+            nursery.cancel_scope.cancel()
+        if peer_gone:
+            raise ConnectionClosed("")
 
 
 class MemoryGate:
@@ -452,7 +478,7 @@ class Server:
         config = self.broker.config
         idle_s = config.connections_max_idle_ms / 1000
         reader = FrameReader(sock, config.max_request_bytes, self.memory, idle_s, config.busy_poll_us / 1e6)
-        ctx = TrioRequestContext(self, peer_host, peer)
+        ctx = TrioRequestContext(self, sock, peer_host, peer)
         try:
             while True:
                 frame = await reader.next_frame()
@@ -503,6 +529,8 @@ class Server:
         ctx.client_id = client_id
         try:
             result = await handler.handle(ctx, body)
+        except ConnectionClosed:
+            raise
         except Exception as exc:
             log.error("internal error in %s v%d: %r", api.name, api_version, exc)
             log.debug("traceback", exc_info=True)

@@ -22,7 +22,7 @@ from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, p
 from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient, encode_request
 
-API_VERSIONS = 18
+FETCH, CREATE_TOPICS, API_VERSIONS = 1, 19, 18
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -330,3 +330,23 @@ def test_out_of_file_descriptors_backs_off_without_tracebacks_and_recovers(tmp_p
     text = log_path.read_text()
     assert "Traceback" not in text
     assert 1 <= text.count("cannot accept connections") <= 20  # backed off, not spinning
+
+
+def test_a_held_request_ends_when_its_client_disconnects(kafka_shim: BrokerThread) -> None:
+    """A long poll of a client that is gone must not keep its connection for max_wait_ms."""
+    with WireClient(kafka_shim.bootstrap) as admin:
+        topics = [{"name": "held", "num_partitions": 1, "replication_factor": 1}]
+        assert admin.request(CREATE_TOPICS, 5, {"topics": topics}).topics[0].error_code == ErrorCode.NONE
+    connections = kafka_shim.server.connections
+    _wait_until(lambda: connections.open == 0)
+    fetcher = WireClient(kafka_shim.bootstrap)
+    partition = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1024}
+    long_poll = {
+        "max_wait_ms": 600_000,
+        "min_bytes": 1,
+        "topics": [{"topic": "held", "partitions": [partition]}],
+    }
+    fetcher.send_raw(fetcher.frame(FETCH, 11, long_poll))
+    _wait_until(lambda: connections.open == 1)
+    fetcher.close()
+    _wait_until(lambda: connections.open == 0)
