@@ -92,7 +92,6 @@ CASES = [
         + b"\x02"
         + compact_string(b"g")
         + b"\x00"  # include_authorized_operations
-        + b"\x00"  # group tags
         + b"\x02\x05\x01x\x1f\x00",  # body: tags 5 and 31
         described("g"),
         api=(DESCRIBE_GROUPS, 5),
@@ -177,7 +176,7 @@ def test_invalid_utf8_is_decoded_with_replacement_and_answered(kafka_shim: Broke
     "take tags in any order (unknown ones skipped) and answer; protocol/ is outside this change",
 )
 def test_tagged_fields_out_of_order_are_read_and_answered(kafka_shim: BrokerThread) -> None:
-    frame = DG5 + b"\x02" + compact_string(b"g") + b"\x00" + b"\x00" + b"\x02\x09\x00\x05\x00"
+    frame = DG5 + b"\x02" + compact_string(b"g") + b"\x00" + b"\x02\x09\x00\x05\x00"
     with WireClient(kafka_shim.bootstrap) as client:
         client.sock.sendall(struct.pack(">i", len(frame)) + frame)
         response = APIS[DESCRIBE_GROUPS].response.parse(client.receive_frame()[5:], 5)
