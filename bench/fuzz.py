@@ -316,10 +316,12 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     tally = Tally()
     started = time.perf_counter()
     senders = start_senders(broker.address, seed * 1000, frames, connections, tally)
+    rss_trace: list[tuple[int, int]] = []  # (frames sent, RSS): growth per frame, or a plateau?
     while any(s.is_alive() for s in senders):
         time.sleep(1.0)
         if broker.proc.poll() is None:
-            rss_peak = max(rss_peak, rss_bytes(broker.proc.pid))
+            rss_trace.append((sum(tally.outcomes.values()), rss_bytes(broker.proc.pid)))
+            rss_peak = max(rss_peak, rss_trace[-1][1])
         done = sum(tally.outcomes.values())
         print(f"  {done:>9,} frames  {done / (time.perf_counter() - started):>7,.0f}/s", end="\r", flush=True)
     elapsed = time.perf_counter() - started
@@ -345,6 +347,8 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     print(f"  connection-close lines logged   {log_text.count('closing connection')} (rate-limited)")
     mib = " / ".join(f"{value / 2**20:.0f}" for value in (rss_start, rss_peak, rss_end))
     print(f"  RSS start / peak / end          {mib} MiB")
+    quarters = [next((r for n, r in rss_trace if n >= sent * q / 4), rss_end) for q in (1, 2, 3)]
+    print(f"  RSS at 1/4, 1/2, 3/4 of frames  {' / '.join(f'{r / 2**20:.0f}' for r in quarters)} MiB")
     print(f"  open fds start / end            {fds_start} / {fds_end}")
     print(f"  neighbour failed requests       {len(failures)} {failures[:5]}")
     for what, values in sorted(latencies.items()):
