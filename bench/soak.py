@@ -2,8 +2,8 @@
 
     python -m bench.soak --minutes 30 [--connections 200]
 
-A broker (`python -m kafka_shim --memory`, offsets of empty groups kept one minute so
-that expiry happens within the run) is driven by one thread per connection, a quarter
+A broker (on disk, topics retaining 4 MiB each, offsets of empty groups kept one minute
+so that expiry happens within the run) is driven by one thread per connection, a quarter
 producing, a quarter fetching, the rest churning through groups: join, sync, commit,
 heartbeat, leave, then either delete the group or leave it empty to expire. Every 10 s
 it samples the broker's RSS, open file descriptors and the number of groups it lists.
@@ -169,14 +169,22 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=200)
     args = parser.parse_args()
 
-    log_path = Path(tempfile.mkdtemp(prefix="kafka-shim-soak-")) / "broker.log"
-    broker = BrokerProcess(
-        log_path,
-        "--config",
-        "offsets.retention.minutes=1",
-        "--config",
-        "offsets.retention.check.interval.ms=10000",
-    )
+    workdir = Path(tempfile.mkdtemp(prefix="kafka-shim-soak-"))
+    settings = {
+        # Offsets of empty groups expire within the run, so their state must go away.
+        "offsets.retention.minutes": 1,
+        "offsets.retention.check.interval.ms": 10_000,
+        # Topics keep a few MiB each: what is measured is the broker, not the data it holds
+        # (in memory, every produced byte would stay in RSS).
+        "log.segment.bytes": 1 << 20,
+        "log.retention.bytes": 4 << 20,
+        "log.retention.check.interval.ms": 10_000,
+    }
+    broker_args = ["--data-dir", str(workdir / "data"), "--fsync", "never"]
+    for name, value in settings.items():
+        broker_args += ["--config", f"{name}={value}"]
+    log_path = workdir / "broker.log"
+    broker = BrokerProcess(log_path, tuple(broker_args))
     with WireClient(broker.bootstrap) as admin:
         topics = [{"name": name, "num_partitions": 1, "replication_factor": 1} for name in TOPICS]
         admin.request(CREATE_TOPICS, 5, {"topics": topics})
