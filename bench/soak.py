@@ -48,11 +48,12 @@ class Counts:
         self.errors: dict[str, int] = {}
         self.lock = threading.Lock()
 
-    def add(self, what: str, ok: bool) -> None:
+    def add(self, what: str, error_code: int) -> None:
         with self.lock:
             self.requests += 1
-            if not ok:
-                self.errors[what] = self.errors.get(what, 0) + 1
+            if error_code:
+                key = f"{what} error {error_code}"
+                self.errors[key] = self.errors.get(key, 0) + 1
 
 
 def produce(client: WireClient, index: int, counts: Counts, stop: threading.Event) -> None:
@@ -64,7 +65,7 @@ def produce(client: WireClient, index: int, counts: Counts, stop: threading.Even
     }
     while not stop.wait(0.05):
         response = client.request(PRODUCE, 9, body)
-        counts.add("produce", response.responses[0].partition_responses[0].error_code == 0)
+        counts.add("produce", response.responses[0].partition_responses[0].error_code)
 
 
 def fetch(client: WireClient, index: int, counts: Counts, stop: threading.Event) -> None:
@@ -89,7 +90,10 @@ def fetch(client: WireClient, index: int, counts: Counts, stop: threading.Event)
             },
         )
         partition = response.responses[0].partitions[0]
-        counts.add("fetch", partition.error_code == 0)
+        if partition.error_code == ErrorCode.OFFSET_OUT_OF_RANGE:  # retention moved the start past it
+            offset = partition.log_start_offset
+            continue
+        counts.add("fetch", partition.error_code)
         # Read from the start again now and then: old data stays in play, as for a replaying consumer.
         offset = 0 if offset > 100_000 else partition.high_watermark
 
@@ -110,12 +114,12 @@ def churn(client: WireClient, index: int, counts: Counts, stop: threading.Event)
         joined = client.request(JOIN_GROUP, 5, join)
         if joined.error_code == ErrorCode.MEMBER_ID_REQUIRED:
             joined = client.request(JOIN_GROUP, 5, {**join, "member_id": joined.member_id})
-        counts.add("join", joined.error_code == 0)
+        counts.add("join", joined.error_code)
         member = {"group_id": group, "generation_id": joined.generation_id, "member_id": joined.member_id}
         synced = client.request(
             SYNC_GROUP, 3, {**member, "assignments": [{"member_id": joined.member_id, "assignment": b""}]}
         )
-        counts.add("sync", synced.error_code == 0)
+        counts.add("sync", synced.error_code)
         for offset in range(3):
             committed = client.request(
                 OFFSET_COMMIT,
@@ -132,15 +136,15 @@ def churn(client: WireClient, index: int, counts: Counts, stop: threading.Event)
                     ],
                 },
             )
-            counts.add("commit", committed.topics[0].partitions[0].error_code == 0)
-            counts.add("heartbeat", client.request(HEARTBEAT, 4, member).error_code == 0)
+            counts.add("commit", committed.topics[0].partitions[0].error_code)
+            counts.add("heartbeat", client.request(HEARTBEAT, 4, member).error_code)
         left = client.request(
             LEAVE_GROUP, 4, {"group_id": group, "members": [{"member_id": joined.member_id}]}
         )
-        counts.add("leave", left.error_code == 0)
+        counts.add("leave", left.error_code)
         if cycle % 2:  # the other half is left Empty, for offsets retention to expire
             deleted = client.request(DELETE_GROUPS, 1, {"groups_names": [group]})
-            counts.add("delete", deleted.results[0].error_code == 0)
+            counts.add("delete", deleted.results[0].error_code)
 
 
 def run_connection(role: Any, bootstrap: str, index: int, counts: Counts, stop: threading.Event) -> None:
@@ -148,7 +152,7 @@ def run_connection(role: Any, bootstrap: str, index: int, counts: Counts, stop: 
         with WireClient(bootstrap, timeout_s=30) as client:
             role(client, index, counts, stop)
     except Exception as exc:  # counted: a soak reports failures, it does not stop at the first
-        counts.add(f"{role.__name__}: {exc!r}"[:80], False)
+        counts.add(f"{role.__name__}: {exc!r}"[:80], -1)
 
 
 def group_count(bootstrap: str) -> int:
@@ -233,7 +237,8 @@ def main() -> None:
     print(f"  tracebacks in the log             {log_text.count('Traceback')}")
     print(f"  RSS first / last (after 1 min)    {steady[0][1] / 2**20:.1f} / {steady[-1][1] / 2**20:.1f} MiB")
     rss_slope = slope_per_minute([(s[0], s[1] / 2**20) for s in steady])
-    print(f"  RSS slope                         {rss_slope:+.3f} MiB/min")
+    late_slope = slope_per_minute([(s[0], s[1] / 2**20) for s in samples[len(samples) // 2 :]])
+    print(f"  RSS slope                         {rss_slope:+.3f} MiB/min ({late_slope:+.3f} over the second half)")
     print(f"  open fds first / last             {steady[0][2]} / {steady[-1][2]}")
     print(f"  open fds slope                    {slope_per_minute([(s[0], s[2]) for s in steady]):+.3f} /min")
     print(f"  groups listed first / last        {steady[0][3]} / {steady[-1][3]}")
