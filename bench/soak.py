@@ -238,7 +238,7 @@ def main() -> None:
     print(f"  RSS first / last (after 1 min)    {steady[0][1] / 2**20:.1f} / {steady[-1][1] / 2**20:.1f} MiB")
     rss_slope = slope_per_minute([(s[0], s[1] / 2**20) for s in steady])
     late_slope = slope_per_minute([(s[0], s[1] / 2**20) for s in samples[len(samples) // 2 :]])
-    print(f"  RSS slope                         {rss_slope:+.3f} MiB/min ({late_slope:+.3f} over the second half)")
+    print(f"  RSS slope                 {rss_slope:+.3f} MiB/min ({late_slope:+.3f} in the second half)")
     print(f"  open fds first / last             {steady[0][2]} / {steady[-1][2]}")
     print(f"  open fds slope                    {slope_per_minute([(s[0], s[2]) for s in steady]):+.3f} /min")
     print(f"  groups listed first / last        {steady[0][3]} / {steady[-1][3]}")
