@@ -28,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 import uuid
 from collections import Counter
 from multiprocessing.synchronize import Event
@@ -380,9 +381,15 @@ def in_process(runs: int, seed: int) -> int:
     corpus = Path(tempfile.mkdtemp(prefix="kafka-shim-corpus-"))
     for index in range(2000):
         (corpus / f"seed-{index}").write_bytes(generate()[3][4:])
+    generated: list[types.FunctionType] = []
     for api in ADVERTISED_APIS.values():  # derive every codec before instrumenting
         for version in range(api.versions.low, api.versions.high + 1):
-            api.request.codec(version)
+            namespace = api.request.codec(version).parse.__globals__
+            generated += [
+                f
+                for f in namespace.values()
+                if isinstance(f, types.FunctionType) and f.__code__.co_filename.startswith("<codec")
+            ]
 
     def decode(data: bytes) -> None:
         try:
@@ -396,6 +403,8 @@ def in_process(runs: int, seed: int) -> int:
             pass
 
     atheris.instrument_all()
+    for function in generated:  # exec'd code has no file: instrument_all passes it by
+        atheris.instrument_func(function)
     atheris.Setup([sys.argv[0], f"-runs={runs}", f"-seed={seed}", "-max_len=4096", str(corpus)], decode)
     atheris.Fuzz()  # exits the process: 0 when every run raised nothing but ProtocolError
     return 0
