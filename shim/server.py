@@ -18,13 +18,14 @@ import errno
 import logging
 import math
 import os
+import select
 import signal
 import socket
 import struct
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Callable, Collection
 from typing import Any, NoReturn, TypeVar
 
 import trio
@@ -119,10 +120,9 @@ class AppendWaiters:
 
 
 class TrioRequestContext(RequestContext):
-    def __init__(self, server: Server, sock: trio.socket.SocketType, client_host: str, peer: str) -> None:
+    def __init__(self, server: Server, client_host: str, peer: str) -> None:
         self.broker = server.broker
         self._server = server
-        self._sock = sock
         self.client_host = client_host
         self.peer = peer
         self.api_version = 0
@@ -140,36 +140,11 @@ class TrioRequestContext(RequestContext):
 
         start(respond)
         self._server.wake_timers_if_sooner()
-        if not done.is_set():
-            await self._held(done.wait)
+        await done.wait()
         return box[0]
 
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
-        await self._held(lambda: self._server.appended.wait(logs, timeout_ms / 1000))
-
-    async def _held(self, wait: Callable[[], Awaitable[None]]) -> None:
-        """A held request (a join waiting for members, a long poll) ends early if its
-        client disconnects: otherwise a client gone for good would keep its connection,
-        task and descriptor until the wait ran out, which a fetch's max_wait_ms can make
-        weeks."""
-        peer_gone = False
-
-        async def watch_peer(scope: trio.CancelScope) -> None:
-            nonlocal peer_gone
-            await trio.lowlevel.wait_readable(self._sock)
-            try:
-                peer_gone = not await self._sock.recv(1, socket.MSG_PEEK)
-            except OSError:
-                peer_gone = True
-            if peer_gone:  # bytes pipelined behind the held request end the watch, not the wait
-                scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_peer, nursery.cancel_scope)
-            await wait()
-            nursery.cancel_scope.cancel()
-        if peer_gone:
-            raise ConnectionClosed("")
+        await self._server.appended.wait(logs, timeout_ms / 1000)
 
 
 class MemoryGate:
@@ -208,8 +183,8 @@ class FrameReader:
     been handled, so an announced length costs nothing by itself. Works on the
     raw file descriptor rather than a SocketStream: on this request/response
     ping-pong the stream layer's bookkeeping was a measurable share of each
-    round trip. A connection silent for `idle_s` (connections.max.idle.ms) is
-    closed.
+    round trip. `last_activity` and `waiting_on` are for the server's reaper, which
+    closes connections idle for connections.max.idle.ms.
 
     A peer that answered within `busy_poll_s` last time is polled, still yielding
     to every other task, for up to that long before the task parks in epoll: a CPU
@@ -224,24 +199,26 @@ class FrameReader:
         sock: trio.socket.SocketType,
         max_frame: int,
         memory: MemoryGate,
-        idle_s: float,
         busy_poll_s: float = 0.0,
     ) -> None:
         self._sock = sock
-        self._fd = sock.fileno()
+        self.fileno = sock.fileno()
         self._max_frame = max_frame
         self._memory = memory
-        self._idle_s = idle_s
-        self._last_activity = trio.current_time()
+        self.last_activity = trio.current_time()
+        # What the connection waits for: "a request", "request memory", "its responses to be
+        # read", or "" while a request is being handled.
+        self.waiting_on = "a request"
         self._buffer = bytearray()
         self._held = 0  # reserved in `memory`: the buffer, a frame being gathered, the last frame
         self._handed_out = 0  # the last frame's share of it, held until the frame is handled
         self._busy_poll_s = busy_poll_s
         self._peer_is_quick = False
 
-    def mark_active(self) -> None:
-        """A response went out: idleness counts from now."""
-        self._last_activity = trio.current_time()
+    def mark_active(self, waiting_on: str = "a request") -> None:
+        """Bytes moved: idleness counts from now."""
+        self.last_activity = trio.current_time()
+        self.waiting_on = waiting_on
 
     def frame_handled(self) -> None:
         self._memory.release(self._handed_out)
@@ -253,27 +230,18 @@ class FrameReader:
         self._held = self._handed_out = 0
         self._buffer = bytearray()
 
-    async def _wait_readable(self) -> None:
-        with trio.move_on_at(self._last_activity + self._idle_s):
-            await trio.lowlevel.wait_readable(self._sock)
-            return
-        raise ConnectionClosed(
-            f"idle for more than {self._idle_s * 1000:.0f} ms (connections.max.idle.ms)", logging.INFO
-        )
-
     async def _wait_for_memory(self, wanted: int, small: bool) -> int:
         """No request memory left: stop reading this connection until some is released.
-        A peer that closes is still noticed (peeking costs no memory: 0 is returned), and
-        one whose bytes wait longer than idle_s is closed, since nothing moves: frames
-        that never finish cannot hold the memory of the others forever."""
-        with trio.move_on_at(self._last_activity + self._idle_s):
+        A peer that closes is still noticed (peeking costs no memory: 0 is returned); one
+        whose bytes wait is closed by the reaper when connections.max.idle.ms passes, since
+        nothing moves: frames that never finish cannot hold the others' memory forever."""
+        self.waiting_on = "request memory"
+        try:
             if not await self._sock.recv(1, socket.MSG_PEEK):
                 return 0
             return await self._memory.reserve(wanted, small)
-        raise ConnectionClosed(
-            f"no request memory for {self._idle_s * 1000:.0f} ms "
-            "(queued.max.request.bytes taken, connections.max.idle.ms passed)"
-        )
+        finally:
+            self.waiting_on = "a request"
 
     async def _receive(self, wanted: int, small: bool) -> bytes:
         """Up to `wanted` bytes, reserved in request memory before they are read;
@@ -286,7 +254,7 @@ class FrameReader:
             if not granted:
                 return b""
             try:
-                chunk = os.read(self._fd, granted)
+                chunk = os.read(self.fileno, granted)
             except BlockingIOError:
                 self._memory.release(granted)
                 if parked_at is None:
@@ -295,7 +263,7 @@ class FrameReader:
                         waited = True
                         continue
                     parked_at = time.perf_counter()
-                await self._wait_readable()
+                await trio.lowlevel.wait_readable(self._sock)
                 waited = True
                 continue
             except BaseException:
@@ -303,7 +271,7 @@ class FrameReader:
                 raise
             self._memory.release(granted - len(chunk))
             self._held += len(chunk)
-            self._last_activity = trio.current_time()
+            self.last_activity = trio.current_time()
             if parked_at is not None:
                 self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
             if not waited:
@@ -358,23 +326,30 @@ class FrameReader:
         return b"".join(parts)
 
 
-async def send_all(sock: trio.socket.SocketType, data: bytes, idle_s: float) -> None:
+async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReader) -> None:
     """A client that stops reading its responses is not read from either (the
-    connection handles one request at a time); after `idle_s` it is closed."""
+    connection handles one request at a time); the reaper closes it once nothing has
+    moved for connections.max.idle.ms."""
     view = memoryview(data)
     fd = sock.fileno()
     while view:
         try:
             sent = os.write(fd, view)
         except BlockingIOError:
-            with trio.move_on_after(idle_s) as waiting:
-                await trio.lowlevel.wait_writable(sock)
-            if waiting.cancelled_caught:
-                raise ConnectionClosed(
-                    f"responses unread for {idle_s * 1000:.0f} ms (connections.max.idle.ms)"
-                ) from None
+            reader.mark_active("its responses to be read")
+            await trio.lowlevel.wait_writable(sock)
             continue
         view = view[sent:]
+
+
+class Reaped:
+    """A connection's cancel scope for the reaper, and why it was closed (empty for a
+    client that disconnected while its request was held)."""
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.reason = ""
+        self.level = logging.INFO
 
 
 class Server:
@@ -392,6 +367,7 @@ class Server:
             parse_per_ip_overrides(config.max_connections_per_ip_overrides),
         )
         self._connection_ended = Wakeup()
+        self._open: dict[FrameReader, Reaped] = {}
         self._log_budget = LogBudget()
 
     async def bind(self) -> list[trio.SocketListener]:
@@ -407,6 +383,7 @@ class Server:
         sockname = listeners[0].socket.getsockname()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_timers)
+            nursery.start_soon(self._reap_connections)
             for listener in listeners:
                 nursery.start_soon(self._accept_connections, listener, nursery)
             task_status.started((sockname[0], sockname[1]))
@@ -476,24 +453,29 @@ class Server:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         config = self.broker.config
-        idle_s = config.connections_max_idle_ms / 1000
-        reader = FrameReader(sock, config.max_request_bytes, self.memory, idle_s, config.busy_poll_us / 1e6)
-        ctx = TrioRequestContext(self, sock, peer_host, peer)
+        reader = FrameReader(sock, config.max_request_bytes, self.memory, config.busy_poll_us / 1e6)
+        ctx = TrioRequestContext(self, peer_host, peer)
+        reaped = self._open[reader] = Reaped()
         try:
-            while True:
-                frame = await reader.next_frame()
-                response = await self._handle_frame(ctx, frame)
-                reader.frame_handled()
-                self.wake_timers_if_sooner()
-                if response is not None:
-                    await send_all(sock, response, idle_s)
+            with reaped.scope:
+                while True:
+                    frame = await reader.next_frame()
+                    reader.waiting_on = ""
+                    response = await self._handle_frame(ctx, frame)
+                    reader.frame_handled()
+                    self.wake_timers_if_sooner()
+                    if response is not None:
+                        await send_all(sock, response, reader)
                     reader.mark_active()
+            if reaped.reason:
+                self._log_connection(reaped.level, "closing connection from %s: %s", peer, reaped.reason)
         except ConnectionClosed as exc:
             if str(exc):
                 self._log_connection(exc.level, "closing connection from %s: %s", peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
+            del self._open[reader]
             reader.close()
             was_full = self.connections.at_capacity()
             self.connections.release(peer_host)
@@ -502,6 +484,34 @@ class Server:
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
+
+    async def _reap_connections(self) -> None:
+        """Kafka's idle expiry, for every connection at once, so that a request costs no
+        timer of its own: close connections on which nothing has moved for
+        connections.max.idle.ms, and end the held requests (a join waiting for members,
+        a long poll) of clients that have disconnected, which would otherwise keep their
+        socket until the wait ran out (a fetch's max_wait_ms can make that weeks)."""
+        idle_s = self.broker.config.connections_max_idle_ms / 1000
+        while True:
+            await trio.sleep(min(1.0, idle_s / 4))
+            now = trio.current_time()
+            busy: dict[int, Reaped] = {}
+            for reader, reaped in self._open.items():
+                if not reader.waiting_on:
+                    busy[reader.fileno] = reaped
+                elif now - reader.last_activity > idle_s:
+                    reaped.reason = (
+                        f"waited {idle_s * 1000:.0f} ms for {reader.waiting_on} (connections.max.idle.ms)"
+                    )
+                    # An idle client is ordinary; one stuck on memory or unread responses is not.
+                    reaped.level = logging.INFO if reader.waiting_on == "a request" else logging.WARNING
+                    reaped.scope.cancel()
+            if busy:
+                hangups = select.poll()
+                for fd in busy:
+                    hangups.register(fd, select.POLLRDHUP)
+                for fd, _ in hangups.poll(0):
+                    busy[fd].scope.cancel()
 
     async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
         try:
