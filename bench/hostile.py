@@ -72,7 +72,15 @@ def report(name: str, what: str, rss_before: int, rss_during: int, waits: list[f
 def measure(broker: RunningBroker, attackers: int, idle: int) -> None:
     assert broker.process is not None
     pid = broker.process.pid
-    fresh_client_waits(broker.bootstrap, 3)  # load the request path first
+    deadline = time.monotonic() + 10
+    while True:  # a target may report itself started a moment before it accepts
+        try:
+            fresh_client_waits(broker.bootstrap, 3)  # also loads the request path
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
     before = rss_bytes(pid)
     attack = struct.pack(">i", FRAME_ANNOUNCED) + b"\0" * SENT_OF_EACH
     held = open_connections(broker.bootstrap, attackers, attack, answered=False)
