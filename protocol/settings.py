@@ -175,6 +175,20 @@ _DECLARED = [
             "default_replication_factor", minimum=1),
     _broker("compression.type", STRING, "producer", "default of the topic config compression.type",
             "compression_type", choices=_COMPRESSION),
+    # --- hostile clients: memory for requests not yet handled, connections
+    _broker("queued.max.request.bytes", INT, str(200 * 1024 * 1024), "bytes buffered for requests not yet "
+            "handled, across all connections (<= 0: no limit); a connection over it stops being read",
+            "queued_max_request_bytes", kafka_default="-1",
+            why="twice socket.request.max.bytes, so a maximal request always fits while clients that "
+            "announce large frames and never finish them cost at most this much memory"),
+    _broker("max.connections", INT, str(INT_MAX), "connections accepted at once; more wait in the backlog",
+            "max_connections", minimum=0),
+    _broker("max.connections.per.ip", INT, str(INT_MAX), "connections from one address; more are closed "
+            "at once", "max_connections_per_ip", minimum=0),
+    _broker("max.connections.per.ip.overrides", STRING, "", "host:count,... exceptions to "
+            "max.connections.per.ip", "max_connections_per_ip_overrides"),
+    _broker("connections.max.idle.ms", LONG, "600000", "a connection idle this long is closed",
+            "connections_max_idle_ms", minimum=1),
     # --- groups and committed offsets
     _broker("group.initial.rebalance.delay.ms", INT, "0", "how long a group forming from Empty waits for "
             "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.settings import BROKER_SETTINGS, Setting, broker_default, list_items
+from kafka_shim.shim.limits import parse_per_ip_overrides
 from kafka_shim.shim.listeners import (
     Endpoint,
     Listener,
@@ -109,6 +110,11 @@ class BrokerConfig:
     )
     transaction_state_log_num_partitions: int = _kafka("transaction.state.log.num.partitions")
     transaction_version: int = _kafka("transaction.version")
+    queued_max_request_bytes: int = _kafka("queued.max.request.bytes")  # <= 0: no limit, as in Kafka
+    max_connections: int = _kafka("max.connections")
+    max_connections_per_ip: int = _kafka("max.connections.per.ip")
+    max_connections_per_ip_overrides: str = _kafka("max.connections.per.ip.overrides")
+    connections_max_idle_ms: int = _kafka("connections.max.idle.ms")
     # Kafka names set explicitly (--config, --config-file, flags): DescribeConfigs' sources.
     explicit: frozenset[str] = frozenset()
     # listener.name.<listener>.<setting>: listener name (upper case) -> attribute -> value.
@@ -228,6 +234,12 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
         from kafka_shim.shim.security.listener_security import check_listeners
 
         check_listeners(result, listeners)
+    if 0 < result.queued_max_request_bytes < result.max_request_bytes:
+        raise ConfigError("queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
+    try:
+        parse_per_ip_overrides(result.max_connections_per_ip_overrides)
+    except ValueError as exc:
+        raise ConfigError(f"max.connections.per.ip.overrides: {exc}") from exc
     return result
 
 

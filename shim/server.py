@@ -2,24 +2,32 @@
 
 One task per connection. Like Kafka, a connection has at most one request in
 flight (Kafka mutes the channel until the response is sent), which keeps
-responses in request order without any reordering buffer. Frames are bounded
-by `max_request_bytes` before anything is allocated for them; a frame that
-cannot be understood closes only its own connection, with one log line.
+responses in request order without any reordering buffer, and bounds what a
+client that never reads its responses can queue: nothing is read from it
+meanwhile. A frame's memory follows the bytes received, within the broker-wide
+`queued.max.request.bytes`; its announced length is only checked against
+`socket.request.max.bytes`. Connection limits, the idle timeout and accept
+back-off are Kafka's; the bookkeeping lives in `shim.limits`. A frame that
+cannot be understood closes only its own connection, with one log line, and
+lines about connections are rate-limited.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
 import os
+import select
 import signal
+import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import outcome
 import trio
@@ -34,6 +42,7 @@ from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import handler_for
 from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -52,6 +61,15 @@ _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
 # A client that starts TLS and stalls is dropped after this long.
 _TLS_HANDSHAKE_TIMEOUT_S = 10.0
+# Inside a frame larger than a read, ask for up to this much at once.
+_LARGE_READ = 1 << 20
+# Request memory beyond queued.max.request.bytes that only readers between frames or inside
+# a frame of at most _READ_CHUNK may use: clients that fill the pool with large frames they
+# never finish cannot lock out the small requests (ApiVersions, heartbeats) of everyone else.
+_SMALL_FRAME_HEADROOM = 8 << 20
+# accept() failing for want of file descriptors or memory: back off, doubling up to the max.
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_ACCEPT_BACKOFF_S = (0.01, 1.0)
 
 
 def _one_line(value: object) -> str:
@@ -61,6 +79,10 @@ def _one_line(value: object) -> str:
 
 class ConnectionClosed(Exception):
     """The peer went away, or sent something we close the connection for."""
+
+    def __init__(self, reason: str, level: int = logging.WARNING) -> None:
+        super().__init__(reason)
+        self.level = level
 
 
 class Wakeup:
@@ -139,12 +161,44 @@ class TrioRequestContext(RequestContext):
         return self.listener.advertised
 
 
-class FrameReader:
-    """Length-prefixed frames from a socket, bounded before allocation.
+class MemoryGate:
+    """`RequestMemory` for Trio tasks: a reader that is granted nothing stops
+    reading its socket until another connection's request is handled."""
 
-    Works on the raw Trio socket rather than a SocketStream: on this request/
-    response ping-pong the stream layer's bookkeeping was a measurable share
-    of each round trip.
+    def __init__(self, capacity: int) -> None:
+        self.pool = RequestMemory(capacity if capacity > 0 else sys.maxsize, _SMALL_FRAME_HEADROOM)
+        self._released = Wakeup()
+        self._waiting = 0
+
+    async def reserve(self, wanted: int, small: bool) -> int:
+        while True:
+            granted = self.pool.reserve(wanted, small)
+            if granted:
+                return granted
+            self._waiting += 1
+            try:
+                await self._released.wait(math.inf)
+            finally:
+                self._waiting -= 1
+
+    def release(self, size: int) -> None:
+        if size:
+            self.pool.release(size)
+            if self._waiting:
+                self._released.fire()
+
+
+class FrameReader:
+    """Length-prefixed frames from a socket; memory follows the bytes received.
+
+    A frame's length is checked against `max_frame` as soon as its prefix
+    arrives, and its buffer grows only as its bytes do: every read is reserved
+    in the broker-wide `MemoryGate` first and stays reserved until the frame has
+    been handled, so an announced length costs nothing by itself. Works on the
+    raw file descriptor rather than a SocketStream: on this request/response
+    ping-pong the stream layer's bookkeeping was a measurable share of each
+    round trip. `last_activity` and `waiting_on` are for the server's reaper, which
+    closes connections idle for connections.max.idle.ms.
 
     A peer that answered within `busy_poll_s` last time is polled, still yielding
     to every other task, for up to that long before the task parks in epoll: a CPU
@@ -154,40 +208,95 @@ class FrameReader:
     longer (heartbeats, long polls, idle connections) are never polled.
     """
 
-    def __init__(self, sock: trio.socket.SocketType, max_frame: int, busy_poll_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        sock: trio.socket.SocketType,
+        max_frame: int,
+        memory: MemoryGate,
+        busy_poll_s: float = 0.0,
+    ) -> None:
         self._sock = sock
-        self._fd = sock.fileno()
+        self.fileno = sock.fileno()
         self._max_frame = max_frame
+        self._memory = memory
+        self.last_activity = trio.current_time()
+        # What the connection waits for: "a request", "request memory", "its responses to be
+        # read", or "" while a request is being handled.
+        self.waiting_on = "a request"
         self._buffer = bytearray()
+        self._held = 0  # reserved in `memory`: the buffer, a frame being gathered, the last frame
+        self._handed_out = 0  # the last frame's share of it, held until the frame is handled
         self._busy_poll_s = busy_poll_s
         self._peer_is_quick = False
 
-    async def _receive(self) -> bytes:
-        if self._peer_is_quick:
-            deadline = time.perf_counter() + self._busy_poll_s
-            waited = False
-            while True:
-                try:
-                    chunk = os.read(self._fd, _READ_CHUNK)
-                except BlockingIOError:
-                    if time.perf_counter() >= deadline:
-                        break
-                    await trio.lowlevel.checkpoint()
-                    waited = True
-                    continue
-                if not waited:
-                    # Found waiting: still let the others run first, or a peer pipelining
-                    # requests that need no answer (acks=0) would hold the loop.
-                    await trio.lowlevel.checkpoint()
-                return chunk
-        parked = time.perf_counter()
-        chunk = await self._sock.recv(_READ_CHUNK)
-        self._peer_is_quick = time.perf_counter() - parked < self._busy_poll_s
-        return chunk
+    def mark_active(self, waiting_on: str = "a request") -> None:
+        """Bytes moved: idleness counts from now."""
+        self.last_activity = trio.current_time()
+        self.waiting_on = waiting_on
+
+    def frame_handled(self) -> None:
+        self._memory.release(self._handed_out)
+        self._held -= self._handed_out
+        self._handed_out = 0
+
+    def close(self) -> None:
+        self._memory.release(self._held)
+        self._held = self._handed_out = 0
+        self._buffer = bytearray()
+
+    async def _wait_for_memory(self, wanted: int, small: bool) -> int:
+        """No request memory left: stop reading this connection until some is released.
+        A peer that closes is still noticed (peeking costs no memory: 0 is returned); one
+        whose bytes wait is closed by the reaper when connections.max.idle.ms passes, since
+        nothing moves: frames that never finish cannot hold the others' memory forever."""
+        self.waiting_on = "request memory"
+        try:
+            if not await self._sock.recv(1, socket.MSG_PEEK):
+                return 0
+            return await self._memory.reserve(wanted, small)
+        finally:
+            self.waiting_on = "a request"
+
+    async def _receive(self, wanted: int, small: bool) -> bytes:
+        """Up to `wanted` bytes, reserved in request memory before they are read;
+        b"" when the peer closed."""
+        polling_until = time.perf_counter() + self._busy_poll_s if self._peer_is_quick else 0.0
+        parked_at = None if self._peer_is_quick else time.perf_counter()
+        waited = False
+        while True:
+            granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
+            if not granted:
+                return b""
+            try:
+                chunk = os.read(self.fileno, granted)
+            except BlockingIOError:
+                self._memory.release(granted)
+                if parked_at is None:
+                    if time.perf_counter() < polling_until:
+                        await trio.lowlevel.checkpoint()
+                        waited = True
+                        continue
+                    parked_at = time.perf_counter()
+                await trio.lowlevel.wait_readable(self._sock)
+                waited = True
+                continue
+            except BaseException:
+                self._memory.release(granted)
+                raise
+            self._memory.release(granted - len(chunk))
+            self._held += len(chunk)
+            self.last_activity = trio.current_time()
+            if parked_at is not None:
+                self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
+            if not waited:
+                # Found waiting: still let the others run first, or a peer pipelining
+                # requests that need no answer (acks=0) would hold the loop.
+                await trio.lowlevel.checkpoint()
+            return chunk
 
     async def _fill(self, size: int) -> None:
         while len(self._buffer) < size:
-            chunk = await self._receive()
+            chunk = await self._receive(_READ_CHUNK, small=True)
             if not chunk:
                 self._closed_by_peer(len(self._buffer))
             self._buffer += chunk
@@ -199,63 +308,81 @@ class FrameReader:
         raise ConnectionClosed("")
 
     async def next_frame(self) -> bytes:
+        self.frame_handled()
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
             # 0x16 0x03: a TLS handshake record (ClientHello) where a length was expected.
             hint = " (a TLS client on a plaintext listener?)" if size >> 16 == 0x1603 else ""
             raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}{hint}")
-        del self._buffer[:4]
-        if len(self._buffer) < size and size > _READ_CHUNK:
-            return await self._read_large(size)
-        await self._fill(size)
-        frame = bytes(self._buffer[:size])
-        del self._buffer[:size]
+        end = 4 + size
+        if end > len(self._buffer) and end > _READ_CHUNK:
+            frame = await self._gather(size)
+        else:
+            await self._fill(end)
+            with memoryview(self._buffer) as view:
+                frame = bytes(view[4:end])
+            del self._buffer[:end]
+        self._handed_out = end
         return frame
 
-    async def _read_large(self, size: int) -> bytes:
-        """A frame bigger than a read goes straight into its own buffer, instead of
-        growing, copying and shifting the shared one piece by piece."""
-        frame = bytearray(size)
-        have = len(self._buffer)
-        frame[:have] = self._buffer
-        self._buffer.clear()
-        view = memoryview(frame)
+    async def _gather(self, size: int) -> bytes:
+        """A frame larger than a read: its chunks as they arrive, joined once (the one
+        copy a contiguous frame costs anyway), never a buffer of the announced size."""
+        with memoryview(self._buffer) as view:
+            parts = [bytes(view[4:])]
+        self._buffer = bytearray()
+        have = len(parts[0])
         while have < size:
-            received = await self._sock.recv_into(view[have:])
-            if not received:
+            chunk = await self._receive(min(size - have, _LARGE_READ), small=False)
+            if not chunk:
                 self._closed_by_peer(have + 4)
-            have += received
-        return bytes(frame)
+            parts.append(chunk)
+            have += len(chunk)
+        return b"".join(parts)
 
 
-class TlsConnection:
-    """A TLS stream with the few socket methods FrameReader and send_all use: the framing
-    is the same over TLS (its busy-poll, which reads the raw socket, is off)."""
+class TlsFrameReader(FrameReader):
+    """The same framing and request memory over TLS: bytes come decrypted from the SSLStream.
+    No busy polling (the raw socket's readiness says nothing about whole TLS records); the raw
+    socket still serves the reaper's hang-up check and the wait for request memory."""
 
-    def __init__(self, stream: trio.SSLStream[trio.SocketStream]) -> None:
-        self._stream = stream
+    def __init__(self, stream: trio.SSLStream[trio.SocketStream], max_frame: int, memory: MemoryGate) -> None:
+        super().__init__(stream.transport_stream.socket, max_frame, memory)
+        self.stream = stream
 
-    def fileno(self) -> int:
-        return self._stream.transport_stream.socket.fileno()
+    async def _receive(self, wanted: int, small: bool) -> bytes:
+        granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
+        if not granted:
+            return b""
+        try:
+            chunk = bytes(await self.stream.receive_some(granted))
+        except BaseException:
+            self._memory.release(granted)
+            raise
+        self._memory.release(granted - len(chunk))
+        self._held += len(chunk)
+        self.last_activity = trio.current_time()
+        return chunk
 
-    async def recv(self, size: int) -> bytes:
-        return bytes(await self._stream.receive_some(size))
 
-    async def recv_into(self, view: memoryview) -> int:
-        data = await self._stream.receive_some(len(view))
-        view[: len(data)] = data
-        return len(data)
-
-    async def send(self, view: memoryview) -> int:
-        await self._stream.send_all(view)
-        return len(view)
-
-
-async def send_all(sock: trio.socket.SocketType, data: bytes) -> None:
+async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReader) -> None:
+    """A client that stops reading its responses is not read from either (the
+    connection handles one request at a time); the reaper closes it once nothing has
+    moved for connections.max.idle.ms."""
+    if isinstance(reader, TlsFrameReader):
+        reader.mark_active("its responses to be read")
+        await reader.stream.send_all(data)
+        return
     view = memoryview(data)
+    fd = sock.fileno()
     while view:
-        sent = await sock.send(view)
+        try:
+            sent = os.write(fd, view)
+        except BlockingIOError:
+            reader.mark_active("its responses to be read")
+            await trio.lowlevel.wait_writable(sock)
+            continue
         view = view[sent:]
 
 
@@ -274,6 +401,16 @@ class BoundListener:
         return f"{host}:{port} ({self.name}, advertised as {public_host}:{public_port})"
 
 
+class Reaped:
+    """A connection's cancel scope for the reaper, and why it was closed (empty for a
+    client that disconnected while its request was held)."""
+
+    def __init__(self) -> None:
+        self.scope = trio.CancelScope()
+        self.reason = ""
+        self.level = logging.INFO
+
+
 class Server:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
@@ -281,6 +418,16 @@ class Server:
         self._timer_sleeps_until = math.inf
         self.appended = AppendWaiters()
         broker.on_append = self.appended.notify
+        config = broker.config
+        self.memory = MemoryGate(config.queued_max_request_bytes)
+        self.connections = ConnectionLimits(
+            config.max_connections,
+            config.max_connections_per_ip,
+            parse_per_ip_overrides(config.max_connections_per_ip_overrides),
+        )
+        self._connection_ended = Wakeup()
+        self._open: dict[FrameReader, Reaped] = {}
+        self._log_budget = LogBudget()
 
     async def bind(self) -> list[BoundListener]:
         """Bind every listener outside any nursery, so a busy port is a plain OSError
@@ -316,9 +463,10 @@ class Server:
     ) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._run_timers)
+            nursery.start_soon(self._reap_connections)
             for listener in listeners:
-                handler = partial(self._serve_connection, listener)
-                await nursery.start(trio.serve_listeners, handler, listener.sockets)
+                for socket_listener in listener.sockets:
+                    nursery.start_soon(self._accept_connections, listener, socket_listener, nursery)
             task_status.started(listeners)
 
     def wake_timers_if_sooner(self) -> None:
@@ -338,44 +486,101 @@ class Server:
                 await self.timers_changed.wait(timeout)
             broker.tick(broker.clock())
 
-    async def _serve_connection(self, listener: BoundListener, stream: trio.SocketStream) -> None:
-        try:
-            peer_host, peer_port = stream.socket.getpeername()[:2]
-        except OSError:
+    def _log_connection(self, level: int, message: str, *args: object) -> None:
+        """One line per refused or closed connection, within the log budget."""
+        held_back = self._log_budget.allow(time.monotonic())
+        if held_back is None:
             return
+        if held_back:
+            message += " (%d more such lines held back)"
+            args = (*args, held_back)
+        log.log(level, message, *args)
+
+    async def _accept_connections(
+        self, listener: BoundListener, socket_listener: trio.SocketListener, nursery: trio.Nursery
+    ) -> None:
+        backoff_s = _ACCEPT_BACKOFF_S[0]
+        while True:
+            while self.connections.at_capacity():  # max.connections: the backlog waits, as in Kafka
+                await self._connection_ended.wait(math.inf)
+            try:
+                stream = await socket_listener.accept()
+            except OSError as exc:
+                if exc.errno not in _OUT_OF_RESOURCES:
+                    raise
+                self._log_connection(
+                    logging.WARNING,
+                    "cannot accept connections: %s; retrying in %.2f s",
+                    os.strerror(exc.errno or 0),
+                    backoff_s,
+                )
+                await trio.sleep(backoff_s)
+                backoff_s = min(backoff_s * 2, _ACCEPT_BACKOFF_S[1])
+                continue
+            backoff_s = _ACCEPT_BACKOFF_S[0]
+            try:
+                host, port = stream.socket.getpeername()[:2]
+            except OSError:  # gone already
+                await stream.aclose()
+                continue
+            refusal = self.connections.admit(host)
+            if refusal is not None:
+                self._log_connection(
+                    logging.WARNING, "refusing connection from %s:%d: %s", host, port, refusal
+                )
+                await stream.aclose()
+                continue
+            nursery.start_soon(self._serve_connection, listener, stream, host, port)
+
+    async def _serve_connection(
+        self, listener: BoundListener, stream: trio.SocketStream, peer_host: str, peer_port: int
+    ) -> None:
         peer = f"{peer_host}:{peer_port}"
         sock = stream.socket
         config = self.broker.config
         ctx = TrioRequestContext(self, peer_host, peer, listener)
         security = listener.security
-        busy_poll_s = config.busy_poll_us / 1e6
+        reader: FrameReader | None = None
         try:
-            if security is not None:
-                tls = await self._secure(stream, security, ctx)
-                if tls is not None:
-                    sock, busy_poll_s = cast(trio.socket.SocketType, TlsConnection(tls)), 0.0
-            reader = FrameReader(sock, config.max_request_bytes, busy_poll_s)
-            while True:
-                frame = await reader.next_frame()
-                if ctx.sasl is not None and not ctx.sasl.authenticated:
-                    response = self._before_authentication(ctx, security, frame)
+            tls = await self._secure(stream, security, ctx) if security is not None else None
+            if tls is not None:
+                reader = TlsFrameReader(tls, config.max_request_bytes, self.memory)
+            else:
+                reader = FrameReader(sock, config.max_request_bytes, self.memory, config.busy_poll_us / 1e6)
+            reaped = self._open[reader] = Reaped()
+            with reaped.scope:
+                while True:
+                    frame = await reader.next_frame()
+                    reader.waiting_on = ""
+                    response = None
+                    if ctx.sasl is not None and not ctx.sasl.authenticated:
+                        response = self._before_authentication(ctx, security, frame)
+                    if response is None:
+                        response = await self._handle_frame(ctx, frame)
+                        self.wake_timers_if_sooner()
+                        await self._delay_failed_login(ctx)
+                    reader.frame_handled()
                     if response is not None:
-                        await send_all(sock, response)
-                        continue
-                response = await self._handle_frame(ctx, frame)
-                self.wake_timers_if_sooner()
-                await self._delay_failed_login(ctx)
-                if response is not None:
-                    await send_all(sock, response)
-                if ctx.close_reason is not None:
-                    raise ConnectionClosed(ctx.close_reason)
+                        await send_all(sock, response, reader)
+                    reader.mark_active()
+                    if ctx.close_reason is not None:
+                        raise ConnectionClosed(ctx.close_reason)
+            if reaped.reason:
+                self._log_connection(reaped.level, "closing connection from %s: %s", peer, reaped.reason)
         except ConnectionClosed as exc:
             await self._delay_failed_login(ctx)
             if str(exc):
-                log.warning("closing connection from %s: %s", peer, exc)
+                self._log_connection(exc.level, "closing connection from %s: %s", peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
+            if reader is not None:
+                del self._open[reader]
+                reader.close()
+            was_full = self.connections.at_capacity()
+            self.connections.release(peer_host)
+            if was_full:
+                self._connection_ended.fire()
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
@@ -441,6 +646,34 @@ class Server:
             ctx.principal = session.principal
         return _LENGTH.pack(len(answer)) + answer
 
+    async def _reap_connections(self) -> None:
+        """Kafka's idle expiry, for every connection at once, so that a request costs no
+        timer of its own: close connections on which nothing has moved for
+        connections.max.idle.ms, and end the held requests (a join waiting for members,
+        a long poll) of clients that have disconnected, which would otherwise keep their
+        socket until the wait ran out (a fetch's max_wait_ms can make that weeks)."""
+        idle_s = self.broker.config.connections_max_idle_ms / 1000
+        while True:
+            await trio.sleep(min(1.0, idle_s / 4))
+            now = trio.current_time()
+            busy: dict[int, Reaped] = {}
+            for reader, reaped in self._open.items():
+                if not reader.waiting_on:
+                    busy[reader.fileno] = reaped
+                elif now - reader.last_activity > idle_s:
+                    reaped.reason = (
+                        f"waited {idle_s * 1000:.0f} ms for {reader.waiting_on} (connections.max.idle.ms)"
+                    )
+                    # An idle client is ordinary; one stuck on memory or unread responses is not.
+                    reaped.level = logging.INFO if reader.waiting_on == "a request" else logging.WARNING
+                    reaped.scope.cancel()
+            if busy:
+                hangups = select.poll()
+                for fd in busy:
+                    hangups.register(fd, select.POLLRDHUP)
+                for fd, _ in hangups.poll(0):
+                    busy[fd].scope.cancel()
+
     async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
         try:
             api_key, api_version, correlation_id = peek_api(frame)
@@ -472,6 +705,8 @@ class Server:
         ctx.client_id = client_id
         try:
             result = await handler.handle(ctx, body)
+        except ConnectionClosed:
+            raise
         except ProtocolError as exc:
             # A request Kafka cannot even parse (CreateAcls with resource type 0...): it closes.
             raise ConnectionClosed(f"invalid {api.name} v{api_version} request: {exc}") from exc
@@ -529,6 +764,7 @@ class BrokerThread:
 
     def __init__(self, config: BrokerConfig) -> None:
         self.broker = Broker(config)
+        self.server = Server(self.broker)
         self._started = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._cancel: trio.CancelScope | None = None
@@ -551,7 +787,7 @@ class BrokerThread:
     def _run(self) -> None:
         async def main() -> None:
             self._token = trio.lowlevel.current_trio_token()
-            server = Server(self.broker)
+            server = self.server
             self.listeners = listeners = await server.bind()
             with trio.CancelScope() as scope:
                 self._cancel = scope

@@ -4,7 +4,7 @@ Requests are generated from the declarations for every advertised API and
 version: structurally valid ones (which must be answered or held without any
 handler error), then truncated and bit-flipped copies (which must be answered
 or cleanly closed). After every example a bystander connection must still get
-its ApiVersions answer.
+its ApiVersions answer. The last tests are a fast slice of `python -m bench.fuzz`.
 """
 
 from __future__ import annotations
@@ -13,12 +13,18 @@ import contextlib
 import logging
 import socket
 import struct
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.fuzz import Tally, send_frames
+from bench.fuzz_frames import FrameGenerator
+from kafka_shim.protocol.headers import parse_request_header, peek_api
+from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.handlers import ADVERTISED_APIS
 from kafka_shim.shim.server import BrokerThread
@@ -120,3 +126,49 @@ def test_truncated_and_bit_flipped_frames_are_refused_cleanly(
     _send(broker, mutated)
     _bystander_served(broker)
     assert not errors.messages, f"api {key} v{version} mutated: {errors.messages}"
+
+
+# --- a fast slice of the campaign (python -m bench.fuzz runs a million frames) -----------------
+
+
+def test_decoders_raise_only_protocol_errors_on_campaign_frames() -> None:
+    generate = FrameGenerator(seed=7).frame
+    for _ in range(5000):
+        key, version, mutation, frame = generate()
+        payload = frame[4:]
+        try:
+            peeked_key, peeked_version, _ = peek_api(payload)
+            api = ADVERTISED_APIS.get(peeked_key)
+            if api is None or peeked_version not in api.versions:
+                continue
+            _, body_starts = parse_request_header(payload, api.is_flexible(peeked_version))
+            api.request.parse_at(payload, body_starts, peeked_version)
+        except ProtocolError:
+            assert mutation != "valid", (key, version)
+
+
+def test_campaign_frames_over_concurrent_connections_leave_the_broker_serving(
+    fuzz_target: tuple[BrokerThread, ErrorLog],
+) -> None:
+    broker, errors = fuzz_target
+    tally = Tally()
+    address = ("127.0.0.1", broker.broker.advertised_port)
+    senders = [threading.Thread(target=send_frames, args=(address, seed, 400, tally)) for seed in range(4)]
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join(120)
+    assert sum(tally.outcomes.values()) == 1600
+    assert tally.outcomes["answered"] and tally.outcomes["closed"]
+    _bystander_served(broker)
+    assert not errors.messages
+    assert _memory_returns(broker)
+
+
+def _memory_returns(broker: BrokerThread) -> bool:
+    """Held frames (an announced length longer than what was sent) are released once
+    their connections close: wait for the broker to notice."""
+    deadline = time.monotonic() + 5
+    while broker.server.memory.pool.used and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return broker.server.memory.pool.used == 0
