@@ -26,7 +26,8 @@ from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, Offset
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from kafka_shim.storage import compaction
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.offsets_log import DELETE_RETENTION_MS, OffsetsLog
+from kafka_shim.storage.memory_compaction import DELETE_RETENTION_MS
+from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore
 
 GROUPS = 1000

@@ -29,7 +29,8 @@ from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.storage import compaction
 from kafka_shim.storage.disk_log import DiskLog
-from kafka_shim.storage.offsets_log import DELETE_RETENTION_MS, OFFSETS_TOPIC
+from kafka_shim.storage.memory_compaction import DELETE_RETENTION_MS
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 GROUPS = 1000
 PARTITIONS_PER_GROUP = 10

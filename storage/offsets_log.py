@@ -36,6 +36,7 @@ from kafka_shim.protocol.records import (
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.memory_compaction import MemoryCompaction
 from kafka_shim.storage.topics import Topic, TopicStore
 
 log = logging.getLogger(__name__)
@@ -47,15 +48,6 @@ OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_SEGMENT_BYTES = 4 * 1024 * 1024
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
 READ_CHUNK_BYTES = 8 * 1024 * 1024
-# Kafka's delete.retention.ms default: how long compaction keeps tombstones.
-DELETE_RETENTION_MS = 24 * 3600 * 1000
-# In memory nothing else cleans the topic: a partition is compacted once it holds
-# this many batches and twice what survived its last clean (amortised O(1) per append),
-# a step of this many batches per append, so no request waits for a whole pass
-# (a step costs well under a millisecond; a pass over 100k batches, seconds).
-MEMORY_COMPACTION_MIN_BATCHES = 1_000
-MEMORY_COMPACTION_STEP_BATCHES = 100
-_PASS_DONE = object()
 _INT32_MASK = 0xFFFFFFFF
 
 
@@ -83,8 +75,7 @@ class OffsetsLog:
     def __init__(self, topics: TopicStore, partitions: int) -> None:
         self._topics = topics
         self._new_partitions = partitions
-        self._memory_clean_at: dict[int, int] = {}  # partition -> batch count that starts its clean
-        self._memory_cleaning: dict[int, Iterator[None]] = {}  # partition -> its pass under way
+        self._memory_compaction = MemoryCompaction()
 
     @property
     def topic(self) -> Topic | None:
@@ -121,19 +112,7 @@ class OffsetsLog:
             for producer, keys_values in runs:
                 partition.append(_batch(partition, producer, keys_values, now_ms))
             if isinstance(partition, MemoryLog):
-                self._clean_memory_partition(index, partition, now_ms)
-
-    def _clean_memory_partition(self, index: int, partition: MemoryLog, now_ms: int) -> None:
-        """One step of the partition's compaction pass, started once it holds enough batches."""
-        steps = self._memory_cleaning.get(index)
-        if steps is None:
-            if partition.batch_count < self._memory_clean_at.get(index, MEMORY_COMPACTION_MIN_BATCHES):
-                return
-            steps = partition.compaction_steps(now_ms, DELETE_RETENTION_MS, MEMORY_COMPACTION_STEP_BATCHES)
-            self._memory_cleaning[index] = steps
-        if next(steps, _PASS_DONE) is _PASS_DONE:
-            del self._memory_cleaning[index]
-            self._memory_clean_at[index] = max(MEMORY_COMPACTION_MIN_BATCHES, 2 * partition.batch_count)
+                self._memory_compaction.step(index, partition, now_ms)
 
     def replay(self) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction

@@ -19,10 +19,8 @@ from kafka_shim.protocol.transaction_records import TransactionRecord, decode_re
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.memory_compaction import MemoryCompaction
 from kafka_shim.storage.offsets_log import (
-    DELETE_RETENTION_MS,
-    MEMORY_COMPACTION_MIN_BATCHES,
-    MEMORY_COMPACTION_STEP_BATCHES,
     OFFSETS_SEGMENT_BYTES,
     READ_CHUNK_BYTES,
     partition_for,
@@ -36,7 +34,6 @@ TRANSACTION_TOPIC = "__transaction_state"
 # replays the uncleaned active segment whole (Kafka: transaction.state.log.segment.bytes,
 # 100 MiB).
 TRANSACTION_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
-_PASS_DONE = object()
 
 
 class TransactionLog:
@@ -48,8 +45,7 @@ class TransactionLog:
         self._topics = topics
         self._new_partitions = partitions
         self._transaction_version = transaction_version
-        self._memory_clean_at: dict[int, int] = {}
-        self._memory_cleaning: dict[int, Iterator[None]] = {}
+        self._memory_compaction = MemoryCompaction()
 
     @property
     def topic(self) -> Topic | None:
@@ -75,20 +71,7 @@ class TransactionLog:
             batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
             partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
             if isinstance(partition, MemoryLog):
-                self._clean_memory_partition(index, partition, now_ms)
-
-    def _clean_memory_partition(self, index: int, partition: MemoryLog, now_ms: int) -> None:
-        """In memory nothing else compacts the topic: a step of a pass per append, a pass
-        once the partition doubles (as the offsets log does)."""
-        steps = self._memory_cleaning.get(index)
-        if steps is None:
-            if partition.batch_count < self._memory_clean_at.get(index, MEMORY_COMPACTION_MIN_BATCHES):
-                return
-            steps = partition.compaction_steps(now_ms, DELETE_RETENTION_MS, MEMORY_COMPACTION_STEP_BATCHES)
-            self._memory_cleaning[index] = steps
-        if next(steps, _PASS_DONE) is _PASS_DONE:
-            del self._memory_cleaning[index]
-            self._memory_clean_at[index] = max(MEMORY_COMPACTION_MIN_BATCHES, 2 * partition.batch_count)
+                self._memory_compaction.step(index, partition, now_ms)
 
     def replay(self) -> Iterator[TransactionRecord]:
         """The latest record of every transactional id, as compaction leaves the log;
