@@ -73,8 +73,7 @@ def _resolve(
     if requested.name is None and ctx.api_version < 12:
         # v10-11 parse a null name but cannot answer one: only v12 looks topics up by id.
         return {"error_code": ErrorCode.INVALID_REQUEST, "name": "", "topic_id": requested.topic_id}
-    if requested.name is None or (ctx.api_version >= 12 and requested.topic_id != ZERO_UUID):
-        # v12: by id (the Java client sends an empty name beside the id, as Kafka allows).
+    if _by_id(ctx, requested):
         found = topics.get_by_id(requested.topic_id)
         if found is None:
             return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": requested.topic_id}
@@ -93,11 +92,18 @@ def _resolve(
     return topic if topic is not None else error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
 
 
+def _by_id(ctx: RequestContext, requested: Any) -> bool:
+    """v12 looks a topic up by id (the Java client sends an empty name beside the id, as
+    Kafka allows)."""
+    return bool(requested.name is None or (ctx.api_version >= 12 and requested.topic_id != ZERO_UUID))
+
+
 def _requested_names(ctx: RequestContext, request: Any) -> list[str]:
-    """The names to authorize: those given, and those of the topic ids given alone (v12)."""
+    """The names to authorize: those given, and those of the topics asked for by id."""
     topics = ctx.broker.topics
-    by_id = (topics.get_by_id(t.topic_id) for t in request.topics if t.name is None)
-    return [t.name for t in request.topics if t.name is not None] + [t.name for t in by_id if t is not None]
+    by_id = [topics.get_by_id(t.topic_id) for t in request.topics if _by_id(ctx, t)]
+    named = [t.name for t in request.topics if not _by_id(ctx, t) and t.name is not None]
+    return named + [t.name for t in by_id if t is not None]
 
 
 def _all_topics_requested(ctx: RequestContext, request: Any) -> bool:

@@ -303,3 +303,12 @@ def test_metadata_by_id_needs_v12(version: int) -> None:
     h = Harness()
     response = metadata(h, version, [{"name": None, "topic_id": topic.topic_id}])
     assert response.topics[0].error_code == ErrorCode.INVALID_REQUEST
+
+
+def test_metadata_v12_looks_up_a_topic_id_sent_beside_an_empty_name() -> None:
+    # The Java client's broker-side regex subscription asks this way; Kafka answers by id.
+    h = Harness()
+    topic = h.broker.topics.create("orders")
+    request = {"topics": [{"topic_id": topic.topic_id, "name": ""}], "allow_auto_topic_creation": False}
+    answered = h.call(3, 12, request).topics[0]
+    assert (answered.error_code, answered.name, answered.topic_id) == (0, "orders", topic.topic_id)
