@@ -77,3 +77,17 @@ def message_values(
     message: s.Message, version: int, *, partial: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
     return struct_values(message.fields, version, partial=partial)
+
+
+def project(fields: list[s.Field], value: dict[str, Any], version: int) -> dict[str, Any]:
+    """What parsing `value` built at `version` must yield: absent fields hold defaults."""
+    out: dict[str, Any] = {}
+    for f in fields:
+        if version not in f.versions:
+            out[f.name] = f.default_value()
+            continue
+        item = value[f.name]
+        if isinstance(f.type, s.Array) and isinstance(f.type.element, s.Struct) and item is not None:
+            item = [project(f.type.element.fields, element, version) for element in item]
+        out[f.name] = item
+    return out

@@ -31,7 +31,8 @@ from kafka_shim.protocol.messages import (
     offset_fetch,
     sync_group,
 )
-from kafka_shim.protocol.schema import Array, Field, Message, Struct
+from kafka_shim.protocol.schema import Message
+from tests.strategies import project
 
 PARTITION_COMMIT = {
     "partition_index": 3,
@@ -237,20 +238,6 @@ def _messages() -> list[tuple[Message, int]]:
             for version in range(message.versions.low, message.versions.high + 1):
                 cases.append((message, version))
     return cases
-
-
-def project(fields: list[Field], value: dict[str, Any], version: int) -> dict[str, Any]:
-    """What parsing `value` built at `version` must yield: absent fields hold defaults."""
-    out: dict[str, Any] = {}
-    for f in fields:
-        if version not in f.versions:
-            out[f.name] = f.default_value()
-            continue
-        item = value[f.name]
-        if isinstance(f.type, Array) and isinstance(f.type.element, Struct) and item is not None:
-            item = [project(f.type.element.fields, element, version) for element in item]
-        out[f.name] = item
-    return out
 
 
 def _to_plain(value: Any) -> Any:
