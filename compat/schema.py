@@ -22,6 +22,13 @@ Commands (field `op`):
   are in the log), then run again with the same records.
   Until `count` records are committed, or `timeout_s`. Emits ``transaction`` per transaction
   ended, then ``transacted``.
+- ``fence``: zombie fencing with two producers of one `transactional_id`, writing to `output`
+  (values of `FENCE_VALUES`). The first commits ``before``, then begins a transaction and
+  sends ``zombie`` (acknowledged, so it is in the log). The second initializes with the same
+  id, which fences the first and aborts its open transaction, and commits ``after``. The
+  first then sends ``late`` and commits. Emits ``fenced`` {error} with the client's error
+  (exception type and message) when the first's send or commit fails, as it must; a first
+  producer that commits anyway is reported as ``error``.
 - ``offsets``: emit one ``offsets`` observation: the group's committed offsets and the
   latest offsets (ListOffsets, timestamp -1) of every partition of `topic`.
 - ``member``: join `group` and stay in it, emitting ``assignment`` after every change of the
@@ -69,6 +76,7 @@ driver's clock — tests on one machine compare them with `time.time()`):
   and ``delete_acls`` results are sorted ``TYPE:PATTERN:name:principal:OPERATION:PERMISSION``.
 - ``transaction`` {outcome: "commit" | "abort", records: n}
 - ``transacted`` {committed: records committed, aborted: records aborted}
+- ``fenced`` {error: the fenced producer's error, "Type: message"}
 - ``user_created`` {user}
 - ``closed`` {}
 - ``error`` {message} - the driver then exits non-zero.
@@ -96,12 +104,16 @@ Op = Literal[
     "admin",
     "acls",
     "transact",
+    "fence",
     "create_user",
 ]
 Isolation = Literal["read_uncommitted", "read_committed"]
 TRANSACTION_RECORDS = 10
 # Every ABORT_EVERY-th transaction of ``transact`` is aborted on purpose, then retried.
 ABORT_EVERY = 3
+# What the ``fence`` op writes, in order: the zombie's committed record, its record that the
+# fencing aborts, the successor's committed record, and the zombie's record after being fenced.
+FENCE_VALUES = ("before", "zombie", "after", "late")
 Assignor = Literal["range", "roundrobin", "cooperative-sticky", "uniform"]
 GroupProtocol = Literal["classic", "consumer"]
 

@@ -22,6 +22,7 @@ from compat.clients.admin_steps import Unsupported, run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run, security_options
 from compat.schema import (
     ABORT_EVERY,
+    FENCE_VALUES,
     TRANSACTION_RECORDS,
     Command,
     emit,
@@ -179,6 +180,30 @@ class AiokafkaOps:
         finally:
             await producer.stop()
             await consumer.stop()
+
+    async def fence(self, command: Command) -> None:
+        before, zombie_value, after, late = (value.encode() for value in FENCE_VALUES)
+        config = {"bootstrap_servers": command.bootstrap, "transactional_id": command.transactional_id}
+        zombie, successor = AIOKafkaProducer(**config), AIOKafkaProducer(**config)
+        await zombie.start()
+        try:
+            async with zombie.transaction():
+                await zombie.send_and_wait(command.output, value=before)
+            await zombie.begin_transaction()
+            await zombie.send_and_wait(command.output, value=zombie_value)
+            await successor.start()  # InitProducerId with the same transactional id fences the zombie
+            async with successor.transaction():
+                await successor.send_and_wait(command.output, value=after)
+            try:
+                await zombie.send_and_wait(command.output, value=late)
+                await zombie.commit_transaction()
+            except KafkaError as error:
+                emit("fenced", error=f"{type(error).__name__}: {error}")
+                return
+            raise AssertionError("the fenced producer committed")
+        finally:
+            await successor.stop()
+            await zombie.stop()
 
 
 class AiokafkaAdmin:

@@ -27,6 +27,7 @@ from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, run
 from compat.schema import (
     ABORT_EVERY,
+    FENCE_VALUES,
     TRANSACTION_RECORDS,
     Command,
     emit,
@@ -215,6 +216,30 @@ class ConfluentOps:
                 emit("transaction", outcome="commit" if commit else "abort", records=len(messages))
         emit("transacted", committed=committed, aborted=aborted)
         consumer.close()
+
+    def fence(self, command: Command) -> None:
+        before, zombie_value, after, late = FENCE_VALUES
+        config = {"bootstrap.servers": command.bootstrap, "transactional.id": command.transactional_id}
+        zombie = Producer(config)
+        zombie.init_transactions(command.timeout_s)
+        zombie.begin_transaction()
+        zombie.produce(command.output, value=before)
+        zombie.commit_transaction(command.timeout_s)
+        zombie.begin_transaction()
+        zombie.produce(command.output, value=zombie_value)
+        zombie.flush(command.timeout_s)
+        successor = Producer(config)
+        successor.init_transactions(command.timeout_s)
+        successor.begin_transaction()
+        successor.produce(command.output, value=after)
+        successor.commit_transaction(command.timeout_s)
+        try:
+            zombie.produce(command.output, value=late)
+            zombie.commit_transaction(command.timeout_s)
+        except KafkaException as error:
+            emit("fenced", error=f"{type(error).__name__}: {error}")
+            return
+        raise AssertionError("the fenced producer committed")
 
 
 class ConfluentAdmin:

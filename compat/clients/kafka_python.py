@@ -21,6 +21,7 @@ from compat.clients.admin_steps import run_admin
 from compat.clients.runner import AssignmentTracker, group_consumer_options, run, security_options
 from compat.schema import (
     ABORT_EVERY,
+    FENCE_VALUES,
     TRANSACTION_RECORDS,
     Command,
     emit,
@@ -182,6 +183,33 @@ class KafkaPythonOps:
         emit("transacted", committed=committed, aborted=aborted)
         producer.close()
         consumer.close(autocommit=False)
+
+    def fence(self, command: Command) -> None:
+        before, zombie_value, after, late = (value.encode() for value in FENCE_VALUES)
+        config = {"bootstrap_servers": command.bootstrap, "transactional_id": command.transactional_id}
+        zombie = KafkaProducer(**config)
+        zombie.init_transactions()
+        zombie.begin_transaction()
+        zombie.send(command.output, value=before)
+        zombie.commit_transaction()
+        zombie.begin_transaction()
+        zombie.send(command.output, value=zombie_value)
+        zombie.flush()
+        successor = KafkaProducer(**config)
+        successor.init_transactions()
+        successor.begin_transaction()
+        successor.send(command.output, value=after)
+        successor.commit_transaction()
+        successor.close()
+        try:
+            zombie.send(command.output, value=late)
+            zombie.commit_transaction()
+        except kafka.errors.KafkaError as error:
+            emit("fenced", error=f"{type(error).__name__}: {error}")
+            return
+        finally:
+            zombie.close(timeout=5)
+        raise AssertionError("the fenced producer committed")
 
 
 def raise_named(error_name: str) -> None:

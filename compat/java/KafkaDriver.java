@@ -59,6 +59,8 @@ public final class KafkaDriver {
     /** Every ABORT_EVERY-th transaction of ``transact`` is aborted on purpose, then retried. */
     private static final int ABORT_EVERY = 3;
     private static final int TRANSACTION_RECORDS = 10;
+    /** What ``fence`` writes, in order (compat/schema.py's FENCE_VALUES). */
+    private static final String[] FENCE_VALUES = {"before", "zombie", "after", "late"};
     private static final int DEFAULT_MAX_POLL_RECORDS = 500;  // Kafka's max.poll.records default
     private final Command command;
     /** A swarm member's label ({member, group}) added to its observations; empty otherwise. */
@@ -102,6 +104,7 @@ public final class KafkaDriver {
             case "admin" -> admin();
             case "acls" -> acls();
             case "transact" -> transact();
+            case "fence" -> fence();
             case "create_user" -> createUser();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
@@ -216,8 +219,13 @@ public final class KafkaDriver {
             while (received < command.count && System.nanoTime() < deadline) {
                 for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
                     received++;
-                    emit("message", Map.of("partition", record.partition(), "offset", record.offset(),
-                        "key", record.key(), "value", record.value()));
+                    // Not Map.of: a null key or value is reported, and Map.of refuses nulls.
+                    Map<String, Object> message = new HashMap<>();
+                    message.put("partition", record.partition());
+                    message.put("offset", record.offset());
+                    message.put("key", record.key());
+                    message.put("value", record.value());
+                    emit("message", message);
                 }
             }
             consumer.commitSync();
@@ -272,6 +280,37 @@ public final class KafkaDriver {
                 }
             }
             emit("transacted", Map.of("committed", committed, "aborted", aborted));
+        }
+    }
+
+    /** compat/schema.py's ``fence``: a second producer of one transactional id fences the first. */
+    private void fence() {
+        Properties props = base();
+        props.put("transactional.id", command.transactionalId);
+        KafkaProducer<String, String> zombie = new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+        try (KafkaProducer<String, String> successor =
+                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
+            zombie.initTransactions();
+            zombie.beginTransaction();
+            zombie.send(new ProducerRecord<>(command.output, FENCE_VALUES[0]));
+            zombie.commitTransaction();
+            zombie.beginTransaction();
+            zombie.send(new ProducerRecord<>(command.output, FENCE_VALUES[1]));
+            zombie.flush();
+            successor.initTransactions();
+            successor.beginTransaction();
+            successor.send(new ProducerRecord<>(command.output, FENCE_VALUES[2]));
+            successor.commitTransaction();
+            try {
+                zombie.send(new ProducerRecord<>(command.output, FENCE_VALUES[3]));
+                zombie.commitTransaction();
+            } catch (KafkaException e) {
+                emit("fenced", Map.of("error", e.getClass().getSimpleName() + ": " + e.getMessage()));
+                return;
+            }
+            throw new IllegalStateException("the fenced producer committed");
+        } finally {
+            zombie.close(Duration.ofSeconds(5));
         }
     }
 

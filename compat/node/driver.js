@@ -67,6 +67,9 @@ function groupConsumer (kafka, command, isolation = command.isolation) {
   })
 }
 
+// A record's key or value as text; null (a keyless record) is reported, not hidden.
+const decoded = (data) => (data === null ? null : data.toString())
+
 // Every ABORT_EVERY-th transaction of `transact` is aborted on purpose, then retried.
 const ABORT_EVERY = 3
 const TRANSACTION_RECORDS = 10
@@ -180,8 +183,8 @@ async function consume (command) {
       emit('message', {
         partition,
         offset: Number(message.offset),
-        key: message.key.toString(),
-        value: message.value.toString()
+        key: decoded(message.key),
+        value: decoded(message.value)
       })
       if (received >= command.count) finished()
     }
@@ -327,7 +330,45 @@ function kafkaErrorName (error) {
   return error.type || null
 }
 
-const OPS = { create_topic: createTopic, produce, consume, offsets, member, swarm, admin, transact }
+// compat/schema.py's `fence`: a second producer of one transactional id fences the first.
+const FENCE_VALUES = ['before', 'zombie', 'after', 'late']
+
+async function fence (command) {
+  const [before, zombieValue, after, late] = FENCE_VALUES
+  const kafka = client(command)
+  const transactional = () => kafka.producer({
+    transactionalId: command.transactional_id,
+    idempotent: true,
+    maxInFlightRequests: 1
+  })
+  const zombie = transactional()
+  const successor = transactional()
+  await zombie.connect()
+  await successor.connect()
+  try {
+    const first = await zombie.transaction()
+    await first.send({ topic: command.output, messages: [{ value: before }] })
+    await first.commit()
+    const open = await zombie.transaction()
+    await open.send({ topic: command.output, messages: [{ value: zombieValue }] })
+    const next = await successor.transaction() // InitProducerId with the same id fences the zombie
+    await next.send({ topic: command.output, messages: [{ value: after }] })
+    await next.commit()
+    try {
+      await open.send({ topic: command.output, messages: [{ value: late }] })
+      await open.commit()
+    } catch (error) {
+      emit('fenced', { error: `${error.name}: ${error.type || ''} ${error.message}` })
+      return
+    }
+    throw new Error('the fenced producer committed')
+  } finally {
+    await successor.disconnect()
+    await zombie.disconnect()
+  }
+}
+
+const OPS = { create_topic: createTopic, produce, consume, offsets, member, swarm, admin, transact, fence }
 
 async function main () {
   if (process.argv.length !== 3) {
