@@ -160,3 +160,23 @@ def test_commit_v2_with_a_huge_retention_wraps_as_kafkas_long_sum(h: Harness) ->
     assert group is not None
     # now + Long.MAX_VALUE overflows to a timestamp in the past, as in Kafka.
     assert group.offsets[TopicPartition("t", 0)].expire_timestamp_ms == h.clock() + 2**63 - 1 - 2**64
+
+
+@pytest.mark.parametrize(
+    "metadata",
+    [b"", b"\xff\xff", b"\x00\x00\x00\x00\x00\x05", b"\x00\x01\x00\x00\x00\x01\x7f\xff"],
+    ids=["empty", "negative-version", "array-past-end", "topic-past-end"],
+)
+def test_join_accepts_consumer_metadata_that_does_not_parse(h: Harness, metadata: bytes) -> None:
+    """Kafka 3.9's classic coordinator never parses the protocol metadata to admit a member
+    (GroupCoordinator.handleJoinGroup treats it as opaque; only the subscribed-topics bookkeeping
+    for offset expiry reads it, and skips metadata it cannot read): the join and the sync
+    succeed, and the leader gets the bytes back as sent."""
+    body = join_body() | {"protocols": [{"name": "range", "metadata": metadata}]}
+    member_id = h.call(11, 5, body).member_id
+    joined = h.call(11, 5, body | {"member_id": member_id})
+    assert (joined.error_code, joined.generation_id, joined.leader) == (0, 1, member_id)
+    assert [bytes(m.metadata) for m in joined.members] == [metadata]
+    sync = {"group_id": "g", "generation_id": 1, "member_id": member_id}
+    synced = h.call(14, 3, sync | {"assignments": [{"member_id": member_id, "assignment": b"x"}]})
+    assert (synced.error_code, bytes(synced.assignment)) == (0, b"x")
