@@ -235,7 +235,7 @@ def upconvert(data: bytes, target_codec: int | None, *, require_keys: str | None
 # --- writing -------------------------------------------------------------------------
 
 
-def _message(
+def encode_message(
     offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
 ) -> bytes:
     body = bytearray(_CRC_MAGIC_ATTRIBUTES.pack(0, magic, attributes))
@@ -272,17 +272,17 @@ def downconvert(data: bytes, magic: int, fetch_offset: int) -> bytes:
         time_type = TIMESTAMP_TYPE_LOG_APPEND if header.is_log_append_time and magic == MAGIC_V1 else 0
         if header.compression == NONE:
             for r in records:
-                out += _message(r.offset, magic, time_type, r.timestamp, r.key, r.value)
+                out += encode_message(r.offset, magic, time_type, r.timestamp, r.key, r.value)
             continue
         base = records[0].offset if magic == MAGIC_V1 else 0  # magic 1: inner offsets are relative
         inner = b"".join(
-            _message(r.offset - base, magic, time_type, r.timestamp, r.key, r.value) for r in records
+            encode_message(r.offset - base, magic, time_type, r.timestamp, r.key, r.value) for r in records
         )
         payload = compress(header.compression, inner)
         if header.compression == LZ4 and magic == MAGIC_V0:
             payload = _lz4_with_header_checksum(payload, broken=True)
         wrapper_time = header.max_timestamp if time_type else max(r.timestamp for r in records)
-        out += _message(
+        out += encode_message(
             records[-1].offset, magic, header.compression | time_type, wrapper_time, None, payload
         )
     return bytes(out)
