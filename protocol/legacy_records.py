@@ -171,6 +171,9 @@ def _inner_messages(wrapper: LegacyMessage) -> list[LegacyMessage]:
     return inner
 
 
+KEYLESS_IN_COMPACTED_TOPIC: Final = "Compacted topic cannot accept message without key in topic partition {}"
+
+
 class RecordError(NamedTuple):
     batch_index: int
     message: str
@@ -218,12 +221,7 @@ def upconvert(data: bytes, target_codec: int | None, *, require_keys: str | None
                 )
             )
         elif require_keys is not None and message.key is None:
-            errors.append(
-                RecordError(
-                    index,
-                    f"Compacted topic cannot accept message without key in topic partition {require_keys}",
-                )
-            )
+            errors.append(RecordError(index, KEYLESS_IN_COMPACTED_TOPIC.format(require_keys)))
         else:
             records.append(Record(len(records), message.timestamp, message.key, message.value))
     if errors:

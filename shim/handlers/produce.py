@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.legacy_records import (
+    KEYLESS_IN_COMPACTED_TOPIC,
     RecordError,
     RefusedRecords,
     is_legacy,
@@ -136,9 +137,7 @@ def _refuse_keyless_records(batches: RecordBatches, partition: str) -> None:
         except RecordsError as exc:
             raise Refused(exc.code, str(exc)) from exc
         errors += [
-            RecordError(
-                index, f"Compacted topic cannot accept message without key in topic partition {partition}"
-            )
+            RecordError(index, KEYLESS_IN_COMPACTED_TOPIC.format(partition))
             for index, (_, key, _) in enumerate(records)
             if key is None
         ]
