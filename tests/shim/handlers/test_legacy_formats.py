@@ -43,7 +43,7 @@ def produced(h: Harness, version: int, records: bytes, topic: str = "t") -> Any:
     return response.responses[0].partition_responses[0]
 
 
-def fetched(h: Harness, version: int, offset: int = 0, topic: str = "t") -> Any:
+def fetched(h: Harness, version: int, offset: int = 0, topic: str = "t", limit: int = 1 << 20) -> Any:
     request = {
         "max_wait_ms": 0,
         "min_bytes": 1,
@@ -51,7 +51,7 @@ def fetched(h: Harness, version: int, offset: int = 0, topic: str = "t") -> Any:
         "topics": [
             {
                 "topic": topic,
-                "partitions": [{"partition": 0, "fetch_offset": offset, "partition_max_bytes": 1 << 20}],
+                "partitions": [{"partition": 0, "fetch_offset": offset, "partition_max_bytes": limit}],
             }
         ],
     }
@@ -138,6 +138,17 @@ def test_fetch_v0_3_serves_magic_0_or_1(version: int, timestamp: int | None) -> 
     late = timestamp if timestamp is None else timestamp + 1
     assert consumed(answer.records) == [(0, timestamp, b"a"), (1, late, b"b"), (2, timestamp, b"c")]
     assert consumed(fetched(h, version, offset=3).records) == []
+
+
+def test_fetch_v0_2_do_not_serve_a_first_batch_beyond_the_partition_limit_v3_does() -> None:
+    h = Harness()
+    produced(h, 9, make_batch([b"x" * 500]))
+    assert [len(fetched(h, version, limit=100).records) > 0 for version in range(4)] == [
+        False,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_fetch_v2_skips_control_batches_and_serves_aborted_records_read_uncommitted() -> None:
