@@ -5,6 +5,8 @@ built and read by kafka-python 3.0.12's LegacyRecordBatchBuilder / MemoryRecords
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
@@ -242,3 +244,22 @@ def test_a_compressed_inner_message_and_keyless_records_of_a_compacted_topic_are
     assert [(e.batch_index, e.message) for e in keyless.value.errors] == [
         (i, "Compacted topic cannot accept message without key in topic partition t-0") for i in (1, 3)
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(min_size=17, max_size=300), st.integers(0, 1), st.data())
+def test_untrusted_message_sets_fail_only_as_records_errors(
+    data: bytes, magic: int, pick: st.DataObject
+) -> None:
+    """Garbage (or a real set with one byte flipped) that looks like magic 0/1 is refused
+    with a Kafka error code, never another exception."""
+    real = legacy_set(magic, MESSAGES, pick.draw(st.sampled_from([NONE, GZIP])))
+    flip = pick.draw(st.integers(0, len(real) - 1))
+    for candidate in (
+        data[:16] + bytes([magic]) + data[17:],
+        real[:flip] + bytes([real[flip] ^ 0xFF]) + real[flip + 1 :],
+    ):
+        try:
+            upconvert(candidate, None)
+        except RecordsError as refused:
+            assert refused.code in (ErrorCode.CORRUPT_MESSAGE, ErrorCode.INVALID_RECORD)
