@@ -95,11 +95,8 @@ def _upconverted(
     """A magic 0/1 message set as the v2 batch Kafka 3.x stores for it (LogValidator);
     Produce v3+ may carry only v2 batches (Kafka's ProduceRequest.validateRecords)."""
     if ctx.api_version >= FIRST_VERSION_MAGIC_2_ONLY:
-        raise Refused(
-            ErrorCode.INVALID_RECORD,
-            f"Produce requests with version {ctx.api_version} are only allowed to contain record batches "
-            "with magic version 2",
-        )
+        # KafkaApis answers validateRecords' refusal with the error code alone (no message).
+        raise Refused(ErrorCode.INVALID_RECORD)
     broker_value = ctx.broker.config.kafka_value
     for message_size in message_sizes(records):
         if message_size > max_bytes:
