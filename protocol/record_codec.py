@@ -51,6 +51,15 @@ SNAPPY: Final = 2
 LZ4: Final = 3
 ZSTD: Final = 4
 CODEC_NAMES: Final = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+# The topic config compression.type -> the codec a rewritten batch gets (None: the producer's).
+TARGET_CODECS: Final[dict[str, int | None]] = {
+    "producer": None,
+    "uncompressed": NONE,
+    "gzip": GZIP,
+    "snappy": SNAPPY,
+    "lz4": LZ4,
+    "zstd": ZSTD,
+}
 
 # KIP-534: the cleaner stores a batch's tombstone delete horizon in baseTimestamp and says so here.
 DELETE_HORIZON_FLAG: Final = 0x40

@@ -328,6 +328,8 @@ _DECLARED = [
     _topic("max.message.bytes", INT, None, "largest record batch", synonym="message.max.bytes", minimum=0),
     _topic("message.timestamp.type", STRING, "CreateTime", "the producer's timestamp or the broker's",
            choices=("CreateTime", "LogAppendTime")),
+    _topic("message.downconversion.enable", BOOLEAN, "true", "whether Fetch v0-3 is served, by "
+           "down-converting batches to magic 0/1 (false: UNSUPPORTED_VERSION)"),
     _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "accepted, not used (see Not supported yet)",
            minimum=0, maximum=1),
     _topic("min.compaction.lag.ms", LONG, "0", "shortest a record stays uncompacted", minimum=0),

@@ -33,7 +33,6 @@ import outcome
 import trio
 
 from kafka_shim.protocol.api import API_VERSIONS_KEY
-from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.headers import parse_request_header, peek_api, response_header
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.types import ProtocolError
@@ -41,7 +40,7 @@ from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import handler_for
-from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.shim.handlers.api_versions import unsupported_version_answer
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.storage.log import PartitionLog
 
@@ -738,10 +737,7 @@ class Server:
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
-        ranges = supported_ranges(self.broker.config.transaction_version)
-        body = APIS[API_VERSIONS_KEY].response.build(
-            {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": ranges}, 0
-        )
+        body = APIS[API_VERSIONS_KEY].response.build(unsupported_version_answer(), 0)
         payload = response_header(correlation_id, False) + body
         return _LENGTH.pack(len(payload)) + payload
 

@@ -30,7 +30,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import CorruptLog, StorageError
-from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset
+from kafka_shim.storage.log import AppendHook, PartitionLog, SegmentSpan, TimestampOffset
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.scan import Damage
@@ -181,6 +181,17 @@ class DiskLog(PartitionLog):
     @property
     def log_end_offset(self) -> int:
         return self._segments[-1].next_offset
+
+    def segment_spans(self, now_ms: int) -> list[SegmentSpan]:
+        with self._lock:
+            return [
+                SegmentSpan(
+                    max(segment.base_offset, self._start),
+                    segment.size == 0,
+                    segment.log_path.stat().st_mtime_ns // 1_000_000,
+                )
+                for segment in self._segments
+            ]
 
     @property
     def active(self) -> Segment:

@@ -52,6 +52,15 @@ class TimestampOffset:
     offset: int
 
 
+class SegmentSpan(NamedTuple):
+    """A segment as ListOffsets v0 sees it: where it starts (never below the log start),
+    whether it holds anything, and when it was last written (its file's mtime)."""
+
+    base_offset: int
+    empty: bool
+    last_modified_ms: int
+
+
 class PartitionLog(ABC):
     def __init__(self, on_append: AppendHook = lambda log: None) -> None:
         self.producers = ProducerStates()
@@ -108,6 +117,11 @@ class PartitionLog(ABC):
         """DeleteRecords: move the log start offset up to `offset` (-1: the high
         watermark); returns the new log start offset. StorageError
         (OFFSET_OUT_OF_RANGE) beyond the high watermark."""
+
+    def segment_spans(self, now_ms: int) -> list[SegmentSpan]:
+        """The log's segments, oldest first. A log without segments (in memory) is one
+        segment from the log start, written `now_ms` (it has no file times)."""
+        return [SegmentSpan(self.log_start_offset, self.log_end_offset == self.log_start_offset, now_ms)]
 
     # -- lifecycle hooks a durable log implements (no-ops in memory) ---------
 

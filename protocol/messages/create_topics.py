@@ -1,4 +1,5 @@
-"""CreateTopics (key 19). v0-1 are deprecated in Kafka and not offered."""
+"""CreateTopics (key 19). v0-1 (deprecated in Kafka 3.x, removed in 4.0) are served as
+Kafka 3.9 serves them: v0 without validate_only and error messages."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
@@ -6,7 +7,7 @@ from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, A
 
 CreateTopicsRequest = Message(
     "CreateTopicsRequest",
-    versions="2-7",
+    versions="0-7",
     flexible="5+",
     fields=[
         Field(
@@ -29,7 +30,7 @@ CreateTopicsRequest = Message(
 
 CreateTopicsResponse = Message(
     "CreateTopicsResponse",
-    versions="2-7",
+    versions="0-7",
     flexible="5+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),

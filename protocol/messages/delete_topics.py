@@ -1,4 +1,5 @@
-"""DeleteTopics (key 20): by name, and from v6 by name or topic id."""
+"""DeleteTopics (key 20): by name, and from v6 by name or topic id. v0 (deprecated in
+Kafka 3.x, removed in 4.0) is v1 without the throttle time."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
@@ -6,7 +7,7 @@ from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field,
 
 DeleteTopicsRequest = Message(
     "DeleteTopicsRequest",
-    versions="1-6",
+    versions="0-6",
     flexible="4+",
     fields=[
         Field(
@@ -24,7 +25,7 @@ DeleteTopicsRequest = Message(
 
 DeleteTopicsResponse = Message(
     "DeleteTopicsResponse",
-    versions="1-6",
+    versions="0-6",
     flexible="4+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),

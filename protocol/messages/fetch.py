@@ -1,7 +1,8 @@
 """Fetch (key 1): slices of stored record batches, with long polling.
 
-v4 is the floor: earlier versions carry magic 0/1 message sets, which this
-broker never stores. v13+ name topics by id instead of by name.
+v0-3 carry magic 0/1 message sets (v0-1 magic 0, v2-3 magic 1): the handler
+down-converts the stored v2 batches for them, as Kafka 3.x does. v13+ name topics
+by id instead of by name; v17 (Kafka 3.9) only adds a follower's tagged field.
 """
 
 from kafka_shim.protocol.api import Api
@@ -22,7 +23,7 @@ from kafka_shim.protocol.schema import (
 
 FetchRequest = Message(
     "FetchRequest",
-    versions="4-16",
+    versions="0-17",
     flexible="12+",
     fields=[
         Field("cluster_id", STRING, "12+", nullable="12+", tag=0, default=None),
@@ -58,6 +59,8 @@ FetchRequest = Message(
                         Field("last_fetched_epoch", INT32, "12+", default=-1),
                         Field("log_start_offset", INT64, "5+", default=-1),
                         Field("partition_max_bytes", INT32),
+                        # KIP-853 (v17): a follower's directory; consumers leave it out.
+                        Field("replica_directory_id", UUID, "17+", tag=0, default=ZERO_UUID),
                     ),
                 ),
             ),
@@ -83,7 +86,7 @@ _SNAPSHOT_ID = Struct([Field("end_offset", INT64, default=-1), Field("epoch", IN
 
 FetchResponse = Message(
     "FetchResponse",
-    versions="4-16",
+    versions="0-17",
     flexible="12+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),

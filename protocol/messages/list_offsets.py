@@ -1,7 +1,9 @@
 """ListOffsets (key 2): offsets by timestamp or by the special timestamps
-(-1 latest, -2 earliest, -3 max timestamp from v7, -4 earliest local from v8).
+(-1 latest, -2 earliest, -3 max timestamp from v7, -4 earliest local from v8,
+-5 latest tiered from v9).
 
-v0 (several offsets per partition, magic 0/1 era) is not offered.
+v0 (the magic 0/1 era) answers up to `max_num_offsets` offsets per partition, segment
+base offsets at or before the timestamp, in `old_style_offsets`.
 """
 
 from kafka_shim.protocol.api import Api
@@ -9,7 +11,7 @@ from kafka_shim.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array,
 
 ListOffsetsRequest = Message(
     "ListOffsetsRequest",
-    versions="1-8",
+    versions="0-9",
     flexible="6+",
     fields=[
         Field("replica_id", INT32),
@@ -34,7 +36,7 @@ ListOffsetsRequest = Message(
 
 ListOffsetsResponse = Message(
     "ListOffsetsResponse",
-    versions="1-8",
+    versions="0-9",
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),

@@ -1,7 +1,8 @@
 """Produce (key 0): record batches in, base offsets out.
 
-Advertised from v0 although only magic-2 batches are accepted: librdkafka
-turns compression off against a broker whose Produce range starts above 0.
+Advertised from v0 (librdkafka turns compression off against a broker whose
+Produce range starts above 0). v0-2 may carry magic 0/1 message sets, which the
+handler up-converts; v3+ carry record batches v2 only.
 v12 (KIP-890) is v11 on the wire: a transactional producer on transaction
 version 2 sends it, and the broker adds the partition to its transaction.
 """

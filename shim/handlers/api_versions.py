@@ -12,7 +12,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
 from kafka_shim.shim.context import RequestContext
 
-__all__ = ["API", "handle", "supported_ranges"]
+__all__ = ["API", "handle", "supported_ranges", "unsupported_version_answer"]
 
 TRANSACTION_VERSION = "transaction.version"
 MAX_TRANSACTION_VERSION = 2
@@ -39,6 +39,14 @@ def supported_ranges(transaction_version: int) -> list[dict[str, int]]:
         }
         for key, api in ADVERTISED_APIS.items()
     ]
+
+
+def unsupported_version_answer() -> dict[str, Any]:
+    """Kafka's answer to an ApiVersions version it does not know (sent as a v0 body): error
+    35 and, of all the ranges, only ApiVersions' own (KIP-511), so the client retries with
+    a version both speak."""
+    own = {"api_key": API.key, "min_version": API.versions.low, "max_version": API.versions.high}
+    return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": [own]}
 
 
 # ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only while

@@ -1,4 +1,4 @@
-"""DeleteTopics: by name (v1-5) or by name or topic id (v6)."""
+"""DeleteTopics: by name (v0-5) or by name or topic id (v6)."""
 
 from __future__ import annotations
 

@@ -3,6 +3,10 @@
 Sessionless only: every answer carries session_id 0, which tells a client
 that asked for a session (KIP-227) to keep sending full fetch requests.
 
+Fetch v0-3 gets magic 0/1 message sets, down-converted from the stored batches
+(control batches skipped, record headers dropped) as Kafka 3.x serves them; v0-2
+never exceed a partition's max bytes for a first large batch (no KIP-74).
+
 Under isolation_level read_committed a partition is served only below its last
 stable offset, with the aborted transactions overlapping what is served: the
 client drops their records (and skips control batches) itself, as with Kafka.
@@ -14,12 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.messages.fetch import API
-from kafka_shim.protocol.records import iter_headers
+from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
+from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
@@ -27,6 +33,10 @@ __all__ = ["API", "handle"]
 READ_COMMITTED = 1
 FINAL_EPOCH = -1  # session_epoch of a sessionless full fetch
 INITIAL_EPOCH = 0  # asks to open a session; answering session_id 0 declines
+LAST_MAGIC_0_VERSION = 1  # v0-1 read magic 0 message sets, v2-3 magic 1
+LAST_LEGACY_VERSION = 3
+FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the limits
+FIRST_ZSTD_VERSION = 10
 
 
 @dataclass
@@ -84,6 +94,29 @@ def _aborted(log: PartitionLog, offset: int, records: bytes) -> list[dict[str, i
     ]
 
 
+def _unconvertible(ctx: RequestContext, topic: Topic) -> ErrorCode:
+    """Kafka's answer for a partition an old Fetch version cannot be given: a zstd topic
+    before v10, or v0-3 where the topic disables down-conversion."""
+    version = ctx.api_version
+    if version >= FIRST_ZSTD_VERSION:  # today's clients: no config lookups on their path
+        return ErrorCode.NONE
+    broker_value = ctx.broker.config.kafka_value
+    if effective_value(topic.configs, "compression.type", broker_value) == "zstd":
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    enabled = effective_value(topic.configs, "message.downconversion.enable", broker_value)
+    if version <= LAST_LEGACY_VERSION and enabled != "true":
+        return ErrorCode.UNSUPPORTED_VERSION
+    return ErrorCode.NONE
+
+
+def _down_converted(version: int, records: bytes, fetch_offset: int) -> tuple[ErrorCode, bytes]:
+    magic = 0 if version <= LAST_MAGIC_0_VERSION else 1
+    try:
+        return ErrorCode.NONE, downconvert(records, magic, fetch_offset)
+    except RecordsError as exc:
+        return exc.code, b""
+
+
 def _gather(ctx: RequestContext, request: Any, readable: set[str]) -> Gathered:
     budget = request.max_bytes
     size = 0
@@ -109,9 +142,20 @@ def _gather(ctx: RequestContext, request: Any, readable: set[str]) -> Gathered:
             logs.append(log)
             # KIP-74: only the first partition with data may exceed the limits.
             limit = min(p.partition_max_bytes, budget - size)
-            code, records = _read(log, p.fetch_offset, limit, size == 0, committed)
+            min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
+            code, records = _read(log, p.fetch_offset, limit, min_one, committed)
             must_answer |= code != ErrorCode.NONE
             size += len(records)
+            assert topic is not None  # a log was found in it
+            refusal = _unconvertible(ctx, topic)
+            if refusal != ErrorCode.NONE:
+                partitions.append(answer | {"error_code": refusal, "high_watermark": -1})
+                continue
+            if ctx.api_version <= LAST_LEGACY_VERSION and code == ErrorCode.NONE:
+                code, records = _down_converted(ctx.api_version, records, p.fetch_offset)
+                if code != ErrorCode.NONE:
+                    partitions.append(answer | {"error_code": code, "high_watermark": -1})
+                    continue
             if committed:
                 answer["aborted_transactions"] = _aborted(log, p.fetch_offset, records)
             partitions.append(

@@ -1,4 +1,8 @@
-"""FindCoordinator: this single broker coordinates every group and transactional id."""
+"""FindCoordinator: this single broker coordinates every group and transactional id.
+
+`error_message` as Kafka 3.9 fills it: v1-3 carry the error's message, "NONE" on success
+(Java's Errors.NONE.message()); v4+ coordinators never carry one (null).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,14 @@ _DESCRIBED_AS = {
 }
 
 
+# Java's Errors.X.message() for the errors answered here (v1-3 send it).
+_MESSAGES = DENIED_MESSAGES | {
+    ErrorCode.NONE: "NONE",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
+    "library or the message was sent to an incompatible broker. See the broker logs for more details.",
+}
+
+
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
     broker = ctx.broker
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
@@ -27,14 +39,7 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
     resource_type, denied = _DESCRIBED_AS[key_type]
     if not ctx.authorize(AclOperation.DESCRIBE, resource_type, key):
-        return {
-            "key": key,
-            "error_code": denied,
-            "error_message": DENIED_MESSAGES[denied],
-            "node_id": -1,
-            "host": "",
-            "port": -1,
-        }
+        return {"key": key, "error_code": denied, "node_id": -1, "host": "", "port": -1}
     host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     return {"key": key, "error_code": ErrorCode.NONE, "node_id": broker.node_id, "host": host, "port": port}
 
@@ -45,4 +50,4 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "coordinators": coordinators}
     answer = _coordinator(ctx, request.key, request.key_type)
     del answer["key"]
-    return {"throttle_time_ms": 0, **answer}
+    return {"throttle_time_ms": 0, "error_message": _MESSAGES[answer["error_code"]], **answer}

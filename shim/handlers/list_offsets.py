@@ -3,6 +3,10 @@
 Under isolation_level read_committed (v2+) latest is the last stable offset and a
 lookup finds only offsets below it, as Kafka's Partition.fetchOffsetForTimestamp;
 read_uncommitted is bounded by the high watermark, which is the log end here.
+
+v0 is Kafka's legacy lookup by segment (UnifiedLog.legacyFetchOffsetsBefore): the base
+offsets of the segments last written at or before the timestamp, newest first, and the
+log end for "now"; a consumer's answer is capped at the high watermark.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog, SegmentSpan
 
 __all__ = ["API", "handle"]
 
@@ -21,8 +25,45 @@ LATEST = -1
 EARLIEST = -2
 MAX_TIMESTAMP = -3  # v7+
 EARLIEST_LOCAL = -4  # v8+: no tiered storage, so the same as earliest
+LATEST_TIERED = -5  # v9+: nothing is tiered, so no offset
+LATEST_TIERED_VERSION = 9
+CONSUMER_REPLICA_ID = -1
 NO_TIMESTAMP = -1
 READ_COMMITTED = 1
+
+
+def legacy_offsets(
+    spans: list[SegmentSpan], log_end: int, timestamp: int, max_num: int, now_ms: int
+) -> list[int]:
+    """ListOffsets v0's offsets, as Kafka's legacyFetchOffsetsBefore picks them."""
+    points = [(span.base_offset, span.last_modified_ms) for span in spans]
+    if spans and not spans[-1].empty:
+        points.append((log_end, now_ms))
+    if timestamp == LATEST:
+        start = len(points) - 1
+    elif timestamp == EARLIEST:
+        start = 0
+    else:
+        start = next((i for i in range(len(points) - 1, -1, -1) if points[i][1] <= timestamp), -1)
+    found = [points[i][0] for i in range(start, max(start - max_num, -1), -1)]
+    return sorted(found, reverse=True)
+
+
+def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: int) -> dict[str, Any]:
+    answer: dict[str, Any] = {"partition_index": request.partition_index}
+    if request.timestamp < EARLIEST:  # v0 knows only latest and earliest among the special times
+        return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION}
+    log = ctx.broker.topics.partition(name, request.partition_index)
+    if log is None:
+        return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    now = ctx.now_ms()
+    offsets = legacy_offsets(
+        log.segment_spans(now), log.log_end_offset, request.timestamp, request.max_num_offsets, now
+    )
+    high_watermark = log.high_watermark
+    if replica_id == CONSUMER_REPLICA_ID and any(offset > high_watermark for offset in offsets):
+        offsets = [high_watermark] + [offset for offset in offsets if offset <= high_watermark]
+    return answer | {"error_code": ErrorCode.NONE, "old_style_offsets": offsets}
 
 
 def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, int] | None:
@@ -33,6 +74,8 @@ def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, in
         return NO_TIMESTAMP, fetchable
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return NO_TIMESTAMP, log.log_start_offset
+    if timestamp == LATEST_TIERED:
+        return NO_TIMESTAMP, -1
     if timestamp == MAX_TIMESTAMP:
         found = log.max_timestamp()
     elif timestamp >= 0:
@@ -50,7 +93,7 @@ def _partition(ctx: RequestContext, name: str, request: Any, committed: bool) ->
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     found = _lookup(log, request.timestamp, committed)
-    if found is None:
+    if found is None or (request.timestamp == LATEST_TIERED and ctx.api_version < LATEST_TIERED_VERSION):
         return answer | {"error_code": ErrorCode.INVALID_REQUEST}
     timestamp, offset = found
     epoch = LEADER_EPOCH if offset >= 0 else -1
@@ -68,6 +111,12 @@ def _refused(request: Any) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     committed = request.isolation_level == READ_COMMITTED
+
+    def answer(name: str, partition: Any) -> dict[str, Any]:
+        if ctx.api_version == 0:
+            return _legacy_partition(ctx, name, partition, request.replica_id)
+        return _partition(ctx, name, partition, committed)
+
     described = ctx.authorized_names(
         AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics)
     )
@@ -77,7 +126,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": topic.name,
                 "partitions": [
-                    _partition(ctx, topic.name, p, committed) if topic.name in described else _refused(p)
+                    _refused(p) if topic.name not in described else answer(topic.name, p)
                     for p in topic.partitions
                 ],
             }

@@ -11,8 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.legacy_records import (
+    KEYLESS_IN_COMPACTED_TOPIC,
+    RecordError,
+    RefusedRecords,
+    is_legacy,
+    message_sizes,
+    upconvert,
+)
 from kafka_shim.protocol.messages.produce import API
-from kafka_shim.protocol.record_codec import batch_keyed_records
+from kafka_shim.protocol.record_codec import TARGET_CODECS, batch_keyed_records
 from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
@@ -29,6 +37,8 @@ VALID_ACKS = (0, 1, -1)
 # partitions to the transaction implicitly.
 FIRST_VERSION_WITH_ABORTABLE = 11
 FIRST_IMPLICIT_ADD_VERSION = 12
+# v0-2 may carry magic 0/1 message sets, up-converted on append.
+FIRST_VERSION_MAGIC_2_ONLY = 3
 # What the coordinator answers that a producer should retry: Kafka hands old producers
 # a retriable NOT_ENOUGH_REPLICAS for them.
 _RETRY_LATER = (
@@ -61,12 +71,14 @@ def _topic(ctx: RequestContext, name: str) -> Topic:
 
 
 def _validated(ctx: RequestContext, topic: Topic, index: int, records: bytes | None) -> RecordBatches:
+    broker_value = ctx.broker.config.kafka_value
+    max_bytes = int(effective_value(topic.configs, "max.message.bytes", broker_value))
     try:
+        if is_legacy(records or b""):
+            return _upconverted(ctx, topic, index, records or b"", max_bytes)
         batches = RecordBatches.parse(records or b"")
     except RecordsError as exc:
         raise Refused(exc.code, str(exc)) from exc
-    broker_value = ctx.broker.config.kafka_value
-    max_bytes = int(effective_value(topic.configs, "max.message.bytes", broker_value))
     for header in batches.headers:
         if header.size > max_bytes:
             raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {header.size} bytes exceeds {max_bytes}")
@@ -77,29 +89,57 @@ def _validated(ctx: RequestContext, topic: Topic, index: int, records: bytes | N
     return batches
 
 
+def _upconverted(
+    ctx: RequestContext, topic: Topic, index: int, records: bytes, max_bytes: int
+) -> RecordBatches:
+    """A magic 0/1 message set as the v2 batch Kafka 3.x stores for it (LogValidator);
+    Produce v3+ may carry only v2 batches (Kafka's ProduceRequest.validateRecords)."""
+    if ctx.api_version >= FIRST_VERSION_MAGIC_2_ONLY:
+        # KafkaApis answers validateRecords' refusal with the error code alone (no message).
+        raise Refused(ErrorCode.INVALID_RECORD)
+    broker_value = ctx.broker.config.kafka_value
+    for message_size in message_sizes(records):
+        if message_size > max_bytes:
+            raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"message of {message_size} bytes exceeds {max_bytes}")
+    compacted = "compact" in effective_value(topic.configs, "cleanup.policy", broker_value)
+    target = TARGET_CODECS[effective_value(topic.configs, "compression.type", broker_value)]
+    try:
+        batches = upconvert(records, target, require_keys=f"{topic.name}-{index}" if compacted else None)
+    except RefusedRecords as exc:
+        raise _record_errors(exc.errors) from exc
+    if batches.first.size > max_bytes:
+        raise Refused(ErrorCode.MESSAGE_TOO_LARGE, f"batch of {batches.first.size} bytes exceeds {max_bytes}")
+    return batches
+
+
+def _record_errors(errors: list[RecordError]) -> Refused:
+    """LogValidator's INVALID_RECORD answer: every record error, the first three in the message."""
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    return Refused(
+        ErrorCode.INVALID_RECORD,
+        f"One or more records have been rejected due to {len(errors)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]",
+        [{"batch_index": i, "batch_index_error_message": m} for i, m in errors],
+    )
+
+
 def _refuse_keyless_records(batches: RecordBatches, partition: str) -> None:
     """A compacted topic keeps the last record per key, so a record without one is refused,
     with Kafka's errors (LogValidator): one per keyless record, indexed within its batch, and
     the whole batch is not written. Only compacted topics pay for reading the records."""
-    errors = []
+    errors: list[RecordError] = []
     for header in batches.headers:
         try:
             records = batch_keyed_records(batches.data, header)
         except RecordsError as exc:
             raise Refused(exc.code, str(exc)) from exc
         errors += [
-            (index, f"Compacted topic cannot accept message without key in topic partition {partition}")
+            RecordError(index, KEYLESS_IN_COMPACTED_TOPIC.format(partition))
             for index, (_, key, _) in enumerate(records)
             if key is None
         ]
     if errors:
-        shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
-        raise Refused(
-            ErrorCode.INVALID_RECORD,
-            f"One or more records have been rejected due to {len(errors)} record errors in total, "
-            f"and only showing the first three errors at most: [{shown}]",
-            [{"batch_index": i, "batch_index_error_message": m} for i, m in errors],
-        )
+        raise _record_errors(errors)
 
 
 def _check_transaction(

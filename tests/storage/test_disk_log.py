@@ -154,3 +154,20 @@ def test_missing_or_torn_indexes_are_rebuilt(tmp_path: Path) -> None:
     again = DiskLog.open(log.directory, log.config, log.options, clean=True)
     assert offsets(again) == [0, 1, 2, 3, 4]
     assert (log.directory / ("0" * 20 + INDEX_SUFFIX)).stat().st_size == 8 * 2
+
+
+def test_segment_spans_give_listoffsets_v0_each_segment_s_base_and_file_time(tmp_path: Path) -> None:
+    one = len(batch(b"x" * 50).data)
+    log = disk_log(tmp_path / "t-0", segment_bytes=2 * one)
+    for _ in range(5):
+        log.append(batch(b"x" * 50))
+    log.delete_records(1)
+    spans = log.segment_spans(now_ms=0)
+    mtimes = [(log.directory / name).stat().st_mtime_ns // 1_000_000 for name in segment_files(log.directory)]
+    assert [(s.base_offset, s.empty, s.last_modified_ms) for s in spans] == [
+        (1, False, mtimes[0]),  # never below the log start
+        (2, False, mtimes[1]),
+        (4, False, mtimes[2]),
+    ]
+    log.roll()
+    assert log.segment_spans(now_ms=0)[-1][:2] == (5, True)

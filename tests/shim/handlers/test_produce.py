@@ -76,10 +76,12 @@ def test_corrupt_batch() -> None:
     assert produce_one(Harness(), None).error_code == ErrorCode.CORRUPT_MESSAGE
 
 
-def test_old_magic_is_unsupported() -> None:
+def test_old_magic_is_refused_from_v3_as_kafka_refuses_it() -> None:
     data = bytearray(make_batch([b"hello"]))
     data[MAGIC_POSITION] = 1
-    assert produce_one(Harness(), bytes(data)).error_code == ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
+    refused = produce_one(Harness(), bytes(data))
+    # ProduceRequest.validateRecords' refusal: KafkaApis sends its code without a message.
+    assert (refused.error_code, refused.error_message) == (ErrorCode.INVALID_RECORD, None)
 
 
 def test_message_too_large_for_broker_and_topic_limits() -> None:
