@@ -188,7 +188,13 @@ def test_librdkafka_validates_an_assigned_position_with_offset_for_leader_epoch(
 def test_java_admin_and_consumer(broker: BrokerThread, requests: list[str]) -> None:
     from compat import java_build
 
-    command = {"op": "cluster_admin", "bootstrap": broker.bootstrap, "topic": "j", "partitions": 5}
+    command = {
+        "op": "cluster_admin",
+        "bootstrap": broker.bootstrap,
+        "topic": "j",
+        "partitions": 5,
+        "group": "jg",
+    }
     try:
         command_line = java_build.driver_command_line(json.dumps(command | {"timeout_s": TIMEOUT_S}))
     except java_build.JavaDriverUnavailable as exc:
