@@ -194,6 +194,18 @@ def test_describe_log_dirs_reports_each_partitions_bytes_on_disk(on_disk: Harnes
         assert result.total_bytes == result.usable_bytes == -1
 
 
+def test_describe_log_dirs_counts_every_segment(on_disk: Harness) -> None:
+    h = on_disk
+    h.broker.topics.create("t", 1, {"segment.bytes": "1024"})
+    appended(h, "t", 0, *[b"x" * 300] * 12)
+    storage = h.broker.storage
+    assert storage is not None
+    segments = list(storage.data_dir.partition_path("t", 0).glob("*.log"))
+    assert len(segments) > 2
+    [result] = call(h, describe_log_dirs, 4, {"topics": [{"topic": "t", "partitions": [0]}]}).results
+    assert result.topics[0].partitions[0].partition_size == sum(p.stat().st_size for p in segments)
+
+
 def test_describe_log_dirs_of_named_partitions_only(on_disk: Harness) -> None:
     h = on_disk
     h.broker.topics.create("t", 2)
