@@ -178,6 +178,36 @@ def test_librdkafka_validates_an_assigned_position_with_offset_for_leader_epoch(
     assert answered("OffsetForLeaderEpoch")
 
 
+def test_librdkafka_moves_a_position_past_the_epochs_end_back_to_it(
+    broker: BrokerThread, answered: Callable[[str], bool]
+) -> None:
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(5):
+        producer.produce("t", key=b"k", value=b"v%d" % i, partition=0)
+    assert producer.flush(TIMEOUT_S) == 0
+    config = {"bootstrap.servers": broker.bootstrap, "group.id": "g", "auto.offset.reset": "earliest"}
+    consumer = Consumer(config | {"enable.auto.commit": False})
+    try:
+        # Offset 50 at epoch 0, which ends at 5: librdkafka takes 5 as its position (log
+        # truncation), where an unvalidated fetch would be out of range and reset to 0.
+        consumer.assign([RdTopicPartition("t", 0, 50, leader_epoch=0)])
+        deadline = time.monotonic() + TIMEOUT_S
+        while not answered("OffsetForLeaderEpoch"):
+            assert time.monotonic() < deadline, "the position was never validated"
+            consumer.poll(0.1)
+        producer.produce("t", key=b"k", value=b"v5", partition=0)
+        assert producer.flush(TIMEOUT_S) == 0
+        message = None
+        while message is None:
+            assert time.monotonic() < deadline, "no record after the validated position"
+            polled = consumer.poll(0.5)
+            if polled is not None and polled.error() is None:
+                message = polled
+        assert (message.offset(), message.value()) == (5, b"v5")
+    finally:
+        consumer.close()
+
+
 def test_java_admin_and_consumer(broker: BrokerThread, answered: Callable[[str], bool]) -> None:
     from compat import java_build
 
