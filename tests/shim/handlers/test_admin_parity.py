@@ -312,6 +312,15 @@ def test_describe_topic_partitions_pages_by_cursor_in_name_order() -> None:
     assert pages(h, [], 6) == [[("a", [0, 1, 2]), ("b", [0, 1]), ("c", [0])]]
 
 
+def test_max_request_partition_size_limit_caps_what_a_request_asks() -> None:
+    h = Harness(max_request_partition_size_limit=1)
+    h.broker.topics.create("a", 2)
+    assert pages(h, [], 2000) == [[("a", [0])], [("a", [1])]]
+    assert pages(Harness(), [], 0) == [[]]  # no topics: no page to turn
+    h.broker.topics.create("b", 1)
+    assert pages(h, ["a", "b"], 0) == [[("a", [0])], [("a", [1])], [("b", [0])]]  # at least one
+
+
 def test_describe_topic_partitions_describes_like_metadata() -> None:
     h = Harness()
     topic = h.broker.topics.create("a", 1)
