@@ -103,6 +103,7 @@ def alter_resource(
 
 
 def duplicate_keys(resource: Any) -> str | None:
+    """Why the resource is refused for a config key named twice (INVALID_REQUEST), if it is."""
     names = Counter(c.name for c in resource.configs)
     duplicated = sorted(name for name, count in names.items() if count > 1)
     return f"duplicate config keys: {', '.join(duplicated)}" if duplicated else None
