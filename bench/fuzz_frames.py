@@ -197,6 +197,12 @@ class FrameGenerator:
         elif isinstance(field_type, s.Array):
             self._array(writer, field_type, version, flexible, nullable)
         elif isinstance(field_type, s.Struct):
+            # A nullable struct (DescribeTopicPartitions' cursor) starts with an int8 marker.
+            if nullable:
+                present = self.rng.random() >= 0.1
+                writer.out += _FIXED["int8"].pack(1 if present else -1)
+                if not present:
+                    return
             self._fields(writer, field_type.fields, version, flexible)
         else:
             raise AssertionError(f"no encoding for {field_type!r}")

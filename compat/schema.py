@@ -53,6 +53,14 @@ Commands (field `op`):
   read `other_group` and describe topics prefixed ``{topic}-``; then list them, produce and
   consume where allowed and where not, delete User:bob's and list again, emitting one
   ``acl_step`` per step.
+- ``cluster_admin`` (Java driver): with the admin API, create `topic` (`partitions`), describe
+  it two partitions a response, describe broker 0's log dirs, elect partition 0's preferred
+  leader, reassign it to broker 0 and then to broker 1, list reassignments, move it to the
+  first log dir and then to ``/no/such/dir``; then produce ``v0``..``v2`` to partition 0,
+  commit offset 1 with leader epoch 0 for `group` and read from there with a consumer
+  assigned the partition: one ``admin_step`` per step (``describe_topics``: partition ->
+  leader; ``describe_log_dirs``: the paths; ``elect_leaders``: partition -> error name;
+  ``list_reassignments``: how many; ``consume_committed``: the first value read).
 
 Every op connects as `security` says (empty: PLAINTEXT), in librdkafka's config names, which
 each driver translates to its client's: ``security.protocol``, ``sasl.mechanism``,
@@ -106,6 +114,7 @@ Op = Literal[
     "transact",
     "fence",
     "create_user",
+    "cluster_admin",
 ]
 Isolation = Literal["read_uncommitted", "read_committed"]
 TRANSACTION_RECORDS = 10

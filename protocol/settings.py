@@ -175,6 +175,9 @@ _DECLARED = [
             "default_replication_factor", minimum=1),
     _broker("compression.type", STRING, "producer", "default of the topic config compression.type",
             "compression_type", choices=_COMPRESSION),
+    _broker("max.request.partition.size.limit", INT, "2000", "most partitions one DescribeTopicPartitions "
+            "response describes (the rest follow through its cursor)", "max_request_partition_size_limit",
+            minimum=1),
     # --- hostile clients: memory for requests not yet handled, connections
     _broker("queued.max.request.bytes", INT, str(200 * 1024 * 1024), "bytes buffered for requests not yet "
             "handled, across all connections (<= 0: no limit); a connection over it stops being read",

@@ -59,6 +59,7 @@ class BrokerConfig:
     num_partitions: int = _kafka("num.partitions")
     default_replication_factor: int = _kafka("default.replication.factor")
     compression_type: str = _kafka("compression.type")
+    max_request_partition_size_limit: int = _kafka("max.request.partition.size.limit")
     initial_rebalance_delay_ms: int = _kafka("group.initial.rebalance.delay.ms")
     min_session_timeout_ms: int = _kafka("group.min.session.timeout.ms")
     max_session_timeout_ms: int = _kafka("group.max.session.timeout.ms")

@@ -197,6 +197,12 @@ class DiskLog(PartitionLog):
     def active(self) -> Segment:
         return self._segments[-1]
 
+    @property
+    def size_in_bytes(self) -> int:
+        """The bytes of every segment's log file, Kafka's `UnifiedLog.size` (indexes not counted)."""
+        with self._lock:
+            return sum(segment.size for segment in self._segments)
+
     def configure(self, config: LogConfig) -> None:
         with self._lock:
             self.config = config

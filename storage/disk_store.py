@@ -5,6 +5,7 @@ closes cleanly. `shim.broker.Broker` builds one when given a data dir."""
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +98,18 @@ class DiskStore:
             raise StorageError(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"cannot save the topic catalog: {exc}"
             ) from exc
+
+    @property
+    def log_dir(self) -> str:
+        """The absolute path of the one log directory (Kafka's `log.dirs` with one entry), made
+        absolute as Java's File.getAbsolutePath does (symbolic links kept)."""
+        return str(self.data_dir.path.absolute())
+
+    def volume_bytes(self) -> tuple[int, int]:
+        """The total and the usable bytes of the volume holding the log directory, as Java's
+        FileStore reports them (usable: what this process may still write)."""
+        stats = os.statvfs(self.data_dir.path)
+        return stats.f_blocks * stats.f_frsize, stats.f_bavail * stats.f_frsize
 
     def logs(self) -> Iterator[DiskLog]:
         for topic in self.topics:

@@ -10,7 +10,9 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,6 +22,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -37,8 +42,10 @@ import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
@@ -106,6 +113,7 @@ public final class KafkaDriver {
             case "transact" -> transact();
             case "fence" -> fence();
             case "create_user" -> createUser();
+            case "cluster_admin" -> clusterAdmin();
             default -> throw new IllegalArgumentException("unknown op " + command.op);
         }
     }
@@ -508,23 +516,127 @@ public final class KafkaDriver {
                 return null;
             });
             steps.put("list_groups_after", listGroups);
-            for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
-                Map<String, Object> fields = new HashMap<>();
-                fields.put("step", step.getKey());
-                fields.put("unsupported", null);
-                try {
-                    fields.put("result", step.getValue().run());
-                    fields.put("error", null);
-                } catch (ExecutionException e) {
-                    Errors error = Errors.forException(e.getCause());
-                    if (error == Errors.UNKNOWN_SERVER_ERROR && !(e.getCause() instanceof org.apache.kafka.common.errors.UnknownServerException)) {
-                        throw e;  // not a broker error: the driver fails
-                    }
-                    fields.put("result", null);
-                    fields.put("error", error.name());
+            runAdminSteps(steps);
+        }
+    }
+
+    /** Run the steps in order, one ``admin_step`` each; a broker error is the step's error. */
+    private static void runAdminSteps(Map<String, AdminStep> steps) throws Exception {
+        for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
+            Map<String, Object> fields = new HashMap<>();
+            fields.put("step", step.getKey());
+            fields.put("unsupported", null);
+            try {
+                fields.put("result", step.getValue().run());
+                fields.put("error", null);
+            } catch (ExecutionException e) {
+                Errors error = Errors.forException(e.getCause());
+                if (error == Errors.UNKNOWN_SERVER_ERROR && !(e.getCause() instanceof org.apache.kafka.common.errors.UnknownServerException)) {
+                    throw e;  // not a broker error: the driver fails
                 }
-                emit("admin_step", fields);
+                fields.put("result", null);
+                fields.put("error", error.name());
             }
+            emit("admin_step", fields);
+        }
+    }
+
+    /** The steps of `cluster_admin` (compat/schema.py) on `topic`, then a consumer of `group`
+     * resuming from an offset committed with its leader epoch. */
+    private void clusterAdmin() throws Exception {
+        String topic = command.topic;
+        TopicPartition first = new TopicPartition(topic, 0);
+        List<String> logDirs = new ArrayList<>();
+        try (Admin admin = Admin.create(base())) {
+            Map<String, AdminStep> steps = new java.util.LinkedHashMap<>();
+            steps.put("create_topics", () -> {
+                admin.createTopics(List.of(new NewTopic(topic, command.partitions, (short) 1)))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("describe_topics", () -> {
+                // Two partitions a response: the client follows DescribeTopicPartitions' cursor.
+                DescribeTopicsOptions paged = new DescribeTopicsOptions().partitionSizeLimitPerResponse(2);
+                Map<Integer, Integer> leaders = new TreeMap<>();
+                admin.describeTopics(List.of(topic), paged).allTopicNames().get(timeoutMs(), TimeUnit.MILLISECONDS)
+                    .get(topic).partitions().forEach(p -> leaders.put(p.partition(), p.leader().id()));
+                return leaders;
+            });
+            steps.put("describe_log_dirs", () -> {
+                Map<String, LogDirDescription> dirs = admin.describeLogDirs(List.of(0)).allDescriptions()
+                    .get(timeoutMs(), TimeUnit.MILLISECONDS).get(0);
+                logDirs.addAll(new TreeSet<>(dirs.keySet()));
+                return logDirs;
+            });
+            steps.put("elect_leaders", () -> {
+                Map<Integer, Object> results = new TreeMap<>();
+                admin.electLeaders(ElectionType.PREFERRED, Set.of(first)).partitions()
+                    .get(timeoutMs(), TimeUnit.MILLISECONDS).forEach((tp, failure) ->
+                        results.put(tp.partition(), failure.map(e -> Errors.forException(e).name()).orElse(null)));
+                return results;
+            });
+            steps.put("alter_reassignments", () -> {
+                admin.alterPartitionReassignments(Map.of(first, Optional.of(new NewPartitionReassignment(List.of(0)))))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("alter_reassignments_elsewhere", () -> {
+                admin.alterPartitionReassignments(Map.of(first, Optional.of(new NewPartitionReassignment(List.of(1)))))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("list_reassignments", () ->
+                admin.listPartitionReassignments().reassignments().get(timeoutMs(), TimeUnit.MILLISECONDS).size());
+            steps.put("alter_replica_log_dirs", () -> {
+                admin.alterReplicaLogDirs(Map.of(new TopicPartitionReplica(topic, 0, 0), logDirs.get(0)))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("alter_replica_log_dirs_elsewhere", () -> {
+                admin.alterReplicaLogDirs(Map.of(new TopicPartitionReplica(topic, 0, 0), "/no/such/dir"))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return null;
+            });
+            steps.put("consume_committed", () -> {
+                for (int i = 0; i < 3; i++) {
+                    produceTo(first, "v" + i);
+                }
+                // Committed with leader epoch 0, as Metadata advertises it: the consumer resuming
+                // there validates the position (OffsetForLeaderEpoch) before it fetches.
+                admin.alterConsumerGroupOffsets(command.group, Map.of(first, new OffsetAndMetadata(1, Optional.of(0), "")))
+                    .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+                return consumeAssigned(first);
+            });
+            runAdminSteps(steps);
+        }
+    }
+
+    private void produceTo(TopicPartition partition, String value) throws Exception {
+        Properties props = base();
+        props.put("key.serializer", StringSerializer.class.getName());
+        props.put("value.serializer", StringSerializer.class.getName());
+        props.put("max.block.ms", String.valueOf(timeoutMs()));
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            producer.send(new ProducerRecord<>(partition.topic(), partition.partition(), "k", value))
+                .get(timeoutMs(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The first record value a consumer of `group` assigned `partition` reads from its committed offset. */
+    private Object consumeAssigned(TopicPartition partition) {
+        Properties props = base();
+        props.put("group.id", command.group);
+        props.put("key.deserializer", StringDeserializer.class.getName());
+        props.put("value.deserializer", StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+            consumer.assign(List.of(partition));
+            long deadline = System.currentTimeMillis() + timeoutMs();
+            while (System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    return record.value();
+                }
+            }
+            return null;
         }
     }
 

@@ -8,6 +8,7 @@ refused; Kafka's dynamic broker configs are not supported.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -25,7 +26,7 @@ from kafka_shim.storage.topic_configs import (
     invalid_config,
 )
 
-__all__ = ["API", "altered", "handle"]
+__all__ = ["API", "Alteration", "alter_resource", "altered", "duplicate_keys", "handle"]
 
 
 def _list_items(text: str) -> list[str]:
@@ -70,12 +71,16 @@ def altered(overrides: dict[str, str], changes: list[Any], broker_value: BrokerV
     return result
 
 
-def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    # Kafka's order: the request's own consistency, then the permission, then the resource.
-    names = Counter(c.name for c in resource.configs)
-    duplicated = sorted(name for name, count in names.items() if count > 1)
-    if duplicated:
-        return ErrorCode.INVALID_REQUEST, f"duplicate config keys: {', '.join(duplicated)}"
+# The topic's new overrides computed from its current ones (StorageError for a bad change).
+Alteration = Callable[[dict[str, str]], dict[str, str]]
+
+
+def alter_resource(
+    ctx: RequestContext, resource: Any, alteration: Alteration, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
+    """Authorize and apply `alteration` to a resource once the request's own consistency is
+    checked: Kafka's order (permission, then resource type, then the resource), shared by
+    IncrementalAlterConfigs and the legacy AlterConfigs."""
     denied = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS)
     if denied is not None:
         return denied, None
@@ -89,12 +94,30 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[Err
     if topic is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {resource.resource_name!r}"
     try:
-        overrides = altered(topic.configs, list(resource.configs), ctx.broker.config.known_value)
+        overrides = alteration(topic.configs)
         if not validate_only:
             topics.set_configs(topic.name, overrides)
     except StorageError as exc:
         return exc.code, exc.message
     return ErrorCode.NONE, None
+
+
+def duplicate_keys(resource: Any) -> str | None:
+    """Why the resource is refused for a config key named twice (INVALID_REQUEST), if it is."""
+    names = Counter(c.name for c in resource.configs)
+    duplicated = sorted(name for name, count in names.items() if count > 1)
+    return f"duplicate config keys: {', '.join(duplicated)}" if duplicated else None
+
+
+def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    duplicated = duplicate_keys(resource)
+    if duplicated is not None:
+        return ErrorCode.INVALID_REQUEST, duplicated
+    broker_value = ctx.broker.config.known_value
+    changes = list(resource.configs)
+    return alter_resource(
+        ctx, resource, lambda current: altered(current, changes, broker_value), validate_only
+    )
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:

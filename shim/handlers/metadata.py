@@ -18,30 +18,32 @@ from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from kafka_shim.storage.topics import Topic, invalid_topic_name
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
-__all__ = ["API", "handle"]
+__all__ = ["API", "INTERNAL_TOPICS", "handle", "partition_state"]
 
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC})
 
 
+def partition_state(node: int, index: int) -> dict[str, Any]:
+    """A partition as Metadata (and DescribeTopicPartitions) describe it: led by `node`, its
+    one replica, since epoch 0."""
+    return {
+        "error_code": ErrorCode.NONE,
+        "partition_index": index,
+        "leader_id": node,
+        "leader_epoch": LEADER_EPOCH,
+        "replica_nodes": [node],
+        "isr_nodes": [node],
+        "offline_replicas": [],
+    }
+
+
 def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
-    node = broker.node_id
     return {
         "error_code": ErrorCode.NONE,
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.name in INTERNAL_TOPICS,
-        "partitions": [
-            {
-                "error_code": ErrorCode.NONE,
-                "partition_index": index,
-                "leader_id": node,
-                "leader_epoch": LEADER_EPOCH,
-                "replica_nodes": [node],
-                "isr_nodes": [node],
-                "offline_replicas": [],
-            }
-            for index in range(len(topic.partitions))
-        ],
+        "partitions": [partition_state(broker.node_id, index) for index in range(len(topic.partitions))],
         "topic_authorized_operations": operations,
     }
 

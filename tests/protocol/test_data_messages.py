@@ -17,15 +17,23 @@ import pytest
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages import (
+    alter_configs,
+    alter_partition_reassignments,
+    alter_replica_log_dirs,
     create_partitions,
     create_topics,
     delete_topics,
     describe_cluster,
     describe_configs,
+    describe_log_dirs,
+    describe_topic_partitions,
+    elect_leaders,
     fetch,
     init_producer_id,
     list_offsets,
+    list_partition_reassignments,
     metadata,
+    offset_for_leader_epoch,
     produce,
 )
 from kafka_shim.protocol.schema import (
@@ -59,6 +67,14 @@ APIS: list[Api] = [
         describe_configs,
         describe_cluster,
         init_producer_id,
+        alter_configs,
+        describe_log_dirs,
+        offset_for_leader_epoch,
+        describe_topic_partitions,
+        elect_leaders,
+        alter_partition_reassignments,
+        list_partition_reassignments,
+        alter_replica_log_dirs,
     )
 ]
 
@@ -176,14 +192,17 @@ def kp_object(cls: Any, fields: list[Field], obj: dict[str, Any], version: int) 
         if f.name not in obj:
             continue
         value = obj[f.name]
-        kp_field = kp_fields[_KP_NAMES.get(f.name, f.name)]
+        kp_name = _KP_NAMES.get(f.name, f.name)
+        if kp_name not in kp_fields:  # kept under Kafka's name, as an int (DescribeTopicPartitions)
+            kp_name = f.name
+        kp_field = kp_fields[kp_name]
         element = f.type.element if isinstance(f.type, Array) else f.type
         if isinstance(element, Struct) and value is not None:
             if isinstance(f.type, Array):
                 value = [kp_object(kp_field.data_class, element.fields, v, version) for v in value]
             else:
                 value = kp_object(kp_field.data_class, element.fields, value, version)
-        if f.name in _KP_NAMES:
+        if kp_name != f.name:
             value = {bit for bit in range(32) if value >> bit & 1}
         kwargs[kp_field.name] = value
     return cls(version=version, **kwargs)

@@ -1,0 +1,72 @@
+"""AlterConfigs, the legacy API (kafka-python's and aiokafka's `alter_configs`): the configs
+given become the resource's whole set of overrides, every other override is removed (unlike
+IncrementalAlterConfigs, whose validation and write path it shares).
+
+Kafka checks the request on the broker first (a resource named twice, a key named twice,
+a null value, an unknown resource type: INVALID_REQUEST), then the permission, then applies.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, NamedTuple
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.alter_configs import API
+from kafka_shim.protocol.messages.describe_configs import ResourceType
+from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers.incremental_alter_configs import alter_resource, altered, duplicate_keys
+
+__all__ = ["API", "handle"]
+
+_LEGACY_TYPES = (ResourceType.TOPIC, ResourceType.BROKER)
+
+
+class _SetConfig(NamedTuple):
+    name: str
+    value: str
+    config_operation: int = AlterConfigOp.SET
+
+
+def _refusal(resource: Any) -> str | None:
+    """Why the broker refuses the resource before asking for any permission."""
+    duplicated = duplicate_keys(resource)
+    if duplicated is not None:
+        return duplicated
+    nulls = [c.name for c in resource.configs if c.value is None]
+    if nulls:
+        return f"Null value not supported for : {', '.join(nulls)}"
+    if resource.resource_type not in _LEGACY_TYPES:  # BROKER_LOGGER needs IncrementalAlterConfigs
+        return f"Unknown resource type {resource.resource_type}"
+    return None
+
+
+def _replace(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    refusal = _refusal(resource)
+    if refusal is not None:
+        return ErrorCode.INVALID_REQUEST, refusal
+    broker_value = ctx.broker.config.known_value
+    given = [_SetConfig(c.name, c.value) for c in resource.configs]
+    # The whole set is replaced: start from no overrides at all.
+    return alter_resource(ctx, resource, lambda current: altered({}, given, broker_value), validate_only)
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
+    responses = []
+    for resource in request.resources:
+        message: str | None
+        if keys[(resource.resource_type, resource.resource_name)] > 1:
+            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
+        else:
+            code, message = _replace(ctx, resource, request.validate_only)
+        responses.append(
+            {
+                "error_code": code,
+                "error_message": message,
+                "resource_type": resource.resource_type,
+                "resource_name": resource.resource_name,
+            }
+        )
+    return {"throttle_time_ms": 0, "responses": responses}

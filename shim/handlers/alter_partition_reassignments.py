@@ -1,0 +1,81 @@
+"""AlterPartitionReassignments: a partition can only be placed on this broker, its one
+replica; such a reassignment is complete at once (Kafka's controller finds nothing to
+change). Anything else is refused as a KRaft controller refuses it
+(ReplicationControlManager.alterPartitionReassignment and validateManualPartitionAssignment):
+an empty list, a broker that is not registered, a broker named twice. Nothing is ever in
+progress, so a cancellation (null replicas) is NO_REASSIGNMENT_IN_PROGRESS.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.alter_partition_reassignments import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+def _assignment_error(replicas: list[int], node: int) -> str | None:
+    if not replicas:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker in sorted(replicas):
+        if broker != node:
+            return (
+                f"The manual partition assignment includes broker {broker}, but no such broker is registered."
+            )
+        if broker == previous:
+            return f"The manual partition assignment includes the broker {previous} more than once."
+        previous = broker
+    return None
+
+
+def _reassign(ctx: RequestContext, topic: str, requested: Any) -> tuple[ErrorCode, str | None]:
+    found = ctx.broker.topics.get(topic)
+    if found is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
+    if found.partition(requested.partition_index) is None:
+        return (
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            f"Unable to find partition {topic}:{requested.partition_index}.",
+        )
+    if requested.replicas is None:
+        return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
+    invalid = _assignment_error(requested.replicas, ctx.broker.node_id)
+    if invalid is not None:
+        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, invalid
+    return ErrorCode.NONE, None
+
+
+def _responses(request: Any, answer: Any) -> list[dict[str, Any]]:
+    responses = []
+    for t in request.topics:
+        partitions = []
+        for p in t.partitions:
+            code, message = answer(t.name, p)
+            partitions.append(
+                {"partition_index": p.partition_index, "error_code": code, "error_message": message}
+            )
+        responses.append({"name": t.name, "partitions": partitions})
+    return responses
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+        # Kafka's getErrorResponse: the refusal at the top and on every partition.
+        denial = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {API.name} is not authorized."
+        return {
+            "throttle_time_ms": 0,
+            "error_code": denial[0],
+            "error_message": denial[1],
+            "responses": _responses(request, lambda topic, partition: denial),
+        }
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "responses": _responses(request, lambda topic, partition: _reassign(ctx, topic, partition)),
+    }

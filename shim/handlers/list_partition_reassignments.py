@@ -1,0 +1,30 @@
+"""ListPartitionReassignments: a reassignment onto this broker completes as it is made, so
+none is ever in progress: the list is empty, whichever topics are asked for (Kafka lists
+only partitions being reassigned and skips unknown topics)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.list_partition_reassignments import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+        # Kafka's getErrorResponse: each partition asked for, with nothing but its index.
+        asked = [
+            {"name": t.name, "partitions": [{"partition_index": p} for p in t.partition_indexes]}
+            for t in request.topics or ()
+        ]
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_message": f"Request {API.name} is not authorized.",
+            "topics": asked,
+        }
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "error_message": None, "topics": []}
