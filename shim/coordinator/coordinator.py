@@ -30,6 +30,7 @@ import functools
 import uuid
 from collections.abc import Callable, Collection, Hashable, Iterable
 
+from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.shim.coordinator import offsets, records
@@ -37,7 +38,6 @@ from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.group import Group, PendingJoin
 from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.state import GroupState
-from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
 from kafka_shim.shim.coordinator.types import (

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.state import GroupState, check_transition
-from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from kafka_shim.shim.coordinator.types import (
     CommittedOffset,
     JoinCallback,
