@@ -6,7 +6,7 @@ import base64
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
@@ -183,13 +183,15 @@ class Broker:
 
     def tick(self, now: int) -> None:
         """Fire every coordinator's due deadlines; transactions they ended get their markers."""
-        while (key := self._group_deadlines.pop_due(now)) is not None:
-            if isinstance(key, GroupTimer):  # the classic coordinator's
-                self.apply(self.groups.on_timer(key, now))
-            else:
-                self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+        self._group_deadlines.fire_due(now, self._group_deadline_passed)
         self.transactions.tick(now)
         complete_transactions(self, now)
+
+    def _group_deadline_passed(self, key: Hashable, now: int) -> None:
+        if isinstance(key, GroupTimer):  # the classic coordinator's
+            self.apply(self.groups.on_timer(key, now))
+        else:
+            self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
