@@ -100,7 +100,9 @@ class Broker:
         self._group_deadlines = Deadlines()
         self._waiting: dict[Waiter, Callable[[Any], None]] = {}
         self._waiter_ids = itertools.count()
-        self.groups = GroupCoordinator(CoordinatorConfig.from_broker(config))
+        self.groups = GroupCoordinator(
+            CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
+        )
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
         replayed = list(self.offsets_log.replay())
         self.apply(
@@ -188,10 +190,19 @@ class Broker:
         complete_transactions(self, now)
 
     def _group_deadline_passed(self, key: Hashable, now: int) -> None:
-        if isinstance(key, GroupTimer):  # the classic coordinator's
-            self.apply(self.groups.on_timer(key, now))
-        else:
+        if not isinstance(key, GroupTimer):
             self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+            return
+        self.apply(self.groups.on_timer(key, now))
+        if key.kind == "retention":
+            # Kafka deletes a consumer group that has neither members nor offsets left.
+            for group in list(self.consumer_groups.groups()):
+                if not group.members and self.groups.group(group.group_id) is None:
+                    self.apply(self.consumer_groups.delete_empty(group.group_id))
+
+    def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
+        group = self.consumer_groups.group(group_id)
+        return None if group is None else group.subscribed_topics()
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""

@@ -66,25 +66,34 @@ def random_member_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4()}"
 
 
+def no_consumer_groups(group_id: str) -> frozenset[str] | None:
+    return None
+
+
 class GroupCoordinator:
     def __init__(
         self,
         config: CoordinatorConfig | None = None,
         new_member_id: Callable[[str], str] = random_member_id,
+        consumer_group_topics: Callable[[str], frozenset[str] | None] = no_consumer_groups,
     ) -> None:
+        """`consumer_group_topics(group_id)`: the topics the members of the KIP-848 consumer
+        group of that id subscribe to (None: there is none). Such a group keeps its offsets
+        here, in an empty entry, and they expire by Kafka's rules for consumer groups."""
         self.config = config or CoordinatorConfig()
         self._new_member_id = new_member_id
+        self._consumer_group_topics = consumer_group_topics
         self._groups: dict[str, Group] = {}
         self._transactional = TransactionalOffsets()
         self._retention_scheduled = False
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
-        """Rebuild groups from the offsets log, as a coordinator taking over a partition does."""
+        """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
+        the periodic retention check starts, as Kafka's does when it loads the partition."""
         out = Effects()
         for group in records.replay(log, now, self._transactional).values():
             self._groups[group.group_id] = group
-        if self._groups:
-            self._schedule_retention(now, out)
+        self._schedule_retention(now, out)
         return out.outcome(None)
 
     # --- deadlines -----------------------------------------------------------------------
@@ -747,10 +756,11 @@ class GroupCoordinator:
         for group in list(self._groups.values()):
             retention = self.config.offsets_retention_ms
             pending = functools.partial(self._transactional.is_pending, group.group_id)
-            offsets.remove(group, offsets.expired(group, now, retention, pending), out.records)
+            consumer_topics = self._consumer_group_topics(group.group_id)
+            expired = offsets.expired(group, now, retention, pending, consumer_topics)
+            offsets.remove(group, expired, out.records)
             self._maybe_bury(group, now, out)
-        if self._groups:
-            self._schedule_retention(now, out)
+        self._schedule_retention(now, out)
 
     # --- administration ------------------------------------------------------------------
 

@@ -61,7 +61,13 @@ class Harness:
     def __init__(self, **config: int) -> None:
         self.clock = FakeClock(1_000_000)
         self._ids = 0
-        self.coordinator = GroupCoordinator(CoordinatorConfig(**config), new_member_id=self._new_id)
+        # KIP-848 groups beside the classic ones: group id -> the topics its members subscribe to.
+        self.consumer_groups: dict[str, frozenset[str]] = {}
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig(**config),
+            new_member_id=self._new_id,
+            consumer_group_topics=self.consumer_groups.get,
+        )
         self.deadlines = Deadlines()
         self.log: list[OffsetsRecord] = []  # every record appended, oldest first
         self._taken = 0

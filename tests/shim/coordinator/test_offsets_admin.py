@@ -90,6 +90,24 @@ def test_stable_consumer_group_keeps_offsets_of_subscribed_topics() -> None:
     assert set(offsets) == {T0}  # "other" is not subscribed: it expired
 
 
+def test_kip848_group_offsets_expire_by_kafkas_consumer_group_rules() -> None:
+    """ConsumerGroup.offsetExpirationCondition: offsets of subscribed topics stay whatever
+    their age; the others age from their commit, not from when the group became empty."""
+    h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=1000)
+    h.consumer_groups["kip848"] = frozenset({"t"})
+    commit(h, group="kip848")  # committed as the OffsetCommit handler does, after the epoch check
+    commit(h, group="kip848", other=1)
+    h.advance(59_000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0, OTHER}
+    h.advance(1000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0}  # "other": 60 s after its commit
+    h.advance(10 * 60_000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0}  # subscribed: kept
+    h.consumer_groups["kip848"] = frozenset()  # its last member left
+    h.advance(1000)
+    assert h.coordinator.group("kip848") is None  # aged from its commit, long ago
+
+
 def test_describe_and_list() -> None:
     h = Harness()
     ids = h.stable_group("a")
