@@ -99,7 +99,7 @@ class Broker:
         # recovery path), their deadlines are kept here, their delayed answers delivered.
         self._group_deadlines = Deadlines()
         self._waiting: dict[Waiter, Callable[[Any], None]] = {}
-        self._waiter_ids = itertools.count()
+        self._waiter_ids = itertools.count(1)
         self.groups = GroupCoordinator(
             CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
         )

@@ -72,7 +72,7 @@ class Harness:
         self.log: list[OffsetsRecord] = []  # every record appended, oldest first
         self._taken = 0
         self._waiting: dict[int, Reply[Any]] = {}
-        self._waiter_ids = itertools.count()
+        self._waiter_ids = itertools.count(1)
 
     def _new_id(self, prefix: str) -> str:
         self._ids += 1
@@ -206,7 +206,7 @@ class Harness:
                 break
             for client in clients:
                 member = group.members.get(ids[client])
-                if group.state == GroupState.PREPARING_REBALANCE and member and not member.awaiting_join:
+                if group.state == GroupState.PREPARING_REBALANCE and member and member.awaiting_join is None:
                     replies[client] = self.join(ids[client], client=client)
         results = {c: r.values[-1] for c, r in replies.items()}
         leader = next(c for c, r in results.items() if r.leader == r.member_id)
