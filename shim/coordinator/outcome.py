@@ -29,7 +29,7 @@ class Outcome(NamedTuple, Generic[T]):
 
 
 class Effects:
-    """What a call has produced so far. A deadline set twice keeps the later time; one set
+    """What a call has produced so far. A deadline set twice keeps its last setting; one set
     and then fired or cancelled within the call ends up cancelled."""
 
     def __init__(self) -> None:
