@@ -49,7 +49,7 @@ def timed(action: Callable[[], object]) -> float:
 
 def first_commit(broker: Broker) -> None:
     request = CommitRequest("g", {TopicPartition("t", 0): OffsetCommit(1)})
-    broker.groups.commit_offsets(request, broker.clock())
+    broker.apply(broker.groups.commit_offsets(request, broker.clock()))
 
 
 def startup_ms(partitions: int, on_disk: bool, rounds: int) -> tuple[float, float]:
@@ -77,7 +77,7 @@ def write_commits(broker: Broker, commits: int) -> float:
     requests = commits // PARTITIONS_PER_GROUP
     for i in range(requests):
         offsets = {TopicPartition("t", p): OffsetCommit(i) for p in range(PARTITIONS_PER_GROUP)}
-        broker.groups.commit_offsets(CommitRequest(f"group-{i % GROUPS}", offsets), NOW + i)
+        broker.apply(broker.groups.commit_offsets(CommitRequest(f"group-{i % GROUPS}", offsets), NOW + i))
     return requests * PARTITIONS_PER_GROUP / (time.perf_counter() - started)
 
 

@@ -203,7 +203,9 @@ _DECLARED = [
     _broker("group.max.session.timeout.ms", INT, "1800000", "largest session timeout a member may ask for",
             "max_session_timeout_ms", minimum=1),
     _broker("group.max.size", INT, str(INT_MAX), "most members in one group", "max_group_size", minimum=1),
-    _broker("offsets.retention.minutes", INT, "10080", "how long offsets of an empty group are kept",
+    _broker("offsets.retention.minutes", INT, "10080",
+            "how long offsets are kept: an empty classic group's from when it emptied, others' from their "
+            "commit; a group with members keeps those of the topics it subscribes to",
             "offsets_retention_minutes", minimum=1),
     _broker("offsets.retention.check.interval.ms", LONG, "600000", "how often expired offsets are removed",
             "offsets_retention_check_interval_ms", minimum=1),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
+import itertools
 import time
 import uuid
-from collections.abc import Callable, Iterable
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, TypeVar
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
@@ -18,7 +19,9 @@ from kafka_shim.shim.coordinator.consumer import (
     Result,
     TopicInfo,
 )
+from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -90,21 +93,28 @@ class Broker:
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
-        self.groups = GroupCoordinator(CoordinatorConfig.from_broker(config))
-        # The coordinator's records go to __consumer_offsets (appended before the
-        # call that made them answers); start-up replays them: one write and one recovery path.
+        # The group coordinators (classic, and KIP-848 below) answer every call with an
+        # outcome that `apply` carries out: their records go to __consumer_offsets (appended
+        # before the call that made them answers; start-up replays them: one write and one
+        # recovery path), their deadlines are kept here, their delayed answers delivered.
+        self._group_deadlines = Deadlines()
+        self._waiting: dict[Waiter, Callable[[Any], None]] = {}
+        self._waiter_ids = itertools.count(1)
+        self.groups = GroupCoordinator(
+            CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
+        )
         self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
         replayed = list(self.offsets_log.replay())
-        self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), clock())
-        self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
+        self.apply(
+            self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), clock())
+        )
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
-        # fetches, retention and the offsets log are shared). Its timers are kept here.
+        # fetches, retention and the offsets log are shared).
         self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
-        self._consumer_deadlines = Deadlines()
         self.apply(self.consumer_groups.load(replayed, clock()))
         # The transaction coordinator likewise, over __transaction_state; transactions found
         # preparing to commit or abort get their markers before the broker serves anyone.
@@ -136,25 +146,37 @@ class Broker:
             on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
         )
 
-    def apply(self, result: Result[T]) -> T:
-        """Carry out a consumer-group call's result: its records are appended (under the fsync
-        policy) before its answer is returned, and its timers are set."""
-        if result.records:
-            self.offsets_log.append(result.records, self.clock())
-        for key, at in result.timers:
+    def waiter(self, respond: Callable[[T], None]) -> Waiter:
+        """Name a request that waits for its answer: `apply` hands `respond` the reply an
+        outcome brings for it."""
+        waiter = next(self._waiter_ids)
+        self._waiting[waiter] = respond
+        return waiter
+
+    def apply(self, outcome: Outcome[T] | Result[T]) -> T:
+        """Carry out a group coordinator call's outcome: its records are appended (under the
+        fsync policy) before any answer goes out, its deadlines are set or cancelled, and
+        waiting requests get their replies. Returns the call's own answer."""
+        if outcome.records:
+            self.offsets_log.append(outcome.records, self.clock())
+        for key, at in outcome.timers:
             if at is None:
-                self._consumer_deadlines.cancel(key)
+                self._group_deadlines.cancel(key)
             else:
-                self._consumer_deadlines.schedule(key, at)
-        return result.response
+                self._group_deadlines.schedule(key, at)
+        if isinstance(outcome, Outcome):
+            for waiter, answer in outcome.replies:
+                respond = self._waiting.pop(waiter, None)
+                if respond is not None:
+                    respond(answer)
+        return outcome.response
 
     def next_deadline(self) -> int | None:
         """The earliest deadline of any coordinator (the server's timer loop sleeps until it)."""
         deadlines = [
             d
             for d in (
-                self.groups.next_deadline(),
-                self._consumer_deadlines.earliest(),
+                self._group_deadlines.earliest(),
                 self.transactions.next_deadline(),
             )
             if d is not None
@@ -163,11 +185,24 @@ class Broker:
 
     def tick(self, now: int) -> None:
         """Fire every coordinator's due deadlines; transactions they ended get their markers."""
-        self.groups.tick(now)
-        while (key := self._consumer_deadlines.pop_due(now)) is not None:
-            self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+        self._group_deadlines.fire_due(now, self._group_deadline_passed)
         self.transactions.tick(now)
         complete_transactions(self, now)
+
+    def _group_deadline_passed(self, key: Hashable, now: int) -> None:
+        if not isinstance(key, GroupTimer):
+            self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+            return
+        self.apply(self.groups.on_timer(key, now))
+        if key.kind == "retention":
+            # Kafka deletes a consumer group that has neither members nor offsets left.
+            for group in list(self.consumer_groups.groups()):
+                if not group.members and self.groups.group(group.group_id) is None:
+                    self.apply(self.consumer_groups.delete_empty(group.group_id))
+
+    def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
+        group = self.consumer_groups.group(group_id)
+        return None if group is None else group.subscribed_topics()
 
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""

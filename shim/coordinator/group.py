@@ -8,19 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from kafka_shim.shim.coordinator.member import Member
-from kafka_shim.shim.coordinator.state import GroupState, check_transition
-from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE, subscribed_topics
-from kafka_shim.shim.coordinator.types import (
-    CommittedOffset,
-    JoinCallback,
-    JoinedMember,
-    JoinResult,
-    Protocol,
-    SyncResult,
-    TopicPartition,
-)
+from kafka_shim.shim.coordinator.outcome import Waiter
+from kafka_shim.shim.coordinator.state import Event, GroupState, next_state
+from kafka_shim.shim.coordinator.types import CommittedOffset, JoinedMember, Protocol, TopicPartition
 
 
 @dataclass
@@ -61,9 +53,9 @@ class Group:
     def is_(self, *states: GroupState) -> bool:
         return self.state in states
 
-    def transition(self, target: GroupState, now: int) -> None:
-        check_transition(self.group_id, self.state, target)
-        self.state = target
+    def transition(self, event: Event, now: int) -> None:
+        """Move as the transition table says (state.TRANSITIONS); IllegalTransition if it has no row."""
+        self.state = next_state(self.group_id, self.state, event)
         self.state_since_ms = now
 
     def restore_empty(self, generation_id: int, protocol_type: str | None, since_ms: int) -> None:
@@ -96,7 +88,7 @@ class Group:
     def rebalance_timeout_ms(self) -> int:
         return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
 
-    def add(self, member: Member, callback: JoinCallback | None) -> None:
+    def add(self, member: Member, waiter: Waiter | None) -> None:
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member.member_id
         if not self.members:
@@ -105,7 +97,7 @@ class Group:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
         self._votes.update(member.protocol_names())
-        member.awaiting_join = callback
+        member.awaiting_join = waiter
         self.pending_members.discard(member.member_id)
 
     def remove(self, member_id: str) -> Member | None:
@@ -126,40 +118,25 @@ class Group:
         protocols: tuple[Protocol, ...],
         rebalance_timeout_ms: int,
         session_timeout_ms: int,
-        callback: JoinCallback | None,
+        waiter: Waiter | None,
     ) -> None:
         self._votes.subtract(member.protocol_names())
         member.protocols = protocols
         self._votes.update(member.protocol_names())
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
-        member.awaiting_join = callback
+        member.awaiting_join = waiter
 
     def replace_static_member(self, instance_id: str, old_member_id: str, new_member_id: str) -> Member:
-        """A static member restarted: same member under a new id; the old id's waiters are fenced."""
+        """A static member restarted: same member under a new id (the coordinator has fenced
+        the old id's waiting requests)."""
         member = self.members.pop(old_member_id)
-        self.invoke_join(member, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_member_id))
-        self.invoke_sync(member, SyncResult(ErrorCode.FENCED_INSTANCE_ID))
         member.member_id = new_member_id
         self.members[new_member_id] = member
         if self.is_leader(old_member_id):
             self.leader_id = new_member_id
         self.static_members[instance_id] = new_member_id
         return member
-
-    def invoke_join(self, member: Member, result: JoinResult) -> bool:
-        callback, member.awaiting_join = member.awaiting_join, None
-        if callback is None:
-            return False
-        callback(result)
-        return True
-
-    def invoke_sync(self, member: Member, result: SyncResult) -> bool:
-        callback, member.awaiting_sync = member.awaiting_sync, None
-        if callback is None:
-            return False
-        callback(result)
-        return True
 
     def elect_joined_leader(self) -> bool:
         """Keep the leader if it rejoined, else pick a member that did; False if none can lead."""
@@ -200,10 +177,10 @@ class Group:
         self.generation_id += 1
         if self.members:
             self.protocol_name = self.select_protocol()
-            self.transition(GroupState.COMPLETING_REBALANCE, now)
+            self.transition(Event.JOIN_COMPLETED, now)
         else:
             self.protocol_name = None
-            self.transition(GroupState.EMPTY, now)
+            self.transition(Event.JOIN_COMPLETED_EMPTY, now)
         self.subscribed_topics = self._compute_subscribed_topics()
         self.pending_sync.clear()
 

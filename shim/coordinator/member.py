@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_shim.shim.coordinator.types import JoinCallback, JoinedMember, Protocol, SyncCallback
+from kafka_shim.shim.coordinator.outcome import Waiter
+from kafka_shim.shim.coordinator.types import JoinedMember, Protocol
 
 
 @dataclass(eq=False)
@@ -18,8 +19,9 @@ class Member:
     protocol_type: str
     protocols: tuple[Protocol, ...]
     assignment: bytes = b""
-    awaiting_join: JoinCallback | None = None
-    awaiting_sync: SyncCallback | None = None
+    # The JoinGroup / SyncGroup request waiting for its answer.
+    awaiting_join: Waiter | None = None
+    awaiting_sync: Waiter | None = None
     # Joined but not yet part of a completed generation: expires on a fixed join timeout.
     is_new: bool = False
 

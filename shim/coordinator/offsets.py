@@ -117,20 +117,36 @@ def remove(group: Group, partitions: Iterable[TopicPartition], records: list[Off
 
 
 def expired(
-    group: Group, now: int, retention_ms: int, pending: Callable[[TopicPartition], bool]
+    group: Group,
+    now: int,
+    retention_ms: int,
+    pending: Callable[[TopicPartition], bool],
+    consumer_group_topics: frozenset[str] | None = None,
 ) -> list[TopicPartition]:
-    """Kafka's removeExpiredOffsets rules, by what the group is. A `pending` partition
-    (a transaction may still commit an offset for it) keeps its offset for now."""
-    return [tp for tp in _expired(group, now, retention_ms) if not pending(tp)]
+    """Kafka's offset expiration conditions, by what the group is. A `pending` partition
+    (a transaction may still commit an offset for it) keeps its offset for now.
+    `consumer_group_topics`: when a KIP-848 consumer group of this id keeps its offsets in
+    this (empty) entry, the topics its members subscribe to."""
+    return [tp for tp in _expired(group, now, retention_ms, consumer_group_topics) if not pending(tp)]
 
 
-def _expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
+def _expired(
+    group: Group, now: int, retention_ms: int, consumer_group_topics: frozenset[str] | None
+) -> list[TopicPartition]:
 
     def older_than_retention(base: int, offset: CommittedOffset) -> bool:
         if offset.expire_timestamp_ms is not None:  # OffsetCommit v2-4 asked for its own retention
             return now >= offset.expire_timestamp_ms
         return now - base >= retention_ms
 
+    if consumer_group_topics is not None:
+        # Kafka's ConsumerGroup: offsets of topics a member subscribes to stay, whatever their
+        # age; the others age from their commit (all of them once the group has no members).
+        return [
+            tp
+            for tp, o in group.offsets.items()
+            if tp.topic not in consumer_group_topics and older_than_retention(o.commit_timestamp_ms, o)
+        ]
     if group.protocol_type is not None and group.is_(GroupState.EMPTY):
         # Nobody consumes: the clock runs from when the group became empty.
         return [tp for tp, o in group.offsets.items() if older_than_retention(group.state_since_ms, o)]

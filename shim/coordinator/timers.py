@@ -1,4 +1,6 @@
-"""Deadlines by key: the earliest one, and the due ones in order.
+"""Deadlines by key: the earliest one, and the due ones fired in order. The one timer
+skeleton of the coordinators: the broker keeps both group coordinators' deadlines in one,
+the transaction coordinator its own.
 
 A heap with lazy deletion: rescheduling or cancelling a key leaves its old
 entry in the heap, recognised as stale when it surfaces.
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 
 class Deadlines:
@@ -51,3 +53,8 @@ class Deadlines:
         _, _, key = heapq.heappop(self._heap)
         del self._current[key]
         return key
+
+    def fire_due(self, now: int, fire: Callable[[Hashable, int], None]) -> None:
+        """Fire every deadline due by `now`, earliest first (firing may schedule more)."""
+        while (key := self.pop_due(now)) is not None:
+            fire(key, now)

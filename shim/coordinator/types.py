@@ -8,7 +8,8 @@ Handlers translate requests into these and results into responses.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple, TypeVar
 
@@ -85,8 +86,20 @@ class SyncResult(NamedTuple):
     assignment: bytes = b""
 
 
-JoinCallback = Callable[[JoinResult], None]
-SyncCallback = Callable[[SyncResult], None]
+@dataclass(frozen=True, slots=True)
+class GroupTimer:
+    """A classic-group deadline (a class of its own, so the broker tells it from the KIP-848
+    coordinator's keys). Kafka's purgatories become these kinds:
+      join       the delayed join (rebalance timeout, or initial delay)
+      sync       members must SyncGroup within the rebalance timeout
+      session    a member's heartbeat expiry
+      pending    a member id handed out by MEMBER_ID_REQUIRED, unused
+      retention  the periodic offsets retention check (no group)
+    """
+
+    kind: str
+    group_id: str = ""
+    member_id: str = ""
 
 
 class HeartbeatRequest(NamedTuple):

@@ -25,7 +25,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if broker.consumer_groups.group(group_id) is not None:
             consumer[group_id] = broker.apply(broker.consumer_groups.delete_empty(group_id))
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
-    results = broker.groups.delete_groups(classic, ctx.now_ms()) if classic else {}
+    results = broker.apply(broker.groups.delete_groups(classic, ctx.now_ms())) if classic else {}
     # A consumer group's answer is its own: without committed offsets it has no classic entry.
     results.update(consumer)
     return {

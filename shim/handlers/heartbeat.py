@@ -19,4 +19,5 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     beat = HeartbeatRequest(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )
-    return {"throttle_time_ms": 0, "error_code": ctx.broker.groups.heartbeat(beat, ctx.now_ms())}
+    broker = ctx.broker
+    return {"throttle_time_ms": 0, "error_code": broker.apply(broker.groups.heartbeat(beat, ctx.now_ms()))}

@@ -61,8 +61,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         supports_skip_assignment=version >= 9,
         reason=request.reason,
     )
-    groups = ctx.broker.groups
-    result: JoinResult = await ctx.deferred(lambda respond: groups.join_group(join, ctx.now_ms(), respond))
+    result: JoinResult = await ctx.deferred(
+        lambda respond: broker.apply(broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond)))
+    )
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

@@ -20,7 +20,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
     else:
         leaving = [MemberIdentity(request.member_id)]
-    result = ctx.broker.groups.leave_group(request.group_id, leaving, ctx.now_ms())
+    broker = ctx.broker
+    result = broker.apply(broker.groups.leave_group(request.group_id, leaving, ctx.now_ms()))
     error = result.error
     if ctx.api_version < 3 and error == ErrorCode.NONE:
         # Single-member versions carry the member's own error at the top level.

@@ -75,7 +75,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             member_id="" if consumer_group else request.member_id,
             group_instance_id=None if consumer_group else request.group_instance_id,
         )
-        errors.update(ctx.broker.groups.commit_offsets(commit, now))
+        committed: dict[TopicPartition, ErrorCode] = ctx.broker.apply(
+            ctx.broker.groups.commit_offsets(commit, now)
+        )
+        errors.update(committed)
     return {
         "throttle_time_ms": 0,
         "topics": [

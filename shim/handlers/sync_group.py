@@ -30,8 +30,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             protocol_name=request.protocol_name,
             assignments={a.member_id: bytes(a.assignment) for a in request.assignments},
         )
-        groups = ctx.broker.groups
-        result = await ctx.deferred(lambda respond: groups.sync_group(sync, ctx.now_ms(), respond))
+        broker = ctx.broker
+        result = await ctx.deferred(
+            lambda respond: broker.apply(broker.groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond)))
+        )
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

@@ -110,7 +110,10 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
             member_id=request.member_id,
             group_instance_id=request.group_instance_id,
         )
-        errors.update(broker.groups.commit_transactional_offsets(commit, now))
+        committed: dict[TopicPartition, ErrorCode] = broker.apply(
+            broker.groups.commit_transactional_offsets(commit, now)
+        )
+        errors.update(committed)
     return {
         "throttle_time_ms": 0,
         "topics": [

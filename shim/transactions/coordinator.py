@@ -438,8 +438,7 @@ class TransactionCoordinator:
 
     def tick(self, now: int) -> None:
         """Fire every deadline due by `now`: time out transactions, retry markers, expire ids."""
-        while (key := self._deadlines.pop_due(now)) is not None:
-            self._fire(key, now)
+        self._deadlines.fire_due(now, self._fire)
         self._publish()
 
     def _fire(self, key: Hashable, now: int) -> None:

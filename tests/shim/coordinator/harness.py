@@ -1,15 +1,18 @@
 """Drives the pure coordinator with a fake clock: no sockets, no sleeps.
 
-`Reply` collects what the coordinator sends through a respond callback, so a
-test can assert both "not answered yet" and "answered with X".
+The harness carries out every outcome as the broker does: records go to `log`, deadlines
+are kept and fired by `advance`, replies reach the `Reply` of the request that waits for
+them, so a test can assert both "not answered yet" and "answered with X".
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.shim.coordinator import (
     CoordinatorConfig,
     GroupCoordinator,
@@ -22,7 +25,10 @@ from kafka_shim.shim.coordinator import (
     SyncResult,
 )
 from kafka_shim.shim.coordinator.group import Group
-from tests.helpers import subscription
+from kafka_shim.shim.coordinator.outcome import Outcome
+from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.types import GroupTimer
+from tests.helpers import FakeClock, subscription
 
 T = TypeVar("T")
 
@@ -53,23 +59,66 @@ class Reply(Generic[T]):
 
 class Harness:
     def __init__(self, **config: int) -> None:
-        self.now = 1_000_000
+        self.clock = FakeClock(1_000_000)
         self._ids = 0
-        self.coordinator = GroupCoordinator(CoordinatorConfig(**config), new_member_id=self._new_id)
+        # KIP-848 groups beside the classic ones: group id -> the topics its members subscribe to.
+        self.consumer_groups: dict[str, frozenset[str]] = {}
+        self.coordinator = GroupCoordinator(
+            CoordinatorConfig(**config),
+            new_member_id=self._new_id,
+            consumer_group_topics=self.consumer_groups.get,
+        )
+        self.deadlines = Deadlines()
+        self.log: list[OffsetsRecord] = []  # every record appended, oldest first
+        self._taken = 0
+        self._waiting: dict[int, Reply[Any]] = {}
+        self._waiter_ids = itertools.count(1)
 
     def _new_id(self, prefix: str) -> str:
         self._ids += 1
         return f"{prefix}-{self._ids}"
 
+    @property
+    def now(self) -> int:
+        return self.clock.now
+
+    @now.setter
+    def now(self, value: int) -> None:
+        self.clock.now = value
+
+    # --- carrying out outcomes, as the broker does ---
+    def apply(self, outcome: Outcome[T]) -> T:
+        self.log.extend(outcome.records)
+        for key, at in outcome.timers:
+            if at is None:
+                self.deadlines.cancel(key)
+            else:
+                self.deadlines.schedule(key, at)
+        for waiter, answer in outcome.replies:
+            assert isinstance(waiter, int)
+            self._waiting.pop(waiter)(answer)  # every waiter is answered once
+        return outcome.response
+
+    def waiter(self, reply: Reply[Any]) -> int:
+        waiter = next(self._waiter_ids)
+        self._waiting[waiter] = reply
+        return waiter
+
+    def take_records(self) -> list[OffsetsRecord]:
+        """The records appended since the last take."""
+        taken, self._taken = self.log[self._taken :], len(self.log)
+        return taken
+
     # --- clock ---
     def advance(self, ms: int) -> None:
         """Move the fake clock, firing deadlines as the server's timer task would."""
         target = self.now + ms
-        while (deadline := self.coordinator.next_deadline()) is not None and deadline <= target:
+        while (deadline := self.deadlines.earliest()) is not None and deadline <= target:
             self.now = max(self.now, deadline)
-            self.coordinator.tick(self.now)
+            key = self.deadlines.pop_due(self.now)
+            assert isinstance(key, GroupTimer)
+            self.apply(self.coordinator.on_timer(key, self.now))
         self.now = target
-        self.coordinator.tick(self.now)
 
     # --- requests ---
     def join(
@@ -100,7 +149,7 @@ class Harness:
             require_known_member_id=require_known,
             supports_skip_assignment=skip_assignment,
         )
-        self.coordinator.join_group(request, self.now, reply)
+        self.apply(self.coordinator.join_group(request, self.now, self.waiter(reply)))
         return reply
 
     def join_new(self, client: str = "client", **kwargs: object) -> tuple[str, Reply[JoinResult]]:
@@ -125,13 +174,14 @@ class Harness:
         request = SyncRequest(
             group, generation, member_id, instance, protocol_type, protocol_name, assignments or {}
         )
-        self.coordinator.sync_group(request, self.now, reply)
+        self.apply(self.coordinator.sync_group(request, self.now, self.waiter(reply)))
         return reply
 
     def heartbeat(
         self, member_id: str, generation: int, *, instance: str | None = None, group: str = GROUP
     ) -> ErrorCode:
-        return self.coordinator.heartbeat(HeartbeatRequest(group, generation, member_id, instance), self.now)
+        beat = HeartbeatRequest(group, generation, member_id, instance)
+        return self.apply(self.coordinator.heartbeat(beat, self.now))
 
     # --- inspection ---
     def group(self, group_id: str = GROUP) -> Group:
@@ -156,7 +206,7 @@ class Harness:
                 break
             for client in clients:
                 member = group.members.get(ids[client])
-                if group.state == GroupState.PREPARING_REBALANCE and member and not member.awaiting_join:
+                if group.state == GroupState.PREPARING_REBALANCE and member and member.awaiting_join is None:
                     replies[client] = self.join(ids[client], client=client)
         results = {c: r.values[-1] for c, r in replies.items()}
         leader = next(c for c, r in results.items() if r.leader == r.member_id)

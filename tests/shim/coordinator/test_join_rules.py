@@ -87,8 +87,8 @@ def test_empty_group_id_is_invalid_everywhere() -> None:
     assert h.join(group="").value.error == ErrorCode.INVALID_GROUP_ID
     assert h.sync("m", 1, group="").value.error == ErrorCode.INVALID_GROUP_ID
     assert h.heartbeat("m", 1, group="") == ErrorCode.INVALID_GROUP_ID
-    assert h.coordinator.leave_group("", [], h.now).error == ErrorCode.INVALID_GROUP_ID
-    assert h.coordinator.delete_offsets("", [], h.now)[0] == ErrorCode.INVALID_GROUP_ID
+    assert h.apply(h.coordinator.leave_group("", [], h.now)).error == ErrorCode.INVALID_GROUP_ID
+    assert h.apply(h.coordinator.delete_offsets("", [], h.now))[0] == ErrorCode.INVALID_GROUP_ID
 
 
 @pytest.mark.parametrize("session_ms", [5999, 1_800_001])

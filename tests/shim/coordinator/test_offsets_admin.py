@@ -23,7 +23,7 @@ def commit(
     h: Harness, generation: int = -1, member: str = "", group: str = GROUP, **offsets: int
 ) -> dict[TopicPartition, ErrorCode]:
     wanted = {T0: OffsetCommit(offsets.get("t", 7))} if not offsets.get("other") else {OTHER: OffsetCommit(3)}
-    return h.coordinator.commit_offsets(CommitRequest(group, wanted, generation, member), h.now)
+    return h.apply(h.coordinator.commit_offsets(CommitRequest(group, wanted, generation, member), h.now))
 
 
 def test_member_commit_is_fenced_by_generation_and_member() -> None:
@@ -57,7 +57,7 @@ def test_standalone_commit_creates_an_empty_group() -> None:
 def test_metadata_too_large() -> None:
     h = Harness()
     request = CommitRequest("solo", {T0: OffsetCommit(1, metadata="x" * 4097)})
-    assert h.coordinator.commit_offsets(request, h.now) == {T0: ErrorCode.OFFSET_METADATA_TOO_LARGE}
+    assert h.apply(h.coordinator.commit_offsets(request, h.now)) == {T0: ErrorCode.OFFSET_METADATA_TOO_LARGE}
 
 
 def test_fetch_of_nothing_committed_answers_minus_one() -> None:
@@ -71,7 +71,7 @@ def test_offsets_of_an_empty_group_expire_after_retention_then_the_group_goes() 
     h = Harness(offsets_retention_ms=DAY_MS, offsets_retention_check_interval_ms=60_000)
     ids = h.stable_group("a")
     commit(h, 1, ids["a"])
-    h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now)
+    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now))
     h.advance(DAY_MS - 60_000)
     assert h.coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 7
     h.advance(60_000)
@@ -88,6 +88,24 @@ def test_stable_consumer_group_keeps_offsets_of_subscribed_topics() -> None:
         assert h.heartbeat(ids["a"], 1) == ErrorCode.NONE
     offsets = h.coordinator.fetch_offsets(GROUP, None)
     assert set(offsets) == {T0}  # "other" is not subscribed: it expired
+
+
+def test_kip848_group_offsets_expire_by_kafkas_consumer_group_rules() -> None:
+    """ConsumerGroup.offsetExpirationCondition: offsets of subscribed topics stay whatever
+    their age; the others age from their commit, not from when the group became empty."""
+    h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=1000)
+    h.consumer_groups["kip848"] = frozenset({"t"})
+    commit(h, group="kip848")  # committed as the OffsetCommit handler does, after the epoch check
+    commit(h, group="kip848", other=1)
+    h.advance(59_000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0, OTHER}
+    h.advance(1000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0}  # "other": 60 s after its commit
+    h.advance(10 * 60_000)
+    assert set(h.coordinator.fetch_offsets("kip848", None)) == {T0}  # subscribed: kept
+    h.consumer_groups["kip848"] = frozenset()  # its last member left
+    h.advance(1000)
+    assert h.coordinator.group("kip848") is None  # aged from its commit, long ago
 
 
 def test_describe_and_list() -> None:
@@ -122,7 +140,7 @@ def test_delete_groups() -> None:
     h = Harness()
     h.stable_group("a")
     commit(h, group="solo")
-    results = h.coordinator.delete_groups([GROUP, "solo", "nope"], h.now)
+    results = h.apply(h.coordinator.delete_groups([GROUP, "solo", "nope"], h.now))
     assert results == {
         GROUP: ErrorCode.NON_EMPTY_GROUP,
         "solo": ErrorCode.NONE,
@@ -136,16 +154,19 @@ def test_offset_delete() -> None:
     ids = h.stable_group("a")
     commit(h, 1, ids["a"])
     commit(h, 1, ids["a"], other=1)
-    error, errors = h.coordinator.delete_offsets(GROUP, [T0, OTHER], h.now)
+    error, errors = h.apply(h.coordinator.delete_offsets(GROUP, [T0, OTHER], h.now))
     assert error == ErrorCode.NONE
     assert errors == {T0: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, OTHER: ErrorCode.NONE}
-    assert h.coordinator.delete_offsets("nope", [T0], h.now) == (ErrorCode.GROUP_ID_NOT_FOUND, {})
+    assert h.apply(h.coordinator.delete_offsets("nope", [T0], h.now)) == (ErrorCode.GROUP_ID_NOT_FOUND, {})
     commit(h, group="solo")
-    assert h.coordinator.delete_offsets("solo", [T0], h.now) == (ErrorCode.NONE, {T0: ErrorCode.NONE})
+    assert h.apply(h.coordinator.delete_offsets("solo", [T0], h.now)) == (
+        ErrorCode.NONE,
+        {T0: ErrorCode.NONE},
+    )
     assert h.coordinator.group("solo") is None  # empty and without offsets: gone
 
 
 def test_offset_delete_in_non_consumer_group_with_members() -> None:
     h = Harness()
     h.join(client="w", protocol_type="connect", require_known=False)
-    assert h.coordinator.delete_offsets(GROUP, [T0], h.now) == (ErrorCode.NON_EMPTY_GROUP, {})
+    assert h.apply(h.coordinator.delete_offsets(GROUP, [T0], h.now)) == (ErrorCode.NON_EMPTY_GROUP, {})

@@ -11,11 +11,14 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator import (
     CommitRequest,
+    CoordinatorConfig,
     GroupCoordinator,
     GroupState,
     OffsetCommit,
     TopicPartition,
 )
+from kafka_shim.shim.coordinator.outcome import Outcome
+from kafka_shim.shim.coordinator.types import GroupTimer
 from tests.shim.coordinator.harness import GROUP, Harness
 
 T0 = TopicPartition("t", 0)
@@ -24,7 +27,7 @@ T1 = TopicPartition("t", 1)
 
 def commit(h: Harness, offsets: dict[TopicPartition, int], generation: int = -1, member: str = "") -> None:
     request = CommitRequest(GROUP, {tp: OffsetCommit(o) for tp, o in offsets.items()}, generation, member)
-    errors = h.coordinator.commit_offsets(request, h.now)
+    errors = h.apply(h.coordinator.commit_offsets(request, h.now))
     assert set(errors.values()) == {ErrorCode.NONE}
 
 
@@ -32,36 +35,41 @@ def restarted(h: Harness, log: list[OffsetsRecord], **config: int) -> Harness:
     """A new coordinator loaded from everything the old one emitted."""
     fresh = Harness(**config)
     fresh.now = h.now
-    fresh.coordinator.load(log, h.now)
+    fresh.apply(fresh.coordinator.load(log, h.now))
     return fresh
 
 
-def test_commits_emit_one_record_per_partition_and_notify_once() -> None:
+def test_a_commit_is_one_outcome_with_one_record_per_partition() -> None:
     h = Harness()
-    calls: list[int] = []
-    h.coordinator.on_records = lambda: calls.append(1)
-    commit(h, {T0: 5, T1: 7})
-    assert calls == [1]
-    assert h.coordinator.take_records() == [
+    request = CommitRequest(GROUP, {T0: OffsetCommit(5), T1: OffsetCommit(7)})
+    outcome = h.coordinator.commit_offsets(request, h.now)
+    assert outcome.response == {T0: ErrorCode.NONE, T1: ErrorCode.NONE}
+    assert outcome.records == (
         OffsetsRecord(OffsetKey(GROUP, "t", 0), OffsetValue(5, -1, "", h.now)),
         OffsetsRecord(OffsetKey(GROUP, "t", 1), OffsetValue(7, -1, "", h.now)),
-    ]
-    assert h.coordinator.take_records() == []
+    )
+    assert outcome.replies == ()
+    # The new group's first deadline: the offsets retention check.
+    assert outcome.timers == (
+        (GroupTimer("retention"), h.now + CoordinatorConfig().offsets_retention_check_interval_ms),
+    )
 
 
 def test_a_refused_commit_emits_nothing() -> None:
     h = Harness()
     h.stable_group("a")
-    h.coordinator.take_records()
-    errors = h.coordinator.commit_offsets(CommitRequest(GROUP, {T0: OffsetCommit(1)}, 99, "nobody"), h.now)
+    h.take_records()
+    errors = h.apply(
+        h.coordinator.commit_offsets(CommitRequest(GROUP, {T0: OffsetCommit(1)}, 99, "nobody"), h.now)
+    )
     assert errors[T0] == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.coordinator.take_records() == []
+    assert h.take_records() == []
 
 
 def test_a_completed_rebalance_records_members_and_assignments() -> None:
     h = Harness()
     ids = h.stable_group("a", "b")
-    (record,) = h.coordinator.take_records()
+    (record,) = h.take_records()
     assert record.key == GroupKey(GROUP)
     value = record.value
     assert isinstance(value, GroupValue)
@@ -83,18 +91,18 @@ def test_a_completed_rebalance_records_members_and_assignments() -> None:
 def test_a_group_going_empty_records_its_empty_generation() -> None:
     h = Harness()
     ids = h.stable_group("a")
-    h.coordinator.take_records()
-    h.coordinator.leave_group(GROUP, [_identity(ids["a"])], h.now)
-    (record,) = h.coordinator.take_records()
+    h.take_records()
+    h.apply(h.coordinator.leave_group(GROUP, [_identity(ids["a"])], h.now))
+    (record,) = h.take_records()
     assert record.value == GroupValue("consumer", 2, None, None, h.now, ())
 
 
 def test_deleting_a_group_tombstones_its_offsets_then_the_group() -> None:
     h = Harness()
     commit(h, {T0: 1, T1: 2})
-    h.coordinator.take_records()
-    assert h.coordinator.delete_groups([GROUP], h.now) == {GROUP: ErrorCode.NONE}
-    assert h.coordinator.take_records() == [
+    h.take_records()
+    assert h.apply(h.coordinator.delete_groups([GROUP], h.now)) == {GROUP: ErrorCode.NONE}
+    assert h.take_records() == [
         OffsetsRecord(OffsetKey(GROUP, "t", 0), None),
         OffsetsRecord(OffsetKey(GROUP, "t", 1), None),
         OffsetsRecord(GroupKey(GROUP), None),
@@ -104,17 +112,17 @@ def test_deleting_a_group_tombstones_its_offsets_then_the_group() -> None:
 def test_offset_delete_tombstones_only_what_it_removed() -> None:
     h = Harness()
     commit(h, {T0: 1, T1: 2})
-    h.coordinator.take_records()
-    h.coordinator.delete_offsets(GROUP, [T0, TopicPartition("never", 0)], h.now)
-    assert h.coordinator.take_records() == [OffsetsRecord(OffsetKey(GROUP, "t", 0), None)]
+    h.take_records()
+    h.apply(h.coordinator.delete_offsets(GROUP, [T0, TopicPartition("never", 0)], h.now))
+    assert h.take_records() == [OffsetsRecord(OffsetKey(GROUP, "t", 0), None)]
 
 
 def test_expiry_tombstones_offsets_and_the_dead_group() -> None:
     h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000)
     commit(h, {T0: 1})
-    h.coordinator.take_records()
+    h.take_records()
     h.advance(70_000)
-    assert h.coordinator.take_records() == [
+    assert h.take_records() == [
         OffsetsRecord(OffsetKey(GROUP, "t", 0), None),
         OffsetsRecord(GroupKey(GROUP), None),
     ]
@@ -123,8 +131,7 @@ def test_expiry_tombstones_offsets_and_the_dead_group() -> None:
 
 def test_replay_brings_groups_back_empty_with_their_offsets() -> None:
     h = Harness()
-    log: list[OffsetsRecord] = []
-    h.coordinator.on_records = lambda: log.extend(h.coordinator.take_records())
+    log = h.log  # everything the coordinator's outcomes appended
     ids = h.stable_group("a", "b")
     generation = h.group().generation_id
     commit(h, {T0: 10, T1: 20}, generation=generation, member=ids["a"])
@@ -145,13 +152,12 @@ def test_replay_brings_groups_back_empty_with_their_offsets() -> None:
 
 def test_replay_applies_tombstones_and_deletions_in_order() -> None:
     h = Harness()
-    log: list[OffsetsRecord] = []
-    h.coordinator.on_records = lambda: log.extend(h.coordinator.take_records())
+    log = h.log  # everything the coordinator's outcomes appended
     commit(h, {T0: 1, T1: 2})
-    h.coordinator.delete_offsets(GROUP, [T1], h.now)
+    h.apply(h.coordinator.delete_offsets(GROUP, [T1], h.now))
     other = CommitRequest("other", {T0: OffsetCommit(3)})
-    h.coordinator.commit_offsets(other, h.now)
-    h.coordinator.delete_groups(["other"], h.now)
+    h.apply(h.coordinator.commit_offsets(other, h.now))
+    h.apply(h.coordinator.delete_groups(["other"], h.now))
 
     after = restarted(h, log)
     assert set(after.group().offsets) == {T0}
@@ -160,11 +166,10 @@ def test_replay_applies_tombstones_and_deletions_in_order() -> None:
 
 def test_an_empty_group_keeps_the_time_it_became_empty_across_replay() -> None:
     h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=5_000)
-    log: list[OffsetsRecord] = []
-    h.coordinator.on_records = lambda: log.extend(h.coordinator.take_records())
+    log = h.log  # everything the coordinator's outcomes appended
     ids = h.stable_group("a")
     commit(h, {T0: 1}, generation=1, member=ids["a"])
-    h.coordinator.leave_group(GROUP, [_identity(ids["a"])], h.now)
+    h.apply(h.coordinator.leave_group(GROUP, [_identity(ids["a"])], h.now))
     emptied_at = h.now
     h.now += 50_000
 
@@ -172,15 +177,15 @@ def test_an_empty_group_keeps_the_time_it_became_empty_across_replay() -> None:
     assert after.group().state_since_ms == emptied_at
     after.advance(10_000)  # 60 s after the group emptied, not after the restart
     assert after.coordinator.group(GROUP) is None
-    assert after.coordinator.take_records()[-1] == OffsetsRecord(GroupKey(GROUP), None)
+    assert after.take_records()[-1] == OffsetsRecord(GroupKey(GROUP), None)
 
 
-def test_loading_emits_nothing() -> None:
+def test_loading_emits_nothing_but_the_retention_check() -> None:
     coordinator = GroupCoordinator()
-    calls: list[int] = []
-    coordinator.on_records = lambda: calls.append(1)
-    coordinator.load([OffsetsRecord(OffsetKey(GROUP, "t", 0), OffsetValue(1, -1, "", 0))], 5)
-    assert calls == [] and coordinator.take_records() == []
+    outcome = coordinator.load([OffsetsRecord(OffsetKey(GROUP, "t", 0), OffsetValue(1, -1, "", 0))], 5)
+    assert outcome == Outcome(
+        None, (), ((GroupTimer("retention"), 5 + CoordinatorConfig().offsets_retention_check_interval_ms),)
+    )
     assert coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 1
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator import GroupState
+from kafka_shim.shim.coordinator.types import GroupTimer
 
-from .harness import REBALANCE_MS, SESSION_MS, Harness
+from .harness import GROUP, REBALANCE_MS, SESSION_MS, Harness
 
 S = GroupState
 
@@ -83,8 +84,9 @@ def test_member_that_never_syncs_is_removed_after_the_rebalance_timeout() -> Non
     assert b not in h.group().members and h.state == S.PREPARING_REBALANCE
 
 
-def test_next_deadline_reports_the_earliest_timer() -> None:
+def test_outcomes_set_the_session_deadline_as_the_earliest() -> None:
     h = Harness()
-    assert h.coordinator.next_deadline() is None
-    h.stable_group("a")
-    assert h.coordinator.next_deadline() == h.now + SESSION_MS
+    assert h.deadlines.earliest() is None
+    ids = h.stable_group("a")
+    assert h.deadlines.earliest() == h.now + SESSION_MS
+    assert h.deadlines.at(GroupTimer("session", GROUP, ids["a"])) == h.now + SESSION_MS

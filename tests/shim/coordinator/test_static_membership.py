@@ -46,7 +46,9 @@ def test_restart_with_same_instance_id_replaces_member_id_without_rebalance() ->
     assert h.sync(b, 2, instance="ib").value.error == ErrorCode.FENCED_INSTANCE_ID
     assert h.join(b, client="b", instance="ib").value.error == ErrorCode.FENCED_INSTANCE_ID
     commit = CommitRequest(GROUP, {TopicPartition("t", 0): OffsetCommit(1)}, 2, b, "ib")
-    assert set(h.coordinator.commit_offsets(commit, h.now).values()) == {ErrorCode.FENCED_INSTANCE_ID}
+    assert set(h.apply(h.coordinator.commit_offsets(commit, h.now)).values()) == {
+        ErrorCode.FENCED_INSTANCE_ID
+    }
 
 
 def test_restarted_static_leader_is_not_told_it_leads_before_v9() -> None:
@@ -109,7 +111,9 @@ def test_static_member_that_misses_the_rebalance_keeps_its_place() -> None:
 def test_leave_by_instance_id_removes_the_static_member() -> None:
     h = Harness()
     _, b = static_stable_group(h)
-    result = h.coordinator.leave_group(GROUP, [MemberIdentity("", "ib"), MemberIdentity("", "nope")], h.now)
+    result = h.apply(
+        h.coordinator.leave_group(GROUP, [MemberIdentity("", "ib"), MemberIdentity("", "nope")], h.now)
+    )
     assert [e for _, e in result.members] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     assert b not in h.group().members and h.state == S.PREPARING_REBALANCE
 

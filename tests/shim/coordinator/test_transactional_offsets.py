@@ -50,12 +50,12 @@ def txn_commit(
         member,
         instance,
     )
-    return h.coordinator.commit_transactional_offsets(request, h.now)
+    return h.apply(h.coordinator.commit_transactional_offsets(request, h.now))
 
 
 def plain_commit(h: Harness, offsets: dict[TopicPartition, int]) -> None:
     request = CommitRequest(GROUP, {tp: OffsetCommit(o) for tp, o in offsets.items()})
-    assert set(h.coordinator.commit_offsets(request, h.now).values()) == {ErrorCode.NONE}
+    assert set(h.apply(h.coordinator.commit_offsets(request, h.now)).values()) == {ErrorCode.NONE}
 
 
 def committed(h: Harness, tp: TopicPartition = T0, *, stable: bool = False) -> FetchedOffset:
@@ -145,10 +145,10 @@ def test_oversized_metadata_fails_only_its_partition() -> None:
     request = TxnCommitRequest(
         GROUP, PRODUCER, EPOCH, {T0: OffsetCommit(5, -1, "tiny"), T1: OffsetCommit(6, -1, "large")}
     )
-    errors = h.coordinator.commit_transactional_offsets(request, h.now)
+    errors = h.apply(h.coordinator.commit_transactional_offsets(request, h.now))
     assert errors == {T0: ErrorCode.NONE, T1: ErrorCode.OFFSET_METADATA_TOO_LARGE}
-    h.coordinator.take_records()
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.take_records()
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert (committed(h, T0).offset, committed(h, T1).offset) == (5, -1)
 
 
@@ -173,7 +173,7 @@ def test_offsets_stay_pending_until_the_transaction_ends(ending: Ending) -> None
     assert committed(h, TopicPartition("in", 7), stable=True) == FetchedOffset()
 
     h.advance(10)
-    h.coordinator.complete_transaction(PRODUCER, ending.commit, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, ending.commit, h.now))
     assert committed(h, stable=True).offset == ending.visible
     assert committed(h, stable=True).leader_epoch == (2 if ending.commit else -1)
     assert committed(h, T1, stable=True).offset == (2 if ending.commit else -1)
@@ -191,26 +191,26 @@ def test_a_later_commit_of_the_same_producer_replaces_its_pending_offset() -> No
     h = Harness()
     txn_commit(h, {T0: 5})
     txn_commit(h, {T0: 8})
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert committed(h).offset == 8
 
 
 def test_completing_an_unknown_producer_changes_nothing() -> None:
     h = Harness()
     plain_commit(h, {T0: 4})
-    h.coordinator.take_records()
-    h.coordinator.complete_transaction(999, True, h.now)
+    h.take_records()
+    h.apply(h.coordinator.complete_transaction(999, True, h.now))
     assert committed(h, stable=True).offset == 4
-    assert h.coordinator.take_records() == []
+    assert h.take_records() == []
 
 
 def test_transactional_records_carry_the_producer_and_completion_writes_none() -> None:
     h = Harness()
     txn_commit(h, {T0: 9}, metadata="m")
     value = OffsetValue(9, 2, "m", h.now)
-    assert h.coordinator.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 0), value, PRODUCER, EPOCH)]
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
-    assert h.coordinator.take_records() == []  # the marker in the log is the record of it
+    assert h.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 0), value, PRODUCER, EPOCH)]
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
+    assert h.take_records() == []  # the marker in the log is the record of it
 
 
 # --- the newest write wins, by log order (Kafka compares the records' offsets) ----------------
@@ -248,7 +248,7 @@ def run_steps(h: Harness, steps: tuple[str, ...]) -> None:
         elif kind == "txn":
             txn_commit(h, {T0: int(args[1])}, producer=PRODUCER + int(args[0]))
         else:
-            h.coordinator.complete_transaction(PRODUCER + int(args[0]), True, h.now)
+            h.apply(h.coordinator.complete_transaction(PRODUCER + int(args[0]), True, h.now))
 
 
 @pytest.mark.parametrize("race", RACES, ids=lambda r: r.name)
@@ -262,13 +262,14 @@ def test_newest_write_wins(race: Race) -> None:
 def test_newest_write_wins_across_a_restart_before_the_last_commit(race: Race) -> None:
     """The records up to the last step, replayed in log order, then the last commit."""
     h = Harness()
-    log: list[OffsetsRecord] = []
-    h.coordinator.on_records = lambda: log.extend(h.coordinator.take_records())
+    log = h.log  # everything the coordinator's outcomes appended
     *before, last = race.steps
     run_steps(h, tuple(s for s in before if not s.startswith("commit")))
     after = Harness()
     # What the offsets log hands back: completed transactions applied, the others pending.
-    after.coordinator.load(_as_replayed(log, [s for s in before if s.startswith("commit")]), h.now)
+    after.apply(
+        after.coordinator.load(_as_replayed(log, [s for s in before if s.startswith("commit")]), h.now)
+    )
     run_steps(after, (last,))
     assert committed(after, stable=True).offset == race.visible
 
@@ -285,14 +286,14 @@ def test_retention_spares_partitions_and_groups_with_open_transactions() -> None
     h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=10_000)
     plain_commit(h, {T0: 4, T1: 5})
     txn_commit(h, {T0: 9})
-    h.coordinator.take_records()
+    h.take_records()
     h.advance(70_000)
     # T1 expires; T0 waits for its transaction; the group lives on.
-    assert h.coordinator.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 1), None)]
+    assert h.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 1), None)]
     assert committed(h).offset == 4
-    h.coordinator.complete_transaction(PRODUCER, False, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, False, h.now))
     h.advance(10_000)
-    assert h.coordinator.take_records() == [
+    assert h.take_records() == [
         OffsetsRecord(OffsetKey(GROUP, "in", 0), None),
         OffsetsRecord(GroupKey(GROUP), None),
     ]
@@ -304,7 +305,7 @@ def test_a_group_with_only_pending_offsets_is_not_buried() -> None:
     txn_commit(h, {T0: 9})
     h.advance(70_000)
     assert h.coordinator.group(GROUP) is not None
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert committed(h).offset == 9
 
 
@@ -312,14 +313,14 @@ def test_deleting_the_group_drops_pending_offsets_with_tombstones() -> None:
     h = Harness()
     plain_commit(h, {T0: 4})
     txn_commit(h, {T0: 9, T1: 2})
-    h.coordinator.take_records()
-    assert h.coordinator.delete_groups([GROUP], h.now) == {GROUP: ErrorCode.NONE}
-    assert h.coordinator.take_records() == [
+    h.take_records()
+    assert h.apply(h.coordinator.delete_groups([GROUP], h.now)) == {GROUP: ErrorCode.NONE}
+    assert h.take_records() == [
         OffsetsRecord(OffsetKey(GROUP, "in", 0), None),
         OffsetsRecord(OffsetKey(GROUP, "in", 1), None),
         OffsetsRecord(GroupKey(GROUP), None),
     ]
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert h.coordinator.group(GROUP) is None
     assert committed(h, stable=True) == FetchedOffset()
 
@@ -328,12 +329,12 @@ def test_offset_delete_drops_pending_offsets_of_those_partitions() -> None:
     h = Harness()
     plain_commit(h, {T0: 4})
     txn_commit(h, {T0: 9, T1: 2})
-    h.coordinator.take_records()
-    error, errors = h.coordinator.delete_offsets(GROUP, [T1], h.now)
+    h.take_records()
+    error, errors = h.apply(h.coordinator.delete_offsets(GROUP, [T1], h.now))
     assert (error, errors) == (ErrorCode.NONE, {T1: ErrorCode.NONE})
-    assert h.coordinator.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 1), None)]
+    assert h.take_records() == [OffsetsRecord(OffsetKey(GROUP, "in", 1), None)]
     assert committed(h, T1, stable=True) == FetchedOffset()
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert (committed(h).offset, committed(h, T1).offset) == (9, -1)
 
 
@@ -342,19 +343,18 @@ def test_offset_delete_drops_pending_offsets_of_those_partitions() -> None:
 
 def test_pending_offsets_come_back_pending_and_complete_after_a_restart() -> None:
     h = Harness()
-    log: list[OffsetsRecord] = []
-    h.coordinator.on_records = lambda: log.extend(h.coordinator.take_records())
+    log = h.log  # everything the coordinator's outcomes appended
     plain_commit(h, {T0: 4})
     txn_commit(h, {T0: 9}, group="only-pending")
     txn_commit(h, {T0: 9})
 
     after = Harness()
-    after.coordinator.load(log, h.now)
+    after.apply(after.coordinator.load(log, h.now))
     assert committed(after, stable=True) == UNSTABLE
     assert after.coordinator.fetch_offsets("only-pending", [T0], require_stable=True)[T0] == UNSTABLE
     only_pending = after.coordinator.group("only-pending")
     assert only_pending is not None and only_pending.state == GroupState.EMPTY
-    after.coordinator.complete_transaction(PRODUCER, True, h.now)
+    after.apply(after.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert committed(after).offset == 9
     assert after.coordinator.fetch_offsets("only-pending", [T0])[T0].offset == 9
 
@@ -363,7 +363,7 @@ def test_replayed_tombstone_drops_pending_offsets_before_it() -> None:
     h = Harness()
     key = OffsetKey(GROUP, "in", 0)
     log = [OffsetsRecord(key, OffsetValue(9, -1, "", h.now), PRODUCER, EPOCH), OffsetsRecord(key, None)]
-    h.coordinator.load(log, h.now)
+    h.apply(h.coordinator.load(log, h.now))
     assert committed(h, stable=True) == FetchedOffset()
-    h.coordinator.complete_transaction(PRODUCER, True, h.now)
+    h.apply(h.coordinator.complete_transaction(PRODUCER, True, h.now))
     assert committed(h) == FetchedOffset()

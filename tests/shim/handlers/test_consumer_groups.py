@@ -248,3 +248,37 @@ def test_an_empty_classic_group_becomes_a_consumer_group_with_its_offsets() -> N
         {"groups": [{"group_id": GROUP, "member_id": "a", "member_epoch": 1, "topics": None}]},
     ).groups[0]
     assert [(p.partition_index, p.committed_offset) for p in fetched.topics[0].partitions] == [(2, 11)]
+
+
+def test_retention_of_a_consumer_groups_offsets_is_kafkas_consumer_group_rule() -> None:
+    """Offsets of subscribed topics stay while members subscribe to them; the others expire
+    from their commit; a group without members or offsets is deleted, as Kafka's cleanup does."""
+    harness = new_harness(offsets_retention_minutes=1, offsets_retention_check_interval_ms=1000)
+    harness.broker.topics.create("other", 1, {})
+    heartbeat(harness, "a", 0)  # subscribes to "t"
+    assert commit(harness, "a", 1) == ErrorCode.NONE
+    other = {
+        "group_id": GROUP,
+        "generation_id_or_member_epoch": 1,
+        "member_id": "a",
+        "topics": [{"name": "other", "partitions": [{"partition_index": 0, "committed_offset": 3}]}],
+    }
+    assert harness.call(offset_commit, 9, other).topics[0].partitions[0].error_code == ErrorCode.NONE
+
+    def wait(ms: int) -> None:
+        harness.clock.now += ms
+        harness.broker.tick(harness.clock.now)
+
+    def committed_topics() -> set[str]:
+        request = {"groups": [{"group_id": GROUP, "member_id": "a", "member_epoch": 1, "topics": None}]}
+        return {t.name for t in harness.call(offset_fetch, 9, request).groups[0].topics}
+
+    for _ in range(14):  # 70 s, the member heartbeating
+        wait(5_000)
+        assert heartbeat(harness, "a", 1).error_code == ErrorCode.NONE
+    assert committed_topics() == {"t"}
+    heartbeat(harness, "a", -1)
+    wait(1_000)
+    assert harness.broker.groups.group(GROUP) is None and harness.broker.consumer_groups.group(GROUP) is None
+    described = harness.call(consumer_group_describe, 1, {"group_ids": [GROUP]}).groups[0]
+    assert described.error_code == ErrorCode.GROUP_ID_NOT_FOUND

@@ -1,4 +1,5 @@
-"""The topics a consumer subscribes to, read from its ConsumerProtocolSubscription metadata.
+"""The classic consumer protocol's bytes (protocol type "consumer"): the topics a member
+subscribes to, read from the ConsumerProtocolSubscription metadata of its JoinGroup.
 
 Only the prefix every version shares is read (version, then the topic array),
 as Kafka does, so future subscription versions still parse. Bytes come from

@@ -1,0 +1,60 @@
+"""A group coordinator call's one output, and the builder a call fills in.
+
+Both coordinators are pure: a call changes their state and returns what the broker must
+then do, in this order: append the records to `__consumer_offsets` (under the fsync
+policy), set or cancel the deadlines, and deliver the answers. `response` answers the
+call itself; `replies` answer requests that wait elsewhere (a JoinGroup or SyncGroup
+completed by another member's request or by a deadline), each named by the `Waiter` its
+request brought. The KIP-848 coordinator's `Result` is this without replies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Generic, NamedTuple, TypeVar
+
+from kafka_shim.protocol.offsets_records import OffsetsRecord
+
+T = TypeVar("T")
+
+# Names a request waiting for its answer; chosen by whoever delivers the answer.
+Waiter = Hashable
+
+
+class Outcome(NamedTuple, Generic[T]):
+    response: T
+    records: tuple[OffsetsRecord, ...] = ()
+    timers: tuple[tuple[Hashable, int | None], ...] = ()  # key -> deadline (ms), None cancels
+    replies: tuple[tuple[Waiter, object], ...] = ()
+
+
+class Effects:
+    """What a call has produced so far. A deadline set twice keeps its last setting; one set
+    and then fired or cancelled within the call ends up cancelled."""
+
+    def __init__(self) -> None:
+        self.records: list[OffsetsRecord] = []
+        self.timers: dict[Hashable, int | None] = {}
+        self.replies: list[tuple[Waiter, object]] = []
+
+    def schedule(self, key: Hashable, at: int) -> None:
+        self.timers.pop(key, None)  # keep the order deadlines were last set in
+        self.timers[key] = at
+
+    def cancel(self, key: Hashable) -> None:
+        self.timers.pop(key, None)
+        self.timers[key] = None
+
+    def reply(self, waiter: Waiter, answer: object) -> None:
+        self.replies.append((waiter, answer))
+
+    def due(self, now: int) -> Hashable | None:
+        """A deadline this call set at or before `now`, now cancelled (the caller fires it)."""
+        for key, at in self.timers.items():
+            if at is not None and at <= now:
+                self.cancel(key)
+                return key
+        return None
+
+    def outcome(self, response: T) -> Outcome[T]:
+        return Outcome(response, tuple(self.records), tuple(self.timers.items()), tuple(self.replies))

@@ -1,0 +1,55 @@
+"""One call, one outcome: what the coordinator hands the broker, read directly."""
+
+from __future__ import annotations
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.coordinator import (
+    CoordinatorConfig,
+    GroupCoordinator,
+    JoinRequest,
+    JoinResult,
+    SyncRequest,
+    SyncResult,
+)
+from kafka_shim.shim.coordinator.types import GroupTimer
+
+from .harness import GROUP, RANGE, REBALANCE_MS, SESSION_MS
+
+NOW = 1_000_000
+
+
+def _join(member_id: str = "") -> JoinRequest:
+    return JoinRequest(
+        GROUP, member_id, SESSION_MS, REBALANCE_MS, "consumer", RANGE, require_known_member_id=False
+    )
+
+
+def test_a_zero_delay_join_is_answered_within_the_call() -> None:
+    coordinator = GroupCoordinator(CoordinatorConfig(initial_rebalance_delay_ms=0), lambda prefix: "m")
+    outcome = coordinator.join_group(_join(), NOW, "join-waiter")
+    ((waiter, answer),) = outcome.replies
+    assert waiter == "join-waiter" and isinstance(answer, JoinResult)
+    assert (answer.error, answer.member_id, answer.leader, answer.generation_id) == (
+        ErrorCode.NONE,
+        "m",
+        "m",
+        1,
+    )
+    timers = dict(outcome.timers)
+    assert timers[GroupTimer("join", GROUP)] is None  # set for now, fired in the call
+    assert timers[GroupTimer("sync", GROUP)] == NOW + REBALANCE_MS
+    assert timers[GroupTimer("session", GROUP, "m")] == NOW + SESSION_MS
+    assert outcome.records == ()  # nothing is written before the leader's SyncGroup
+
+
+def test_a_delayed_join_is_answered_by_the_deadline_and_the_sync_by_the_leader() -> None:
+    coordinator = GroupCoordinator(CoordinatorConfig(initial_rebalance_delay_ms=100), lambda prefix: "m")
+    waiting = coordinator.join_group(_join(), NOW, "join-waiter")
+    assert waiting.replies == () and dict(waiting.timers)[GroupTimer("join", GROUP)] == NOW + 100
+    fired = coordinator.on_timer(GroupTimer("join", GROUP), NOW + 100)
+    assert [w for w, _ in fired.replies] == ["join-waiter"]
+    synced = coordinator.sync_group(
+        SyncRequest(GROUP, 1, "m", assignments={"m": b"a"}), NOW + 100, "sync-waiter"
+    )
+    assert synced.replies == (("sync-waiter", SyncResult(ErrorCode.NONE, "consumer", "range", b"a")),)
+    assert len(synced.records) == 1  # the Stable generation's group metadata
