@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
+from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import (
@@ -20,6 +21,7 @@ from kafka_shim.shim.coordinator.consumer import (
 )
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.security.scram_store import CredentialStore
+from kafka_shim.shim.throttling import ByteRateQuotas
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
@@ -99,6 +101,10 @@ class Broker:
         self.groups.on_records = lambda: self.offsets_log.append(self.groups.take_records(), self.clock())
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
+        # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
+        self.byte_rate_quotas = ByteRateQuotas(
+            self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
+        )
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
         # fetches, retention and the offsets log are shared). Its timers are kept here.
@@ -134,6 +140,17 @@ class Broker:
             self.config.allow_everyone_if_no_acl_found,
             acls,
             on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
+        )
+
+    def _client_quotas(self) -> ClientQuotas:
+        if self.storage is None:
+            return ClientQuotas()
+        data_dir = self.storage.data_dir
+        return ClientQuotas(
+            {entity_of(parts): values for parts, values in data_dir.read_quotas()},
+            on_change=lambda current: data_dir.write_quotas(
+                [(list(entity), dict(values)) for entity, values in current.items()]
+            ),
         )
 
     def apply(self, result: Result[T]) -> T:

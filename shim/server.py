@@ -562,6 +562,7 @@ class Server:
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
+                    await self._mute_while_throttled(ctx)
                     reader.mark_active()
                     if ctx.close_reason is not None:
                         raise ConnectionClosed(ctx.close_reason)
@@ -584,6 +585,14 @@ class Server:
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
+
+    @staticmethod
+    async def _mute_while_throttled(ctx: TrioRequestContext) -> None:
+        """KIP-219: a client over its quota has had its answer; the connection is not read
+        for the throttle time (the reaper still sees a hang-up meanwhile)."""
+        if ctx.throttle_ms > 0:
+            await trio.sleep(ctx.throttle_ms / 1000)
+            ctx.throttle_ms = 0
 
     async def _secure(
         self, stream: trio.SocketStream, security: ListenerSecurity, ctx: TrioRequestContext

@@ -18,6 +18,7 @@ from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.throttling import throttle_fetch
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topics import Topic
@@ -149,9 +150,5 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
             break
         await ctx.wait_for_append(gathered.logs, remaining)
-    return {
-        "throttle_time_ms": 0,
-        "error_code": ErrorCode.NONE,
-        "session_id": 0,
-        "responses": gathered.responses,
-    }
+    response = {"error_code": ErrorCode.NONE, "session_id": 0, "responses": gathered.responses}
+    return throttle_fetch(ctx, response, gathered.size)

@@ -1,0 +1,78 @@
+"""Produce and fetch byte-rate quotas: what the Produce and Fetch handlers call.
+
+Kafka records a Produce request's size and a Fetch response's size against the quota the
+client is held to (shim.client_quotas), answers at once with `throttle_time_ms`, and mutes
+the connection for that long (KIP-219: the server stops reading it; `ctx.throttle_ms`). A
+throttled fetch is answered without data, its bytes taken back, as Kafka does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kafka_shim.shim.authorizer import ANONYMOUS
+from kafka_shim.shim.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE, ClientQuotas
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.quota_manager import QuotaManager
+
+PRINCIPAL_PREFIX = "User:"
+
+
+class ByteRateQuotas:
+    """The broker's client quotas and one rate manager per enforced quota type."""
+
+    def __init__(self, quotas: ClientQuotas, samples: int, window_ms: int) -> None:
+        self.quotas = quotas
+        self.managers = {
+            PRODUCER_BYTE_RATE: QuotaManager(samples, window_ms),
+            CONSUMER_BYTE_RATE: QuotaManager(samples, window_ms),
+        }
+
+    @property
+    def active(self) -> bool:
+        """Whether any quota is set (else the hot paths skip measuring)."""
+        return bool(self.quotas.quotas)
+
+    def record(
+        self, key: str, user: str, client_id: str, size: int, now: int
+    ) -> tuple[int, Callable[[], None]]:
+        """The throttle time for `size` more bytes, and how to take them back."""
+        found = self.quotas.quota_for(user, client_id, key)
+        if found is None:
+            return 0, lambda: None
+        quota, tags = found
+        manager = self.managers[key]
+        return manager.record(tags, quota, size, now), lambda: manager.unrecord(tags, size, now)
+
+
+def _user(ctx: RequestContext) -> str:
+    # Kafka's quota entities name the principal's name (ANONYMOUS on an unauthenticated listener).
+    principal = ctx.principal or ANONYMOUS
+    return principal[len(PRINCIPAL_PREFIX) :] if principal.startswith(PRINCIPAL_PREFIX) else principal
+
+
+def _throttle(ctx: RequestContext, key: str, size: int) -> tuple[int, Callable[[], None]]:
+    quotas = ctx.broker.byte_rate_quotas
+    throttle_ms, unrecord = quotas.record(key, _user(ctx), ctx.client_id or "", size, ctx.now_ms())
+    ctx.throttle_ms = max(ctx.throttle_ms, throttle_ms)
+    return throttle_ms, unrecord
+
+
+def throttle_produce(ctx: RequestContext, request: Any) -> int:
+    """Record a Produce request's record bytes; its throttle_time_ms."""
+    if not ctx.broker.byte_rate_quotas.active:
+        return 0
+    size = sum(len(p.records or b"") for topic in request.topic_data for p in topic.partition_data)
+    return _throttle(ctx, PRODUCER_BYTE_RATE, size)[0]
+
+
+def throttle_fetch(ctx: RequestContext, response: Mapping[str, Any], size: int) -> dict[str, Any]:
+    """The Fetch response as sent: with its throttle time, and without data if throttled."""
+    if not ctx.broker.byte_rate_quotas.active:
+        return {**response, "throttle_time_ms": 0}
+    throttle_ms, unrecord = _throttle(ctx, CONSUMER_BYTE_RATE, size)
+    if throttle_ms == 0:
+        return {**response, "throttle_time_ms": 0}
+    unrecord()
+    return {**response, "throttle_time_ms": throttle_ms, "responses": []}
