@@ -95,6 +95,8 @@ Op = Literal[
     "swarm",
     "admin",
     "acls",
+    "quotas",
+    "features",
     "transact",
     "create_user",
 ]
