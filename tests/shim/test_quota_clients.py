@@ -13,6 +13,7 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -86,7 +87,11 @@ def test_librdkafka_producer_is_held_to_its_byte_rate(broker: BrokerThread) -> N
     )
     throttles: list[int] = []
     stats_throttle: list[float] = []
-    acked: list[tuple[float, int]] = []
+    acked: list[int] = []
+
+    def on_delivery(err: object, msg: Any) -> None:
+        if err is None:
+            acked.append(len(msg.value()))
 
     def on_stats(text: str) -> None:
         for b in json.loads(text)["brokers"].values():
