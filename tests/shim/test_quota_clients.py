@@ -116,9 +116,7 @@ def test_librdkafka_producer_is_held_to_its_byte_rate(broker: BrokerThread) -> N
     started = time.monotonic()
     while time.monotonic() - started < RUN_S:
         try:
-            producer.produce(
-                "held", value, on_delivery=lambda err, msg: err or acked.append(len(msg.value()))
-            )
+            producer.produce("held", value, on_delivery=on_delivery)
         except BufferError:
             producer.poll(0.05)
         producer.poll(0)
