@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
@@ -20,6 +20,7 @@ from kafka_shim.shim.coordinator.consumer import (
     TopicInfo,
 )
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.throttling import ByteRateQuotas
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -112,11 +113,17 @@ class Broker:
         self.consumer_topics = StoreTopics(self.topics)
         self._consumer_deadlines = Deadlines()
         self.apply(self.consumer_groups.load(replayed, clock()))
+        # Finalized feature levels: UpdateFeatures switches what the broker serves.
+        self.features = self._feature_levels()
         # The transaction coordinator likewise, over __transaction_state; transactions found
         # preparing to commit or abort get their markers before the broker serves anyone.
-        self.transactions = TransactionCoordinator(transaction_config(config), self.producer_ids.allocate)
+        transaction_version = self.features.level(TRANSACTION_VERSION)
+        self.transactions = TransactionCoordinator(
+            transaction_config(config)._replace(transaction_version=transaction_version),
+            self.producer_ids.allocate,
+        )
         self.transaction_log = TransactionLog(
-            self.topics, config.transaction_state_log_num_partitions, config.transaction_version
+            self.topics, config.transaction_state_log_num_partitions, transaction_version
         )
         self.transactions.load(self.transaction_log.replay(), clock())
         self.transactions.on_records = lambda: self.transaction_log.append(
@@ -141,6 +148,37 @@ class Broker:
             acls,
             on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
         )
+
+    def _feature_levels(self) -> FeatureLevels:
+        """The levels kept by UpdateFeatures, unless the command line sets them; else the
+        configured ones (transaction.version; group.version 1 while the consumer protocol is on).
+        The epoch starts at the clock, so it grows across restarts as Kafka's metadata offset."""
+        config = self.config
+        from_config = {
+            TRANSACTION_VERSION: config.transaction_version,
+            GROUP_VERSION: 1 if config.consumer_protocol_enabled else 0,
+        }
+        config_names = {
+            TRANSACTION_VERSION: "transaction.version",
+            GROUP_VERSION: "group.coordinator.rebalance.protocols",
+        }
+        data_dir = self.storage.data_dir if self.storage is not None else None
+        stored = data_dir.read_features() if data_dir is not None else {}
+        levels = {**from_config, **stored}
+        levels.update({f: from_config[f] for f, name in config_names.items() if name in config.explicit})
+        return FeatureLevels(
+            levels, epoch=self.clock(), on_change=self._features_changed, node_id=self.node_id
+        )
+
+    def _features_changed(self, levels: Mapping[str, int]) -> None:
+        """Keep the new levels and serve the new transaction.version: the coordinator's own
+        aborts and the __transaction_state value version follow it (ApiVersions, and with it
+        the Produce / EndTxn / TxnOffsetCommit versions clients use, reads the levels)."""
+        if self.storage is not None:
+            self.storage.data_dir.write_features(dict(levels))
+        level = levels[TRANSACTION_VERSION]
+        self.transactions.config = self.transactions.config._replace(transaction_version=level)
+        self.transaction_log.transaction_version = level
 
     def _client_quotas(self) -> ClientQuotas:
         if self.storage is None:

@@ -41,7 +41,7 @@ from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import handler_for
-from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.shim.handlers.api_versions import TRANSACTION_VERSION, supported_ranges
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.storage.log import PartitionLog
 
@@ -747,7 +747,7 @@ class Server:
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
-        ranges = supported_ranges(self.broker.config.transaction_version)
+        ranges = supported_ranges(self.broker.features.level(TRANSACTION_VERSION))
         body = APIS[API_VERSIONS_KEY].response.build(
             {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": ranges}, 0
         )

@@ -6,6 +6,7 @@
   meta.properties       cluster.id, kept across restarts as Kafka keeps it
   acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
   quotas.json           client quotas (shim.client_quotas): entity parts and their values
+  features.json         finalized feature levels changed by UpdateFeatures (shim.features)
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """
@@ -29,6 +30,7 @@ META_FILE = "meta.properties"
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 ACLS_FILE = "acls.json"
 QUOTAS_FILE = "quotas.json"
+FEATURES_FILE = "features.json"
 CATALOG_VERSION = 1
 ACLS_VERSION = 1
 QUOTAS_VERSION = 1
@@ -168,6 +170,21 @@ class DataDir:
             ],
         }
         write_atomically(self.path, QUOTAS_FILE, json.dumps(document, indent=1))
+
+    # -- finalized feature levels -------------------------------------------------------
+
+    def read_features(self) -> dict[str, int]:
+        path = self.path / FEATURES_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return {str(name): int(level) for name, level in document["finalized"].items()}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageStartupError(f"feature file {path} is unreadable: {exc!r}") from exc
+
+    def write_features(self, levels: dict[str, int]) -> None:
+        write_atomically(self.path, FEATURES_FILE, json.dumps({"version": 1, "finalized": levels}, indent=1))
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:
         """The cluster id in meta.properties, written by the first start: clients
