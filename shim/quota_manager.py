@@ -34,8 +34,10 @@ class SampledRate:
     window_ms: int
     _samples: list[_Sample] = field(default_factory=list)
     _current: int = 0
+    last_record_ms: int = 0
 
     def record(self, value: float, now: int) -> None:
+        self.last_record_ms = now
         sample = self._current_sample(now)
         if now - sample.start_ms >= self.window_ms:
             self._current = (self._current + 1) % self.samples
@@ -74,23 +76,38 @@ def java_round(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+# Sensors are swept for idle ones when their number has doubled since the last sweep.
+_FIRST_SWEEP_AT = 64
+
+
 class QuotaManager:
-    """One quota type's sensors (Kafka has one manager for produce, one for fetch)."""
+    """One quota type's sensors (Kafka has one manager for produce, one for fetch). A sensor
+    idle for the whole window measures 0 and is forgotten, as Kafka expires idle sensors:
+    clients inventing client ids cannot grow the broker without bound."""
 
     def __init__(self, samples: int, window_ms: int) -> None:
         self.samples = samples
         self.window_ms = window_ms
         self._sensors: dict[tuple[str, str], SampledRate] = {}
+        self._sweep_at = _FIRST_SWEEP_AT
 
-    def _sensor(self, tags: tuple[str, str]) -> SampledRate:
+    def _sensor(self, tags: tuple[str, str], now: int) -> SampledRate:
         sensor = self._sensors.get(tags)
         if sensor is None:
+            if len(self._sensors) >= self._sweep_at:
+                horizon = now - self.samples * self.window_ms
+                self._sensors = {t: s for t, s in self._sensors.items() if s.last_record_ms > horizon}
+                self._sweep_at = max(_FIRST_SWEEP_AT, 2 * len(self._sensors))
             sensor = self._sensors[tags] = SampledRate(self.samples, self.window_ms)
         return sensor
 
+    @property
+    def sensor_count(self) -> int:
+        return len(self._sensors)
+
     def record(self, tags: tuple[str, str], quota: float, value: float, now: int) -> int:
         """Record `value` bytes; the throttle time in ms (0 while within the quota)."""
-        sensor = self._sensor(tags)
+        sensor = self._sensor(tags, now)
         sensor.record(value, now)
         rate = sensor.per_second(now)
         if rate <= quota:
@@ -99,7 +116,7 @@ class QuotaManager:
 
     def unrecord(self, tags: tuple[str, str], value: float, now: int) -> None:
         """Take back a recorded value (a throttled fetch is answered without its data)."""
-        self._sensor(tags).record(-value, now)
+        self._sensor(tags, now).record(-value, now)
 
     def max_bytes_in_window(self, quota: float) -> int:
         """Kafka's getMaxValueInQuotaWindow: the most one fetch may return under `quota`."""

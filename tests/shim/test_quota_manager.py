@@ -82,3 +82,12 @@ def test_max_bytes_in_window() -> None:
 def test_java_round_rounds_half_up() -> None:
     assert java_round(2.5) == 3
     assert java_round(-2.5) == -2
+
+
+def test_idle_sensors_are_forgotten() -> None:
+    manager = QuotaManager(samples=2, window_ms=1000)
+    for i in range(64):
+        manager.record((f"u{i}", ""), 1000.0, 1, START)
+    assert manager.sensor_count == 64
+    manager.record(("late", ""), 1000.0, 1, START + 2000)
+    assert manager.sensor_count == 1
