@@ -1,4 +1,5 @@
-"""Client quotas with unmodified clients over real sockets.
+"""Client quotas with unmodified clients over real sockets (a librdkafka consumer under
+consumer_byte_rate likewise).
 
 librdkafka (confluent-kafka) producing as fast as it can under a producer_byte_rate quota
 is held to about that rate: the broker answers each Produce with throttle_time_ms and stops
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kafka_shim.shim.client_quotas import PRODUCER_BYTE_RATE
+from kafka_shim.shim.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 
@@ -129,6 +130,56 @@ def test_librdkafka_producer_is_held_to_its_byte_rate(broker: BrokerThread) -> N
         f"\nproducer_byte_rate={QUOTA} B/s: {sum(acked)} B acknowledged in {elapsed:.1f} s, "
         f"{rate:.0f} B/s beyond the first burst; {len(throttles)} throttle callbacks, "
         f"max {max(throttles, default=0):.0f} ms; stats throttle max {max(stats_throttle, default=0):.0f} ms"
+    )
+    assert throttles, "librdkafka saw no throttle_time_ms"
+    assert 0.5 * QUOTA < rate < 1.5 * QUOTA
+
+
+def test_librdkafka_consumer_is_held_to_its_byte_rate(broker: BrokerThread) -> None:
+    from confluent_kafka import Consumer, Producer
+
+    # Batches of a quarter second's worth: a fetch returns at least one whole batch (KIP-74), and
+    # Kafka answers a fetch that alone goes over the quota without data, every time.
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "batch.size": QUOTA // 4})
+    for _ in range(300):  # 3 MB: many times what the quota lets through in the run
+        producer.produce("fetched", b"f" * 10_000)
+    assert producer.flush(TIMEOUT_S) == 0
+    # The quota is set on the default client id: each client id gets its own.
+    found = broker.call(
+        lambda: broker.broker.byte_rate_quotas.quotas.alter(
+            [([("client-id", None)], [(CONSUMER_BYTE_RATE, float(QUOTA))])], validate_only=False
+        )
+    )
+    assert found == [None]
+    throttles: list[float] = []
+    consumer = Consumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "held",
+            "client.id": "held-consumer",
+            "auto.offset.reset": "earliest",
+            "max.partition.fetch.bytes": QUOTA // 4,
+            "throttle_cb": lambda event: throttles.append(event.throttle_time * 1000),
+        }
+    )
+    consumer.subscribe(["fetched"])
+    consumed = 0
+    first: float | None = None  # measured from the first record: joining the group takes a while
+    deadline = time.monotonic() + TIMEOUT_S + RUN_S
+    try:
+        while time.monotonic() < deadline and (first is None or time.monotonic() - first < RUN_S):
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                first = time.monotonic() if first is None else first
+                consumed += len(message.value() or b"")
+    finally:
+        consumer.close()
+    assert first is not None, "nothing consumed"
+    elapsed = time.monotonic() - first
+    rate = (consumed - (SAMPLES - 1) * QUOTA) / elapsed
+    print(
+        f"\nconsumer_byte_rate={QUOTA} B/s: {consumed} B consumed in {elapsed:.1f} s, {rate:.0f} B/s beyond "
+        f"the first burst; {len(throttles)} throttle callbacks, max {max(throttles, default=0):.0f} ms"
     )
     assert throttles, "librdkafka saw no throttle_time_ms"
     assert 0.5 * QUOTA < rate < 1.5 * QUOTA
