@@ -1,9 +1,9 @@
-"""Client quotas with unmodified clients over real sockets (a librdkafka consumer under
-consumer_byte_rate likewise).
+"""Client quotas with unmodified clients over real sockets.
 
 librdkafka (confluent-kafka) producing as fast as it can under a producer_byte_rate quota
 is held to about that rate: the broker answers each Produce with throttle_time_ms and stops
 reading the connection for that long; librdkafka reports the throttle (throttle_cb, stats).
+A librdkafka consumer under consumer_byte_rate likewise (throttled fetches carry no data).
 The quota is set with the Java Admin's alterClientQuotas and read back with
 describeClientQuotas.
 """
