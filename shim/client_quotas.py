@@ -51,7 +51,7 @@ IP_KEYS = {CONNECTION_CREATION_RATE: ValueKind.INT}
 @dataclass(frozen=True)
 class Refusal:
     code: ErrorCode
-    message: str
+    message: str | None
 
 
 def entity_of(parts: Iterable[EntityPart]) -> Entity:
@@ -106,7 +106,7 @@ def _value_refusal(keys: Mapping[str, ValueKind], key: str, value: float) -> Ref
 
 class QuotaFilterError(Exception):
     def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
+        super().__init__(refusal.message or refusal.code.name)
         self.refusal = refusal
 
 
@@ -203,15 +203,14 @@ class ClientQuotas:
                 raise QuotaFilterError(
                     Refusal(ErrorCode.UNSUPPORTED_VERSION, f"Custom entity type {kind} not supported")
                 )
-            if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED) or (
-                match_type == MATCH_EXACT and match is None
-            ):
+            # Kafka fails these while building its filter (an IllegalArgumentException, a
+            # NullPointerException without a message): UNKNOWN_SERVER_ERROR.
+            if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED):
                 raise QuotaFilterError(
-                    Refusal(
-                        ErrorCode.INVALID_REQUEST,
-                        f"Unexpected match type {match_type} for entity type {kind}",
-                    )
+                    Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unexpected match type: {match_type}")
                 )
+            if match_type == MATCH_EXACT and match is None:
+                raise QuotaFilterError(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, None))
             filters[kind] = (match_type, match)
         if not filters:
             return {} if strict else {e: dict(v) for e, v in self._quotas.items()}

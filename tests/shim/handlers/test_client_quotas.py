@@ -148,6 +148,12 @@ def test_describe_filter_errors() -> None:
         ErrorCode.UNSUPPORTED_VERSION,
         "Custom entity type group not supported",
     )
+    unknown_match = describe(h, ("user", 7, None))
+    assert (unknown_match.error_code, unknown_match.error_message) == (
+        ErrorCode.UNKNOWN_SERVER_ERROR,
+        "Unexpected match type: 7",
+    )
+    assert describe(h, ("user", MATCH_EXACT, None)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
     mixed = describe(h, ("ip", MATCH_SPECIFIED, None), ("user", MATCH_SPECIFIED, None))
     assert mixed.error_code == INVALID
     assert mixed.error_message.startswith("Invalid entity filter component combination")
