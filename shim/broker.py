@@ -22,7 +22,7 @@ from kafka_shim.shim.coordinator.consumer import (
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.security.scram_store import CredentialStore
-from kafka_shim.shim.throttling import ByteRateQuotas
+from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
@@ -103,7 +103,7 @@ class Broker:
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
         # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
-        self.byte_rate_quotas = ByteRateQuotas(
+        self.client_quotas = ClientQuotaEnforcement(
             self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
         )
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a

@@ -249,6 +249,18 @@ class ClientQuotas:
                 return value, tags
         return None
 
+    def ip_quota(self, ip: str) -> float | None:
+        """The connection_creation_rate of an IP: its own, else the default IP entity's."""
+        for entity in (_ip_entity(ip), _ip_entity(None)):
+            value = self._quotas.get(entity, {}).get(CONNECTION_CREATION_RATE)
+            if value is not None:
+                return value
+        return None
+
+
+def _ip_entity(ip: str | None) -> Entity:
+    return ((IP, ip),)
+
 
 def _matches(entity: Entity, filters: Mapping[str, Match], strict: bool) -> bool:
     parts = dict(entity)

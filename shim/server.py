@@ -542,6 +542,7 @@ class Server:
         security = listener.security
         reader: FrameReader | None = None
         try:
+            await self._hold_throttled_connection(peer_host)
             tls = await self._secure(stream, security, ctx) if security is not None else None
             if tls is not None:
                 reader = TlsFrameReader(tls, config.max_request_bytes, self.memory)
@@ -585,6 +586,14 @@ class Server:
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
+
+    async def _hold_throttled_connection(self, host: str) -> None:
+        """KIP-612: a connection over its IP's connection_creation_rate is closed unserved,
+        after the throttle time."""
+        throttle_ms = self.broker.client_quotas.connection_throttle_ms(host, self.broker.clock())
+        if throttle_ms > 0:
+            await trio.sleep(throttle_ms / 1000)
+            raise ConnectionClosed(f"connection_creation_rate of {host} exceeded", logging.INFO)
 
     @staticmethod
     async def _mute_while_throttled(ctx: TrioRequestContext) -> None:

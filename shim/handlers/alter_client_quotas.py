@@ -26,7 +26,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             )
             for entry in request.entries
         ]
-        refusals = ctx.broker.byte_rate_quotas.quotas.alter(entries, request.validate_only)
+        refusals = ctx.broker.client_quotas.store.alter(entries, request.validate_only)
         results = [(ErrorCode.NONE, None) if r is None else (r.code, r.message) for r in refusals]
     return {
         "throttle_time_ms": 0,

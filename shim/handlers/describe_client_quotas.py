@@ -23,7 +23,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     components = [(c.entity_type, c.match_type, c.match) for c in request.components]
     try:
-        found = ctx.broker.byte_rate_quotas.quotas.describe(components, request.strict)
+        found = ctx.broker.client_quotas.store.describe(components, request.strict)
     except QuotaFilterError as exc:
         return _refused(exc.refusal.code, exc.refusal.message)
     return {

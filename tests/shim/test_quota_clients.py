@@ -69,7 +69,7 @@ def test_java_admin_sets_and_describes_quotas(broker: BrokerThread) -> None:
     assert steps["alter_invalid"] == ("INVALID_REQUEST", None)
     assert steps["describe_default_user"] == (None, {})
     found = broker.call(
-        lambda: broker.broker.byte_rate_quotas.quotas.quota_for("ANONYMOUS", CLIENT_ID, PRODUCER_BYTE_RATE)
+        lambda: broker.broker.client_quotas.store.quota_for("ANONYMOUS", CLIENT_ID, PRODUCER_BYTE_RATE)
     )
     assert found == (float(QUOTA), ("", CLIENT_ID))
 
@@ -146,7 +146,7 @@ def test_librdkafka_consumer_is_held_to_its_byte_rate(broker: BrokerThread) -> N
     assert producer.flush(TIMEOUT_S) == 0
     # The quota is set on the default client id: each client id gets its own.
     found = broker.call(
-        lambda: broker.broker.byte_rate_quotas.quotas.alter(
+        lambda: broker.broker.client_quotas.store.alter(
             [([("client-id", None)], [(CONSUMER_BYTE_RATE, float(QUOTA))])], validate_only=False
         )
     )

@@ -1,9 +1,12 @@
-"""Kafka's quota rate and throttle-time math (ClientQuotaManager over a sampled Rate), on a
-fake clock: the figures are worked out by hand from Kafka's formulas."""
+"""Kafka's quota rate and throttle-time math (ClientQuotaManager over a sampled Rate; the
+connection creation rate of ConnectionQuotas), on a fake clock: the figures are worked out
+by hand from Kafka's formulas."""
 
 from __future__ import annotations
 
+from kafka_shim.shim.client_quotas import CONNECTION_CREATION_RATE, ClientQuotas, entity_of
 from kafka_shim.shim.quota_manager import QuotaManager, SampledRate, java_round
+from kafka_shim.shim.throttling import ClientQuotaEnforcement
 
 TAGS = ("alice", "app")
 START = 1_700_000_000_000
@@ -91,3 +94,18 @@ def test_idle_sensors_are_forgotten() -> None:
     assert manager.sensor_count == 64
     manager.record(("late", ""), 1000.0, 1, START + 2000)
     assert manager.sensor_count == 1
+
+
+def test_connection_creation_rate_of_an_ip_and_the_default_ip() -> None:
+    store = ClientQuotas(
+        {
+            entity_of([("ip", "10.0.0.1")]): {CONNECTION_CREATION_RATE: 2.0},
+            entity_of([("ip", None)]): {CONNECTION_CREATION_RATE: 100.0},
+        }
+    )
+    quotas = ClientQuotaEnforcement(store, samples=2, window_ms=1000)
+    # 2 per second over a one-window span: the third connection in that second is throttled
+    # ((3 - 2) / 2 * 1000 ms), and not counted.
+    assert [quotas.connection_throttle_ms("10.0.0.1", START) for _ in range(4)] == [0, 0, 500, 500]
+    assert quotas.connection_throttle_ms("10.0.0.2", START) == 0  # the default IP entity's 100/s
+    assert quotas.connection_throttle_ms("10.0.0.1", START + 2000) == 0
