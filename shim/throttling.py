@@ -88,6 +88,19 @@ def throttle_produce(ctx: RequestContext, request: Any) -> int:
     return _throttle(ctx, PRODUCER_BYTE_RATE, size)[0]
 
 
+def fetch_byte_budget(ctx: RequestContext, max_bytes: int) -> int:
+    """A Fetch's max_bytes, capped at what the client's consumer_byte_rate allows over the
+    quota window (Kafka's getMaxValueInQuotaWindow): a larger response would be throttled,
+    answered without data, and asked for again, for ever."""
+    quotas = ctx.broker.client_quotas
+    found = (
+        quotas.store.quota_for(_user(ctx), ctx.client_id or "", CONSUMER_BYTE_RATE) if quotas.active else None
+    )
+    if found is None:
+        return max_bytes
+    return min(max_bytes, quotas.managers[CONSUMER_BYTE_RATE].max_bytes_in_window(found[0]))
+
+
 def throttle_fetch(ctx: RequestContext, response: Mapping[str, Any], size: int) -> dict[str, Any]:
     """The Fetch response as sent: with its throttle time, and without data if throttled."""
     if not ctx.broker.client_quotas.active:

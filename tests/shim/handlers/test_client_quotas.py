@@ -250,3 +250,40 @@ def test_a_throttled_fetch_is_answered_without_data() -> None:
     # The bytes not sent were taken back: the rate is still under the quota for small reads.
     assert alter(h, ([part("user", "ANONYMOUS")], [op("consumer_byte_rate", remove=True)])) == [(NONE, None)]
     assert h.call(FETCH, 11, request).throttle_time_ms == 0
+
+
+def test_a_fetch_is_capped_at_the_quota_windows_worth() -> None:
+    """Kafka's getMaxValueInQuotaWindow: at 1000 B/s over 10 windows a fetch returns at most
+    10000 bytes (the first partition whole, KIP-74), so it is served rather than throttled
+    empty for ever."""
+    h = Harness()
+    h.broker.topics.create("two", 2)
+    for index in (0, 1):
+        request = {
+            "acks": 1,
+            "timeout_ms": 1000,
+            "topic_data": [
+                {"name": "two", "partition_data": [{"index": index, "records": make_batch([b"z" * 8000])}]}
+            ],
+        }
+        h.call(PRODUCE, 9, request)
+    assert alter(h, ([part("client-id", "handler-test")], [op("consumer_byte_rate", 1000)])) == [(NONE, None)]
+    fetch = {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": "two",
+                "partitions": [
+                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20} for p in (0, 1)
+                ],
+            }
+        ],
+    }
+    answered = h.call(FETCH, 11, fetch)
+    assert answered.throttle_time_ms == 0
+    sizes = [len(p.records or b"") for p in answered.responses[0].partitions]
+    assert sizes[0] > 8000 and sizes[1] == 0
