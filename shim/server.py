@@ -563,7 +563,8 @@ class Server:
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
-                    await self._mute_while_throttled(ctx)
+                    if ctx.throttle_ms:  # no coroutine per request on the common path
+                        await self._mute_while_throttled(ctx)
                     reader.mark_active()
                     if ctx.close_reason is not None:
                         raise ConnectionClosed(ctx.close_reason)
@@ -599,9 +600,8 @@ class Server:
     async def _mute_while_throttled(ctx: TrioRequestContext) -> None:
         """KIP-219: a client over its quota has had its answer; the connection is not read
         for the throttle time (the reaper still sees a hang-up meanwhile)."""
-        if ctx.throttle_ms > 0:
-            await trio.sleep(ctx.throttle_ms / 1000)
-            ctx.throttle_ms = 0
+        await trio.sleep(ctx.throttle_ms / 1000)
+        ctx.throttle_ms = 0
 
     async def _secure(
         self, stream: trio.SocketStream, security: ListenerSecurity, ctx: TrioRequestContext
