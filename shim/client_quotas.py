@@ -110,6 +110,8 @@ class QuotaFilterError(Exception):
         self.refusal = refusal
 
 
+_MAX_REMEMBERED = 10_000
+
 # A DescribeClientQuotas filter component: EXACT (a name), DEFAULT, or any entity of the type.
 Match = tuple[int, str | None]
 
@@ -121,6 +123,9 @@ class ClientQuotas:
         on_change: Callable[[Mapping[Entity, Mapping[str, float]]], None] = lambda quotas: None,
     ) -> None:
         self._quotas: dict[Entity, dict[str, float]] = {e: dict(v) for e, v in (stored or {}).items() if v}
+        # quota_for's answers, per (user, client-id, key), until the quotas change: the
+        # eight-level lookup would otherwise run on every Produce and Fetch.
+        self._found: dict[tuple[str, str, str], tuple[float, tuple[str, str]] | None] = {}
         self._on_change = on_change
 
     @property
@@ -158,6 +163,7 @@ class ClientQuotas:
                         values[key] = value
                 if not values:
                     del self._quotas[entity]
+            self._found.clear()
             self._on_change(self._quotas)
         return results
 
@@ -234,6 +240,15 @@ class ClientQuotas:
         """The `key` quota a (user, client-id) connection is held to and the tags of the sensor
         it shares (Kafka's DefaultQuotaCallback: a quota set on a user is shared by all its
         clients; one on a default entity is each user's / client's own), or None: unlimited."""
+        asked = (user, client_id, key)
+        if asked in self._found:
+            return self._found[asked]
+        if len(self._found) >= _MAX_REMEMBERED:  # clients inventing ids: start over
+            self._found.clear()
+        found = self._found[asked] = self._lookup(user, client_id, key)
+        return found
+
+    def _lookup(self, user: str, client_id: str, key: str) -> tuple[float, tuple[str, str]] | None:
         for entity, tags in (
             (((CLIENT_ID, client_id), (USER, user)), (user, client_id)),
             (((CLIENT_ID, None), (USER, user)), (user, client_id)),
