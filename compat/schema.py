@@ -111,6 +111,8 @@ Op = Literal[
     "swarm",
     "admin",
     "acls",
+    "quotas",
+    "features",
     "transact",
     "fence",
     "create_user",

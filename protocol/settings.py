@@ -192,6 +192,11 @@ _DECLARED = [
             "max.connections.per.ip", "max_connections_per_ip_overrides"),
     _broker("connections.max.idle.ms", LONG, "600000", "a connection idle this long is closed",
             "connections_max_idle_ms", minimum=1),
+    # --- client quotas (the quotas themselves: AlterClientQuotas, kept in quotas.json)
+    _broker("quota.window.num", INT, "11", "samples kept for client quota rates", "quota_window_num",
+            minimum=1),
+    _broker("quota.window.size.seconds", INT, "1", "the time span of each client quota sample",
+            "quota_window_size_seconds", minimum=1),
     # --- groups and committed offsets
     _broker("group.initial.rebalance.delay.ms", INT, "0", "how long a group forming from Empty waits for "
             "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0,

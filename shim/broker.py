@@ -6,11 +6,12 @@ import base64
 import itertools
 import time
 import uuid
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
+from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import (
@@ -22,7 +23,9 @@ from kafka_shim.shim.coordinator.consumer import (
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.security.scram_store import CredentialStore
+from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
@@ -110,17 +113,27 @@ class Broker:
         )
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
+        # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
+        self.client_quotas = ClientQuotaEnforcement(
+            self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
+        )
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
         # fetches, retention and the offsets log are shared).
         self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
         self.apply(self.consumer_groups.load(replayed, clock()))
+        # Finalized feature levels: UpdateFeatures switches what the broker serves.
+        self.features = self._feature_levels()
         # The transaction coordinator likewise, over __transaction_state; transactions found
         # preparing to commit or abort get their markers before the broker serves anyone.
-        self.transactions = TransactionCoordinator(transaction_config(config), self.producer_ids.allocate)
+        transaction_version = self.features.level(TRANSACTION_VERSION)
+        self.transactions = TransactionCoordinator(
+            transaction_config(config)._replace(transaction_version=transaction_version),
+            self.producer_ids.allocate,
+        )
         self.transaction_log = TransactionLog(
-            self.topics, config.transaction_state_log_num_partitions, config.transaction_version
+            self.topics, config.transaction_state_log_num_partitions, transaction_version
         )
         self.transactions.load(self.transaction_log.replay(), clock())
         self.transactions.on_records = lambda: self.transaction_log.append(
@@ -144,6 +157,48 @@ class Broker:
             self.config.allow_everyone_if_no_acl_found,
             acls,
             on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
+        )
+
+    def _feature_levels(self) -> FeatureLevels:
+        """The levels kept by UpdateFeatures, unless the command line sets them; else the
+        configured ones (transaction.version; group.version 1 while the consumer protocol is on).
+        The epoch starts at the clock, so it grows across restarts as Kafka's metadata offset."""
+        config = self.config
+        from_config = {
+            TRANSACTION_VERSION: config.transaction_version,
+            GROUP_VERSION: 1 if config.consumer_protocol_enabled else 0,
+        }
+        config_names = {
+            TRANSACTION_VERSION: "transaction.version",
+            GROUP_VERSION: "group.coordinator.rebalance.protocols",
+        }
+        data_dir = self.storage.data_dir if self.storage is not None else None
+        stored = data_dir.read_features() if data_dir is not None else {}
+        levels = {**from_config, **stored}
+        levels.update({f: from_config[f] for f, name in config_names.items() if name in config.explicit})
+        return FeatureLevels(
+            levels, epoch=self.clock(), on_change=self._features_changed, node_id=self.node_id
+        )
+
+    def _features_changed(self, levels: Mapping[str, int]) -> None:
+        """Keep the new levels and serve the new transaction.version: the coordinator's own
+        aborts and the __transaction_state value version follow it (ApiVersions, and with it
+        the Produce / EndTxn / TxnOffsetCommit versions clients use, reads the levels)."""
+        if self.storage is not None:
+            self.storage.data_dir.write_features(dict(levels))
+        level = levels[TRANSACTION_VERSION]
+        self.transactions.config = self.transactions.config._replace(transaction_version=level)
+        self.transaction_log.transaction_version = level
+
+    def _client_quotas(self) -> ClientQuotas:
+        if self.storage is None:
+            return ClientQuotas()
+        data_dir = self.storage.data_dir
+        return ClientQuotas(
+            {entity_of(parts): values for parts, values in data_dir.read_quotas()},
+            on_change=lambda current: data_dir.write_quotas(
+                [(list(entity), dict(values)) for entity, values in current.items()]
+            ),
         )
 
     def waiter(self, respond: Callable[[T], None]) -> Waiter:

@@ -116,6 +116,8 @@ class BrokerConfig:
     max_connections_per_ip: int = _kafka("max.connections.per.ip")
     max_connections_per_ip_overrides: str = _kafka("max.connections.per.ip.overrides")
     connections_max_idle_ms: int = _kafka("connections.max.idle.ms")
+    quota_window_num: int = _kafka("quota.window.num")
+    quota_window_size_seconds: int = _kafka("quota.window.size.seconds")
     # Kafka names set explicitly (--config, --config-file, flags): DescribeConfigs' sources.
     explicit: frozenset[str] = frozenset()
     # listener.name.<listener>.<setting>: listener name (upper case) -> attribute -> value.

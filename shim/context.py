@@ -46,6 +46,9 @@ class RequestContext(ABC):
     sasl: SaslSession | None = None
     # Set by a handler whose answer must be the connection's last (failed authentication).
     close_reason: str | None = None
+    # Set by a handler whose request went over a client quota (shim.throttling): the server
+    # stops reading the connection this long after answering (KIP-219), then resets it.
+    throttle_ms: int = 0
 
     def now_ms(self) -> int:
         return self.broker.clock()

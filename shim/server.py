@@ -541,6 +541,7 @@ class Server:
         security = listener.security
         reader: FrameReader | None = None
         try:
+            await self._hold_throttled_connection(peer_host)
             tls = await self._secure(stream, security, ctx) if security is not None else None
             if tls is not None:
                 reader = TlsFrameReader(tls, config.max_request_bytes, self.memory)
@@ -561,6 +562,8 @@ class Server:
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
+                    if ctx.throttle_ms:  # no coroutine per request on the common path
+                        await self._mute_while_throttled(ctx)
                     reader.mark_active()
                     if ctx.close_reason is not None:
                         raise ConnectionClosed(ctx.close_reason)
@@ -583,6 +586,21 @@ class Server:
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
+
+    async def _hold_throttled_connection(self, host: str) -> None:
+        """KIP-612: a connection over its IP's connection_creation_rate is closed unserved,
+        after the throttle time."""
+        throttle_ms = self.broker.client_quotas.connection_throttle_ms(host, self.broker.clock())
+        if throttle_ms > 0:
+            await trio.sleep(throttle_ms / 1000)
+            raise ConnectionClosed(f"connection_creation_rate of {host} exceeded", logging.INFO)
+
+    @staticmethod
+    async def _mute_while_throttled(ctx: TrioRequestContext) -> None:
+        """KIP-219: a client over its quota has had its answer; the connection is not read
+        for the throttle time (the reaper still sees a hang-up meanwhile)."""
+        await trio.sleep(ctx.throttle_ms / 1000)
+        ctx.throttle_ms = 0
 
     async def _secure(
         self, stream: trio.SocketStream, security: ListenerSecurity, ctx: TrioRequestContext

@@ -5,6 +5,8 @@
   topics.json           names, ids, partition counts, config overrides
   meta.properties       cluster.id, kept across restarts as Kafka keeps it
   acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
+  quotas.json           client quotas (shim.client_quotas): entity parts and their values
+  features.json         finalized feature levels changed by UpdateFeatures (shim.features)
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """
@@ -27,8 +29,14 @@ CATALOG_FILE = "topics.json"
 META_FILE = "meta.properties"
 CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 ACLS_FILE = "acls.json"
+QUOTAS_FILE = "quotas.json"
+FEATURES_FILE = "features.json"
 CATALOG_VERSION = 1
 ACLS_VERSION = 1
+QUOTAS_VERSION = 1
+
+# A stored client quota: its entity's (type, name) parts (None: the default entity), its values.
+StoredQuota = tuple[list[tuple[str, str | None]], dict[str, float]]
 
 
 @dataclass
@@ -130,6 +138,53 @@ class DataDir:
     def write_acls(self, acls: list[dict[str, str]]) -> None:
         """Atomically, as the catalog: a crash leaves the old set or the new one."""
         write_atomically(self.path, ACLS_FILE, json.dumps({"version": ACLS_VERSION, "acls": acls}, indent=1))
+
+    # -- client quotas -------------------------------------------------------------
+
+    def read_quotas(self) -> list[StoredQuota]:
+        path = self.path / QUOTAS_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return [
+                (
+                    [
+                        (str(part["type"]), None if part["name"] is None else str(part["name"]))
+                        for part in q["entity"]
+                    ],
+                    {str(key): float(value) for key, value in q["values"].items()},
+                )
+                for q in document["quotas"]
+            ]
+        except FileNotFoundError:
+            return []
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageStartupError(f"client quota file {path} is unreadable: {exc!r}") from exc
+
+    def write_quotas(self, quotas: list[StoredQuota]) -> None:
+        """Atomically, as the ACLs."""
+        document = {
+            "version": QUOTAS_VERSION,
+            "quotas": [
+                {"entity": [{"type": kind, "name": name} for kind, name in parts], "values": values}
+                for parts, values in quotas
+            ],
+        }
+        write_atomically(self.path, QUOTAS_FILE, json.dumps(document, indent=1))
+
+    # -- finalized feature levels -------------------------------------------------------
+
+    def read_features(self) -> dict[str, int]:
+        path = self.path / FEATURES_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return {str(name): int(level) for name, level in document["finalized"].items()}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageStartupError(f"feature file {path} is unreadable: {exc!r}") from exc
+
+    def write_features(self, levels: dict[str, int]) -> None:
+        write_atomically(self.path, FEATURES_FILE, json.dumps({"version": 1, "finalized": levels}, indent=1))
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:
         """The cluster id in meta.properties, written by the first start: clients

@@ -39,12 +39,13 @@ TRANSACTION_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(O
 class TransactionLog:
     """`__transaction_state` in a TopicStore, created with `partitions` partitions when
     the first record is written; a topic found on disk keeps its own count.
-    `transaction_version` (the finalized feature level) picks the value version."""
+    `transaction_version` (the finalized feature level, which UpdateFeatures may change)
+    picks the value version."""
 
     def __init__(self, topics: TopicStore, partitions: int, transaction_version: int) -> None:
         self._topics = topics
         self._new_partitions = partitions
-        self._transaction_version = transaction_version
+        self.transaction_version = transaction_version
         self._memory_compaction = MemoryCompaction()
 
     @property
@@ -64,7 +65,7 @@ class TransactionLog:
         by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
         for record in records:
             index = partition_for(record.transactional_id, len(partitions))
-            by_partition.setdefault(index, []).append(encode_record(record, self._transaction_version))
+            by_partition.setdefault(index, []).append(encode_record(record, self.transaction_version))
         for index, keys_values in by_partition.items():
             partition = partitions[index]
             base = partition.log_end_offset

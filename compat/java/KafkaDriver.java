@@ -25,6 +25,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.FeatureMetadata;
+import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -59,6 +62,10 @@ import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.quota.ClientQuotaAlteration;
+import org.apache.kafka.common.quota.ClientQuotaEntity;
+import org.apache.kafka.common.quota.ClientQuotaFilter;
+import org.apache.kafka.common.quota.ClientQuotaFilterComponent;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -110,6 +117,8 @@ public final class KafkaDriver {
             case "swarm" -> swarm();
             case "admin" -> admin();
             case "acls" -> acls();
+            case "quotas" -> quotas();
+            case "features" -> features();
             case "transact" -> transact();
             case "fence" -> fence();
             case "create_user" -> createUser();
@@ -676,22 +685,100 @@ public final class KafkaDriver {
             steps.put("delete_acls", () -> describedAcls(admin.deleteAcls(List.of(bobs)).all()
                 .get(timeoutMs(), TimeUnit.MILLISECONDS)));
             steps.put("describe_acls_after", describe);
-            for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
-                Map<String, Object> fields = new HashMap<>();
-                fields.put("step", step.getKey());
-                long started = System.nanoTime();
-                try {
-                    fields.put("result", step.getValue().run());
-                    fields.put("error", null);
-                } catch (ExecutionException | KafkaException e) {
-                    Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-                    fields.put("result", null);
-                    fields.put("error", Errors.forException(cause).name());
-                }
-                fields.put("seconds", (System.nanoTime() - started) / 1e9);
-                emit("acl_step", fields);
-            }
+            runSteps("acl_step", steps);
         }
+    }
+
+    /** Each step in order, one event each: its result, or the Kafka error it failed with. */
+    private static void runSteps(String event, Map<String, AdminStep> steps) throws Exception {
+        for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
+            Map<String, Object> fields = new HashMap<>();
+            fields.put("step", step.getKey());
+            long started = System.nanoTime();
+            try {
+                fields.put("result", step.getValue().run());
+                fields.put("error", null);
+            } catch (ExecutionException | KafkaException e) {
+                Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                fields.put("result", null);
+                fields.put("error", Errors.forException(cause).name());
+            }
+            fields.put("seconds", (System.nanoTime() - started) / 1e9);
+            emit(event, fields);
+        }
+    }
+
+    /** producer_byte_rate = count on client-id client_id, read back; an invalid value refused. */
+    private void quotas() throws Exception {
+        ClientQuotaEntity client = new ClientQuotaEntity(Map.of(ClientQuotaEntity.CLIENT_ID, command.clientId));
+        ClientQuotaEntity someUser = new ClientQuotaEntity(Map.of(ClientQuotaEntity.USER, "someone"));
+        try (Admin admin = Admin.create(base())) {
+            Map<String, AdminStep> steps = new java.util.LinkedHashMap<>();
+            steps.put("alter", () -> alterQuota(admin, client, "producer_byte_rate", (double) command.count));
+            steps.put("describe", () -> describedQuotas(admin, ClientQuotaFilter.containsOnly(
+                List.of(ClientQuotaFilterComponent.ofEntity(ClientQuotaEntity.CLIENT_ID, command.clientId)))));
+            steps.put("alter_invalid", () -> alterQuota(admin, someUser, "producer_byte_rate", 1.5));
+            steps.put("describe_default_user", () -> describedQuotas(admin, ClientQuotaFilter.containsOnly(
+                List.of(ClientQuotaFilterComponent.ofDefaultEntity(ClientQuotaEntity.USER)))));
+            runSteps("quota_step", steps);
+        }
+    }
+
+    private Object alterQuota(Admin admin, ClientQuotaEntity entity, String key, double value) throws Exception {
+        admin.alterClientQuotas(List.of(new ClientQuotaAlteration(entity, List.of(
+            new ClientQuotaAlteration.Op(key, value))))).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+        return null;
+    }
+
+    private Object describedQuotas(Admin admin, ClientQuotaFilter filter) throws Exception {
+        Map<String, Object> out = new TreeMap<>();
+        admin.describeClientQuotas(filter).entities().get(timeoutMs(), TimeUnit.MILLISECONDS).forEach(
+            (entity, values) -> out.put(new TreeMap<>(entity.entries()).toString().replaceAll("[{}]", ""),
+                new TreeMap<>(values)));
+        return out;
+    }
+
+    /** describeFeatures, then updateFeatures of feature `topic` to level `count` in its steps. */
+    private void features() throws Exception {
+        String feature = command.topic;
+        short level = (short) command.count;
+        try (Admin admin = Admin.create(base())) {
+            Map<String, AdminStep> steps = new java.util.LinkedHashMap<>();
+            steps.put("describe", () -> describedFeatures(admin));
+            steps.put("upgrade_to_lower", () -> updateFeature(admin, feature, level,
+                FeatureUpdate.UpgradeType.UPGRADE, false));
+            steps.put("validate_only", () -> updateFeature(admin, feature, level,
+                FeatureUpdate.UpgradeType.SAFE_DOWNGRADE, true));
+            steps.put("describe_unchanged", () -> describedFeatures(admin));
+            steps.put("safe_downgrade", () -> updateFeature(admin, feature, level,
+                FeatureUpdate.UpgradeType.SAFE_DOWNGRADE, false));
+            steps.put("describe_changed", () -> describedFeatures(admin));
+            steps.put("unsupported_level", () -> updateFeature(admin, feature, (short) 99,
+                FeatureUpdate.UpgradeType.UPGRADE, false));
+            runSteps("feature_step", steps);
+        }
+    }
+
+    private Object updateFeature(Admin admin, String feature, short level, FeatureUpdate.UpgradeType type,
+                                 boolean validateOnly) throws Exception {
+        admin.updateFeatures(Map.of(feature, new FeatureUpdate(level, type)),
+            new UpdateFeaturesOptions().validateOnly(validateOnly)).all().get(timeoutMs(), TimeUnit.MILLISECONDS);
+        return null;
+    }
+
+    private Object describedFeatures(Admin admin) throws Exception {
+        FeatureMetadata metadata = admin.describeFeatures().featureMetadata().get(timeoutMs(), TimeUnit.MILLISECONDS);
+        Map<String, Object> finalized = new TreeMap<>();
+        metadata.finalizedFeatures().forEach((name, range) -> finalized.put(name,
+            List.of((int) range.minVersionLevel(), (int) range.maxVersionLevel())));
+        Map<String, Object> supported = new TreeMap<>();
+        metadata.supportedFeatures().forEach((name, range) -> supported.put(name,
+            List.of((int) range.minVersion(), (int) range.maxVersion())));
+        Map<String, Object> out = new TreeMap<>();
+        out.put("finalized", finalized);
+        out.put("supported", supported);
+        out.put("epoch", metadata.finalizedFeaturesEpoch().orElse(-1L));
+        return out;
     }
 
     private static AclBinding acl(ResourceType type, String name, PatternType pattern, String principal,

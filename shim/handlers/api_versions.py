@@ -1,7 +1,8 @@
-"""ApiVersions: the advertised ranges (from the handler registry) and, v3+, the
-`transaction.version` feature as Kafka 4 reports it: supported 0-2, finalized at the
-configured level. Below level 2 the versions that exist only for transaction version
-2 are not advertised, so the broker looks like a 3.x cluster to a Kafka 4 client."""
+"""ApiVersions: the advertised ranges (from the handler registry) and, v3+, the feature
+levels (shim.features): supported ranges and finalized levels as a Kafka 3.9 single-node
+cluster reports them, with Kafka 4's transaction.version and group.version. Below
+transaction.version 2 the versions that exist only for it are not advertised, and below
+group.version 1 the consumer group APIs are not, as Kafka does."""
 
 from __future__ import annotations
 
@@ -11,14 +12,11 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.features import GROUP_VERSION, SUPPORTED, TRANSACTION_VERSION, FeatureLevels
 
-__all__ = ["API", "handle", "supported_ranges", "unsupported_version_answer"]
+__all__ = ["API", "TRANSACTION_VERSION", "handle", "supported_ranges", "unsupported_version_answer"]
 
-TRANSACTION_VERSION = "transaction.version"
-MAX_TRANSACTION_VERSION = 2
-# Kafka reports the metadata offset the features were finalized at; a client only
-# takes features from a response whose epoch is above the last it saw (initially -1).
-FINALIZED_FEATURES_EPOCH = 1
+MAX_TRANSACTION_VERSION = SUPPORTED[TRANSACTION_VERSION][1]
 # API key -> highest version a cluster below transaction.version 2 serves:
 # Produce 11, EndTxn 4, TxnOffsetCommit 4.
 BELOW_TV2_MAX_VERSIONS = {0: 11, 26: 4, 28: 4}
@@ -49,38 +47,36 @@ def unsupported_version_answer() -> dict[str, Any]:
     return {"error_code": ErrorCode.UNSUPPORTED_VERSION, "api_keys": [own]}
 
 
-# ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only while
-# group.coordinator.rebalance.protocols includes "consumer".
+# ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only from
+# group.version 1 (which follows group.coordinator.rebalance.protocols unless UpdateFeatures set it).
 CONSUMER_GROUP_APIS = frozenset({68, 69})
 
 
-def features(transaction_version: int, api_version: int) -> dict[str, Any]:
-    minimum = 0 if api_version >= FIRST_VERSION_WITH_ZERO_MINIMUM else 1
-    finalized = [
-        {
-            "name": TRANSACTION_VERSION,
-            "max_version_level": transaction_version,
-            "min_version_level": transaction_version,
-        }
-    ]
+def features(levels: FeatureLevels, api_version: int) -> dict[str, Any]:
+    lowest = 0 if api_version >= FIRST_VERSION_WITH_ZERO_MINIMUM else 1
     return {
         "supported_features": [
-            {"name": TRANSACTION_VERSION, "min_version": minimum, "max_version": MAX_TRANSACTION_VERSION}
+            {"name": name, "min_version": max(low, lowest), "max_version": high}
+            for name, (low, high) in SUPPORTED.items()
         ],
-        "finalized_features_epoch": FINALIZED_FEATURES_EPOCH,
-        # A feature at level 0 is not finalized at all.
-        "finalized_features": finalized if transaction_version > 0 else [],
+        # Kafka reports the metadata offset the levels were finalized at; a client only takes
+        # features from a response whose epoch is above the last it saw.
+        "finalized_features_epoch": levels.epoch,
+        "finalized_features": [
+            {"name": name, "max_version_level": level, "min_version_level": level}
+            for name, level in levels.finalized.items()
+        ],
     }
 
 
 async def handle(ctx: RequestContext, request: Any) -> Mapping[str, Any]:
-    transaction_version = ctx.broker.config.transaction_version
-    ranges = supported_ranges(transaction_version)
-    if not ctx.broker.config.consumer_protocol_enabled:
+    levels = ctx.broker.features
+    ranges = supported_ranges(levels.level(TRANSACTION_VERSION))
+    if levels.level(GROUP_VERSION) < 1:
         ranges = [r for r in ranges if r["api_key"] not in CONSUMER_GROUP_APIS]
     return {
         "error_code": ErrorCode.NONE,
         "api_keys": ranges,
         "throttle_time_ms": 0,
-        **features(transaction_version, ctx.api_version),
+        **features(levels, ctx.api_version),
     }

@@ -16,6 +16,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import GroupState
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer.types import Assignment
+from kafka_shim.shim.features import GROUP_VERSION
 from kafka_shim.shim.handlers.join_group import client_host
 
 __all__ = ["API", "handle"]
@@ -33,10 +34,11 @@ def _assignment(assignment: Assignment) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
-    if not broker.config.consumer_protocol_enabled:
+    if broker.features.level(GROUP_VERSION) < 1:
         answer = HeartbeatResponse(
             ErrorCode.UNSUPPORTED_VERSION,
-            "The consumer group protocol is disabled (group.coordinator.rebalance.protocols).",
+            "The consumer group protocol is disabled (group.version 0: "
+            "group.coordinator.rebalance.protocols or UpdateFeatures).",
         )
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)

@@ -23,6 +23,7 @@ from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.throttling import fetch_byte_budget, throttle_fetch
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import effective_value
@@ -117,8 +118,7 @@ def _down_converted(version: int, records: bytes, fetch_offset: int) -> tuple[Er
         return exc.code, b""
 
 
-def _gather(ctx: RequestContext, request: Any, readable: set[str]) -> Gathered:
-    budget = request.max_bytes
+def _gather(ctx: RequestContext, request: Any, readable: set[str], budget: int) -> Gathered:
     size = 0
     must_answer = False
     committed = request.isolation_level == READ_COMMITTED
@@ -187,15 +187,12 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": error, "session_id": 0, "responses": []}
     deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, request)  # once: a long poll does not ask again
+    max_bytes = fetch_byte_budget(ctx, request.max_bytes)
     while True:
-        gathered = _gather(ctx, request, readable)
+        gathered = _gather(ctx, request, readable, max_bytes)
         remaining = deadline - ctx.now_ms()
-        if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
+        if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes) or remaining <= 0:
             break
         await ctx.wait_for_append(gathered.logs, remaining)
-    return {
-        "throttle_time_ms": 0,
-        "error_code": ErrorCode.NONE,
-        "session_id": 0,
-        "responses": gathered.responses,
-    }
+    response = {"error_code": ErrorCode.NONE, "session_id": 0, "responses": gathered.responses}
+    return throttle_fetch(ctx, response, gathered.size)

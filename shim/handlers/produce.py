@@ -25,6 +25,7 @@ from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.throttling import throttle_produce
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import effective_value
@@ -250,7 +251,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
             }
             for topic in request.topic_data
         ]
+    throttle_time_ms = throttle_produce(ctx, request)
     if request.acks == 0:
         return None
     # One replica: acks=1 and acks=-1 are both satisfied once the log has it.
-    return {"responses": responses, "throttle_time_ms": 0}
+    return {"responses": responses, "throttle_time_ms": throttle_time_ms}

@@ -1,0 +1,292 @@
+"""Client quotas as Kafka keeps them (KIP-546): values per entity, its validation for
+AlterClientQuotas, its filters for DescribeClientQuotas, and the lookup that picks the quota
+a request is held to, in the precedence order of Kafka's ClientQuotaManager.
+
+An entity is a set of (type, name) parts, a name of None being the type's default entity
+(`<default>` in kafka-configs.sh). Pure: changes are handed to `on_change` to be kept.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_client_quotas import MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED
+
+USER = "user"
+CLIENT_ID = "client-id"
+IP = "ip"
+ENTITY_TYPES = (USER, CLIENT_ID, IP)
+
+PRODUCER_BYTE_RATE = "producer_byte_rate"
+CONSUMER_BYTE_RATE = "consumer_byte_rate"
+REQUEST_PERCENTAGE = "request_percentage"
+CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
+CONNECTION_CREATION_RATE = "connection_creation_rate"
+
+# (type, name): a name of None is the default entity of the type.
+EntityPart = tuple[str, str | None]
+Entity = tuple[EntityPart, ...]  # sorted by type, each type once
+
+
+class ValueKind(Enum):
+    LONG = "Long"
+    INT = "Integer"
+    DOUBLE = "Double"
+
+
+# Kafka's QuotaConfigs: the keys a user / client-id entity takes, and those of an ip entity.
+CLIENT_KEYS = {
+    PRODUCER_BYTE_RATE: ValueKind.LONG,
+    CONSUMER_BYTE_RATE: ValueKind.LONG,
+    REQUEST_PERCENTAGE: ValueKind.DOUBLE,
+    CONTROLLER_MUTATION_RATE: ValueKind.DOUBLE,
+}
+IP_KEYS = {CONNECTION_CREATION_RATE: ValueKind.INT}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: ErrorCode
+    message: str | None
+
+
+def entity_of(parts: Iterable[EntityPart]) -> Entity:
+    return tuple(sorted(parts))
+
+
+def describe_entity(entity: Entity) -> str:
+    """Kafka's ClientQuotaEntity text, as its error messages show it."""
+    return "ClientQuotaEntity(entries={" + ", ".join(f"{t}={n}" for t, n in entity) + "})"
+
+
+def _entity_refusal(parts: list[EntityPart]) -> Refusal | None:
+    """Kafka's ClientQuotaControlManager checks, in its order."""
+    if not parts:
+        return Refusal(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
+    seen: set[str] = set()
+    for kind, name in parts:
+        if kind in seen:
+            return Refusal(
+                ErrorCode.INVALID_REQUEST, f"Invalid empty client quota entity, duplicate entity entry {kind}"
+            )
+        if kind not in ENTITY_TYPES:
+            return Refusal(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {kind}")
+        if name == "":
+            return Refusal(ErrorCode.INVALID_REQUEST, f"Empty {kind} not supported")
+        seen.add(kind)
+    if IP in seen and len(seen) > 1:
+        return Refusal(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
+    ip = dict(parts).get(IP)
+    if ip is not None and not _is_ip(ip):
+        return Refusal(ErrorCode.INVALID_REQUEST, f"{ip} is not a valid IP or resolvable host.")
+    return None
+
+
+def _is_ip(text: str) -> bool:
+    # Kafka accepts what InetAddress.getByName resolves; a dev broker resolves no names.
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _value_refusal(keys: Mapping[str, ValueKind], key: str, value: float) -> Refusal | None:
+    kind = keys.get(key)
+    if kind is None:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"Invalid configuration key {key}")
+    if kind is not ValueKind.DOUBLE and abs(round(value) - value) > 1e-6:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"Configuration {key} must be a {kind.value} value")
+    return None
+
+
+class QuotaFilterError(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message or refusal.code.name)
+        self.refusal = refusal
+
+
+_MAX_REMEMBERED = 10_000
+
+# A DescribeClientQuotas filter component: EXACT (a name), DEFAULT, or any entity of the type.
+Match = tuple[int, str | None]
+
+
+class ClientQuotas:
+    def __init__(
+        self,
+        stored: Mapping[Entity, Mapping[str, float]] | None = None,
+        on_change: Callable[[Mapping[Entity, Mapping[str, float]]], None] = lambda quotas: None,
+    ) -> None:
+        self._quotas: dict[Entity, dict[str, float]] = {e: dict(v) for e, v in (stored or {}).items() if v}
+        # quota_for's answers, per (user, client-id, key), until the quotas change: the
+        # eight-level lookup would otherwise run on every Produce and Fetch.
+        self._found: dict[tuple[str, str, str], tuple[float, tuple[str, str]] | None] = {}
+        self._on_change = on_change
+
+    @property
+    def quotas(self) -> Mapping[Entity, Mapping[str, float]]:
+        return self._quotas
+
+    # -- AlterClientQuotas -----------------------------------------------------------------
+
+    def alter(
+        self, entries: list[tuple[list[EntityPart], list[tuple[str, float | None]]]], validate_only: bool
+    ) -> list[Refusal | None]:
+        """One result per entry (an op's value None removes the key). An entry with any
+        refused op changes nothing; the valid entries are applied unless validate_only."""
+        results: list[Refusal | None] = []
+        changes: dict[Entity, dict[str, float | None]] = {}
+        seen: set[Entity] = set()
+        for parts, ops in entries:
+            entity = entity_of(parts)
+            refusal = self._entry_refusal(parts, ops)
+            if refusal is None and entity in seen:
+                refusal = Refusal(
+                    ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {describe_entity(entity)}"
+                )
+            seen.add(entity)
+            results.append(refusal)
+            if refusal is None:
+                changes[entity] = dict(ops)
+        if not validate_only and changes:
+            for entity, entity_ops in changes.items():
+                values = self._quotas.setdefault(entity, {})
+                for key, value in entity_ops.items():
+                    if value is None:
+                        values.pop(key, None)
+                    else:
+                        values[key] = value
+                if not values:
+                    del self._quotas[entity]
+            self._found.clear()
+            self._on_change(self._quotas)
+        return results
+
+    @staticmethod
+    def _entry_refusal(parts: list[EntityPart], ops: list[tuple[str, float | None]]) -> Refusal | None:
+        keys: set[str] = set()
+        for key, _ in ops:
+            if key in keys:
+                return Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    f"Duplicate quota key {key} not updating quota for this entity "
+                    f"{describe_entity(entity_of(parts))}",
+                )
+            keys.add(key)
+        refusal = _entity_refusal(parts)
+        if refusal is not None:
+            return refusal
+        valid_keys = IP_KEYS if parts[0][0] == IP else CLIENT_KEYS
+        for key, value in ops:
+            refusal = None if value is None else _value_refusal(valid_keys, key, value)
+            if refusal is not None:
+                return refusal
+        return None
+
+    # -- DescribeClientQuotas ----------------------------------------------------------------
+
+    def describe(
+        self, components: list[tuple[str, int, str | None]], strict: bool
+    ) -> dict[Entity, dict[str, float]]:
+        """The entities matching every component (strict: and no other part), with their values.
+        QuotaFilterError for a filter Kafka refuses."""
+        filters: dict[str, Match] = {}
+        for kind, match_type, match in components:
+            if kind in filters:
+                raise QuotaFilterError(
+                    Refusal(ErrorCode.INVALID_REQUEST, f"Duplicate {kind} filter component entity type")
+                )
+            if not kind:
+                raise QuotaFilterError(
+                    Refusal(ErrorCode.INVALID_REQUEST, "Unexpected empty filter component entity type")
+                )
+            if kind not in ENTITY_TYPES:
+                raise QuotaFilterError(
+                    Refusal(ErrorCode.UNSUPPORTED_VERSION, f"Custom entity type {kind} not supported")
+                )
+            # Kafka fails these while building its filter (an IllegalArgumentException, a
+            # NullPointerException without a message): UNKNOWN_SERVER_ERROR.
+            if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED):
+                raise QuotaFilterError(
+                    Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unexpected match type: {match_type}")
+                )
+            if match_type == MATCH_EXACT and match is None:
+                raise QuotaFilterError(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, None))
+            filters[kind] = (match_type, match)
+        if not filters:
+            return {} if strict else {e: dict(v) for e, v in self._quotas.items()}
+        if IP in filters and len(filters) > 1:
+            raise QuotaFilterError(
+                Refusal(
+                    ErrorCode.INVALID_REQUEST,
+                    "Invalid entity filter component combination, IP filter component should not be used "
+                    "with User or ClientId filter component.",
+                )
+            )
+        return {
+            entity: dict(values)
+            for entity, values in self._quotas.items()
+            if _matches(entity, filters, strict)
+        }
+
+    # -- enforcement ---------------------------------------------------------------------------
+
+    def quota_for(self, user: str, client_id: str, key: str) -> tuple[float, tuple[str, str]] | None:
+        """The `key` quota a (user, client-id) connection is held to and the tags of the sensor
+        it shares (Kafka's DefaultQuotaCallback: a quota set on a user is shared by all its
+        clients; one on a default entity is each user's / client's own), or None: unlimited."""
+        asked = (user, client_id, key)
+        if asked in self._found:
+            return self._found[asked]
+        if len(self._found) >= _MAX_REMEMBERED:  # clients inventing ids: start over
+            self._found.clear()
+        found = self._found[asked] = self._lookup(user, client_id, key)
+        return found
+
+    def _lookup(self, user: str, client_id: str, key: str) -> tuple[float, tuple[str, str]] | None:
+        for entity, tags in (
+            (((CLIENT_ID, client_id), (USER, user)), (user, client_id)),
+            (((CLIENT_ID, None), (USER, user)), (user, client_id)),
+            (((USER, user),), (user, "")),
+            (((CLIENT_ID, client_id), (USER, None)), (user, client_id)),
+            (((CLIENT_ID, None), (USER, None)), (user, client_id)),
+            (((USER, None),), (user, "")),
+            (((CLIENT_ID, client_id),), ("", client_id)),
+            (((CLIENT_ID, None),), ("", client_id)),
+        ):
+            value = self._quotas.get(entity, {}).get(key)
+            if value is not None:
+                return value, tags
+        return None
+
+    def ip_quota(self, ip: str) -> float | None:
+        """The connection_creation_rate of an IP: its own, else the default IP entity's."""
+        for entity in (_ip_entity(ip), _ip_entity(None)):
+            value = self._quotas.get(entity, {}).get(CONNECTION_CREATION_RATE)
+            if value is not None:
+                return value
+        return None
+
+
+def _ip_entity(ip: str | None) -> Entity:
+    return ((IP, ip),)
+
+
+def _matches(entity: Entity, filters: Mapping[str, Match], strict: bool) -> bool:
+    parts = dict(entity)
+    if strict and set(parts) != set(filters):
+        return False
+    for kind, (match_type, match) in filters.items():
+        if kind not in parts:
+            return False
+        name = parts[kind]
+        if match_type == MATCH_EXACT and name != match:
+            return False
+        if match_type == MATCH_DEFAULT and name is not None:
+            return False
+    return True

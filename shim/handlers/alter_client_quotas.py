@@ -1,0 +1,43 @@
+"""AlterClientQuotas: set or remove quota values, validated as Kafka's controller does
+(ClientQuotaControlManager); ALTER_CONFIGS on the cluster, as KafkaApis authorizes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.alter_client_quotas import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        results: list[tuple[ErrorCode, str | None]] = [
+            (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) for _ in request.entries
+        ]
+    else:
+        entries = [
+            (
+                [(part.entity_type, part.entity_name) for part in entry.entity],
+                [(op.key, None if op.remove else op.value) for op in entry.ops],
+            )
+            for entry in request.entries
+        ]
+        refusals = ctx.broker.client_quotas.store.alter(entries, request.validate_only)
+        results = [(ErrorCode.NONE, None) if r is None else (r.code, r.message) for r in refusals]
+    return {
+        "throttle_time_ms": 0,
+        "entries": [
+            {
+                "error_code": code,
+                "error_message": message,
+                "entity": [
+                    {"entity_type": p.entity_type, "entity_name": p.entity_name} for p in entry.entity
+                ],
+            }
+            for (code, message), entry in zip(results, request.entries, strict=True)
+        ],
+    }

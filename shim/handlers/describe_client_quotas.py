@@ -1,0 +1,40 @@
+"""DescribeClientQuotas: the quotas of the entities a filter matches, as Kafka's
+ClientQuotaCache answers; DESCRIBE_CONFIGS on the cluster, as KafkaApis authorizes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_client_quotas import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.client_quotas import QuotaFilterError
+from kafka_shim.shim.context import RequestContext
+
+__all__ = ["API", "handle"]
+
+
+def _refused(code: ErrorCode, message: str | None) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "entries": None}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
+        return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    components = [(c.entity_type, c.match_type, c.match) for c in request.components]
+    try:
+        found = ctx.broker.client_quotas.store.describe(components, request.strict)
+    except QuotaFilterError as exc:
+        return _refused(exc.refusal.code, exc.refusal.message)
+    return {
+        "throttle_time_ms": 0,
+        "error_code": ErrorCode.NONE,
+        "error_message": None,
+        "entries": [
+            {
+                "entity": [{"entity_type": kind, "entity_name": name} for kind, name in entity],
+                "values": [{"key": key, "value": value} for key, value in sorted(values.items())],
+            }
+            for entity, values in found.items()
+        ],
+    }

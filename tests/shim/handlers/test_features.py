@@ -1,0 +1,204 @@
+"""Feature levels in ApiVersions and UpdateFeatures through the wire schemas (node.id 0): what a Kafka
+3.9 single node reports (plus transaction.version and group.version), Kafka's validation
+messages, and a change that really switches what the broker serves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
+from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
+from kafka_shim.shim.transactions.coordinator import TV2
+from tests.helpers import Harness
+
+API_VERSIONS, UPDATE_FEATURES, CONSUMER_GROUP_HEARTBEAT = 18, 57, 68
+PRODUCE, END_TXN = 0, 26
+STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+INVALID = ErrorCode.INVALID_UPDATE_VERSION
+
+
+def api_versions(h: Harness, version: int = 4) -> Any:
+    return h.call(API_VERSIONS, version, {"client_software_name": "t", "client_software_version": "1"})
+
+
+def finalized(h: Harness) -> dict[str, int]:
+    return {f.name: f.max_version_level for f in api_versions(h).finalized_features}
+
+
+def update(
+    h: Harness,
+    *updates: tuple[str, int, int],
+    validate_only: bool = False,
+    version: int = 1,
+    principal: str = "User:ANONYMOUS",
+) -> Any:
+    request = {
+        "timeout_ms": 1000,
+        "feature_updates": [
+            {
+                "feature": f,
+                "max_version_level": level,
+                "upgrade_type": kind,
+                "allow_downgrade": kind != UPGRADE,
+            }
+            for f, level, kind in updates
+        ],
+        "validate_only": validate_only,
+    }
+    return h.call(UPDATE_FEATURES, version, request, h.context(version, principal))
+
+
+def results(response: Any) -> dict[str, tuple[int, str | None]]:
+    assert response.error_code == ErrorCode.NONE
+    return {r.feature: (r.error_code, r.error_message) for r in response.results}
+
+
+def test_api_versions_reports_a_39_node_with_transaction_and_group_versions() -> None:
+    response = api_versions(Harness())
+    assert {f.name: (f.min_version, f.max_version) for f in response.supported_features} == {
+        "metadata.version": (1, 21),
+        "kraft.version": (0, 1),
+        "transaction.version": (0, 2),
+        "group.version": (0, 1),
+    }
+    # kraft.version is at 0 on a static single-node quorum: not finalized.
+    assert {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features} == {
+        "metadata.version": (21, 21),
+        "transaction.version": (2, 2),
+        "group.version": (1, 1),
+    }
+    # Before v4 a supported minimum of 0 reads as 1 (KAFKA-17011).
+    v3 = api_versions(Harness(), 3)
+    assert {f.name: f.min_version for f in v3.supported_features}["kraft.version"] == 1
+
+
+def test_downgrading_transaction_version_switches_the_protocol_served() -> None:
+    h = Harness()
+    before = api_versions(h)
+    assert {k.api_key: k.max_version for k in before.api_keys}[PRODUCE] == 12
+    assert results(update(h, ("transaction.version", 1, SAFE_DOWNGRADE))) == {
+        "transaction.version": (ErrorCode.NONE, None)
+    }
+    after = api_versions(h)
+    assert after.finalized_features_epoch > before.finalized_features_epoch
+    ranges = {k.api_key: k.max_version for k in after.api_keys}
+    assert (ranges[PRODUCE], ranges[END_TXN]) == (11, 4)
+    assert h.broker.transactions.config.transaction_version == 1
+    assert h.broker.transaction_log.transaction_version == 1
+    # And back up.
+    assert results(update(h, ("transaction.version", 2, UPGRADE)))["transaction.version"][0] == ErrorCode.NONE
+    assert h.broker.transactions.config.transaction_version == TV2
+    assert {k.api_key: k.max_version for k in api_versions(h).api_keys}[PRODUCE] == 12
+
+
+def test_validate_only_changes_nothing() -> None:
+    h = Harness()
+    epoch = api_versions(h).finalized_features_epoch
+    assert results(update(h, ("transaction.version", 0, SAFE_DOWNGRADE), validate_only=True)) == {
+        "transaction.version": (ErrorCode.NONE, None)
+    }
+    assert finalized(h)["transaction.version"] == 2
+    assert api_versions(h).finalized_features_epoch == epoch
+
+
+def test_kafka_validation_messages() -> None:
+    h = Harness()
+    answered = results(
+        update(
+            h,
+            ("transaction.version", 1, UPGRADE),
+            ("group.version", 5, UPGRADE),
+            ("no.such.feature", 1, UPGRADE),
+            ("metadata.version", 20, SAFE_DOWNGRADE),
+            ("kraft.version", 1, UPGRADE),
+        )
+    )
+    assert answered == {
+        "transaction.version": (
+            INVALID,
+            "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this "
+            "feature without setting the upgrade type to either safe or unsafe downgrade.",
+        ),
+        "group.version": (
+            INVALID,
+            "Invalid update version 5 for feature group.version. "
+            "Local controller 0 only supports versions 0-1",
+        ),
+        "no.such.feature": (
+            INVALID,
+            "Invalid update version 1 for feature no.such.feature. "
+            "Local controller 0 does not support this feature.",
+        ),
+        "metadata.version": (
+            INVALID,
+            "Invalid update version 20 for feature metadata.version. Refusing to perform the requested "
+            "downgrade because it might delete metadata information.",
+        ),
+        "kraft.version": (
+            INVALID,
+            "Invalid update version 1 for feature kraft.version. Changing kraft.version is not supported by "
+            "this broker.",
+        ),
+    }
+    unsafe = results(update(h, ("metadata.version", 20, UNSAFE_DOWNGRADE)))["metadata.version"]
+    assert unsafe[1] is not None and unsafe[1].endswith(
+        "Unsafe metadata downgrade is not supported in this version."
+    )
+    assert results(update(h, ("metadata.version", 21, UPGRADE)))["metadata.version"] == (ErrorCode.NONE, None)
+
+
+def test_v0_allow_downgrade() -> None:
+    h = Harness()
+    assert results(update(h, ("transaction.version", 1, SAFE_DOWNGRADE), version=0))[
+        "transaction.version"
+    ] == (
+        ErrorCode.NONE,
+        None,
+    )
+    refused = results(update(h, ("transaction.version", 0, UPGRADE), version=0))["transaction.version"]
+    assert refused[0] == INVALID
+
+
+def test_group_version_0_turns_the_consumer_protocol_off() -> None:
+    h = Harness()
+    assert CONSUMER_GROUP_HEARTBEAT in {k.api_key for k in api_versions(h).api_keys}
+    assert results(update(h, ("group.version", 0, SAFE_DOWNGRADE)))["group.version"] == (ErrorCode.NONE, None)
+    assert "group.version" not in finalized(h)
+    assert CONSUMER_GROUP_HEARTBEAT not in {k.api_key for k in api_versions(h).api_keys}
+    heartbeat = h.call(
+        CONSUMER_GROUP_HEARTBEAT,
+        0,
+        {
+            "group_id": "g",
+            "member_id": "m",
+            "member_epoch": 0,
+            "rebalance_timeout_ms": 1000,
+            "subscribed_topic_names": ["t"],
+            "topic_partitions": [],
+        },
+    )
+    assert heartbeat.error_code == ErrorCode.UNSUPPORTED_VERSION
+
+
+def test_authorized_as_kafka_does() -> None:
+    h = Harness(authorizer_class_name=STANDARD, super_users="User:admin")
+    refused = update(h, ("transaction.version", 1, SAFE_DOWNGRADE), principal="User:alice")
+    assert (refused.error_code, list(refused.results)) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, [])
+    admin = update(h, ("transaction.version", 1, SAFE_DOWNGRADE), principal="User:admin")
+    assert results(admin)["transaction.version"][0] == ErrorCode.NONE
+
+
+def test_levels_survive_a_restart_unless_the_command_line_sets_them(tmp_path: Path) -> None:
+    h = Harness(data_dir=tmp_path)
+    update(h, ("transaction.version", 1, SAFE_DOWNGRADE))
+    h.broker.close()
+    again = Harness(data_dir=tmp_path)
+    assert finalized(again)["transaction.version"] == 1
+    assert again.broker.transactions.config.transaction_version == 1
+    again.broker.close()
+    explicit = apply_kafka_configs(BrokerConfig(data_dir=tmp_path), {"transaction.version": "2"})
+    third = Harness(**{"data_dir": tmp_path, "transaction_version": 2, "explicit": explicit.explicit})
+    assert finalized(third)["transaction.version"] == 2
+    third.broker.close()
