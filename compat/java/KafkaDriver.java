@@ -525,28 +525,7 @@ public final class KafkaDriver {
                 return null;
             });
             steps.put("list_groups_after", listGroups);
-            runAdminSteps(steps);
-        }
-    }
-
-    /** Run the steps in order, one ``admin_step`` each; a broker error is the step's error. */
-    private static void runAdminSteps(Map<String, AdminStep> steps) throws Exception {
-        for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
-            Map<String, Object> fields = new HashMap<>();
-            fields.put("step", step.getKey());
-            fields.put("unsupported", null);
-            try {
-                fields.put("result", step.getValue().run());
-                fields.put("error", null);
-            } catch (ExecutionException e) {
-                Errors error = Errors.forException(e.getCause());
-                if (error == Errors.UNKNOWN_SERVER_ERROR && !(e.getCause() instanceof org.apache.kafka.common.errors.UnknownServerException)) {
-                    throw e;  // not a broker error: the driver fails
-                }
-                fields.put("result", null);
-                fields.put("error", error.name());
-            }
-            emit("admin_step", fields);
+            runSteps("admin_step", steps);
         }
     }
 
@@ -616,7 +595,7 @@ public final class KafkaDriver {
                     .all().get(timeoutMs(), TimeUnit.MILLISECONDS);
                 return consumeAssigned(first);
             });
-            runAdminSteps(steps);
+            runSteps("admin_step", steps);
         }
     }
 
@@ -689,19 +668,28 @@ public final class KafkaDriver {
         }
     }
 
-    /** Each step in order, one event each: its result, or the Kafka error it failed with. */
+    /** Each step in order, one event each: its result, or the Kafka error it failed with
+     * (an ``admin_step`` also says ``unsupported``: null). An exception that is not a broker
+     * error fails the driver. */
     private static void runSteps(String event, Map<String, AdminStep> steps) throws Exception {
         for (Map.Entry<String, AdminStep> step : steps.entrySet()) {
             Map<String, Object> fields = new HashMap<>();
             fields.put("step", step.getKey());
+            if (event.equals("admin_step")) {
+                fields.put("unsupported", null);
+            }
             long started = System.nanoTime();
             try {
                 fields.put("result", step.getValue().run());
                 fields.put("error", null);
             } catch (ExecutionException | KafkaException e) {
                 Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                Errors error = Errors.forException(cause);
+                if (error == Errors.UNKNOWN_SERVER_ERROR && !(cause instanceof org.apache.kafka.common.errors.UnknownServerException)) {
+                    throw e;  // not a broker error: the driver fails
+                }
                 fields.put("result", null);
-                fields.put("error", Errors.forException(cause).name());
+                fields.put("error", error.name());
             }
             fields.put("seconds", (System.nanoTime() - started) / 1e9);
             emit(event, fields);
