@@ -14,9 +14,9 @@ session ids come from the `ids` generator given. A request becomes one of four c
   can make room (session id 0 when not; `max.incremental.fetch.session.cache.slots=0`
   disables sessions);
 - `Incremental`: the session's partitions with the request's changes; the answer holds
-  only partitions with records, errors, or a changed high watermark, last stable offset or
-  log start offset (Kafka compares no LSO: there it moves only with the high watermark;
-  compared here too, it costs nothing and keeps a read_committed consumer's view exact).
+  only partitions with records, errors, or a changed high watermark or log start offset, as
+  Kafka's (the last stable offset moves only with an append, which moves the high
+  watermark too).
 
 A full request that names a session closes it first. Kafka 3.9 splits its cache into
 shards by session id to spread lock contention; one Python thread serves every request
@@ -29,6 +29,7 @@ import random
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from kafka_shim.protocol.errors import ErrorCode
 
@@ -66,7 +67,6 @@ class Served:
 
     error_code: int
     high_watermark: int
-    last_stable_offset: int
     log_start_offset: int
     has_records: bool
 
@@ -75,16 +75,19 @@ class Served:
 class CachedPartition:
     wanted: Wanted
     high_watermark: int = -1
-    last_stable_offset: int = -1
     log_start_offset: int = -1
+
+    def unchanged(self, high_watermark: int, log_start_offset: int) -> bool:
+        """Whether these are the offsets last reported (the partition's answer could be
+        left out)."""
+        return high_watermark == self.high_watermark and log_start_offset == self.log_start_offset
 
     def must_respond(self, served: Served) -> bool:
         """Whether an incremental answer includes the partition; remembers what it reports.
         After an error the cached high watermark is -1, so the partition is sent again once
         the error is gone."""
-        reported = (served.high_watermark, served.last_stable_offset, served.log_start_offset)
-        changed = reported != (self.high_watermark, self.last_stable_offset, self.log_start_offset)
-        self.high_watermark, self.last_stable_offset, self.log_start_offset = reported
+        changed = not self.unchanged(served.high_watermark, served.log_start_offset)
+        self.high_watermark, self.log_start_offset = served.high_watermark, served.log_start_offset
         if served.error_code != ErrorCode.NONE:
             self.high_watermark = -1
             return True
@@ -132,9 +135,14 @@ class Answer:
     partitions: list[PartitionKey]  # those to include, in order
 
 
+# What a sessionless or full fetch has reported before: nothing.
+_NOTHING_REPORTED: Mapping[PartitionKey, CachedPartition] = MappingProxyType({})
+
+
 @dataclass
 class Sessionless:
     wanted: Mapping[PartitionKey, Wanted]
+    reported = _NOTHING_REPORTED
 
     def answer(self, served: Mapping[PartitionKey, Served], now: int) -> Answer:
         return Answer(ErrorCode.NONE, INVALID_SESSION_ID, list(served))
@@ -146,10 +154,11 @@ class Full:
     cache: FetchSessionCache
     privileged: bool
     uses_topic_ids: bool
+    reported = _NOTHING_REPORTED
 
     def answer(self, served: Mapping[PartitionKey, Served], now: int) -> Answer:
         cached = {
-            key: CachedPartition(self.wanted[key], s.high_watermark, s.last_stable_offset, s.log_start_offset)
+            key: CachedPartition(self.wanted[key], s.high_watermark, s.log_start_offset)
             for key, s in served.items()
         }
         session_id = self.cache.maybe_create(now, self.privileged, self.uses_topic_ids, cached)
@@ -164,6 +173,13 @@ class Incremental:
     @property
     def wanted(self) -> dict[PartitionKey, Wanted]:
         return {key: cached.wanted for key, cached in self.session.partitions.items()}
+
+    @property
+    def reported(self) -> Mapping[PartitionKey, CachedPartition]:
+        """What the session's answers reported of each partition: a partition with nothing
+        to read and these offsets unchanged is left out of the answer (served need not
+        name it)."""
+        return self.session.partitions
 
     def answer(self, served: Mapping[PartitionKey, Served], now: int) -> Answer:
         session = self.session

@@ -22,7 +22,14 @@ from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.fetch_sessions import PartitionKey, Served, SessionError, TopicKey, Wanted
+from kafka_shim.shim.fetch_sessions import (
+    CachedPartition,
+    PartitionKey,
+    Served,
+    SessionError,
+    TopicKey,
+    Wanted,
+)
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topics import Topic
@@ -85,7 +92,7 @@ def _topic(ctx: RequestContext, key: TopicKey, readable: set[str]) -> tuple[Topi
 
 
 def _readable(ctx: RequestContext, wanted: Iterable[PartitionKey]) -> set[str]:
-    names = {_name(ctx, key) for key, _ in wanted}
+    names = {_name(ctx, topic_key) for topic_key in {key for key, _ in wanted}}
     return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
 
 
@@ -112,8 +119,15 @@ def _aborted(log: PartitionLog, offset: int, records: bytes) -> list[dict[str, i
 
 
 def _gather(
-    ctx: RequestContext, request: Any, wanted: Mapping[PartitionKey, Wanted], readable: set[str]
+    ctx: RequestContext,
+    request: Any,
+    wanted: Mapping[PartitionKey, Wanted],
+    reported: Mapping[PartitionKey, CachedPartition],
+    readable: set[str],
 ) -> Gathered:
+    """Read every wanted partition, except those of an incremental session with nothing to
+    read and the offsets it last reported: its answer leaves them out (an idle session of
+    many partitions costs a few attribute reads per partition)."""
     budget = request.max_bytes
     size = 0
     must_answer = False
@@ -128,34 +142,37 @@ def _gather(
             found = topics[topic_key] = _topic(ctx, topic_key, readable)
         topic, missing = found
         log = topic.partition(index) if topic is not None else None
-        answer: dict[str, Any] = {
-            "partition_index": index,
-            # Null unless read_committed, as Kafka answers.
-            "aborted_transactions": [] if committed else None,
-            "records": b"",
-        }
         if log is None:
             must_answer = True
-            answers[key] = answer | {
+            answers[key] = {
+                "partition_index": index,
                 "error_code": missing,
                 "high_watermark": -1,
                 "last_stable_offset": -1,
                 "log_start_offset": -1,
+                # Null unless read_committed, as Kafka answers.
+                "aborted_transactions": [] if committed else None,
+                "records": b"",
             }
             continue
         logs.append(log)
+        prior = reported.get(key)
+        if prior is not None:
+            end = log.last_stable_offset if committed else log.high_watermark
+            if want.fetch_offset == end and prior.unchanged(log.high_watermark, log.log_start_offset):
+                continue
         # KIP-74: only the first partition with data may exceed the limits.
         limit = min(want.max_bytes, budget - size)
         code, records = _read(log, want.fetch_offset, limit, size == 0, committed)
         must_answer |= code != ErrorCode.NONE
         size += len(records)
-        if committed:
-            answer["aborted_transactions"] = _aborted(log, want.fetch_offset, records)
-        answers[key] = answer | {
+        answers[key] = {
+            "partition_index": index,
             "error_code": code,
             "high_watermark": log.high_watermark,
             "last_stable_offset": log.last_stable_offset,
             "log_start_offset": log.log_start_offset,
+            "aborted_transactions": _aborted(log, want.fetch_offset, records) if committed else None,
             "records": records,
         }
     return Gathered(answers, size, must_answer, logs)
@@ -165,7 +182,6 @@ def _served(answer: dict[str, Any]) -> Served:
     return Served(
         answer["error_code"],
         answer["high_watermark"],
-        answer["last_stable_offset"],
         answer["log_start_offset"],
         bool(answer["records"]),
     )
@@ -204,7 +220,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     while True:
-        gathered = _gather(ctx, request, wanted, readable)
+        gathered = _gather(ctx, request, wanted, context.reported, readable)
         remaining = deadline - ctx.now_ms()
         if gathered.must_answer or gathered.size >= request.min_bytes or remaining <= 0:
             break

@@ -31,8 +31,8 @@ NOW = 1_700_000_000_000
 WANT = Wanted(0, 1 << 20)
 
 
-def served(hw: int = 10, lso: int = 10, start: int = 0, records: bool = False, error: int = 0) -> Served:
-    return Served(error, hw, lso, start, records)
+def served(hw: int = 10, start: int = 0, records: bool = False, error: int = 0) -> Served:
+    return Served(error, hw, start, records)
 
 
 def cache(slots: int = 10) -> FetchSessionCache:
@@ -120,26 +120,25 @@ def test_session_ids_are_positive_and_epochs_advance() -> None:
         assert isinstance(context, Incremental) and c.sessions[session_id].epoch == epoch + 1
 
 
-# cached (hw, lso, log start) = (10, 10, 0); what is served -> included?
+# cached (hw, log start) = (10, 0); what is served -> included?
 CHANGES = [
     ("nothing new", served(), False),
     ("records", served(records=True), True),
     ("high watermark", served(hw=11), True),
-    ("last stable offset", served(lso=9), True),
     ("log start offset", served(start=3), True),
-    ("error", served(hw=-1, lso=-1, start=-1, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), True),
+    ("error", served(hw=-1, start=-1, error=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), True),
 ]
 
 
 @pytest.mark.parametrize(("change", "answer", "included"), CHANGES)
 def test_an_incremental_answer_includes_only_changes(change: str, answer: Served, included: bool) -> None:
-    cached = CachedPartition(WANT, 10, 10, 0)
+    cached = CachedPartition(WANT, 10, 0)
     assert cached.must_respond(answer) is included
     assert cached.must_respond(answer) is (answer.has_records or answer.error_code != 0)  # remembered
 
 
 def test_a_partition_is_sent_again_once_its_error_is_gone() -> None:
-    cached = CachedPartition(WANT, 10, 10, 0)
+    cached = CachedPartition(WANT, 10, 0)
     assert cached.must_respond(served(error=ErrorCode.OFFSET_OUT_OF_RANGE))
     assert cached.high_watermark == -1
     assert cached.must_respond(served())  # same offsets as before the error: sent again
