@@ -55,10 +55,15 @@ def next_epoch(epoch: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Wanted:
-    """What to read of a partition: from where, at most how much."""
+    """What to read of a partition: from where, at most how much, and the topic's name when
+    the partition was first asked for (None: an unknown topic id). A session keeps that
+    name: a topic deleted while in a v13+ session is then reported by name
+    (UNKNOWN_TOPIC_OR_PARTITION, or INCONSISTENT_TOPIC_ID once the name is reused), as
+    Kafka's sessions do."""
 
     fetch_offset: int
     max_bytes: int
+    topic_name: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +121,8 @@ class FetchSession:
             if cached is None:
                 self.partitions[key] = CachedPartition(want)
             else:
-                cached.wanted = want
+                name = cached.wanted.topic_name or want.topic_name
+                cached.wanted = Wanted(want.fetch_offset, want.max_bytes, name)
         for key in forgotten:
             self.partitions.pop(key, None)
 

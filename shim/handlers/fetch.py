@@ -13,6 +13,7 @@ client drops their records (and skips control batches) itself, as with Kafka.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -56,11 +57,13 @@ def _topic_key(ctx: RequestContext, requested: Any) -> TopicKey:
 
 
 def _wanted(ctx: RequestContext, request: Any) -> dict[PartitionKey, Wanted]:
-    return {
-        (_topic_key(ctx, t), p.partition): Wanted(p.fetch_offset, p.partition_max_bytes)
-        for t in request.topics
-        for p in t.partitions
-    }
+    wanted = {}
+    for t in request.topics:
+        topic_key = _topic_key(ctx, t)
+        name = _name(ctx, topic_key)
+        for p in t.partitions:
+            wanted[(topic_key, p.partition)] = Wanted(p.fetch_offset, p.partition_max_bytes, name)
+    return wanted
 
 
 def _forgotten(ctx: RequestContext, request: Any) -> list[PartitionKey]:
@@ -80,19 +83,25 @@ def _name(ctx: RequestContext, key: TopicKey) -> str | None:
     return None if topic is None else topic.name
 
 
-def _topic(ctx: RequestContext, key: TopicKey, readable: set[str]) -> tuple[Topic | None, ErrorCode]:
-    """The topic to read, or None and the error of each of its partitions: an unknown topic
-    id first, then (before a name's existence) the READ permission, as Kafka checks them."""
-    name = _name(ctx, key)
+def _topic(
+    ctx: RequestContext, key: TopicKey, name: str | None, readable: set[str]
+) -> tuple[Topic | None, ErrorCode]:
+    """The topic to read, or None and the error of each of its partitions, as Kafka checks
+    them: an unknown topic id first, then the READ permission (before the name's existence),
+    then whether the topic named still has the id asked for (a session's topic deleted and
+    created again under its name)."""
     if name is None:
         return None, ErrorCode.UNKNOWN_TOPIC_ID
     if name not in readable:
         return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    return ctx.broker.topics.get(name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    topic = ctx.broker.topics.get(name)
+    if topic is not None and isinstance(key, uuid.UUID) and topic.topic_id != key:
+        return None, ErrorCode.INCONSISTENT_TOPIC_ID
+    return topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _readable(ctx: RequestContext, wanted: Iterable[PartitionKey]) -> set[str]:
-    names = {_name(ctx, topic_key) for topic_key in {key for key, _ in wanted}}
+def _readable(ctx: RequestContext, wanted: Mapping[PartitionKey, Wanted]) -> set[str]:
+    names = {want.topic_name for want in wanted.values()}
     return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
 
 
@@ -134,13 +143,14 @@ def _gather(
     committed = request.isolation_level == READ_COMMITTED
     answers: dict[PartitionKey, dict[str, Any]] = {}
     logs: list[PartitionLog] = []
-    topics: dict[TopicKey, tuple[Topic | None, ErrorCode]] = {}
+    # Each topic looked up once: its name, and what reading it finds.
+    topics: dict[TopicKey, tuple[str | None, Topic | None, ErrorCode]] = {}
     for key, want in wanted.items():
         topic_key, index = key
         found = topics.get(topic_key)
-        if found is None:
-            found = topics[topic_key] = _topic(ctx, topic_key, readable)
-        topic, missing = found
+        if found is None or found[0] != want.topic_name:
+            found = topics[topic_key] = (want.topic_name, *_topic(ctx, topic_key, want.topic_name, readable))
+        _, topic, missing = found
         log = topic.partition(index) if topic is not None else None
         if log is None:
             must_answer = True

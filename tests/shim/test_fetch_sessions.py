@@ -28,7 +28,7 @@ from kafka_shim.shim.fetch_sessions import (
 )
 
 NOW = 1_700_000_000_000
-WANT = Wanted(0, 1 << 20)
+WANT = Wanted(0, 1 << 20, "t")
 
 
 def served(hw: int = 10, start: int = 0, records: bool = False, error: int = 0) -> Served:
@@ -178,12 +178,22 @@ def test_a_duplicate_request_answers_invalid_epoch_with_the_session_id() -> None
 def test_requests_add_update_and_forget_partitions() -> None:
     c = cache()
     session_id = open_session(c, [("t", 0), ("t", 1)])
-    moved = Wanted(5, 100)
+    moved = Wanted(5, 100, "t")
     context = incremental(c, session_id, 1, {("t", 1): moved, ("u", 0): WANT}, forgotten=(("t", 0),))
     assert isinstance(context, Incremental)
     assert context.wanted == {("t", 1): moved, ("u", 0): WANT}
     forget_all = incremental(c, session_id, 2, forgotten=(("t", 1), ("u", 0)))
     assert isinstance(forget_all, Sessionless) and session_id not in c.sessions
+
+
+def test_a_session_keeps_the_topic_name_it_first_knew() -> None:
+    c = cache()
+    topic_id = uuid.uuid4()
+    session_id = open_session(c, [(topic_id, 0)], uses_topic_ids=True)
+    # The topic is gone: the request's lookup of its id found no name.
+    context = incremental(c, session_id, 1, {(topic_id, 0): Wanted(3, 100, None)}, uses_topic_ids=True)
+    assert isinstance(context, Incremental)
+    assert context.wanted == {(topic_id, 0): Wanted(3, 100, "t")}
 
 
 def test_topic_id_sessions_key_partitions_by_id() -> None:
