@@ -190,7 +190,7 @@ class Incremental:
     def answer(self, served: Mapping[PartitionKey, Served], now: int) -> Answer:
         session = self.session
         if session.epoch != self.expected_epoch:
-            # Another request of the session was answered meanwhile (a duplicate).
+            # Another request of the session arrived while this one waited (a duplicate).
             return Answer(ErrorCode.INVALID_FETCH_SESSION_EPOCH, session.id, [])
         included = []
         for key, s in served.items():
