@@ -197,6 +197,10 @@ _DECLARED = [
             minimum=1),
     _broker("quota.window.size.seconds", INT, "1", "the time span of each client quota sample",
             "quota_window_size_seconds", minimum=1),
+    # --- fetch
+    _broker("max.incremental.fetch.session.cache.slots", INT, "1000", "incremental fetch sessions "
+            "(KIP-227) kept at once; 0 disables them", "max_incremental_fetch_session_cache_slots",
+            minimum=0),
     # --- groups and committed offsets
     _broker("group.initial.rebalance.delay.ms", INT, "0", "how long a group forming from Empty waits for "
             "more members (also --initial-rebalance-delay-ms)", "initial_rebalance_delay_ms", minimum=0,

@@ -24,6 +24,7 @@ from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
+from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -61,6 +62,8 @@ class Broker:
         # advertised port 0 means the bound port, an empty host this machine's name).
         first = self.listeners[0]
         self.advertised_host, self.advertised_port = first.advertised_address(first.bind.port)
+        # Incremental fetch sessions (KIP-227), evicted only to make room for new ones.
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
         # Filled in by the storage and coordinator layers:

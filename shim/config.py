@@ -58,6 +58,7 @@ class BrokerConfig:
     delete_topic_enable: bool = _kafka("delete.topic.enable")
     num_partitions: int = _kafka("num.partitions")
     default_replication_factor: int = _kafka("default.replication.factor")
+    max_incremental_fetch_session_cache_slots: int = _kafka("max.incremental.fetch.session.cache.slots")
     compression_type: str = _kafka("compression.type")
     max_request_partition_size_limit: int = _kafka("max.request.partition.size.limit")
     initial_rebalance_delay_ms: int = _kafka("group.initial.rebalance.delay.ms")

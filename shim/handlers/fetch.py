@@ -1,7 +1,10 @@
 """Fetch: slices of stored batches, long-polled until min_bytes or max_wait_ms.
 
-Sessionless only: every answer carries session_id 0, which tells a client
-that asked for a session (KIP-227) to keep sending full fetch requests.
+Incremental fetch sessions (KIP-227, shim.fetch_sessions): a full fetch at epoch 0 opens
+a session; the session's next fetches name only partitions that changed or left it, and
+are answered with only the partitions that have records, errors or new offsets. A long
+poll reads every partition of the session and, when data arrives, still answers only
+what changed.
 
 Fetch v0-3 gets magic 0/1 message sets, down-converted from the stored batches
 (control batches skipped, record headers dropped) as Kafka 3.x serves them; v0-2
@@ -14,6 +17,8 @@ client drops their records (and skips control batches) itself, as with Kafka.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +28,14 @@ from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.fetch_sessions import (
+    CachedPartition,
+    PartitionKey,
+    Served,
+    SessionError,
+    TopicKey,
+    Wanted,
+)
 from kafka_shim.shim.throttling import fetch_byte_budget, throttle_fetch
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
@@ -32,8 +45,6 @@ from kafka_shim.storage.topics import Topic
 __all__ = ["API", "handle"]
 
 READ_COMMITTED = 1
-FINAL_EPOCH = -1  # session_epoch of a sessionless full fetch
-INITIAL_EPOCH = 0  # asks to open a session; answering session_id 0 declines
 LAST_MAGIC_0_VERSION = 1  # v0-1 read magic 0 message sets, v2-3 magic 1
 LAST_LEGACY_VERSION = 3
 FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the limits
@@ -42,35 +53,67 @@ FIRST_ZSTD_VERSION = 10
 
 @dataclass
 class Gathered:
-    responses: list[dict[str, Any]]
+    answers: dict[PartitionKey, dict[str, Any]]
     size: int
     must_answer: bool  # an error to report: Kafka answers at once
     logs: list[PartitionLog]  # what a long poll waits on
 
 
-def _topic(ctx: RequestContext, requested: Any, readable: set[str]) -> tuple[Topic | None, ErrorCode]:
-    """The topic to read, or None and the error of each of its partitions: an unknown topic
-    id first, then (before a name's existence) the READ permission, as Kafka checks them."""
-    topics = ctx.broker.topics
-    if ctx.api_version >= 13:
-        topic = topics.get_by_id(requested.topic_id)
-        if topic is None:
-            return None, ErrorCode.UNKNOWN_TOPIC_ID
-        name = topic.name
-    else:
-        name = requested.topic
+def _uses_topic_ids(ctx: RequestContext) -> bool:
+    return ctx.api_version >= 13
+
+
+def _topic_key(ctx: RequestContext, requested: Any) -> TopicKey:
+    return requested.topic_id if _uses_topic_ids(ctx) else requested.topic  # type: ignore[no-any-return]
+
+
+def _wanted(ctx: RequestContext, request: Any) -> dict[PartitionKey, Wanted]:
+    wanted = {}
+    for t in request.topics:
+        topic_key = _topic_key(ctx, t)
+        name = _name(ctx, topic_key)
+        for p in t.partitions:
+            wanted[(topic_key, p.partition)] = Wanted(p.fetch_offset, p.partition_max_bytes, name)
+    return wanted
+
+
+def _forgotten(ctx: RequestContext, request: Any) -> list[PartitionKey]:
+    return [(_topic_key(ctx, t), index) for t in request.forgotten_topics_data for index in t.partitions]
+
+
+def _from_follower(request: Any) -> bool:
+    """A replica's fetch (Kafka's isFromFollower): its sessions are privileged."""
+    state = request.replica_state
+    return bool(request.replica_id >= 0 or (state is not None and state.replica_id >= 0))
+
+
+def _name(ctx: RequestContext, key: TopicKey) -> str | None:
+    if isinstance(key, str):
+        return key
+    topic = ctx.broker.topics.get_by_id(key)
+    return None if topic is None else topic.name
+
+
+def _topic(
+    ctx: RequestContext, key: TopicKey, name: str | None, readable: set[str]
+) -> tuple[Topic | None, ErrorCode]:
+    """The topic to read, or None and the error of each of its partitions, as Kafka checks
+    them: an unknown topic id first, then the READ permission (before the name's existence),
+    then whether the topic named still has the id asked for (a session's topic deleted and
+    created again under its name)."""
+    if name is None:
+        return None, ErrorCode.UNKNOWN_TOPIC_ID
     if name not in readable:
         return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    return topics.get(name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    topic = ctx.broker.topics.get(name)
+    if topic is not None and isinstance(key, uuid.UUID) and topic.topic_id != key:
+        return None, ErrorCode.INCONSISTENT_TOPIC_ID
+    return topic, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _readable(ctx: RequestContext, request: Any) -> set[str]:
-    if ctx.api_version >= 13:
-        found = (ctx.broker.topics.get_by_id(t.topic_id) for t in request.topics)
-        names = [topic.name for topic in found if topic is not None]
-    else:
-        names = [t.topic for t in request.topics]
-    return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names)
+def _readable(ctx: RequestContext, wanted: Mapping[PartitionKey, Wanted]) -> set[str]:
+    names = {want.topic_name for want in wanted.values()}
+    return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
 
 
 def _read(
@@ -118,81 +161,137 @@ def _down_converted(version: int, records: bytes, fetch_offset: int) -> tuple[Er
         return exc.code, b""
 
 
-def _gather(ctx: RequestContext, request: Any, readable: set[str], budget: int) -> Gathered:
+def _refused(index: int, error: ErrorCode, committed: bool) -> dict[str, Any]:
+    return {
+        "partition_index": index,
+        "error_code": error,
+        "high_watermark": -1,
+        "last_stable_offset": -1,
+        "log_start_offset": -1,
+        # Null unless read_committed, as Kafka answers.
+        "aborted_transactions": [] if committed else None,
+        "records": b"",
+    }
+
+
+def _gather(
+    ctx: RequestContext,
+    request: Any,
+    wanted: Mapping[PartitionKey, Wanted],
+    reported: Mapping[PartitionKey, CachedPartition],
+    readable: set[str],
+    budget: int,
+) -> Gathered:
+    """Read every wanted partition, except those of an incremental session with nothing to
+    read and the offsets it last reported: its answer leaves them out (an idle session of
+    many partitions costs a few attribute reads per partition)."""
     size = 0
     must_answer = False
     committed = request.isolation_level == READ_COMMITTED
-    responses = []
+    answers: dict[PartitionKey, dict[str, Any]] = {}
     logs: list[PartitionLog] = []
-    for requested in request.topics:
-        topic, missing = _topic(ctx, requested, readable)
-        partitions = []
-        for p in requested.partitions:
-            log = topic.partition(p.partition) if topic is not None else None
-            answer: dict[str, Any] = {
-                "partition_index": p.partition,
-                # Null unless read_committed, as Kafka answers.
-                "aborted_transactions": [] if committed else None,
-                "records": b"",
-            }
-            if log is None:
+    # Each topic looked up once: its name, and what reading it finds.
+    topics: dict[TopicKey, tuple[str | None, Topic | None, ErrorCode]] = {}
+    for key, want in wanted.items():
+        topic_key, index = key
+        found = topics.get(topic_key)
+        if found is None or found[0] != want.topic_name:
+            found = topics[topic_key] = (want.topic_name, *_topic(ctx, topic_key, want.topic_name, readable))
+        _, topic, missing = found
+        log = topic.partition(index) if topic is not None else None
+        if log is None:
+            must_answer = True
+            answers[key] = _refused(index, missing, committed)
+            continue
+        assert topic is not None  # a log was found in it
+        refusal = _unconvertible(ctx, topic)
+        if refusal != ErrorCode.NONE:
+            must_answer = True
+            answers[key] = _refused(index, refusal, committed)
+            continue
+        logs.append(log)
+        prior = reported.get(key)
+        if prior is not None:
+            end = log.last_stable_offset if committed else log.high_watermark
+            if want.fetch_offset == end and prior.unchanged(log.high_watermark, log.log_start_offset):
+                continue
+        # KIP-74: only the first partition with data may exceed the limits.
+        limit = min(want.max_bytes, budget - size)
+        min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
+        code, records = _read(log, want.fetch_offset, limit, min_one, committed)
+        must_answer |= code != ErrorCode.NONE
+        size += len(records)
+        if ctx.api_version <= LAST_LEGACY_VERSION and code == ErrorCode.NONE:
+            code, records = _down_converted(ctx.api_version, records, want.fetch_offset)
+            if code != ErrorCode.NONE:
                 must_answer = True
-                partitions.append(answer | {"error_code": missing, "high_watermark": -1})
+                answers[key] = _refused(index, code, committed)
                 continue
-            logs.append(log)
-            # KIP-74: only the first partition with data may exceed the limits.
-            limit = min(p.partition_max_bytes, budget - size)
-            min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
-            code, records = _read(log, p.fetch_offset, limit, min_one, committed)
-            must_answer |= code != ErrorCode.NONE
-            size += len(records)
-            assert topic is not None  # a log was found in it
-            refusal = _unconvertible(ctx, topic)
-            if refusal != ErrorCode.NONE:
-                partitions.append(answer | {"error_code": refusal, "high_watermark": -1})
-                continue
-            if ctx.api_version <= LAST_LEGACY_VERSION and code == ErrorCode.NONE:
-                code, records = _down_converted(ctx.api_version, records, p.fetch_offset)
-                if code != ErrorCode.NONE:
-                    partitions.append(answer | {"error_code": code, "high_watermark": -1})
-                    continue
-            if committed:
-                answer["aborted_transactions"] = _aborted(log, p.fetch_offset, records)
-            partitions.append(
-                answer
-                | {
-                    "error_code": code,
-                    "high_watermark": log.high_watermark,
-                    "last_stable_offset": log.last_stable_offset,
-                    "log_start_offset": log.log_start_offset,
-                    "records": records,
-                }
-            )
-        key = {"topic_id": requested.topic_id} if ctx.api_version >= 13 else {"topic": requested.topic}
-        responses.append(key | {"partitions": partitions})
-    return Gathered(responses, size, must_answer, logs)
+        answers[key] = {
+            "partition_index": index,
+            "error_code": code,
+            "high_watermark": log.high_watermark,
+            "last_stable_offset": log.last_stable_offset,
+            "log_start_offset": log.log_start_offset,
+            "aborted_transactions": _aborted(log, want.fetch_offset, records) if committed else None,
+            "records": records,
+        }
+    return Gathered(answers, size, must_answer, logs)
 
 
-def _session_error(request: Any) -> ErrorCode:
-    if request.session_id != 0:
-        return ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-    if request.session_epoch not in (FINAL_EPOCH, INITIAL_EPOCH):
-        return ErrorCode.INVALID_FETCH_SESSION_EPOCH
-    return ErrorCode.NONE
+def _served(answer: dict[str, Any]) -> Served:
+    return Served(
+        answer["error_code"],
+        answer["high_watermark"],
+        answer["log_start_offset"],
+        bool(answer["records"]),
+    )
+
+
+def _responses(
+    ctx: RequestContext, answers: Mapping[PartitionKey, dict[str, Any]], included: Iterable[PartitionKey]
+) -> list[dict[str, Any]]:
+    """The partitions to send, grouped by topic in order (a topic whose partitions are not
+    adjacent appears twice, as in Kafka's answers)."""
+    field = "topic_id" if _uses_topic_ids(ctx) else "topic"
+    responses: list[dict[str, Any]] = []
+    current: TopicKey | None = None
+    for key in included:
+        topic_key, _ = key
+        if not responses or topic_key != current:
+            current = topic_key
+            responses.append({field: topic_key, "partitions": []})
+        responses[-1]["partitions"].append(answers[key])
+    return responses
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    error = _session_error(request)
-    if error != ErrorCode.NONE:
-        return {"throttle_time_ms": 0, "error_code": error, "session_id": 0, "responses": []}
+    context = ctx.broker.fetch_sessions.new_context(
+        session_id=request.session_id,
+        epoch=request.session_epoch,
+        uses_topic_ids=_uses_topic_ids(ctx),
+        wanted=_wanted(ctx, request),
+        forgotten=_forgotten(ctx, request),
+        privileged=_from_follower(request),
+        now=ctx.now_ms(),
+    )
+    if isinstance(context, SessionError):
+        return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
+    wanted = context.wanted  # an incremental fetch: every partition of the session
     deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
-    readable = _readable(ctx, request)  # once: a long poll does not ask again
+    readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     max_bytes = fetch_byte_budget(ctx, request.max_bytes)
     while True:
-        gathered = _gather(ctx, request, readable, max_bytes)
+        gathered = _gather(ctx, request, wanted, context.reported, readable, max_bytes)
         remaining = deadline - ctx.now_ms()
         if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes) or remaining <= 0:
             break
         await ctx.wait_for_append(gathered.logs, remaining)
-    response = {"error_code": ErrorCode.NONE, "session_id": 0, "responses": gathered.responses}
+    answers = gathered.answers
+    answer = context.answer({key: _served(a) for key, a in answers.items()}, ctx.now_ms())
+    response = {
+        "error_code": answer.error,
+        "session_id": answer.session_id,
+        "responses": _responses(ctx, answers, answer.partitions),
+    }
     return throttle_fetch(ctx, response, gathered.size)

@@ -144,14 +144,6 @@ def test_response_max_bytes_spans_partitions() -> None:
     assert sizes == [len(batch), 0]  # the second partition's batch would pass max_bytes
 
 
-def test_sessions_are_declined() -> None:
-    h = filled(make_batch([b"a"]))
-    opening = fetched(h, session_epoch=0)
-    assert (opening.error_code, opening.session_id) == (ErrorCode.NONE, 0)
-    incremental = fetched(h, session_id=42, session_epoch=1)
-    assert incremental.error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
-
-
 @pytest.mark.parametrize(("isolation", "aborted"), [(0, None), (1, [])])
 def test_aborted_transactions_by_isolation_level(isolation: int, aborted: list[Any] | None) -> None:
     h = filled(make_batch([b"a"]))
