@@ -156,6 +156,20 @@ OWN_ERROR = {
 }
 
 
+# How long the broker's log line may trail the client's exit (its output is read by a thread).
+LOG_LINE_WAIT_S = 10
+
+
+def refusal_lines(broker: RunningBroker, seen: int) -> list[str]:
+    """The broker's refusal log lines after the first `seen`, waited for with a deadline."""
+    deadline = time.monotonic() + LOG_LINE_WAIT_S
+    while True:
+        found = [line for line in broker.output[seen:] if "SASL authentication failed" in line]
+        if found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
+
+
 def refused_logins(
     context: Context, base: Command, bootstrap: dict[str, str], certs: Path, broker: RunningBroker
 ) -> None:
@@ -182,7 +196,7 @@ def refused_logins(
         else:
             raise AssertionError(f"{variant}: accepted")
         elapsed = time.monotonic() - started
-        refusals = [line for line in broker.output[seen:] if "SASL authentication failed" in line]
+        refusals = refusal_lines(broker, seen)
         context.timing(f"{variant}: client gave up after s", elapsed)
         context.notes.append(f"{variant}: {len(refusals)} login attempt(s) in {elapsed:.1f} s")
         assert refusals, f"{variant}: the broker refused nobody"
