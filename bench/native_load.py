@@ -50,7 +50,7 @@ def one_round(broker: Broker, megabytes: float) -> dict[str, float]:
             size, seconds = perf_driver(
                 "produce", broker.bootstrap, topic, producers, record_bytes, per_producer
             )
-            results[f"produce {producers:>2} x {record_bytes:>5} B"] = mb_per_s(size, seconds)
+            results[f"produce {producers:>2} x {record_bytes:>5} B acks=all"] = mb_per_s(size, seconds)
             if producers == 1:
                 size, seconds = perf_driver("consume", broker.bootstrap, topic, per_producer)
                 results[f"consume 1 x {record_bytes:>5} B"] = mb_per_s(size, seconds)
@@ -66,7 +66,7 @@ def main() -> None:
     points = next(iter(samples.values()))[0]
     for point in points:
         row = {name: median(run[point] for run in runs) for name, runs in samples.items()}
-        print_row(f"{point} acks=all (median)", row, "MB/s", True)
+        print_row(f"{point} (median)", row, "MB/s", True)
 
 
 if __name__ == "__main__":
