@@ -3,7 +3,9 @@
 One connection sends N requests of one kind synchronously (one in flight, as a
 committing consumer does); the broker's own process CPU time (user + system,
 from /proc/PID/stat) over those requests, divided by N, is its cost per request.
-Wall-clock rate is printed too. Rounds alternate between the brokers.
+Wall-clock rate is printed too. Rounds alternate between the brokers. kafka-shim runs
+as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for a quick
+client's next request is counted.
 
     python -m bench.request_cpu [--requests 10000] [--rounds 3]
 
