@@ -33,7 +33,7 @@ from construct import Construct, Container
 
 from kafka_shim.protocol import types as t
 from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct
-from kafka_shim.protocol.types import ProtocolError, encode_uvarint
+from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
 # IndexError on truncation, UnicodeDecodeError (a ValueError) on bad UTF-8.
@@ -41,7 +41,6 @@ _PARSE_ERRORS = (struct.error, IndexError, ValueError)
 # What a mapping holding values of the wrong type raises while being built.
 _BUILD_ERRORS = (struct.error, TypeError, AttributeError, ValueError)
 
-_ONE_BYTE_UVARINT = tuple(bytes((n,)) for n in range(0x80))
 # Arrays of numbers shorter than this are read and written by a precompiled
 # struct.Struct per length; longer ones format their struct on the fly.
 _SMALL_ARRAY = 16
@@ -89,31 +88,6 @@ def _interpreted(struct_: FieldsConstruct, what: str) -> Codec:
 # Helpers the generated code calls on its rarer paths.
 
 
-def _read_uvarint(data: bytes, pos: int, path: str) -> tuple[int, int]:
-    # Unrolled: twice as fast as a loop, and varints are at most 5 bytes.
-    byte = data[pos]
-    result = byte & 0x7F
-    if byte < 0x80:
-        return result, pos + 1
-    byte = data[pos + 1]
-    result |= (byte & 0x7F) << 7
-    if byte < 0x80:
-        return result, pos + 2
-    byte = data[pos + 2]
-    result |= (byte & 0x7F) << 14
-    if byte < 0x80:
-        return result, pos + 3
-    byte = data[pos + 3]
-    result |= (byte & 0x7F) << 21
-    if byte < 0x80:
-        return result, pos + 4
-    byte = data[pos + 4]
-    result |= (byte & 0x7F) << 28
-    if byte < 0x80:
-        return result, pos + 5
-    raise ProtocolError(f"{path}: varint longer than 5 bytes")
-
-
 _new_object = object.__new__
 _set_slot = object.__setattr__
 
@@ -138,14 +112,14 @@ def _null(path: str) -> Any:
 
 def _read_tags(data: bytes, pos: int, path: str) -> tuple[list[tuple[int, int, int]], int]:
     """(tag, start, stop) of each tagged field, validated, and the offset after them."""
-    count, pos = _read_uvarint(data, pos, path)
+    count, pos = read_uvarint_at(data, pos, 5, path)
     if count > len(data) - pos:
         raise ProtocolError(f"{path}: {count} tagged fields exceed the frame")
     spans = []
     last = -1
     for _ in range(count):
-        tag, pos = _read_uvarint(data, pos, path)
-        size, pos = _read_uvarint(data, pos, path)
+        tag, pos = read_uvarint_at(data, pos, 5, path)
+        size, pos = read_uvarint_at(data, pos, 5, path)
         if tag <= last:
             raise ProtocolError(f"{path}: tagged fields out of order")
         last = tag
@@ -156,14 +130,10 @@ def _read_tags(data: bytes, pos: int, path: str) -> tuple[list[tuple[int, int, i
     return spans, pos
 
 
-def _uvarint_bytes(value: int) -> bytes:
-    return _ONE_BYTE_UVARINT[value] if value < 0x80 else encode_uvarint(value)
-
-
 def _encode_tags(tags: list[tuple[int, bytes]]) -> bytes:
-    parts = [_uvarint_bytes(len(tags))]
+    parts = [encode_uvarint(len(tags))]
     for tag, data in tags:
-        parts += (_uvarint_bytes(tag), _uvarint_bytes(len(data)), data)
+        parts += (encode_uvarint(tag), encode_uvarint(len(data)), data)
     return b"".join(parts)
 
 
@@ -219,11 +189,11 @@ class _Generator:
             "_uuid_from_bytes": _uuid_from_bytes,
             "_unpack_from": struct.unpack_from,
             "_pack": struct.pack,
-            "_read_uvarint": _read_uvarint,
+            "_read_uvarint": read_uvarint_at,
             "_read_tags": _read_tags,
             "_bad_length": _bad_length,
             "_null": _null,
-            "_uvarint_bytes": _uvarint_bytes,
+            "_uvarint_bytes": encode_uvarint,
             "_encode_tags": _encode_tags,
             "_PARSE_ERRORS": _PARSE_ERRORS,
             "_BUILD_ERRORS": _BUILD_ERRORS,
@@ -339,7 +309,7 @@ class _Generator:
                 fn.add(ind, f"if {length} < 0x7F:")
                 fn.add(ind + 1, "pos += 1")
                 fn.add(ind, "else:")
-                fn.add(ind + 1, f"{length}, pos = _read_uvarint(data, pos, {path!r})")
+                fn.add(ind + 1, f"{length}, pos = _read_uvarint(data, pos, 5, {path!r})")
                 fn.add(ind + 1, f"{length} -= 1")
             else:
                 run.add("i" if isinstance(con, t.ArrayConstruct) or con._wide else "h", length)

@@ -45,6 +45,16 @@ def peek_api(frame: bytes) -> tuple[int, int, int]:
 def parse_request_header(frame: bytes, flexible: bool) -> tuple[str | None, int]:
     """The client id of the header at the start of `frame` (its fixed fields are what
     `peek_api` read), and where the body begins."""
+    # On every request: the usual header (a client id, no tagged fields) is read by hand;
+    # anything else (a null client id, tags, a short or undecodable one) by the schema.
+    size = int.from_bytes(frame[8:10], "big", signed=True)
+    end = 10 + size
+    usual = len(frame) >= 10 and size >= 0 and end < len(frame) + (not flexible)
+    if usual and (not flexible or frame[end] == 0):
+        try:
+            return frame[10:end].decode(), end + flexible
+        except UnicodeDecodeError:
+            pass
     header, end = RequestHeader.parse_at(frame, 0, 2 if flexible else 1)
     return header.client_id, end
 

@@ -44,6 +44,13 @@ from kafka_shim.protocol.records import (
     batch_crc,
     iter_headers,
 )
+from kafka_shim.protocol.types import (
+    ProtocolError,
+    encode_uvarint,
+    read_uvarint_at,
+    zigzag_decode,
+    zigzag_encode,
+)
 
 NONE: Final = 0
 GZIP: Final = 1
@@ -108,31 +115,21 @@ class DecodedBatch:
 
 def _read_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
     """A zig-zag varint at `pos`: (value, position after it)."""
-    result = 0
-    shift = 0
-    end = pos + max_bytes
-    while pos < end:
-        if pos >= len(data):
-            raise CorruptRecords("record ends inside a varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-        shift += 7
-    raise CorruptRecords(f"varint longer than {max_bytes} bytes")
+    try:
+        raw, pos = read_uvarint_at(data, pos, max_bytes)
+    except IndexError:
+        raise CorruptRecords("record ends inside a varint") from None
+    except ProtocolError:
+        raise CorruptRecords(f"varint longer than {max_bytes} bytes") from None
+    return zigzag_decode(raw), pos
 
 
 # Zig-zag values of the one-byte varints.
-_ONE_BYTE_VARINTS: Final = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
+_ONE_BYTE_VARINTS: Final = tuple(zigzag_decode(byte) for byte in range(0x80))
 
 
 def _write_varint(out: bytearray, value: int) -> None:
-    raw = (value << 1) ^ (value >> 63)
-    while raw > 0x7F:
-        out.append((raw & 0x7F) | 0x80)
-        raw >>= 7
-    out.append(raw)
+    out += encode_uvarint(zigzag_encode(value))
 
 
 def _read_blob(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:

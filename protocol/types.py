@@ -66,27 +66,68 @@ class UuidConstruct(Construct):  # type: ignore[misc]
         return obj
 
 
-def read_uvarint(stream: Any, path: str = "", max_bytes: int = 5) -> int:
-    result = 0
-    shift = 0
-    for _ in range(max_bytes):
-        byte = stream_read(stream, 1, path)[0]
+# --- varints: the one implementation (message codecs, record batches, construct) ------------
+
+
+def read_uvarint_at(
+    data: bytes | bytearray | memoryview, pos: int, max_bytes: int = 5, path: str = ""
+) -> tuple[int, int]:
+    """The unsigned varint at `pos` of `data`: (value, position after it). IndexError when
+    `data` ends inside it, ProtocolError when it runs past `max_bytes` (5 for 32 bits, 10 for
+    64). Most varints are one byte: that case returns first, and a loop was as fast as an
+    unrolled reader for the rest."""
+    byte = data[pos]
+    if byte < 0x80:
+        return byte, pos + 1
+    result = byte & 0x7F
+    shift = 7
+    end = pos + max_bytes
+    pos += 1
+    while pos < end:
+        byte = data[pos]
+        pos += 1
         result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result
+        if byte < 0x80:
+            return result, pos
         shift += 7
     raise ProtocolError(f"{path}: varint longer than {max_bytes} bytes")
 
 
+def zigzag_decode(raw: int) -> int:
+    return (raw >> 1) ^ -(raw & 1)
+
+
+def zigzag_encode(value: int) -> int:
+    """For values of up to 64 bits, as Kafka's varints and varlongs hold."""
+    return (value << 1) ^ (value >> 63)
+
+
+_ONE_BYTE_UVARINTS = tuple(bytes((n,)) for n in range(0x80))
+
+
 def encode_uvarint(value: int) -> bytes:
-    if value < 0:
-        raise ProtocolError(f"unsigned varint cannot hold {value}")
+    if value < 0x80:
+        if value < 0:
+            raise ProtocolError(f"unsigned varint cannot hold {value}")
+        return _ONE_BYTE_UVARINTS[value]
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
         value >>= 7
     out.append(value)
     return bytes(out)
+
+
+def read_uvarint(stream: Any, path: str = "", max_bytes: int = 5) -> int:
+    """A varint from a construct stream: its bytes gathered, then read as any other."""
+    gathered = bytearray()
+    while len(gathered) < max_bytes:
+        gathered += stream_read(stream, 1, path)
+        if gathered[-1] < 0x80:
+            break
+    else:
+        raise ProtocolError(f"{path}: varint longer than {max_bytes} bytes")
+    return read_uvarint_at(gathered, 0, max_bytes, path)[0]
 
 
 class UVarint(Construct):  # type: ignore[misc]
@@ -111,11 +152,10 @@ class ZigZagVarint(Construct):  # type: ignore[misc]
         self._max_bytes = max_bytes
 
     def _parse(self, stream: Any, context: Any, path: str) -> int:
-        raw = read_uvarint(stream, path, self._max_bytes)
-        return (raw >> 1) ^ -(raw & 1)
+        return zigzag_decode(read_uvarint(stream, path, self._max_bytes))
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
-        data = encode_uvarint((obj << 1) ^ (obj >> 63))
+        data = encode_uvarint(zigzag_encode(obj))
         stream_write(stream, data, len(data), path)
         return obj
 

@@ -39,7 +39,7 @@ from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
-from kafka_shim.shim.handlers import handler_for
+from kafka_shim.shim.handlers import Handler, handler_for
 from kafka_shim.shim.handlers.api_versions import unsupported_version_answer
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.storage.log import PartitionLog
@@ -218,7 +218,7 @@ class FrameReader:
         self.fileno = sock.fileno()
         self._max_frame = max_frame
         self._memory = memory
-        self.last_activity = trio.current_time()
+        self.last_activity = time.monotonic()
         # What the connection waits for: "a request", "request memory", "its responses to be
         # read", or "" while a request is being handled.
         self.waiting_on = "a request"
@@ -230,7 +230,7 @@ class FrameReader:
 
     def mark_active(self, waiting_on: str = "a request") -> None:
         """Bytes moved: idleness counts from now."""
-        self.last_activity = trio.current_time()
+        self.last_activity = time.monotonic()
         self.waiting_on = waiting_on
 
     def frame_handled(self) -> None:
@@ -284,7 +284,7 @@ class FrameReader:
                 raise
             self._memory.release(granted - len(chunk))
             self._held += len(chunk)
-            self.last_activity = trio.current_time()
+            self.last_activity = time.monotonic()
             if parked_at is not None:
                 self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
             if not waited:
@@ -361,7 +361,7 @@ class TlsFrameReader(FrameReader):
             raise
         self._memory.release(granted - len(chunk))
         self._held += len(chunk)
-        self.last_activity = trio.current_time()
+        self.last_activity = time.monotonic()
         return chunk
 
 
@@ -373,8 +373,14 @@ async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReade
         reader.mark_active("its responses to be read")
         await reader.stream.send_all(data)
         return
-    view = memoryview(data)
     fd = sock.fileno()
+    try:
+        sent = os.write(fd, data)
+    except BlockingIOError:
+        sent = 0
+    if sent == len(data):  # nearly always: a response fits the socket's buffer
+        return
+    view = memoryview(data)[sent:]
     while view:
         try:
             sent = os.write(fd, view)
@@ -398,6 +404,33 @@ class BoundListener:
     def describe(self) -> str:
         (host, port), (public_host, public_port) = self.bound, self.advertised
         return f"{host}:{port} ({self.name}, advertised as {public_host}:{public_port})"
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What serving one version of one API takes, looked up once per request."""
+
+    handler: Handler
+    parse: Callable[[bytes, int], tuple[Any, int]]
+    build: Callable[[Any], bytes]
+    flexible: bool
+    response_flexible: bool
+
+
+def _route(api_key: int, api_version: int) -> Route | None:
+    """None: no handler, or a version it does not serve."""
+    handler = handler_for(api_key)
+    if handler is None or api_version not in handler.api.versions:
+        return None
+    api = handler.api
+    request, response = api.request.codec(api_version), api.response.codec(api_version)
+    return Route(
+        handler,
+        request.parse,
+        response.build,
+        api.is_flexible(api_version),
+        api.response_header_flexible(api_version),
+    )
 
 
 class Reaped:
@@ -427,6 +460,7 @@ class Server:
         self._connection_ended = Wakeup()
         self._open: dict[FrameReader, Reaped] = {}
         self._log_budget = LogBudget()
+        self._routes: dict[tuple[int, int], Route] = {}
 
     async def bind(self) -> list[BoundListener]:
         """Bind every listener outside any nursery, so a busy port is a plain OSError
@@ -558,7 +592,8 @@ class Server:
                     if response is None:
                         response = await self._handle_frame(ctx, frame)
                         self.wake_timers_if_sooner()
-                        await self._delay_failed_login(ctx)
+                        if ctx.sasl is not None:
+                            await self._delay_failed_login(ctx)
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
@@ -672,7 +707,7 @@ class Server:
         idle_s = self.broker.config.connections_max_idle_ms / 1000
         while True:
             await trio.sleep(min(1.0, idle_s / 4))
-            now = trio.current_time()
+            now = time.monotonic()
             busy: dict[int, Reaped] = {}
             for reader, reaped in self._open.items():
                 if not reader.waiting_on:
@@ -701,20 +736,17 @@ class Server:
             refusal = ctx.sasl.refusal(api_key, self.broker.clock())
             if refusal is not None:
                 raise ConnectionClosed(refusal)
-        handler = handler_for(api_key)
-        if handler is None:
-            raise ConnectionClosed(f"unknown api key {api_key}")
+        route = self._routes.get((api_key, api_version))
+        if route is None:
+            route = _route(api_key, api_version)
+            if route is None:
+                return self._unserved(api_key, api_version, correlation_id)
+            self._routes[api_key, api_version] = route
+        handler = route.handler
         api = handler.api
-        if api_version not in api.versions:
-            if api_key == API_VERSIONS_KEY:
-                return self._unsupported_api_versions(correlation_id)
-            raise ConnectionClosed(
-                f"unsupported {api.name} version {api_version} "
-                f"(supported {api.versions.low}-{api.versions.high})"
-            )
         try:
-            client_id, body_starts = parse_request_header(frame, api.is_flexible(api_version))
-            body, _ = api.request.parse_at(frame, body_starts, api_version)
+            client_id, body_starts = parse_request_header(frame, route.flexible)
+            body, _ = route.parse(frame, body_starts)
         except ProtocolError as exc:
             raise ConnectionClosed(f"malformed {api.name} v{api_version} request: {exc}") from exc
         ctx.api_version = api_version
@@ -745,13 +777,24 @@ class Server:
         if result is None:
             return None
         try:
-            payload = response_header(
-                correlation_id, api.response_header_flexible(api_version)
-            ) + api.response.build(result, api_version)
+            payload = response_header(correlation_id, route.response_flexible) + route.build(result)
         except Exception as exc:
             log.error("cannot encode %s v%d response: %r", api.name, api_version, exc)
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
         return _LENGTH.pack(len(payload)) + payload
+
+    def _unserved(self, api_key: int, api_version: int, correlation_id: int) -> bytes:
+        """An API without a handler closes the connection, as does a version it does not
+        serve, except ApiVersions (answered with the supported ranges)."""
+        handler = handler_for(api_key)
+        if handler is None:
+            raise ConnectionClosed(f"unknown api key {api_key}")
+        if api_key == API_VERSIONS_KEY:
+            return self._unsupported_api_versions(correlation_id)
+        versions = handler.api.versions
+        raise ConnectionClosed(
+            f"unsupported {handler.api.name} version {api_version} (supported {versions.low}-{versions.high})"
+        )
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""

@@ -1,0 +1,267 @@
+"""Broker CPU per request on the hot paths, kafka-shim beside Tansu in the same run.
+
+One connection sends N requests of one kind synchronously (one in flight, as a
+committing consumer does); the broker's own process CPU time (user + system,
+from /proc/PID/stat) over those requests, divided by N, is its cost per request.
+Wall-clock rate is printed too. Rounds alternate between the brokers. kafka-shim runs
+as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for a quick
+client's next request is counted.
+
+    python -m bench.request_cpu [--requests 10000] [--rounds 3]
+
+Kinds: OffsetCommit of one partition by a standalone consumer, Heartbeat of a
+joined member, Produce of one 100-byte record (acks=all), Fetch at the log end
+(max_wait_ms 0: answered empty at once).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import struct
+import time
+import uuid
+from collections.abc import Callable
+from statistics import median
+from typing import Any
+
+from bench.commits import create_topic
+from bench.common import measure_interleaved, print_row
+from compat.targets import Broker, RunningBroker
+from kafka_shim.protocol.headers import RequestHeader
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.record_codec import Record, encode_batch
+
+_LENGTH = struct.Struct(">i")
+# Versions librdkafka 2.x sends and both brokers speak.
+PRODUCE, FETCH, OFFSET_COMMIT, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 0, 1, 8, 12, 11, 14
+VERSIONS = {PRODUCE: 7, FETCH: 11, OFFSET_COMMIT: 8, HEARTBEAT: 4, JOIN_GROUP: 5, SYNC_GROUP: 5}
+KINDS = ("OffsetCommit", "Heartbeat", "Produce", "Fetch")
+
+
+def broker_cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Connection:
+    """A blocking connection sending one request at a time."""
+
+    def __init__(self, bootstrap: str) -> None:
+        host, port = bootstrap.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def frame(self, api_key: int, body: dict[str, Any]) -> bytes:
+        """A whole request frame; the correlation id stays 0 (one in flight)."""
+        api, version = APIS[api_key], VERSIONS[api_key]
+        header = RequestHeader.build(
+            {
+                "request_api_key": api_key,
+                "request_api_version": version,
+                "correlation_id": 0,
+                "client_id": "bench",
+            },
+            2 if api.is_flexible(version) else 1,
+        )
+        payload = header + api.request.build(body, version)
+        return _LENGTH.pack(len(payload)) + payload
+
+    def raw_call(self, frame: bytes) -> bytes:
+        """The response payload after the correlation id (and tag section, if flexible)."""
+        self.sock.sendall(frame)
+        size = _LENGTH.unpack(self._read(4))[0]
+        return self._read(size)
+
+    def call(self, api_key: int, body: dict[str, Any]) -> Any:
+        api, version = APIS[api_key], VERSIONS[api_key]
+        payload = self.raw_call(self.frame(api_key, body))
+        return api.response.parse(payload[5 if api.response_header_flexible(version) else 4 :], version)
+
+    def _read(self, size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                raise ConnectionError("the broker closed the connection")
+            data += chunk
+        return data
+
+
+def subscription(topic: str) -> bytes:
+    """ConsumerProtocolSubscription v0 naming `topic`, no user data."""
+    name = topic.encode()
+    return struct.pack(">hih", 0, 1, len(name)) + name + _LENGTH.pack(-1)
+
+
+def assignment(topic: str) -> bytes:
+    """ConsumerProtocolAssignment v0 of partition 0 of `topic` (Tansu answers an empty
+    assignment with REBALANCE_IN_PROGRESS)."""
+    name = topic.encode()
+    return struct.pack(">hih", 0, 1, len(name)) + name + struct.pack(">iii", 1, 0, -1)
+
+
+def join(connection: Connection, group: str, topic: str) -> tuple[str, int]:
+    """Join `group` as its only member and sync: (member id, generation)."""
+    body: dict[str, Any] = {
+        "group_id": group,
+        "session_timeout_ms": 30_000,
+        "rebalance_timeout_ms": 30_000,
+        "member_id": "",
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": subscription(topic)}],
+    }
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # MEMBER_ID_REQUIRED first, then the join proper
+        joined = connection.call(JOIN_GROUP, body)
+        body["member_id"] = joined.member_id
+        if joined.error_code:
+            continue
+        synced = connection.call(
+            SYNC_GROUP,
+            {
+                "group_id": group,
+                "generation_id": joined.generation_id,
+                "member_id": joined.member_id,
+                "group_instance_id": None,
+                "protocol_type": "consumer",
+                "protocol_name": "range",
+                "assignments": [{"member_id": joined.member_id, "assignment": assignment(topic)}],
+            },
+        )
+        if synced.error_code == 0:
+            return joined.member_id, joined.generation_id
+    raise RuntimeError(f"{group}: no stable membership within 30 s")
+
+
+def request_frames(connection: Connection, kind: str, topic: str, count: int) -> Callable[[int], bytes]:
+    """The i-th request of `kind` (frames are built before the clock starts where they can be)."""
+    group = f"g-{topic}"
+    if kind == "OffsetCommit":
+
+        def commit(i: int) -> bytes:
+            return connection.frame(
+                OFFSET_COMMIT,
+                {
+                    "group_id": group,
+                    "generation_id_or_member_epoch": -1,
+                    "member_id": "",
+                    "group_instance_id": None,
+                    "topics": [
+                        {
+                            "name": topic,
+                            "partitions": [
+                                {"partition_index": 0, "committed_offset": i, "committed_metadata": ""}
+                            ],
+                        }
+                    ],
+                },
+            )
+
+        frames = [commit(i) for i in range(count)]
+        return frames.__getitem__
+    if kind == "Heartbeat":
+        member_id, generation = join(connection, group, topic)
+        beat = connection.frame(
+            HEARTBEAT,
+            {
+                "group_id": group,
+                "generation_id": generation,
+                "member_id": member_id,
+                "group_instance_id": None,
+            },
+        )
+        return lambda _: beat
+    if kind == "Produce":
+        batch = encode_batch([Record(0, int(time.time() * 1000), None, b"x" * 100)])
+        produce = connection.frame(
+            PRODUCE,
+            {
+                "transactional_id": None,
+                "acks": -1,
+                "timeout_ms": 30_000,
+                "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+            },
+        )
+        return lambda _: produce
+    fetch = connection.frame(
+        FETCH,
+        {
+            "replica_id": -1,
+            "max_wait_ms": 0,
+            "min_bytes": 1,
+            "max_bytes": 1 << 20,
+            "isolation_level": 0,
+            "session_id": 0,
+            "session_epoch": -1,
+            "topics": [
+                {
+                    "topic": topic,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "current_leader_epoch": -1,
+                            "fetch_offset": 0,
+                            "log_start_offset": -1,
+                            "partition_max_bytes": 1 << 20,
+                        }
+                    ],
+                }
+            ],
+            "forgotten_topics_data": [],
+            "rack_id": "",
+        },
+    )
+    return lambda _: fetch
+
+
+def cpu_and_rate(broker: Broker, kind: str, count: int) -> tuple[float, float]:
+    """(broker CPU µs per request, requests/s) for `count` synchronous requests of `kind`."""
+    assert isinstance(broker, RunningBroker) and broker.process is not None
+    topic = f"bench-cpu-{uuid.uuid4().hex[:8]}"
+    create_topic(broker.bootstrap, topic, 1)
+    connection = Connection(broker.bootstrap)
+    try:
+        frame_of = request_frames(connection, kind, topic, count)
+        expected = connection.raw_call(frame_of(0))  # warm-up: also the answer every request must get
+        pid = broker.process.pid
+        cpu_before, started = broker_cpu_s(pid), time.perf_counter()
+        for i in range(count):
+            answer = connection.raw_call(frame_of(i))
+            if len(answer) != len(expected):
+                raise RuntimeError(
+                    f"{broker.name} {kind}: answer {answer.hex()} differs from {expected.hex()}"
+                )
+        elapsed, cpu = time.perf_counter() - started, broker_cpu_s(pid) - cpu_before
+    finally:
+        connection.close()
+    return cpu / count * 1e6, count / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=10_000, help="requests per kind and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS)
+    )
+    args = parser.parse_args()
+    kinds = args.kinds.split(",")
+    samples = measure_interleaved(
+        lambda broker: {kind: cpu_and_rate(broker, kind, args.requests) for kind in kinds}, args.rounds
+    )
+    for kind in kinds:
+        cpu = {name: median(s[kind][0] for s in runs) for name, runs in samples.items()}
+        rate = {name: median(s[kind][1] for s in runs) for name, runs in samples.items()}
+        print_row(f"{kind} broker CPU (median)", cpu, "µs/request", False)
+        print_row(f"{kind} synchronous rate (median)", rate, "requests/s", True)
+
+
+if __name__ == "__main__":
+    main()
