@@ -46,6 +46,7 @@ from kafka_shim.shim.coordinator.types import (
     FetchedOffset,
     GroupDescription,
     GroupListing,
+    GroupSnapshot,
     HeartbeatRequest,
     JoinCallback,
     JoinRequest,
@@ -53,6 +54,7 @@ from kafka_shim.shim.coordinator.types import (
     LeaveResult,
     MemberDescription,
     MemberIdentity,
+    MemberSnapshot,
     SyncCallback,
     SyncRequest,
     SyncResult,
@@ -165,6 +167,79 @@ class GroupCoordinator:
             self._deadlines.cancel(key)
         for member_id in [*group.members, *group.pending_members]:
             self._cancel_member_timers(group, member_id)
+
+    # --- online migration (KIP-848) -------------------------------------------------------
+
+    def release_group(self, group_id: str, now: int) -> GroupSnapshot | None:
+        """Hand a group's members over to a consumer group: waiting joins and syncs are told
+        REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
+        Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
+        deletes the classic group). None if there is no group with members."""
+        group = self._groups.get(group_id)
+        if group is None or not group.members:
+            return None
+        snapshot = GroupSnapshot(
+            group_id,
+            group.generation_id,
+            group.protocol_type or "",
+            group.protocol_name,
+            tuple(
+                MemberSnapshot(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.protocols,
+                    m.assignment,
+                )
+                for m in group.members.values()
+            ),
+        )
+        for member_id in [*group.members, *group.pending_members]:
+            member = group.members.get(member_id)
+            if member is not None:
+                group.invoke_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id))
+                group.invoke_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+            group.remove(member_id)
+            self._cancel_member_timers(group, member_id)
+        for key in (("join", group_id), ("sync", group_id)):
+            self._deadlines.cancel(key)
+        group.pending_join = None
+        group.restore_empty(group.generation_id, group.protocol_type, now)
+        self._records.append(records.group_tombstone(group_id))
+        self._publish()
+        return snapshot
+
+    def adopt_group(self, snapshot: GroupSnapshot, now: int) -> None:
+        """A consumer group whose members all use the classic protocol becomes classic again
+        (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
+        the members' assignments, then a rebalance, so the members rejoin as classic ones."""
+        group = self._groups.get(snapshot.group_id) or self._create_group(snapshot.group_id, now)
+        assert not group.members, f"group {snapshot.group_id} already has classic members"
+        group.protocol_type = snapshot.protocol_type
+        for taken in snapshot.members:
+            member = Member(
+                member_id=taken.member_id,
+                group_instance_id=taken.group_instance_id,
+                client_id=taken.client_id,
+                client_host=taken.client_host,
+                rebalance_timeout_ms=taken.rebalance_timeout_ms,
+                session_timeout_ms=taken.session_timeout_ms,
+                protocol_type=snapshot.protocol_type,
+                protocols=taken.protocols,
+                assignment=taken.assignment,
+            )
+            group.add(member, None)
+            self._schedule_heartbeat(group, member, now)
+        group.generation_id = snapshot.generation_id
+        group.protocol_name = group.select_protocol()
+        group.subscribed_topics = None  # unknown until the rebalance ends: every topic counts
+        group.state, group.state_since_ms = GroupState.STABLE, now  # as Kafka builds it, not a transition
+        self._records.append(records.group_record(group))
+        self._prepare_rebalance(group, now)
+        self._publish()
 
     # --- JoinGroup -----------------------------------------------------------------------
 
