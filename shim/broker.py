@@ -12,12 +12,8 @@ from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
-from kafka_shim.shim.coordinator.consumer import (
-    ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
-    Result,
-    TopicInfo,
-)
+from kafka_shim.shim.coordinator.consumer import ConsumerGroupConfig, Result, TopicInfo
+from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -101,8 +97,9 @@ class Broker:
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
-        # fetches, retention and the offsets log are shared). Its timers are kept here.
-        self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_broker(config))
+        # fetches, retention and the offsets log are shared). Its timers are kept here. Groups
+        # move between the two online (KIP-848's migration): see upgrade and apply.
+        self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
         self._consumer_deadlines = Deadlines()
         self.apply(self.consumer_groups.load(replayed, clock()))
@@ -146,6 +143,20 @@ class Broker:
                 self._consumer_deadlines.cancel(key)
             else:
                 self._consumer_deadlines.schedule(key, at)
+        if result.downgraded is not None:  # its last consumer-protocol member left
+            self.groups.adopt_group(result.downgraded, self.clock())
+        return result.response
+
+    def upgrade(self, group_id: str, now: int) -> str | None:
+        """A consumer-protocol member joins a classic group with members: the group becomes a
+        consumer group with its classic members in it, or the answer says why it cannot."""
+        snapshot = self.groups.snapshot_group(group_id)
+        if snapshot is None:
+            return None
+        result = self.consumer_groups.upgrade(snapshot, self.consumer_topics, now)
+        if result.response is None:
+            self.groups.release_group(group_id, now)  # its tombstone goes first, as in Kafka
+            self.apply(result)
         return result.response
 
     def next_deadline(self) -> int | None:

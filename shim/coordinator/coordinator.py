@@ -170,15 +170,12 @@ class GroupCoordinator:
 
     # --- online migration (KIP-848) -------------------------------------------------------
 
-    def release_group(self, group_id: str, now: int) -> GroupSnapshot | None:
-        """Hand a group's members over to a consumer group: waiting joins and syncs are told
-        REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
-        Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
-        deletes the classic group). None if there is no group with members."""
+    def snapshot_group(self, group_id: str) -> GroupSnapshot | None:
+        """A group's members as they are (None if it has none), for a consumer group to take."""
         group = self._groups.get(group_id)
         if group is None or not group.members:
             return None
-        snapshot = GroupSnapshot(
+        return GroupSnapshot(
             group_id,
             group.generation_id,
             group.protocol_type or "",
@@ -197,6 +194,13 @@ class GroupCoordinator:
                 for m in group.members.values()
             ),
         )
+
+    def release_group(self, group_id: str, now: int) -> None:
+        """Hand a group's members over to a consumer group: waiting joins and syncs are told
+        REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
+        Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
+        deletes the classic group)."""
+        group = self._groups[group_id]
         for member_id in [*group.members, *group.pending_members]:
             member = group.members.get(member_id)
             if member is not None:
@@ -210,7 +214,6 @@ class GroupCoordinator:
         group.restore_empty(group.generation_id, group.protocol_type, now)
         self._records.append(records.group_tombstone(group_id))
         self._publish()
-        return snapshot
 
     def adopt_group(self, snapshot: GroupSnapshot, now: int) -> None:
         """A consumer group whose members all use the classic protocol becomes classic again

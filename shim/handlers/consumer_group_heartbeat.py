@@ -1,8 +1,10 @@
 """ConsumerGroupHeartbeat: KIP-848 members join, heartbeat, reconcile and leave.
 
-A group id belongs to one protocol: a heartbeat for a classic group that has members is
-answered GROUP_ID_NOT_FOUND, as Kafka answers it when migration does not apply. The
-coordinator's records reach `__consumer_offsets` before the answer leaves.
+A member joining (epoch 0) a classic group that has members upgrades it to a consumer group
+(KIP-848's online migration; its classic members stay, see coordinator/consumer/classic.py)
+when group.consumer.migration.policy and the group allow; otherwise, and for any other
+heartbeat, a classic group is answered GROUP_ID_NOT_FOUND, as Kafka does. The coordinator's
+records reach `__consumer_offsets` before the answer leaves.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.consumer_group_heartbeat import API
+from kafka_shim.protocol.messages.consumer_group_heartbeat import API, JOIN_EPOCH
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import GroupState
@@ -40,7 +42,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    elif _is_live_classic_group(ctx, request.group_id):
+    elif _is_live_classic_group(ctx, request.group_id) and (
+        request.member_epoch != JOIN_EPOCH or broker.upgrade(request.group_id, ctx.now_ms()) is not None
+    ):
         answer = HeartbeatResponse(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
         )

@@ -20,7 +20,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
     else:
         leaving = [MemberIdentity(request.member_id)]
-    result = ctx.broker.groups.leave_group(request.group_id, leaving, ctx.now_ms())
+    broker = ctx.broker
+    if broker.consumer_groups.group(request.group_id) is not None:  # classic members of a consumer group
+        result = broker.apply(
+            broker.consumer_groups.classic_leave(
+                request.group_id, leaving, broker.consumer_topics, ctx.now_ms()
+            )
+        )
+    else:
+        result = broker.groups.leave_group(request.group_id, leaving, ctx.now_ms())
     error = result.error
     if ctx.api_version < 3 and error == ErrorCode.NONE:
         # Single-member versions carry the member's own error at the top level.

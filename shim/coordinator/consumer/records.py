@@ -104,6 +104,15 @@ def member_tombstones(group_id: str, member_id: str) -> list[OffsetsRecord]:
     ]
 
 
+def group_tombstones(group: ConsumerGroup) -> list[OffsetsRecord]:
+    """Everything a group wrote, deleted (its members' records too, if it has any left)."""
+    dead = [r for m in group.members for r in member_tombstones(group.group_id, m)]
+    dead += [tombstone(kind.REGULAR_EXPRESSION, group.group_id, r) for r in group.resolved_regexes]
+    for record_type in (kind.TARGET_ASSIGNMENT_METADATA, kind.PARTITION_METADATA, kind.GROUP_METADATA):
+        dead.append(tombstone(record_type, group.group_id))
+    return dead
+
+
 def is_consumer_group_record(record: OffsetsRecord) -> bool:
     return isinstance(record.key, ConsumerGroupKey)
 
