@@ -271,7 +271,9 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
     def _classic_member(
         self, group_id: str, member_id: str, instance_id: str | None
     ) -> tuple[ConsumerGroup, ConsumerMember]:
-        group = self._groups[group_id]
+        group = self._groups.get(group_id)
+        if group is None:  # it became classic meanwhile
+            raise Refused(ErrorCode.UNKNOWN_MEMBER_ID, "Not a consumer group.")
         member = group.members.get(member_id)
         if instance_id is not None:
             holder = group.static_member(instance_id)

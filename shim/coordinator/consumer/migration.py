@@ -105,6 +105,11 @@ def from_classic(snapshot: GroupSnapshot, topics: Topics) -> ConsumerGroup:
         )
         group.target[member.member_id] = assigned
         group.put_member(member)
+    # The subscribed topics as they are: the members' next requests see nothing changed.
+    for name in group.subscribed_topics():
+        info = topics.by_name(name)
+        if info is not None and info.partitions > 0:
+            group.subscription_metadata[name] = info
     return group
 
 
@@ -112,6 +117,7 @@ def creation_records(group: ConsumerGroup) -> list[OffsetsRecord]:
     """Kafka's ConsumerGroup.createConsumerGroupRecords: the group as records, from nothing."""
     out = [records.member_metadata(group.group_id, m) for m in group.members.values()]
     out.append(records.group_epoch(group.group_id, group.group_epoch))
+    out.append(records.partition_metadata(group.group_id, group.subscription_metadata))
     out += [records.target_member(group.group_id, m, group.target_of(m)) for m in group.members]
     out.append(records.target_epoch(group.group_id, group.assignment_epoch))
     out += [records.current_assignment(group.group_id, m) for m in group.members.values()]
