@@ -101,8 +101,25 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
     # --- downgrade -----------------------------------------------------------------------
 
     def _fence(self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: _Output) -> None:
-        self._fence_only(group, member_id, topics, now, out)
-        self._maybe_downgrade(group, topics, out)
+        self._fence_all(group, [member_id], topics, now, out)
+
+    def _fence_all(
+        self, group: ConsumerGroup, member_ids: list[str], topics: Topics, now: int, out: _Output
+    ) -> None:
+        """Remove members, or (Kafka's validateOnlineDowngradeWithFencedMembers) turn the group
+        classic without them if only classic members would remain: then the group epoch does not
+        move, so the classic generation is the one the remaining members are at."""
+        remaining = [m for m in group.members.values() if m.member_id not in member_ids]
+        if (
+            remaining
+            and all(m.classic is not None for m in remaining)
+            and self.config.downgrade_enabled
+            and len(remaining) <= self.config.classic_max_size
+        ):
+            self._downgrade(group, member_ids, topics, out)
+            return
+        for member_id in member_ids:
+            self._fence_only(group, member_id, topics, now, out)
 
     def _fence_only(
         self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: _Output
@@ -114,22 +131,17 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             ((SYNC, group.group_id, member_id), None),
         ]
 
-    def _maybe_downgrade(self, group: ConsumerGroup, topics: Topics, out: _Output) -> None:
-        """Kafka's validateOnlineDowngrade and convertToClassicGroup."""
-        members = group.members.values()
-        if (
-            not members
-            or any(m.classic is None for m in members)
-            or not self.config.downgrade_enabled
-            or len(members) > self.config.classic_max_size
-        ):
-            return
-        out.downgraded = to_classic(group, topics)
+    def _downgrade(self, group: ConsumerGroup, leaving: list[str], topics: Topics, out: _Output) -> None:
+        """Kafka's convertToClassicGroup: every record of the group goes, the classic
+        coordinator takes the remaining members."""
         out.records += records.group_tombstones(group)
         for member_id in group.members:
             self._must_rejoin.discard((group.group_id, member_id))
             for kind_ in ("session", "revocation", JOIN, SYNC):
                 out.timers.append(((kind_, group.group_id, member_id), None))
+        for member_id in leaving:
+            group.remove_member(member_id)
+        out.downgraded = to_classic(group, topics)
         del self._groups[group.group_id]
 
     def on_timer(self, key: Hashable, topics: Topics, now: int) -> Result[None]:
@@ -293,7 +305,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         out = _Output()
         group = self._groups[group_id]
         answers = []
-        fenced = False
+        fenced: list[str] = []
         for identity in leaving:
             try:
                 member_id = identity.member_id
@@ -304,11 +316,10 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             except Refused as refused:
                 answers.append((identity, refused.error))
                 continue
-            self._fence_only(group, member_id, topics, now, out)
-            fenced = True
+            fenced.append(member_id)
             answers.append((identity, ErrorCode.NONE))
         if fenced:
-            self._maybe_downgrade(group, topics, out)
+            self._fence_all(group, fenced, topics, now, out)
         return out.result(LeaveResult(ErrorCode.NONE, tuple(answers)))
 
 

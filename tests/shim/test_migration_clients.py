@@ -1,0 +1,308 @@
+"""KIP-848's online migration with real clients: a 3-member group of classic consumers
+(kafka-python, or confluent-kafka with the classic protocol) is upgraded member by member to
+confluent-kafka members with `group.protocol=consumer`, then downgraded the same way.
+
+Each member records what it owns in its own rebalance callbacks (a partition is given up in
+the callback, before the broker can hear of it, and taken in the callback that hands it
+over), so a partition owned by two members at any moment is seen when the second takes it.
+After every step all partitions are owned, the broker describes the group as it should be
+(ConsumerGroupDescribe while a consumer-protocol member is in it, DescribeGroups once it is
+classic), and the committed offsets only moved forward; at the end every record produced
+was consumed and the committed offsets reach the end of the log."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from kafka import ConsumerRebalanceListener, KafkaConsumer
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
+from tests.wire import WireClient
+
+pytestmark = [pytest.mark.clients, pytest.mark.slow]
+
+TOPIC = "migrating"
+PARTITIONS = 6
+STEP_DEADLINE_S = 45.0
+RECORDS_PER_STEP = 30
+
+
+class Ownership:
+    """Who owns which partition, as the members' callbacks say; a take of a partition someone
+    else still holds is recorded as a violation."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.owner: dict[int, str] = {}
+        self.violations: list[str] = []
+        self.seen: set[str] = set()  # record values consumed
+        self.errors: list[str] = []
+
+    def take(self, member: str, partitions: list[int]) -> None:
+        with self.lock:
+            for p in partitions:
+                holder = self.owner.get(p)
+                if holder is not None and holder != member:
+                    self.violations.append(f"{member} took {p} while {holder} held it")
+                self.owner[p] = member
+
+    def give_up(self, member: str, partitions: list[int]) -> None:
+        with self.lock:
+            for p in partitions:
+                if self.owner.get(p) == member:
+                    del self.owner[p]
+
+    def owners(self) -> dict[int, str]:
+        with self.lock:
+            return dict(self.owner)
+
+
+class Member:
+    """One consumer on its own thread: polls, records what it reads, commits synchronously
+    after each batch and before giving partitions up."""
+
+    def __init__(self, name: str, ownership: Ownership) -> None:
+        self.name = name
+        self.ownership = ownership
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> Member:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join(30)
+        assert not self.thread.is_alive(), f"{self.name} did not close"
+
+    def _run(self) -> None:
+        try:
+            self.run()
+        except Exception as exc:  # reported by the test, not lost in a thread
+            self.ownership.errors.append(f"{self.name}: {exc!r}")
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+
+class ConfluentMember(Member):
+    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str, protocol: str) -> None:
+        super().__init__(name, ownership)
+        config: dict[str, Any] = {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        if protocol == "consumer":
+            config["group.protocol"] = "consumer"
+        else:
+            config.update(
+                {
+                    "partition.assignment.strategy": "cooperative-sticky",
+                    "session.timeout.ms": 6000,
+                    "heartbeat.interval.ms": 500,
+                }
+            )
+        self.config = config
+
+    def run(self) -> None:
+        consumer = Consumer(self.config)
+
+        def assigned(c: Consumer, partitions: list[Any]) -> None:
+            self.ownership.take(self.name, [tp.partition for tp in partitions])
+
+        def revoked(c: Consumer, partitions: list[Any]) -> None:
+            if partitions:
+                try:
+                    c.commit(asynchronous=False)
+                except Exception as exc:  # nothing consumed since the last commit
+                    if not (hasattr(exc.args[0], "code") and exc.args[0].code() == KafkaError._NO_OFFSET):
+                        raise
+            self.ownership.give_up(self.name, [tp.partition for tp in partitions])
+
+        def lost(c: Consumer, partitions: list[Any]) -> None:
+            self.ownership.give_up(self.name, [tp.partition for tp in partitions])
+
+        consumer.subscribe([TOPIC], on_assign=assigned, on_revoke=revoked, on_lost=lost)
+        while not self.stopping.is_set():
+            messages = consumer.consume(20, 0.1)
+            for message in messages:
+                if message.error() is None:
+                    with self.ownership.lock:
+                        self.ownership.seen.add(message.value().decode())
+            if messages:
+                consumer.commit(asynchronous=False)
+        consumer.close()  # revokes (committing) and leaves
+
+
+class KafkaPythonMember(Member):
+    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str) -> None:
+        super().__init__(name, ownership)
+        self.bootstrap, self.group = bootstrap, group
+
+    def run(self) -> None:
+        consumer = KafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            group_id=self.group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+        )
+        member = self
+
+        class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+            def on_partitions_revoked(self, revoked: Any) -> None:
+                consumer.commit()
+                member.ownership.give_up(member.name, [tp.partition for tp in revoked])
+
+            def on_partitions_assigned(self, assigned: Any) -> None:
+                member.ownership.take(member.name, [tp.partition for tp in assigned])
+
+        consumer.subscribe([TOPIC], listener=Listener())
+        while not self.stopping.is_set():
+            batches = consumer.poll(timeout_ms=100, max_records=20)
+            for records in batches.values():
+                with self.ownership.lock:
+                    self.ownership.seen.update(r.value.decode() for r in records)
+            if batches:
+                consumer.commit()
+        consumer.close()  # commits what it read, LeaveGroup
+        self.ownership.give_up(self.name, list(range(PARTITIONS)))
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    thread = BrokerThread(BrokerConfig(host="127.0.0.1", port=0))
+    thread.broker.topics.create(TOPIC, PARTITIONS)
+    thread.start()
+    yield thread
+    thread.stop()
+
+
+class Producing:
+    def __init__(self, bootstrap: str) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap})
+        self.sent: set[str] = set()
+
+    def send(self, count: int) -> None:
+        for _ in range(count):
+            value = str(len(self.sent))
+            self.producer.produce(TOPIC, value=value.encode(), partition=len(self.sent) % PARTITIONS)
+            self.sent.add(value)
+        assert self.producer.flush(10) == 0
+
+
+def committed_and_end(bootstrap: str, group: str) -> tuple[dict[int, int], dict[int, int]]:
+    with WireClient(bootstrap) as wire:
+        fetched = wire.request(
+            9,
+            5,
+            {"group_id": group, "topics": [{"name": TOPIC, "partition_indexes": list(range(PARTITIONS))}]},
+        )
+        listed = wire.request(
+            2,
+            1,
+            {
+                "replica_id": -1,
+                "topics": [
+                    {
+                        "name": TOPIC,
+                        "partitions": [{"partition_index": p, "timestamp": -1} for p in range(PARTITIONS)],
+                    }
+                ],
+            },
+        )
+    committed = {p.partition_index: p.committed_offset for p in fetched.topics[0].partitions}
+    end = {p.partition_index: p.offset for p in listed.topics[0].partitions}
+    return committed, end
+
+
+def described(bootstrap: str, group: str) -> tuple[str, str, int]:
+    """(protocol the broker runs the group with, its state, its member count)."""
+    with WireClient(bootstrap) as wire:
+        consumer = wire.request(69, 0, {"group_ids": [group]}).groups[0]
+        if consumer.error_code == ErrorCode.NONE:
+            return "consumer", consumer.group_state, len(consumer.members)
+        assert consumer.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+        classic = wire.request(15, 5, {"groups": [group]}).groups[0]
+        return "classic", classic.group_state, len(classic.members)
+
+
+def wait_for(what: str, condition: Callable[[], bool], ownership: Ownership) -> None:
+    deadline = time.monotonic() + STEP_DEADLINE_S
+    while not condition():
+        assert not ownership.errors, ownership.errors
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {STEP_DEADLINE_S}s: {what}; owners {ownership.owners()}")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("classic_client", ["kafka-python", "confluent-kafka"])
+def test_rolling_upgrade_and_downgrade_of_a_three_member_group(
+    broker: BrokerThread, classic_client: str
+) -> None:
+    bootstrap = broker.bootstrap
+    group = f"migration-{classic_client}-{uuid.uuid4().hex[:6]}"
+    ownership = Ownership()
+    producing = Producing(bootstrap)
+    committed_before: dict[int, int] = {}
+
+    def classic(name: str) -> Member:
+        if classic_client == "kafka-python":
+            return KafkaPythonMember(name, ownership, bootstrap, group).start()
+        return ConfluentMember(name, ownership, bootstrap, group, "classic").start()
+
+    def upgraded(name: str) -> Member:
+        return ConfluentMember(name, ownership, bootstrap, group, "consumer").start()
+
+    def settled(protocol: str, members: dict[str, Member]) -> None:
+        nonlocal committed_before
+        producing.send(RECORDS_PER_STEP)
+        wanted = set(members)
+
+        def done() -> bool:
+            owners = ownership.owners()
+            if len(owners) != PARTITIONS or set(owners.values()) != wanted:
+                return False
+            kind, state, count = described(bootstrap, group)
+            return (kind, state, count) == (protocol, "Stable", len(wanted))
+
+        wait_for(f"{sorted(wanted)} own every partition, {protocol} group Stable", done, ownership)
+        wait_for("everything sent was read", lambda: producing.sent <= ownership.seen, ownership)
+        committed, _ = committed_and_end(bootstrap, group)
+        moved_back = {
+            p: (committed_before[p], o) for p, o in committed.items() if o < committed_before.get(p, -1)
+        }
+        assert not moved_back, f"committed offsets went back: {moved_back}"
+        committed_before = committed
+        assert not ownership.violations, ownership.violations
+
+    members: dict[str, Member] = {name: classic(name) for name in ("a", "b", "c")}
+    try:
+        settled("classic", members)
+        for name in ("a", "b", "c"):  # classic -> consumer protocol, member by member
+            members.pop(name).stop()
+            members[f"{name}+"] = upgraded(f"{name}+")
+            settled("consumer", members)
+        for name in ("a", "b", "c"):  # and back
+            members.pop(f"{name}+").stop()
+            members[name] = classic(name)
+            settled("consumer" if name != "c" else "classic", members)
+    finally:
+        for member in members.values():
+            member.stop()
+    assert not ownership.errors, ownership.errors
+    assert not ownership.violations, ownership.violations
+    committed, end = committed_and_end(bootstrap, group)
+    assert committed == end, "every record read was committed, and no commit was lost"
