@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Consumer, Producer
 from kafka import ConsumerRebalanceListener, KafkaConsumer
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -66,8 +66,9 @@ class Ownership:
 
 
 class Member:
-    """One consumer on its own thread: polls, records what it reads, commits synchronously
-    after each batch and before giving partitions up."""
+    """One consumer on its own thread: polls, records what it reads, and commits synchronously
+    after each batch (so by the time a rebalance inside the next poll takes partitions away,
+    what was read from them is committed)."""
 
     def __init__(self, name: str, ownership: Ownership) -> None:
         self.name = name
@@ -122,18 +123,9 @@ class ConfluentMember(Member):
             self.ownership.take(self.name, [tp.partition for tp in partitions])
 
         def revoked(c: Consumer, partitions: list[Any]) -> None:
-            if partitions:
-                try:
-                    c.commit(asynchronous=False)
-                except Exception as exc:  # nothing consumed since the last commit
-                    if not (hasattr(exc.args[0], "code") and exc.args[0].code() == KafkaError._NO_OFFSET):
-                        raise
             self.ownership.give_up(self.name, [tp.partition for tp in partitions])
 
-        def lost(c: Consumer, partitions: list[Any]) -> None:
-            self.ownership.give_up(self.name, [tp.partition for tp in partitions])
-
-        consumer.subscribe([TOPIC], on_assign=assigned, on_revoke=revoked, on_lost=lost)
+        consumer.subscribe([TOPIC], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
         while not self.stopping.is_set():
             messages = consumer.consume(20, 0.1)
             for message in messages:
@@ -163,7 +155,6 @@ class KafkaPythonMember(Member):
 
         class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
             def on_partitions_revoked(self, revoked: Any) -> None:
-                consumer.commit()
                 member.ownership.give_up(member.name, [tp.partition for tp in revoked])
 
             def on_partitions_assigned(self, assigned: Any) -> None:
