@@ -12,6 +12,7 @@ was consumed and the committed offsets reach the end of the log."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -19,8 +20,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from aiokafka import AIOKafkaConsumer
+from aiokafka.abc import ConsumerRebalanceListener as AIOConsumerRebalanceListener
+from aiokafka.coordinator.assignors.range import RangePartitionAssignor as AIORangePartitionAssignor
 from confluent_kafka import Consumer, Producer
 from kafka import ConsumerRebalanceListener, KafkaConsumer
+from kafka.coordinator.assignors.range import RangePartitionAssignor
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.config import BrokerConfig
@@ -45,6 +50,7 @@ class Ownership:
         self.violations: list[str] = []
         self.seen: set[str] = set()  # record values consumed
         self.errors: list[str] = []
+        self.committed: dict[int, int] = {}  # as of the last step
 
     def take(self, member: str, partitions: list[int]) -> None:
         with self.lock:
@@ -96,7 +102,15 @@ class Member:
 
 
 class ConfluentMember(Member):
-    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str, protocol: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        ownership: Ownership,
+        bootstrap: str,
+        group: str,
+        protocol: str,
+        strategy: str = "cooperative-sticky",
+    ) -> None:
         super().__init__(name, ownership)
         config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,
@@ -109,7 +123,7 @@ class ConfluentMember(Member):
         else:
             config.update(
                 {
-                    "partition.assignment.strategy": "cooperative-sticky",
+                    "partition.assignment.strategy": strategy,
                     "session.timeout.ms": 6000,
                     "heartbeat.interval.ms": 500,
                 }
@@ -127,12 +141,10 @@ class ConfluentMember(Member):
 
         consumer.subscribe([TOPIC], on_assign=assigned, on_revoke=revoked, on_lost=revoked)
         while not self.stopping.is_set():
-            messages = consumer.consume(20, 0.1)
-            for message in messages:
-                if message.error() is None:
-                    with self.ownership.lock:
-                        self.ownership.seen.add(message.value().decode())
-            if messages:
+            read = [m for m in consumer.consume(20, 0.1) if m.error() is None]
+            with self.ownership.lock:
+                self.ownership.seen.update(m.value().decode() for m in read)
+            if read:
                 consumer.commit(asynchronous=False)
         consumer.close()  # revokes (committing) and leaves
 
@@ -150,6 +162,7 @@ class KafkaPythonMember(Member):
             enable_auto_commit=False,
             session_timeout_ms=6000,
             heartbeat_interval_ms=500,
+            partition_assignment_strategy=[RangePartitionAssignor],
         )
         member = self
 
@@ -169,6 +182,48 @@ class KafkaPythonMember(Member):
             if batches:
                 consumer.commit()
         consumer.close()  # commits what it read, LeaveGroup
+        self.ownership.give_up(self.name, list(range(PARTITIONS)))
+
+
+class AiokafkaMember(Member):
+    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str) -> None:
+        super().__init__(name, ownership)
+        self.bootstrap, self.group = bootstrap, group
+
+    def run(self) -> None:
+        asyncio.run(self._consume())
+
+    async def _consume(self) -> None:
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            group_id=self.group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+            partition_assignment_strategy=(AIORangePartitionAssignor,),
+        )
+        member = self
+
+        class Listener(AIOConsumerRebalanceListener):  # type: ignore[misc]
+            async def on_partitions_revoked(self, revoked: Any) -> None:
+                member.ownership.give_up(member.name, [tp.partition for tp in revoked])
+
+            async def on_partitions_assigned(self, assigned: Any) -> None:
+                member.ownership.take(member.name, [tp.partition for tp in assigned])
+
+        await consumer.start()
+        consumer.subscribe([TOPIC], listener=Listener())
+        try:
+            while not self.stopping.is_set():
+                batches = await consumer.getmany(timeout_ms=100, max_records=20)
+                for records in batches.values():
+                    with self.ownership.lock:
+                        self.ownership.seen.update(r.value.decode() for r in records)
+                if batches:
+                    await consumer.commit()
+        finally:
+            await consumer.stop()
         self.ownership.give_up(self.name, list(range(PARTITIONS)))
 
 
@@ -230,6 +285,30 @@ def described(bootstrap: str, group: str) -> tuple[str, str, int]:
         return "classic", classic.group_state, len(classic.members)
 
 
+def settle(
+    bootstrap: str, group: str, protocol: str, wanted: set[str], ownership: Ownership, producing: Producing
+) -> None:
+    """After a step: every partition owned by the members in `wanted`; the broker runs the
+    group with `protocol`, Stable; everything sent since is read; the committed offsets did
+    not go back; nobody took a partition another member held."""
+    before = ownership.committed
+    producing.send(RECORDS_PER_STEP)
+
+    def done() -> bool:
+        owners = ownership.owners()
+        if len(owners) != PARTITIONS or set(owners.values()) != wanted:
+            return False
+        return described(bootstrap, group) == (protocol, "Stable", len(wanted))
+
+    wait_for(f"{sorted(wanted)} own every partition, {protocol} group Stable", done, ownership)
+    wait_for("everything sent was read", lambda: producing.sent <= ownership.seen, ownership)
+    committed, _ = committed_and_end(bootstrap, group)
+    moved_back = {p: (before[p], o) for p, o in committed.items() if o < before.get(p, -1)}
+    assert not moved_back, f"committed offsets went back: {moved_back}"
+    ownership.committed = committed
+    assert not ownership.violations, ownership.violations
+
+
 def wait_for(what: str, condition: Callable[[], bool], ownership: Ownership) -> None:
     deadline = time.monotonic() + STEP_DEADLINE_S
     while not condition():
@@ -247,7 +326,6 @@ def test_rolling_upgrade_and_downgrade_of_a_three_member_group(
     group = f"migration-{classic_client}-{uuid.uuid4().hex[:6]}"
     ownership = Ownership()
     producing = Producing(bootstrap)
-    committed_before: dict[int, int] = {}
 
     def classic(name: str) -> Member:
         if classic_client == "kafka-python":
@@ -258,26 +336,7 @@ def test_rolling_upgrade_and_downgrade_of_a_three_member_group(
         return ConfluentMember(name, ownership, bootstrap, group, "consumer").start()
 
     def settled(protocol: str, members: dict[str, Member]) -> None:
-        nonlocal committed_before
-        producing.send(RECORDS_PER_STEP)
-        wanted = set(members)
-
-        def done() -> bool:
-            owners = ownership.owners()
-            if len(owners) != PARTITIONS or set(owners.values()) != wanted:
-                return False
-            kind, state, count = described(bootstrap, group)
-            return (kind, state, count) == (protocol, "Stable", len(wanted))
-
-        wait_for(f"{sorted(wanted)} own every partition, {protocol} group Stable", done, ownership)
-        wait_for("everything sent was read", lambda: producing.sent <= ownership.seen, ownership)
-        committed, _ = committed_and_end(bootstrap, group)
-        moved_back = {
-            p: (committed_before[p], o) for p, o in committed.items() if o < committed_before.get(p, -1)
-        }
-        assert not moved_back, f"committed offsets went back: {moved_back}"
-        committed_before = committed
-        assert not ownership.violations, ownership.violations
+        settle(bootstrap, group, protocol, set(members), ownership, producing)
 
     members: dict[str, Member] = {name: classic(name) for name in ("a", "b", "c")}
     try:
@@ -297,3 +356,33 @@ def test_rolling_upgrade_and_downgrade_of_a_three_member_group(
     assert not ownership.violations, ownership.violations
     committed, end = committed_and_end(bootstrap, group)
     assert committed == end, "every record read was committed, and no commit was lost"
+
+
+def test_classic_members_of_three_clients_with_a_consumer_protocol_member(broker: BrokerThread) -> None:
+    """kafka-python, aiokafka and confluent-kafka classic members (range, the protocol they
+    share); a confluent-kafka
+    consumer-protocol member joins (the group upgrades, the classic ones stay) and leaves
+    (the group is classic again)."""
+    bootstrap = broker.bootstrap
+    group = f"mixed-{uuid.uuid4().hex[:6]}"
+    ownership = Ownership()
+    producing = Producing(bootstrap)
+    members: dict[str, Member] = {
+        "kafka-python": KafkaPythonMember("kafka-python", ownership, bootstrap, group).start(),
+        "aiokafka": AiokafkaMember("aiokafka", ownership, bootstrap, group).start(),
+        "confluent": ConfluentMember("confluent", ownership, bootstrap, group, "classic", "range").start(),
+    }
+    try:
+        for protocol, change in (("classic", None), ("consumer", "join"), ("classic", "leave")):
+            if change == "join":
+                members["kip848"] = ConfluentMember("kip848", ownership, bootstrap, group, "consumer").start()
+            elif change == "leave":
+                members.pop("kip848").stop()
+            settle(bootstrap, group, protocol, set(members), ownership, producing)
+    finally:
+        for member in members.values():
+            member.stop()
+    assert not ownership.errors, ownership.errors
+    assert not ownership.violations, ownership.violations
+    committed, end = committed_and_end(bootstrap, group)
+    assert committed == end
