@@ -426,6 +426,7 @@ class ConsumerGroupCoordinator:
                 m.subscribed_topic_regex,
                 m.assigned,
                 group.target_of(m.member_id),
+                m.classic is not None,
             )
             for m in group.members.values()
         )

@@ -106,6 +106,7 @@ class MemberDescription(NamedTuple):
     subscribed_topic_regex: str | None
     assignment: Assignment
     target_assignment: Assignment
+    uses_classic_protocol: bool = False
 
 
 class GroupDescription(NamedTuple):

@@ -102,8 +102,8 @@ def test_a_rolling_upgrade_and_back_through_the_broker() -> None:
     assert (joined.error_code, joined.member_epoch, joined.assignment.topic_partitions) == (0, 2, [])
     entry = harness.broker.groups.group(GROUP)
     assert entry is not None and entry.members == {}  # the classic entry keeps only the offsets
-    described = harness.call(consumer_group_describe, 0, {"group_ids": [GROUP]}).groups[0]
-    assert sorted(m.member_id for m in described.members) == sorted([classic, "k"])
+    described = harness.call(consumer_group_describe, 1, {"group_ids": [GROUP]}).groups[0]
+    assert sorted((m.member_id, m.member_type) for m in described.members) == sorted([(classic, 0), ("k", 1)])
     assert harness.call(describe_groups, 5, {"groups": [GROUP]}).groups[0].group_state == "Dead"
 
     # The classic member revokes by rejoining (twice: it gives up half, then moves on).
