@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -29,6 +30,7 @@ from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def new_cluster_id() -> str:
@@ -157,6 +159,8 @@ class Broker:
         if result.response is None:
             self.groups.release_group(group_id, now)  # its tombstone goes first, as in Kafka
             self.apply(result)
+        else:
+            log.info("%s", result.response)  # Kafka logs why; the member is told GROUP_ID_NOT_FOUND
         return result.response
 
     def next_deadline(self) -> int | None:

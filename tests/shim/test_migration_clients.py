@@ -143,7 +143,7 @@ class ConfluentMember(Member):
         while not self.stopping.is_set():
             read = [m for m in consumer.consume(20, 0.1) if m.error() is None]
             with self.ownership.lock:
-                self.ownership.seen.update(m.value().decode() for m in read)
+                self.ownership.seen.update(bytes(m.value() or b"").decode() for m in read)
             if read:
                 consumer.commit(asynchronous=False)
         consumer.close()  # revokes (committing) and leaves

@@ -34,14 +34,20 @@ policy allows, the group (if it fits group.max.size) becomes classic again.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 
 from kafka_shim.protocol import consumer_protocol
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.coordinator.consumer import records
-from kafka_shim.shim.coordinator.consumer.coordinator import ConsumerGroupCoordinator, Refused, _Output
+from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
+from kafka_shim.shim.coordinator.consumer.coordinator import (
+    ConsumerGroupCoordinator,
+    Refused,
+    _Output,
+    random_member_id,
+)
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup
 from kafka_shim.shim.coordinator.consumer.member import ClassicMetadata, ConsumerMember, MemberState
 from kafka_shim.shim.coordinator.consumer.migration import (
@@ -74,8 +80,10 @@ JOIN, SYNC = "classic-join", "classic-sync"
 class MigratingCoordinator(ConsumerGroupCoordinator):
     """The consumer-group coordinator with classic members and online migration."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, config: ConsumerGroupConfig | None = None, new_member_id: Callable[[], str] = random_member_id
+    ) -> None:
+        super().__init__(config, new_member_id)
         self._must_rejoin: set[tuple[str, str]] = set()  # (group, member) with a join deadline
 
     # --- upgrade -------------------------------------------------------------------------
