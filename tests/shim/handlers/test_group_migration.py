@@ -4,6 +4,7 @@ answers through the wire schemas."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol import consumer_protocol
@@ -174,3 +175,20 @@ def test_a_classic_join_to_a_consumer_group_needs_a_valid_session_timeout() -> N
         "protocols": [{"name": "range", "metadata": subscription("t")}],
     }
     assert harness.call(join_group, 3, body).error_code == ErrorCode.INVALID_SESSION_TIMEOUT
+
+
+def test_a_mixed_group_and_its_offsets_survive_a_restart(tmp_path: Path) -> None:
+    harness = new_harness(data_dir=tmp_path)
+    classic, generation = classic_group_with_a_commit(harness)
+    consumer_beat(harness, "k", 0)
+    harness.broker.close()
+    restarted = Harness(data_dir=tmp_path)
+    group = restarted.broker.consumer_groups.group(GROUP)
+    assert group is not None
+    member = group.members[classic]
+    assert member.classic is not None and member.classic.session_timeout_ms == 10_000
+    # It carries on as a classic member: told to rejoin, and it revokes by rejoining.
+    assert classic_heartbeat(restarted, classic, generation) == ErrorCode.REBALANCE_IN_PROGRESS
+    assert classic_join(restarted, classic).generation_id == generation
+    assert committed(restarted)[0] == 7
+    restarted.broker.close()
