@@ -61,7 +61,6 @@ SCENARIOS: dict[str, Scenario] = {
             "migration",
             "online migration: 3 classic members replaced one by one by consumer-protocol ones, and back",
             scenarios_migration.migration,
-            scenarios_migration.not_applicable,
         ),
         Scenario(
             "transactions",

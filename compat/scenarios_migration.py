@@ -1,9 +1,10 @@
 """KIP-848's online migration: a group's offsets are committed by a classic consumer, then 3
 classic members (the client's default assignor) join; one by one each is replaced by a
-`group.protocol=consumer` member of the same client (the first one upgrades the group), then
-one by one back (the last consumer member's leave downgrades it). After every step the live
-members own every partition exactly once, each its share; the committed offsets are the
-same at the end. Only clients with both protocols take part (those of the kip848 scenario)."""
+`group.protocol=consumer` member (the first one upgrades the group), then one by one back
+(the last consumer member's leave downgrades it). After every step the live members own
+every partition exactly once, each its share; the committed offsets are the same at the end.
+The consumer-protocol members are the client's own where it has a KIP-848 consumer, else
+confluent-kafka's: every client takes part with its classic members."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from compat.groups import GroupMembers, shares
 from compat.scenario import Context
 from compat.scenarios_data import group_offsets, topic_with_messages
 from compat.scenarios_groups import CONVERGE_DEADLINE_S, SESSION_TIMEOUT_MS
-from compat.scenarios_kip848 import not_applicable
+from compat.scenarios_kip848 import CLIENTS
 
 MESSAGES = 300
 FIRST_READ = 120
 
-__all__ = ["migration", "not_applicable"]
+# Where the client has no KIP-848 consumer, these members speak the consumer protocol.
+CONSUMER_PROTOCOL_CLIENT = "confluent-kafka"
 
 
 def migration(context: Context) -> None:
@@ -35,13 +37,16 @@ def migration(context: Context) -> None:
         timeout_s=CONVERGE_DEADLINE_S,
     )
     consumer = replace(classic, group_protocol="consumer", assignor="uniform")
+    upgraded_by = context.driver.name if context.driver.name in CLIENTS else CONSUMER_PROTOCOL_CLIENT
+    context.notes.append(f"consumer-protocol members: {upgraded_by}")
+    upgraded_driver = context.other_driver(upgraded_by)
     with GroupMembers(context.driver, classic) as members:
         members.start_staggered(["a", "b", "c"])
         context.observe("classic: shares", shares(members.wait_converged(CONVERGE_DEADLINE_S)))
         for name in ("a", "b", "c"):
             members.close(name)
             members.template = consumer
-            members.start(f"{name}+")
+            members.start(f"{name}+", driver=upgraded_driver)
             converged = members.wait_converged(CONVERGE_DEADLINE_S)
             context.observe(f"{name} upgraded: shares", shares(converged))
         for name in ("a", "b", "c"):
