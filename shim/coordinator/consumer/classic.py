@@ -182,24 +182,31 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             raise Refused(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group is full.")
         if not _supports(group, request):
             raise Refused(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "Unsupported protocol type or protocols.")
+        try:
+            subscription = consumer_protocol.decode_subscription(request.protocols[0].metadata)
+        except ProtocolError as exc:
+            raise Refused(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, str(exc)) from exc
         if member_id == UNKNOWN_MEMBER_ID:
             member_id = self._new_member_id()
             if request.group_instance_id is None and request.require_known_member_id:
                 return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
         if request.group_instance_id is not None:
             holder = group.static_member(request.group_instance_id)
-            if holder is not None and holder.member_id != member_id:
-                if request.member_id != UNKNOWN_MEMBER_ID:
-                    raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
-                # A static member back with a new id replaces its old self, which leaves.
-                self._fence_only(group, holder.member_id, topics, now, out)
+            if (
+                holder is not None
+                and holder.member_id != member_id
+                and request.member_id != UNKNOWN_MEMBER_ID
+            ):
+                raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
         member = group.members.get(member_id) or ConsumerMember(member_id)
         if member.member_id in group.members and member.classic is None:
             raise Refused(ErrorCode.UNKNOWN_MEMBER_ID, "The member uses the consumer protocol.")
-        try:
-            subscription = consumer_protocol.decode_subscription(request.protocols[0].metadata)
-        except ProtocolError as exc:
-            raise Refused(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, str(exc)) from exc
+        # Nothing is refused from here on: a static member back with a new id replaces its
+        # old self, which leaves.
+        if request.group_instance_id is not None:
+            holder = group.static_member(request.group_instance_id)
+            if holder is not None and holder.member_id != member_id:
+                self._fence_only(group, holder.member_id, topics, now, out)
         updated = replace(
             member,
             instance_id=request.group_instance_id,

@@ -367,3 +367,14 @@ def test_a_classic_leave_removes_the_member() -> None:
     )
     assert [e for _, e in left.members] == [ErrorCode.NONE, ErrorCode.UNKNOWN_MEMBER_ID]
     assert set(driver.group.members) == {"b", "k"}
+
+
+def test_a_static_classic_member_back_with_a_new_id_replaces_its_old_self() -> None:
+    driver = upgraded(migration_policy="upgrade")
+    assert join(driver, "s1", group_instance_id="s").error == ErrorCode.NONE
+    written = len(driver.log)
+    assert join(driver, "s2", group_instance_id="s").error == ErrorCode.FENCED_INSTANCE_ID
+    assert len(driver.log) == written
+    back = join(driver, "", group_instance_id="s")
+    assert back.error == ErrorCode.NONE and back.member_id not in ("", "s1")
+    assert "s1" not in driver.group.members and driver.group.static_member("s") is not None
