@@ -2,7 +2,7 @@
 classic members (the client's default assignor) join; one by one each is replaced by a
 `group.protocol=consumer` member (the first one upgrades the group), then one by one back
 (the last consumer member's leave downgrades it). After every step the live members own
-every partition exactly once, each its share; the committed offsets are the same at the end.
+every partition exactly once, each its share; no committed offset went back at the end.
 The consumer-protocol members are the client's own where it has a KIP-848 consumer, else
 confluent-kafka's: every client takes part with its classic members."""
 
@@ -55,6 +55,8 @@ def migration(context: Context) -> None:
             members.start(name)
             converged = members.wait_converged(CONVERGE_DEADLINE_S)
             context.observe(f"{name} downgraded: shares", shares(converged))
+    # Members of some clients (kcat) commit what they read: offsets may move on, never back.
     after = group_offsets(context, base).partition_map("committed")
-    context.observe("committed offsets kept", after == committed)
-    assert after == committed, f"committed offsets changed: {committed} -> {after}"
+    kept = all(after.get(p, -1) >= offset for p, offset in committed.items())
+    context.observe("committed offsets kept", kept)
+    assert kept, f"committed offsets went back: {committed} -> {after}"
