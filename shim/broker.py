@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -13,7 +12,13 @@ from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
-from kafka_shim.shim.coordinator.consumer import ConsumerGroupConfig, Result, TopicInfo
+from kafka_shim.shim.coordinator.consumer import (
+    ConsumerGroupConfig,
+    HeartbeatRequest,
+    HeartbeatResponse,
+    Result,
+    TopicInfo,
+)
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.security.scram_store import CredentialStore
@@ -30,7 +35,6 @@ from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 
 
 def new_cluster_id() -> str:
@@ -149,19 +153,16 @@ class Broker:
             self.groups.adopt_group(result.downgraded, self.clock())
         return result.response
 
-    def upgrade(self, group_id: str, now: int) -> str | None:
+    def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
         """A consumer-protocol member joins a classic group with members: the group becomes a
-        consumer group with its classic members in it, or the answer says why it cannot."""
-        snapshot = self.groups.snapshot_group(group_id)
-        if snapshot is None:
-            return None
-        result = self.consumer_groups.upgrade(snapshot, self.consumer_topics, now)
-        if result.response is None:
-            self.groups.release_group(group_id, now)  # its tombstone goes first, as in Kafka
-            self.apply(result)
-        else:
-            log.info("%s", result.response)  # Kafka logs why; the member is told GROUP_ID_NOT_FOUND
-        return result.response
+        consumer group with its classic members in it (KIP-848's online upgrade), or the
+        member is told why not."""
+        snapshot = self.groups.snapshot_group(join.group_id)
+        assert snapshot is not None, f"{join.group_id} has no classic members"
+        result = self.consumer_groups.upgrade(snapshot, join, self.consumer_topics, now)
+        if self.consumer_groups.group(join.group_id) is not None:
+            self.groups.release_group(join.group_id, now)  # its tombstone goes first, as in Kafka
+        return self.apply(result)
 
     def next_deadline(self) -> int | None:
         """The earliest deadline of any coordinator (the server's timer loop sleeps until it)."""

@@ -46,6 +46,7 @@ from kafka_shim.shim.coordinator.consumer.coordinator import (
     ConsumerGroupCoordinator,
     Refused,
     _Output,
+    _validate,
     random_member_id,
 )
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup
@@ -59,7 +60,8 @@ from kafka_shim.shim.coordinator.consumer.migration import (
     to_classic,
     upgrade_refusal,
 )
-from kafka_shim.shim.coordinator.consumer.types import Result, Topics
+from kafka_shim.shim.coordinator.consumer.types import HeartbeatRequest as ConsumerHeartbeat
+from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Result, Topics
 from kafka_shim.shim.coordinator.subscription import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
@@ -88,23 +90,37 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     # --- upgrade -------------------------------------------------------------------------
 
-    def upgrade(self, snapshot: GroupSnapshot, topics: Topics, now: int) -> Result[str | None]:
-        """Take over a classic group's members (Kafka's convertToConsumerGroup); the answer is
-        why it cannot be done, or None when it was (the caller then releases the classic group)."""
-        refusal = upgrade_refusal(snapshot, self.config.max_size, self.config.upgrade_enabled)
-        if refusal is None:
-            try:
-                group = from_classic(snapshot, topics)
-            except NotConvertible as exc:
-                refusal = str(exc)
-        if refusal is not None:
-            return Result(f"Cannot upgrade classic group {snapshot.group_id} to consumer group: {refusal}.")
-        self._groups[group.group_id] = group
-        timers = tuple(
+    def upgrade(
+        self, snapshot: GroupSnapshot, request: ConsumerHeartbeat, topics: Topics, now: int
+    ) -> Result[HeartbeatResponse]:
+        """A member joins (epoch 0) a classic group that has members: Kafka's
+        convertToConsumerGroup and the join in one step, so a join that is refused converts
+        nothing (Kafka discards both together). The group was taken over if it exists here
+        afterwards; the caller then releases the classic group."""
+        try:
+            _validate(request, self.config)
+        except Refused as refused:
+            return Result(HeartbeatResponse(refused.error, refused.message))
+        not_found = HeartbeatResponse(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {snapshot.group_id} is not a consumer group."
+        )
+        if upgrade_refusal(snapshot, self.config.max_size, self.config.upgrade_enabled) is not None:
+            return Result(not_found)
+        try:
+            group = from_classic(snapshot, topics)
+        except NotConvertible:
+            return Result(not_found)
+        created = creation_records(group)
+        sessions = [
             (("session", group.group_id, m.member_id), now + self.session_timeout_of(m))
             for m in group.members.values()
-        )
-        return Result(None, tuple(creation_records(group)), timers)
+        ]
+        self._groups[group.group_id] = group
+        joined = self.heartbeat(request, topics, now)
+        if joined.response.error != ErrorCode.NONE:  # full, say: it stays classic
+            del self._groups[group.group_id]
+            return Result(joined.response)
+        return joined._replace(records=(*created, *joined.records), timers=(*sessions, *joined.timers))
 
     # --- downgrade -----------------------------------------------------------------------
 
@@ -261,9 +277,10 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             ((SYNC, group.group_id, member.member_id), None),
             (("session", group.group_id, member.member_id), now + member.classic.session_timeout_ms),
         ]
-        name = request.protocol_name or member.classic.protocols[0].name
-        assignment = encode_assignment(member.assigned, member.classic.protocols, topics, name)
-        return out.result(SyncResult(ErrorCode.NONE, CONSUMER_PROTOCOL_TYPE, name, assignment))
+        assignment = encode_assignment(member.assigned, member.classic.protocols, topics)
+        return out.result(
+            SyncResult(ErrorCode.NONE, request.protocol_type, request.protocol_name, assignment)
+        )
 
     def classic_heartbeat(self, request: HeartbeatRequest, now: int) -> Result[ErrorCode]:
         out = _Output()

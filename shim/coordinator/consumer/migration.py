@@ -50,22 +50,19 @@ def by_name(assignment: Assignment, topics: Topics) -> dict[str, list[int]]:
     return named
 
 
-def protocol_version(protocols: tuple[Protocol, ...], name: str | None = None) -> int:
-    """The consumer-protocol version a member speaks in `name` (default: its first protocol),
-    which its assignment is written in, as Kafka does."""
-    chosen = next((p for p in protocols if p.name == name), protocols[0] if protocols else None)
-    if chosen is None:
+def protocol_version(protocols: tuple[Protocol, ...]) -> int:
+    """The consumer-protocol version of a member's first protocol, which Kafka writes its
+    assignment in."""
+    if not protocols:
         return 0
     try:
-        return consumer_protocol.version_of(chosen.metadata)
+        return consumer_protocol.version_of(protocols[0].metadata)
     except ProtocolError:
         return 0
 
 
-def encode_assignment(
-    assignment: Assignment, protocols: tuple[Protocol, ...], topics: Topics, name: str | None = None
-) -> bytes:
-    return consumer_protocol.encode_assignment(by_name(assignment, topics), protocol_version(protocols, name))
+def encode_assignment(assignment: Assignment, protocols: tuple[Protocol, ...], topics: Topics) -> bytes:
+    return consumer_protocol.encode_assignment(by_name(assignment, topics), protocol_version(protocols))
 
 
 def upgrade_refusal(snapshot: GroupSnapshot, max_size: int, enabled: bool) -> str | None:
@@ -74,7 +71,7 @@ def upgrade_refusal(snapshot: GroupSnapshot, max_size: int, enabled: bool) -> st
         return "the online upgrade is disabled (group.consumer.migration.policy)"
     if snapshot.protocol_type != CONSUMER_PROTOCOL_TYPE:
         return "the group does not use the consumer embedded protocol"
-    if len(snapshot.members) >= max_size:
+    if len(snapshot.members) > max_size:
         return "the group size exceeds the consumer group maximum size"
     return None
 

@@ -10,7 +10,8 @@ import pytest
 
 from kafka_shim.protocol import consumer_protocol
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator.consumer import records
+from kafka_shim.shim.coordinator.consumer import HeartbeatRequest as ConsumerHeartbeat
+from kafka_shim.shim.coordinator.consumer import HeartbeatResponse, records
 from kafka_shim.shim.coordinator.consumer.classic import JOIN, SYNC
 from kafka_shim.shim.coordinator.consumer.member import MemberState
 from kafka_shim.shim.coordinator.types import (
@@ -65,17 +66,28 @@ def classic_group(*members: MemberSnapshot, protocol_type: str = "consumer") -> 
     return GroupSnapshot(GROUP, GENERATION, protocol_type, "range", members)
 
 
-def upgraded(**config: Any) -> Driver:
-    """A classic group of two members (a: 0-2, b: 3-5, generation 5) taken over."""
-    driver = Driver(**config)
-    refusal = driver.apply(
-        driver.coordinator.upgrade(
-            classic_group(classic_member("a", 0, 1, 2), classic_member("b", 3, 4, 5)),
-            driver.topics,
-            driver.clock.now,
-        )
+def upgrade(driver: Driver, snapshot: GroupSnapshot, **fields: Any) -> HeartbeatResponse:
+    """Consumer-protocol member k joins the classic group `snapshot` describes."""
+    request = ConsumerHeartbeat(
+        GROUP,
+        "k",
+        0,
+        rebalance_timeout_ms=fields.pop("rebalance_timeout_ms", REBALANCE_MS),
+        subscribed_topic_names=(TOPIC.name,),
+        owned={},
+        **fields,
     )
-    assert refusal is None
+    response: HeartbeatResponse = driver.apply(
+        driver.coordinator.upgrade(snapshot, request, driver.topics, driver.clock.now)
+    )
+    return response
+
+
+def upgraded(**config: Any) -> Driver:
+    """A classic group of two members (a: 0-2, b: 3-5, generation 5) taken over by k's join."""
+    driver = Driver(**config)
+    joined = upgrade(driver, classic_group(classic_member("a", 0, 1, 2), classic_member("b", 3, 4, 5)))
+    assert (joined.error, joined.member_epoch, joined.assignment) == (ErrorCode.NONE, GENERATION + 1, {})
     return driver
 
 
@@ -120,41 +132,40 @@ def synced_partitions(result: SyncResult) -> list[int]:
 def test_upgrade_keeps_generation_members_and_assignments_and_writes_them() -> None:
     driver = upgraded()
     group = driver.group
-    assert (group.group_epoch, group.assignment_epoch, group.state.value) == (
-        GENERATION,
-        GENERATION,
-        "Stable",
-    )
+    # k's join moved the group on; the classic members are still where the classic group was.
+    assert (group.group_epoch, group.assignment_epoch) == (GENERATION + 1, GENERATION + 1)
     a = group.members["a"]
-    assert (a.member_epoch, a.state, a.assigned, group.target_of("a")) == (
-        GENERATION,
-        MemberState.STABLE,
-        parts(0, 1, 2),
-        parts(0, 1, 2),
-    )
+    assert (a.member_epoch, a.state, a.assigned) == (GENERATION, MemberState.STABLE, parts(0, 1, 2))
     assert a.classic is not None and a.classic.session_timeout_ms == SESSION_MS
     assert a.subscribed_topic_names == (TOPIC.name,)
     # The records alone rebuild the same group, classic metadata included.
     replayed = records.replay(driver.log)[GROUP]
     assert replayed.members == group.members
-    assert (replayed.group_epoch, replayed.assignment_epoch) == (GENERATION, GENERATION)
+    assert (replayed.group_epoch, replayed.assignment_epoch) == (GENERATION + 1, GENERATION + 1)
     assert driver.deadlines.earliest() == driver.clock.now + SESSION_MS  # their own session timeout
 
 
+NOT_FOUND = ErrorCode.GROUP_ID_NOT_FOUND
+
+
 @pytest.mark.parametrize(
-    ("config", "snapshot", "why"),
+    ("config", "snapshot", "fields", "error"),
     [
-        ({"migration_policy": "disabled"}, classic_group(classic_member("a")), "disabled"),
-        ({"migration_policy": "downgrade"}, classic_group(classic_member("a")), "disabled"),
-        ({}, classic_group(classic_member("a"), protocol_type="connect"), "consumer embedded protocol"),
-        ({"max_size": 1}, classic_group(classic_member("a")), "maximum size"),
-        ({}, classic_group(classic_member("a")._replace(assignment=b"\x00\x00\x00")), "malformed"),
+        ({"migration_policy": "disabled"}, classic_group(classic_member("a")), {}, NOT_FOUND),
+        ({"migration_policy": "downgrade"}, classic_group(classic_member("a")), {}, NOT_FOUND),
+        ({}, classic_group(classic_member("a"), protocol_type="connect"), {}, NOT_FOUND),
+        ({"max_size": 1}, classic_group(classic_member("a"), classic_member("b")), {}, NOT_FOUND),
+        ({}, classic_group(classic_member("a")._replace(assignment=b"\x00\x00\x00")), {}, NOT_FOUND),
+        # The join itself is refused: nothing is converted either.
+        ({"max_size": 1}, classic_group(classic_member("a")), {}, ErrorCode.GROUP_MAX_SIZE_REACHED),
+        ({}, classic_group(classic_member("a")), {"rebalance_timeout_ms": -1}, ErrorCode.INVALID_REQUEST),
     ],
 )
-def test_upgrade_refused(config: dict[str, Any], snapshot: GroupSnapshot, why: str) -> None:
+def test_upgrade_refused(
+    config: dict[str, Any], snapshot: GroupSnapshot, fields: dict[str, Any], error: ErrorCode
+) -> None:
     driver = Driver(**config)
-    refusal = driver.apply(driver.coordinator.upgrade(snapshot, driver.topics, driver.clock.now))
-    assert refusal is not None and why in refusal
+    assert upgrade(driver, snapshot, **fields).error == error
     assert driver.coordinator.group(GROUP) is None and driver.log == []
 
 
@@ -162,9 +173,7 @@ def test_upgrade_refused(config: dict[str, Any], snapshot: GroupSnapshot, why: s
 
 
 def test_eager_classic_members_hand_over_partitions_by_rejoining() -> None:
-    driver = upgraded()
-    joined = driver.join("k")
-    assert (joined.member_epoch, joined.assignment) == (GENERATION + 1, {})  # all still held
+    driver = upgraded()  # k was assigned nothing yet: all still held
     # Sync at the old generation while not revoking: rejoin first.
     assert sync(driver, "a", GENERATION).error == ErrorCode.REBALANCE_IN_PROGRESS
     for name in ("a", "b"):
@@ -194,7 +203,6 @@ def test_eager_classic_members_hand_over_partitions_by_rejoining() -> None:
 
 def test_a_cooperative_member_rejoins_owning_what_it_kept() -> None:
     driver = upgraded()
-    driver.join("k")
     assert join(driver, "a", owned_subscription(0, 1, 2)).generation_id == GENERATION
     kept = synced_partitions(sync(driver, "a", GENERATION))
     # Still owning the revoked partition: it stays at its generation, revoking.
@@ -205,17 +213,17 @@ def test_a_cooperative_member_rejoins_owning_what_it_kept() -> None:
 def test_a_classic_member_waiting_for_freed_partitions_is_told_to_rejoin() -> None:
     driver = upgraded()
     joined = join(driver, "c")
-    assert joined.generation_id == GENERATION + 1
+    assert joined.generation_id == GENERATION + 2
     assert driver.group.members["c"].state == MemberState.UNRELEASED_PARTITIONS
-    assert synced_partitions(sync(driver, "c", GENERATION + 1)) == []
-    assert heartbeat(driver, "c", GENERATION + 1) == ErrorCode.NONE  # a and b still hold them
+    assert synced_partitions(sync(driver, "c", GENERATION + 2)) == []
+    assert heartbeat(driver, "c", GENERATION + 2) == ErrorCode.NONE  # a and b still hold them
     for name in ("a", "b"):
         for _ in range(2):
             join(driver, name)
             sync(driver, name, driver.epoch_of(name))
-    assert heartbeat(driver, "c", GENERATION + 1) == ErrorCode.REBALANCE_IN_PROGRESS  # now free
+    assert heartbeat(driver, "c", GENERATION + 2) == ErrorCode.REBALANCE_IN_PROGRESS  # now free
     join(driver, "c")
-    assert len(synced_partitions(sync(driver, "c", GENERATION + 1))) == 2
+    assert synced_partitions(sync(driver, "c", GENERATION + 2))
 
 
 # --- new classic members, errors -----------------------------------------------------------
@@ -227,8 +235,8 @@ def test_a_new_dynamic_member_is_handed_an_id_first() -> None:
     assert required.error == ErrorCode.MEMBER_ID_REQUIRED and required.member_id
     assert required.member_id not in driver.group.members
     joined = join(driver, required.member_id)
-    assert (joined.error, joined.generation_id) == (ErrorCode.NONE, GENERATION + 1)
-    assert driver.group.group_epoch == GENERATION + 1
+    assert (joined.error, joined.generation_id) == (ErrorCode.NONE, GENERATION + 2)
+    assert driver.group.group_epoch == GENERATION + 2
 
 
 @pytest.mark.parametrize(
@@ -261,14 +269,12 @@ def test_classic_requests_refused(act: Any, error: ErrorCode) -> None:
 
 def test_the_consumer_protocol_member_is_not_a_classic_one() -> None:
     driver = upgraded()
-    driver.join("k")
     assert heartbeat(driver, "k", GENERATION + 1) == ErrorCode.UNKNOWN_MEMBER_ID
     assert join(driver, "k").error == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def test_a_full_group_refuses_a_new_classic_member() -> None:
     driver = upgraded(max_size=3)
-    driver.join("k")
     assert join(driver, "c").error == ErrorCode.GROUP_MAX_SIZE_REACHED
 
 
@@ -287,12 +293,11 @@ def test_a_classic_member_expires_on_its_own_session_timeout() -> None:
     driver.advance(SESSION_MS - 1)
     heartbeat(driver, "a", GENERATION)
     driver.advance(SESSION_MS - 1)
-    assert set(driver.group.members) == {"a"}  # b did not heartbeat
+    assert set(driver.group.members) == {"a", "k"}  # b did not heartbeat
 
 
 def test_a_member_told_to_rejoin_that_does_not_is_removed_after_its_rebalance_timeout() -> None:
     driver = upgraded(session_timeout_ms=10 * REBALANCE_MS)
-    driver.join("k")
     for _ in range(REBALANCE_MS // 1000):
         assert heartbeat(driver, "a", GENERATION) == ErrorCode.REBALANCE_IN_PROGRESS
         driver.beat("k", GENERATION + 1)
@@ -307,7 +312,7 @@ def test_a_member_that_joined_must_sync_within_its_rebalance_timeout() -> None:
     join(driver, "a")
     assert (JOIN, GROUP, "a") not in driver.deadlines
     assert (SYNC, GROUP, "a") in driver.deadlines
-    sync(driver, "a", GENERATION)
+    assert sync(driver, "a", driver.epoch_of("a")).error == ErrorCode.NONE
     assert (SYNC, GROUP, "a") not in driver.deadlines
 
 
@@ -316,7 +321,6 @@ def test_a_member_that_joined_must_sync_within_its_rebalance_timeout() -> None:
 
 def settled_with_consumer_member(**config: Any) -> Driver:
     driver = upgraded(**config)
-    driver.join("k")
     for name in ("a", "b"):
         for _ in range(2):  # the first rejoin revokes, the second moves to the new epoch
             join(driver, name)
