@@ -27,8 +27,8 @@ answers REBALANCE_IN_PROGRESS and its next JoinGroup, owning none of them (eager
 rejoin owning nothing), moves it to the new epoch.
 
 Conversions (migration.py): a ConsumerGroupHeartbeat joining a classic group with members
-upgrades it when the policy allows, it uses the consumer protocol and it is smaller than
-group.consumer.max.size; when the last consumer-protocol member leaves or is fenced and the
+upgrades it when the policy allows, it uses the consumer protocol and has no more members
+than group.consumer.max.size (and the join itself is accepted); when the last consumer-protocol member leaves or is fenced and the
 policy allows, the group (if it fits group.max.size) becomes classic again.
 """
 
