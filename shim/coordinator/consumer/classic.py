@@ -28,8 +28,9 @@ rejoin owning nothing), moves it to the new epoch.
 
 Conversions (migration.py): a ConsumerGroupHeartbeat joining a classic group with members
 upgrades it when the policy allows, it uses the consumer protocol and has no more members
-than group.consumer.max.size (and the join itself is accepted); when the last consumer-protocol member leaves or is fenced and the
-policy allows, the group (if it fits group.max.size) becomes classic again.
+than group.consumer.max.size (and the join itself is accepted); when the last
+consumer-protocol member leaves or is fenced and the policy allows, the group (if it fits
+group.max.size) becomes classic again.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ from kafka_shim.shim.coordinator.consumer.migration import (
     creation_records,
     encode_assignment,
     from_classic,
+    may_upgrade,
     to_classic,
-    upgrade_refusal,
 )
 from kafka_shim.shim.coordinator.consumer.types import HeartbeatRequest as ConsumerHeartbeat
 from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Result, Topics
@@ -104,7 +105,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         not_found = HeartbeatResponse(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {snapshot.group_id} is not a consumer group."
         )
-        if upgrade_refusal(snapshot, self.config.max_size, self.config.upgrade_enabled) is not None:
+        if not may_upgrade(snapshot, self.config.max_size, self.config.upgrade_enabled):
             return Result(not_found)
         try:
             group = from_classic(snapshot, topics)

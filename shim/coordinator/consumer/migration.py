@@ -65,15 +65,10 @@ def encode_assignment(assignment: Assignment, protocols: tuple[Protocol, ...], t
     return consumer_protocol.encode_assignment(by_name(assignment, topics), protocol_version(protocols))
 
 
-def upgrade_refusal(snapshot: GroupSnapshot, max_size: int, enabled: bool) -> str | None:
-    """Kafka's validateOnlineUpgrade: why the classic group may not become a consumer group."""
-    if not enabled:
-        return "the online upgrade is disabled (group.consumer.migration.policy)"
-    if snapshot.protocol_type != CONSUMER_PROTOCOL_TYPE:
-        return "the group does not use the consumer embedded protocol"
-    if len(snapshot.members) > max_size:
-        return "the group size exceeds the consumer group maximum size"
-    return None
+def may_upgrade(snapshot: GroupSnapshot, max_size: int, enabled: bool) -> bool:
+    """Kafka's validateOnlineUpgrade: the policy allows it, the group uses the consumer
+    embedded protocol and it is not larger than a consumer group may be."""
+    return enabled and snapshot.protocol_type == CONSUMER_PROTOCOL_TYPE and len(snapshot.members) <= max_size
 
 
 def from_classic(snapshot: GroupSnapshot, topics: Topics) -> ConsumerGroup:
