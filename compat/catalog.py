@@ -6,6 +6,7 @@ from compat import (
     scenarios_data,
     scenarios_groups,
     scenarios_kip848,
+    scenarios_migration,
     scenarios_scale,
     scenarios_security,
     scenarios_transactions,
@@ -55,6 +56,11 @@ SCENARIOS: dict[str, Scenario] = {
             "group.protocol=consumer: round trip; join/leave/crash (uniform, range); regex",
             scenarios_kip848.kip848,
             scenarios_kip848.not_applicable,
+        ),
+        Scenario(
+            "migration",
+            "online migration: 3 classic members replaced one by one by consumer-protocol ones, and back",
+            scenarios_migration.migration,
         ),
         Scenario(
             "transactions",

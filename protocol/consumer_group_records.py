@@ -12,8 +12,9 @@ declared struct; the key's version says what the record is (Kafka 4's record typ
   16 ConsumerGroupRegularExpression  value: the topics a subscription regex matched
 
 Every value is version 0 (flexible). A null value is a tombstone. Tagged fields Kafka added
-later (ConsumerGroupMetadataValue's MetadataHash, a classic member's metadata, assignment
-epochs) are skipped on read, as Kafka skips tags it does not know, and never written.
+later (ConsumerGroupMetadataValue's MetadataHash, assignment epochs) are skipped on read,
+as Kafka skips tags it does not know, and never written; a classic member's metadata (tag 0
+of MemberMetadata) is kept.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT8, INT32, INT64, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT8, INT32, INT64, STRING, UUID, Array, Field, Message, Struct
 
 VALUE_VERSION: Final = 0
 
@@ -97,6 +98,19 @@ VALUES: Final[dict[int, Message]] = {
             Field("subscribed_topic_regex", STRING, nullable="0+", default=None),
             Field("rebalance_timeout_ms", INT32, default=-1),
             Field("server_assignor", STRING, nullable="0+", default=None),
+            # a member that uses the classic protocol (KIP-848's online migration); null otherwise
+            Field(
+                "classic_member_metadata",
+                Struct(
+                    [
+                        Field("session_timeout_ms", INT32),
+                        Field("supported_protocols", Array(Field("name", STRING), Field("metadata", BYTES))),
+                    ]
+                ),
+                nullable="0+",
+                tag=0,
+                default=None,
+            ),
         ],
     ),
     TARGET_ASSIGNMENT_METADATA: _value(

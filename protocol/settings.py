@@ -253,8 +253,9 @@ _DECLARED = [
             "consumer_max_size", minimum=1),
     _broker("group.consumer.assignors", LIST, "uniform,range", "server-side assignors, the first the "
             "default", "consumer_assignors", choices=("uniform", "range")),
-    _broker("group.consumer.migration.policy", STRING, "bidirectional", "accepted, not acted on: online "
-            "migration between classic and consumer groups is not implemented", "consumer_migration_policy",
+    _broker("group.consumer.migration.policy", STRING, "bidirectional",
+            "online conversion of a group between classic and consumer (upgrade, downgrade, both, neither)",
+            "consumer_migration_policy",
             choices=("bidirectional", "upgrade", "downgrade", "disabled")),
     # --- transactions
     _broker("transaction.max.timeout.ms", INT, "900000", "a longer transaction.timeout.ms is refused "

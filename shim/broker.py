@@ -16,10 +16,12 @@ from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import (
     ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
+    HeartbeatRequest,
+    HeartbeatResponse,
     Result,
     TopicInfo,
 )
+from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
@@ -122,8 +124,9 @@ class Broker:
         )
         # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
-        # fetches, retention and the offsets log are shared).
-        self.consumer_groups = ConsumerGroupCoordinator(ConsumerGroupConfig.from_broker(config))
+        # fetches, retention and the offsets log are shared). Its timers are kept here. Groups
+        # move between the two online (KIP-848's migration): see upgrade and apply.
+        self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
         self.apply(self.consumer_groups.load(replayed, clock()))
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
@@ -227,7 +230,20 @@ class Broker:
                 respond = self._waiting.pop(waiter, None)
                 if respond is not None:
                     respond(answer)
+        elif outcome.downgraded is not None:  # its last consumer-protocol member left
+            self.apply(self.groups.adopt_group(outcome.downgraded, self.clock()))
         return outcome.response
+
+    def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
+        """A consumer-protocol member joins a classic group with members: the group becomes a
+        consumer group with its classic members in it (KIP-848's online upgrade), or the
+        member is told why not."""
+        snapshot = self.groups.snapshot_group(join.group_id)
+        assert snapshot is not None, f"{join.group_id} has no classic members"
+        result = self.consumer_groups.upgrade(snapshot, join, self.consumer_topics, now)
+        if self.consumer_groups.group(join.group_id) is not None:
+            self.apply(self.groups.release_group(join.group_id, now))  # its tombstone goes first, as in Kafka
+        return self.apply(result)
 
     def next_deadline(self) -> int | None:
         """The earliest deadline of any coordinator (the server's timer loop sleeps until it)."""

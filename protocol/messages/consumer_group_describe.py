@@ -11,7 +11,7 @@ from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, A
 
 # Kafka's "not requested" value for authorized_operations.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
-CONSUMER_MEMBER_TYPE = 1
+CLASSIC_MEMBER_TYPE, CONSUMER_MEMBER_TYPE = 0, 1  # MemberType (v1+): the protocol a member speaks
 NO_ASSIGNMENT: Mapping[str, Any] = MappingProxyType({"topic_partitions": ()})
 
 

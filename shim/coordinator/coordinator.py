@@ -40,6 +40,7 @@ from kafka_shim.shim.coordinator.types import (
     FetchedOffset,
     GroupDescription,
     GroupListing,
+    GroupSnapshot,
     GroupTimer,
     HeartbeatRequest,
     JoinRequest,
@@ -47,6 +48,7 @@ from kafka_shim.shim.coordinator.types import (
     LeaveResult,
     MemberDescription,
     MemberIdentity,
+    MemberSnapshot,
     SyncRequest,
     SyncResult,
     TopicPartition,
@@ -183,6 +185,85 @@ class GroupCoordinator:
             out.cancel(GroupTimer(kind, group.group_id))
         for member_id in [*group.members, *group.pending_members]:
             self._cancel_member_timers(group, member_id, out)
+
+    # --- online migration (KIP-848) -------------------------------------------------------
+
+    def snapshot_group(self, group_id: str) -> GroupSnapshot | None:
+        """A group's members as they are (None if it has none), for a consumer group to take."""
+        group = self._groups.get(group_id)
+        if group is None or not group.members:
+            return None
+        return GroupSnapshot(
+            group_id,
+            group.generation_id,
+            group.protocol_type or "",
+            group.protocol_name,
+            tuple(
+                MemberSnapshot(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    m.rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    m.protocols,
+                    m.assignment,
+                )
+                for m in group.members.values()
+            ),
+        )
+
+    def release_group(self, group_id: str, now: int) -> Outcome[None]:
+        """Hand a group's members over to a consumer group: waiting joins and syncs are told
+        REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
+        Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
+        deletes the classic group)."""
+        out = Effects()
+        group = self._groups[group_id]
+        for member_id in [*group.members, *group.pending_members]:
+            member = group.members.get(member_id)
+            if member is not None:
+                self._answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
+                self._answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
+            group.remove(member_id)
+            self._cancel_member_timers(group, member_id, out)
+        for kind in ("join", "sync"):
+            out.cancel(GroupTimer(kind, group_id))
+        group.pending_join = None
+        group.restore_empty(group.generation_id, group.protocol_type, now)
+        out.records.append(records.group_tombstone(group_id))
+        return out.outcome(None)
+
+    def adopt_group(self, snapshot: GroupSnapshot, now: int) -> Outcome[None]:
+        """A consumer group whose members all use the classic protocol becomes classic again
+        (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
+        the members' assignments, then a rebalance, so the members rejoin as classic ones."""
+        out = Effects()
+        group = self._groups.get(snapshot.group_id) or self._create_group(snapshot.group_id, now, out)
+        assert not group.members, f"group {snapshot.group_id} already has classic members"
+        group.protocol_type = snapshot.protocol_type
+        for taken in snapshot.members:
+            member = Member(
+                member_id=taken.member_id,
+                group_instance_id=taken.group_instance_id,
+                client_id=taken.client_id,
+                client_host=taken.client_host,
+                rebalance_timeout_ms=taken.rebalance_timeout_ms,
+                session_timeout_ms=taken.session_timeout_ms,
+                protocol_type=snapshot.protocol_type,
+                protocols=taken.protocols,
+                assignment=taken.assignment,
+            )
+            group.add(member, None)
+            self._schedule_heartbeat(group, member, now, out)
+        group.generation_id = snapshot.generation_id
+        group.protocol_name = group.select_protocol()
+        group.subscribed_topics = None  # unknown until the rebalance ends: every topic counts
+        group.state, group.state_since_ms = GroupState.STABLE, now  # as Kafka builds it, not a transition
+        out.records.append(records.group_record(group))
+        # The members changed under it: every one must rejoin as a classic member.
+        self._prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+        return self._settle(out, now, None)
 
     # --- JoinGroup -----------------------------------------------------------------------
 

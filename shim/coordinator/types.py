@@ -197,3 +197,25 @@ def by_topic(per_partition: Mapping[TopicPartition, T]) -> dict[str, list[tuple[
     for tp, value in per_partition.items():
         topics.setdefault(tp.topic, []).append((tp.partition, value))
     return topics
+
+
+class MemberSnapshot(NamedTuple):
+    """A classic member as it moves between a classic group and a consumer group (KIP-848's
+    online migration): who it is, its timeouts, its protocols and its assignment."""
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocols: tuple[Protocol, ...]
+    assignment: bytes
+
+
+class GroupSnapshot(NamedTuple):
+    group_id: str
+    generation_id: int
+    protocol_type: str
+    protocol_name: str | None
+    members: tuple[MemberSnapshot, ...]

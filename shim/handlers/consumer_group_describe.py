@@ -10,6 +10,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import (
     API,
     AUTHORIZED_OPERATIONS_OMITTED,
+    CLASSIC_MEMBER_TYPE,
     CONSUMER_MEMBER_TYPE,
 )
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
@@ -73,7 +74,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                         "subscribed_topic_regex": m.subscribed_topic_regex,
                         "assignment": _assignment(m.assignment, topics),
                         "target_assignment": _assignment(m.target_assignment, topics),
-                        "member_type": CONSUMER_MEMBER_TYPE,
+                        "member_type": CLASSIC_MEMBER_TYPE
+                        if m.uses_classic_protocol
+                        else CONSUMER_MEMBER_TYPE,
                     }
                     for m in group.members
                 ],

@@ -1,8 +1,10 @@
 """ConsumerGroupHeartbeat: KIP-848 members join, heartbeat, reconcile and leave.
 
-A group id belongs to one protocol: a heartbeat for a classic group that has members is
-answered GROUP_ID_NOT_FOUND, as Kafka answers it when migration does not apply. The
-coordinator's records reach `__consumer_offsets` before the answer leaves.
+A member joining (epoch 0) a classic group that has members upgrades it to a consumer group
+(KIP-848's online migration; its classic members stay, see coordinator/consumer/classic.py)
+when group.consumer.migration.policy and the group allow; otherwise, and for any other
+heartbeat, a classic group is answered GROUP_ID_NOT_FOUND, as Kafka does. The coordinator's
+records reach `__consumer_offsets` before the answer leaves.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.consumer_group_heartbeat import API
+from kafka_shim.protocol.messages.consumer_group_heartbeat import API, JOIN_EPOCH
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import GroupState
@@ -42,31 +44,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    elif _is_live_classic_group(ctx, request.group_id):
+    elif _is_live_classic_group(ctx, request.group_id) and request.member_epoch != JOIN_EPOCH:
         answer = HeartbeatResponse(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
         )
+    elif _is_live_classic_group(ctx, request.group_id):
+        answer = broker.upgrade(_request(ctx, request), ctx.now_ms())
     else:
-        owned = None
-        if request.topic_partitions is not None:
-            owned = {t.topic_id: frozenset(t.partitions) for t in request.topic_partitions if t.partitions}
-        beat = HeartbeatRequest(
-            group_id=request.group_id,
-            member_id=request.member_id,
-            member_epoch=request.member_epoch,
-            instance_id=request.instance_id,
-            rack_id=request.rack_id,
-            rebalance_timeout_ms=request.rebalance_timeout_ms,
-            subscribed_topic_names=(
-                None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names)
-            ),
-            subscribed_topic_regex=request.subscribed_topic_regex,
-            server_assignor=request.server_assignor,
-            owned=owned,
-            client_id=ctx.client_id or "",
-            client_host=client_host(ctx),
-            api_version=ctx.api_version,
-        )
+        beat = _request(ctx, request)
         answer = broker.apply(broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))
     return {
         "throttle_time_ms": 0,
@@ -77,6 +62,29 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         "heartbeat_interval_ms": answer.heartbeat_interval_ms,
         "assignment": None if answer.assignment is None else _assignment(answer.assignment),
     }
+
+
+def _request(ctx: RequestContext, request: Any) -> HeartbeatRequest:
+    owned = None
+    if request.topic_partitions is not None:
+        owned = {t.topic_id: frozenset(t.partitions) for t in request.topic_partitions if t.partitions}
+    return HeartbeatRequest(
+        group_id=request.group_id,
+        member_id=request.member_id,
+        member_epoch=request.member_epoch,
+        instance_id=request.instance_id,
+        rack_id=request.rack_id,
+        rebalance_timeout_ms=request.rebalance_timeout_ms,
+        subscribed_topic_names=(
+            None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names)
+        ),
+        subscribed_topic_regex=request.subscribed_topic_regex,
+        server_assignor=request.server_assignor,
+        owned=owned,
+        client_id=ctx.client_id or "",
+        client_host=client_host(ctx),
+        api_version=ctx.api_version,
+    )
 
 
 def _is_live_classic_group(ctx: RequestContext, group_id: str) -> bool:

@@ -1,4 +1,5 @@
-"""Heartbeat: keeps a member's session alive; its error tells of rebalances and fencing."""
+"""Heartbeat: keeps a member's session alive; its error tells of rebalances and fencing (a
+classic member of a consumer group hears REBALANCE_IN_PROGRESS when it must rejoin)."""
 
 from __future__ import annotations
 
@@ -20,4 +21,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )
     broker = ctx.broker
-    return {"throttle_time_ms": 0, "error_code": broker.apply(broker.groups.heartbeat(beat, ctx.now_ms()))}
+    if broker.consumer_groups.group(request.group_id) is not None:
+        error = broker.apply(broker.consumer_groups.classic_heartbeat(beat, ctx.now_ms()))
+    else:
+        error = broker.apply(broker.groups.heartbeat(beat, ctx.now_ms()))
+    return {"throttle_time_ms": 0, "error_code": error}

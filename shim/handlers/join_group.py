@@ -1,4 +1,8 @@
-"""JoinGroup: hand the request to the coordinator and wait for its (possibly delayed) answer."""
+"""JoinGroup: hand the request to the coordinator and wait for its (possibly delayed) answer.
+
+A JoinGroup for a consumer group with members makes a classic member of it (KIP-848's
+online migration), answered at once by the consumer-group coordinator; for an empty
+consumer group the group becomes classic (its offsets stay)."""
 
 from __future__ import annotations
 
@@ -34,18 +38,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return _refused(version)
     broker = ctx.broker
-    consumer_group = broker.consumer_groups.group(request.group_id)
-    if consumer_group is not None:
-        if consumer_group.members:
-            # Classic members inside a consumer group (KIP-848's online migration) are not
-            # supported: refused as Kafka refuses a join it cannot take.
-            refused = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-            return {
-                "error_code": refused,
-                "member_id": request.member_id,
-                "protocol_name": None if version >= 7 else "",
-            }
-        broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
     join = JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,
@@ -61,9 +53,22 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         supports_skip_assignment=version >= 9,
         reason=request.reason,
     )
-    result: JoinResult = await ctx.deferred(
-        lambda respond: broker.apply(broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond)))
-    )
+    consumer_group = broker.consumer_groups.group(request.group_id)
+    config = broker.groups.config
+    result: JoinResult
+    if consumer_group is not None and consumer_group.members:
+        if not config.min_session_timeout_ms <= join.session_timeout_ms <= config.max_session_timeout_ms:
+            result = JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, join.member_id)
+        else:
+            result = broker.apply(
+                broker.consumer_groups.classic_join(join, broker.consumer_topics, ctx.now_ms())
+            )
+    else:
+        if consumer_group is not None:
+            broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
+        result = await ctx.deferred(
+            lambda respond: broker.apply(broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond)))
+        )
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

@@ -21,7 +21,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     else:
         leaving = [MemberIdentity(request.member_id)]
     broker = ctx.broker
-    result = broker.apply(broker.groups.leave_group(request.group_id, leaving, ctx.now_ms()))
+    if broker.consumer_groups.group(request.group_id) is not None:  # classic members of a consumer group
+        result = broker.apply(
+            broker.consumer_groups.classic_leave(
+                request.group_id, leaving, broker.consumer_topics, ctx.now_ms()
+            )
+        )
+    else:
+        result = broker.apply(broker.groups.leave_group(request.group_id, leaving, ctx.now_ms()))
     error = result.error
     if ctx.api_version < 3 and error == ErrorCode.NONE:
         # Single-member versions carry the member's own error at the top level.

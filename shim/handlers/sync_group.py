@@ -1,4 +1,5 @@
-"""SyncGroup: the leader's assignment in, each member's own assignment out (possibly later)."""
+"""SyncGroup: the leader's assignment in, each member's own assignment out (possibly later).
+A classic member of a consumer group gets the assignment the broker computed for it."""
 
 from __future__ import annotations
 
@@ -31,9 +32,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             assignments={a.member_id: bytes(a.assignment) for a in request.assignments},
         )
         broker = ctx.broker
-        result = await ctx.deferred(
-            lambda respond: broker.apply(broker.groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond)))
-        )
+        if broker.consumer_groups.group(request.group_id) is not None:
+            result = broker.apply(
+                broker.consumer_groups.classic_sync(sync, broker.consumer_topics, ctx.now_ms())
+            )
+        else:
+            groups = broker.groups
+            result = await ctx.deferred(
+                lambda respond: broker.apply(groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond)))
+            )
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

@@ -8,6 +8,10 @@ from kafka_shim.protocol.settings import list_items
 from kafka_shim.shim.config import BrokerConfig
 
 UNIFORM, RANGE = "uniform", "range"
+# group.consumer.migration.policy: which online conversions between classic and consumer groups
+# may happen (upgrade: classic -> consumer, downgrade: consumer -> classic).
+UPGRADE_POLICIES = frozenset({"bidirectional", "upgrade"})
+DOWNGRADE_POLICIES = frozenset({"bidirectional", "downgrade"})
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,16 @@ class ConsumerGroupConfig:
     session_timeout_ms: int = 10_000
     max_size: int = 2**31 - 1
     assignors: tuple[str, ...] = (UNIFORM, RANGE)  # the first is the default
+    migration_policy: str = "bidirectional"
+    classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade may not exceed it
+
+    @property
+    def upgrade_enabled(self) -> bool:
+        return self.migration_policy in UPGRADE_POLICIES
+
+    @property
+    def downgrade_enabled(self) -> bool:
+        return self.migration_policy in DOWNGRADE_POLICIES
 
     @property
     def default_assignor(self) -> str:
@@ -33,4 +47,6 @@ class ConsumerGroupConfig:
             session_timeout_ms=config.consumer_session_timeout_ms,
             max_size=config.consumer_max_size,
             assignors=tuple(list_items(config.consumer_assignors)),
+            migration_policy=config.consumer_migration_policy,
+            classic_max_size=config.max_group_size,
         )

@@ -39,6 +39,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
+from typing import TypeVar
 
 from kafka_shim.protocol import consumer_group_records as kind
 from kafka_shim.protocol.errors import ErrorCode
@@ -51,6 +52,7 @@ from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup, ConsumerGr
 from kafka_shim.shim.coordinator.consumer.member import ConsumerMember, MemberState
 from kafka_shim.shim.coordinator.consumer.reconcile import reconcile
 from kafka_shim.shim.coordinator.consumer.types import (
+    Assignment,
     GroupDescription,
     HeartbeatRequest,
     HeartbeatResponse,
@@ -61,6 +63,9 @@ from kafka_shim.shim.coordinator.consumer.types import (
     is_subset,
     normalized,
 )
+from kafka_shim.shim.coordinator.types import GroupSnapshot
+
+T = TypeVar("T")
 
 
 def random_member_id() -> str:
@@ -80,6 +85,10 @@ class _Output:
     def __init__(self) -> None:
         self.records: list[OffsetsRecord] = []
         self.timers: list[tuple[Hashable, int | None]] = []
+        self.downgraded: GroupSnapshot | None = None
+
+    def result(self, response: T) -> Result[T]:
+        return Result(response, tuple(self.records), tuple(self.timers), self.downgraded)
 
 
 class ConsumerGroupCoordinator:
@@ -104,11 +113,15 @@ class ConsumerGroupCoordinator:
         """Rebuild the groups from the offsets log; every member's session starts now."""
         self._groups.update(records.replay(log))
         timers = tuple(
-            (("session", g.group_id, m), now + self.config.session_timeout_ms)
+            (("session", g.group_id, m.member_id), now + self.session_timeout_of(m))
             for g in self._groups.values()
-            for m in g.members
+            for m in g.members.values()
         )
         return Result(None, (), timers)
+
+    def session_timeout_of(self, member: ConsumerMember) -> int:
+        """A classic member keeps the session timeout it joined with."""
+        return self.config.session_timeout_ms if member.classic is None else member.classic.session_timeout_ms
 
     # --- ConsumerGroupHeartbeat ----------------------------------------------------------
 
@@ -122,7 +135,7 @@ class ConsumerGroupCoordinator:
                 response = self._beat(request, topics, now, out)
         except Refused as refused:
             return Result(HeartbeatResponse(refused.error, refused.message))
-        return Result(response, tuple(out.records), tuple(out.timers))
+        return out.result(response)
 
     def _beat(self, request: HeartbeatRequest, topics: Topics, now: int, out: _Output) -> HeartbeatResponse:
         joining = request.member_epoch == JOIN_EPOCH
@@ -149,33 +162,9 @@ class ConsumerGroupCoordinator:
             out.timers += [(("session", group.group_id, replaced.member_id), None)]
             group.target[member_id] = old_target
             out.records.append(records.target_member(group.group_id, member_id, old_target))
-        bump = new_member and replaced is None
-        if new_member or updated.subscription() != member.subscription():
-            out.records.append(records.member_metadata(group.group_id, updated))
-            if (updated.subscribed_topic_names, updated.subscribed_topic_regex) != (
-                member.subscribed_topic_names,
-                member.subscribed_topic_regex,
-            ):
-                bump = True
-        group.put_member(updated)
-        bump = self._refresh_subscriptions(group, topics, now, out) or bump
-        if bump:
-            self._bump_group_epoch(group, out)
-        if group.group_epoch > group.assignment_epoch:
-            self._compute_target(group, out)
-
-        reconciled = reconcile(
-            updated, group.assignment_epoch, group.target_of(member_id), group.owner_epoch, request.owned
+        reconciled = self._upsert(
+            group, member, updated, request.owned, topics, now, out, bump=new_member and replaced is None
         )
-        if new_member or reconciled.reconciliation() != updated.reconciliation():
-            group.put_member(reconciled)
-            out.records.append(records.current_assignment(group.group_id, reconciled))
-            revocation_deadline = (
-                now + max(reconciled.rebalance_timeout_ms, 0)
-                if reconciled.state == MemberState.UNREVOKED_PARTITIONS
-                else None
-            )
-            out.timers.append((("revocation", group.group_id, member_id), revocation_deadline))
         out.timers.append((("session", group.group_id, member_id), now + self.config.session_timeout_ms))
         self._groups[group.group_id] = group
 
@@ -192,6 +181,51 @@ class ConsumerGroupCoordinator:
             heartbeat_interval_ms=self._interval(group),
             assignment=reconciled.assigned if full or changed else None,
         )
+
+    def _upsert(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerMember,
+        updated: ConsumerMember,
+        owned: Assignment | None,
+        topics: Topics,
+        now: int,
+        out: _Output,
+        *,
+        bump: bool,
+    ) -> ConsumerMember:
+        """Put the member as `updated` says (it was `member`), move the group epoch and the
+        target assignment if its subscription or the topics changed, and reconcile it with
+        what it says it `owned`; the member as it stands then."""
+        member_id = updated.member_id
+        new_member = member_id not in group.members
+        if new_member or updated.subscription() != member.subscription():
+            out.records.append(records.member_metadata(group.group_id, updated))
+            if (updated.subscribed_topic_names, updated.subscribed_topic_regex) != (
+                member.subscribed_topic_names,
+                member.subscribed_topic_regex,
+            ):
+                bump = True
+        group.put_member(updated)
+        bump = self._refresh_subscriptions(group, topics, now, out) or bump
+        if bump:
+            self._bump_group_epoch(group, out)
+        if group.group_epoch > group.assignment_epoch:
+            self._compute_target(group, out)
+
+        reconciled = reconcile(
+            updated, group.assignment_epoch, group.target_of(member_id), group.owner_epoch, owned
+        )
+        if new_member or reconciled.reconciliation() != updated.reconciliation():
+            group.put_member(reconciled)
+            out.records.append(records.current_assignment(group.group_id, reconciled))
+            revocation_deadline = (
+                now + max(reconciled.rebalance_timeout_ms, 0)
+                if reconciled.state == MemberState.UNREVOKED_PARTITIONS
+                else None
+            )
+            out.timers.append((("revocation", group.group_id, member_id), revocation_deadline))
+        return reconciled
 
     def _interval(self, group: ConsumerGroup) -> int:
         if group.state == ConsumerGroupState.STABLE:
@@ -295,7 +329,7 @@ class ConsumerGroupCoordinator:
         )
         if group is not None and expired:
             self._fence(group, member_id, topics, now, out)
-        return Result(None, tuple(out.records), tuple(out.timers))
+        return out.result(None)
 
     # --- epochs, subscriptions, target assignment ------------------------------------------
 
@@ -359,6 +393,8 @@ class ConsumerGroupCoordinator:
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
+        if member.classic is not None:  # a classic member commits with its generation
+            return None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
         if api_version < 9:
             return ErrorCode.UNSUPPORTED_VERSION  # consumer-protocol members commit with v9+
         return None if member_epoch == member.member_epoch else ErrorCode.STALE_MEMBER_EPOCH
@@ -390,6 +426,7 @@ class ConsumerGroupCoordinator:
                 m.subscribed_topic_regex,
                 m.assigned,
                 group.target_of(m.member_id),
+                m.classic is not None,
             )
             for m in group.members.values()
         )
@@ -412,10 +449,7 @@ class ConsumerGroupCoordinator:
         if group.members:
             return Result(ErrorCode.NON_EMPTY_GROUP)
         del self._groups[group_id]
-        dead = [records.tombstone(kind.REGULAR_EXPRESSION, group_id, r) for r in group.resolved_regexes]
-        for record_type in (kind.TARGET_ASSIGNMENT_METADATA, kind.PARTITION_METADATA, kind.GROUP_METADATA):
-            dead.append(records.tombstone(record_type, group_id))
-        return Result(ErrorCode.NONE, tuple(dead))
+        return Result(ErrorCode.NONE, tuple(records.group_tombstones(group)))
 
 
 def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:
@@ -511,6 +545,7 @@ def _updated(member: ConsumerMember, request: HeartbeatRequest) -> ConsumerMembe
         "subscribed_topic_regex": regex,
         "client_id": request.client_id,
         "client_host": request.client_host,
+        "classic": None,  # a heartbeat speaks the consumer protocol
     }
     if all(getattr(member, name) == value for name, value in changes.items()):
         return member  # the usual heartbeat: nothing to copy

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from enum import IntEnum
 
 from kafka_shim.shim.coordinator.consumer.types import NO_PARTITIONS, Assignment
+from kafka_shim.shim.coordinator.types import Protocol
 
 
 class MemberState(IntEnum):
@@ -15,6 +16,16 @@ class MemberState(IntEnum):
     UNREVOKED_PARTITIONS = 1  # must give up `pending_revocation` before moving on
     UNRELEASED_PARTITIONS = 2  # at the target epoch, waiting for others to release partitions
     UNKNOWN = 127
+
+
+@dataclass(frozen=True)
+class ClassicMetadata:
+    """A member that speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat) inside a
+    consumer group: its session timeout and the protocols it joined with (Kafka's
+    ClassicMemberMetadata)."""
+
+    session_timeout_ms: int
+    protocols: tuple[Protocol, ...]
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,7 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=lambda: NO_PARTITIONS)
     pending_revocation: Assignment = field(default_factory=lambda: NO_PARTITIONS)
+    classic: ClassicMetadata | None = None  # None: it uses the consumer protocol
 
     def subscription(self) -> tuple[object, ...]:
         """What the member-metadata record holds: a change of it is written down."""
@@ -45,6 +57,7 @@ class ConsumerMember:
             self.subscribed_topic_regex,
             self.rebalance_timeout_ms,
             self.server_assignor,
+            self.classic,
         )
 
     def reconciliation(self) -> tuple[object, ...]:

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from typing import Any
 
 from kafka_shim.protocol import consumer_group_records as kind
 from kafka_shim.protocol.consumer_group_records import ConsumerGroupKey, ConsumerGroupValue
 from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup
-from kafka_shim.shim.coordinator.consumer.member import ConsumerMember, MemberState
+from kafka_shim.shim.coordinator.consumer.member import ClassicMetadata, ConsumerMember, MemberState
 from kafka_shim.shim.coordinator.consumer.types import Assignment, TopicInfo
+from kafka_shim.shim.coordinator.types import Protocol
 
 
 def _record(record_type: int, group_id: str, sub_key: str = "", **fields: object) -> OffsetsRecord:
@@ -53,6 +55,14 @@ def member_metadata(group_id: str, member: ConsumerMember) -> OffsetsRecord:
         subscribed_topic_regex=member.subscribed_topic_regex,
         rebalance_timeout_ms=member.rebalance_timeout_ms,
         server_assignor=member.server_assignor,
+        classic_member_metadata=None
+        if member.classic is None
+        else {
+            "session_timeout_ms": member.classic.session_timeout_ms,
+            "supported_protocols": [
+                {"name": p.name, "metadata": p.metadata} for p in member.classic.protocols
+            ],
+        },
     )
 
 
@@ -92,6 +102,15 @@ def member_tombstones(group_id: str, member_id: str) -> list[OffsetsRecord]:
         tombstone(kind.TARGET_ASSIGNMENT_MEMBER, group_id, member_id),
         tombstone(kind.MEMBER_METADATA, group_id, member_id),
     ]
+
+
+def group_tombstones(group: ConsumerGroup) -> list[OffsetsRecord]:
+    """Everything a group wrote, deleted (its members' records too, if it has any left)."""
+    dead = [r for m in group.members for r in member_tombstones(group.group_id, m)]
+    dead += [tombstone(kind.REGULAR_EXPRESSION, group.group_id, r) for r in group.resolved_regexes]
+    for record_type in (kind.TARGET_ASSIGNMENT_METADATA, kind.PARTITION_METADATA, kind.GROUP_METADATA):
+        dead.append(tombstone(record_type, group.group_id))
+    return dead
 
 
 def is_consumer_group_record(record: OffsetsRecord) -> bool:
@@ -138,6 +157,7 @@ def replay(records: Iterable[OffsetsRecord]) -> dict[str, ConsumerGroup]:
                 subscribed_topic_regex=fields["subscribed_topic_regex"],  # type: ignore[arg-type]
                 rebalance_timeout_ms=_int(fields["rebalance_timeout_ms"]),
                 server_assignor=fields["server_assignor"],  # type: ignore[arg-type]
+                classic=_classic(fields.get("classic_member_metadata")),
             )
     for key, fields in latest.items():
         member = members.get((key.group, key.sub_key))
@@ -157,6 +177,13 @@ def replay(records: Iterable[OffsetsRecord]) -> dict[str, ConsumerGroup]:
     for group in groups.values():  # targets of members that are gone mean nothing
         group.target = {m: a for m, a in group.target.items() if m in group.members}
     return groups
+
+
+def _classic(value: Any) -> ClassicMetadata | None:
+    if value is None:
+        return None
+    protocols = tuple(Protocol(p.name, bytes(p.metadata)) for p in value.supported_protocols)
+    return ClassicMetadata(value.session_timeout_ms, protocols)
 
 
 def _int(value: object) -> int:

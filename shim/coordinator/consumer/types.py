@@ -8,6 +8,7 @@ from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.shim.coordinator.types import GroupSnapshot
 
 T = TypeVar("T")
 
@@ -89,6 +90,9 @@ class Result(NamedTuple, Generic[T]):
     response: T
     records: tuple[OffsetsRecord, ...] = ()
     timers: tuple[tuple[Hashable, int | None], ...] = ()
+    # The group became classic again (KIP-848's online downgrade): the classic coordinator
+    # takes these members, after the records are written.
+    downgraded: GroupSnapshot | None = None
 
 
 class MemberDescription(NamedTuple):
@@ -102,6 +106,7 @@ class MemberDescription(NamedTuple):
     subscribed_topic_regex: str | None
     assignment: Assignment
     target_assignment: Assignment
+    uses_classic_protocol: bool = False
 
 
 class GroupDescription(NamedTuple):

@@ -174,10 +174,8 @@ def classic_join(harness: Harness, group: str) -> Any:
     return harness.call(join_group, 3, request)
 
 
-def test_a_group_id_is_classic_or_consumer() -> None:
-    harness = new_harness()
-    heartbeat(harness, "a", 0)
-    assert classic_join(harness, GROUP).error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+def test_a_group_id_is_classic_or_consumer_when_migration_is_disabled() -> None:
+    harness = new_harness(consumer_migration_policy="disabled")
     assert classic_join(harness, "classic").error_code == 0
     refused = harness.call(
         consumer_group_heartbeat,
@@ -197,6 +195,7 @@ def test_a_group_id_is_classic_or_consumer() -> None:
     )
     described = harness.call(consumer_group_describe, 0, {"group_ids": ["classic"]}).groups[0]
     assert described.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    heartbeat(harness, "a", 0)
     heartbeat(harness, "a", -1)
     assert classic_join(harness, GROUP).error_code == 0  # an empty consumer group becomes classic
     assert harness.broker.consumer_groups.group(GROUP) is None

@@ -12,15 +12,16 @@ from typing import Any
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.shim.coordinator.consumer import (
     ConsumerGroupConfig,
-    ConsumerGroupCoordinator,
     HeartbeatRequest,
     HeartbeatResponse,
     Result,
     TopicImage,
     TopicInfo,
 )
+from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup
 from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.types import GroupSnapshot
 from tests.helpers import FakeClock
 
 GROUP = "g"
@@ -37,11 +38,10 @@ class Driver:
     def __init__(self, *topics: TopicInfo, **config: Any) -> None:
         self.clock = FakeClock()
         self.topics = TopicImage(topics or (TOPIC,))
-        self.coordinator = ConsumerGroupCoordinator(
-            ConsumerGroupConfig(**config), new_member_id=self._next_id
-        )
+        self.coordinator = MigratingCoordinator(ConsumerGroupConfig(**config), new_member_id=self._next_id)
         self.deadlines = Deadlines()
         self.log: list[OffsetsRecord] = []
+        self.downgraded: GroupSnapshot | None = None  # what the classic coordinator would take
         self._ids = 0
 
     def _next_id(self) -> str:
@@ -56,6 +56,8 @@ class Driver:
                 self.deadlines.cancel(key)
             else:
                 self.deadlines.schedule(key, at)
+        if result.downgraded is not None:
+            self.downgraded = result.downgraded
         self.check_ownership()
         return result.response
 
