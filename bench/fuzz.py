@@ -61,14 +61,14 @@ def open_fds(pid: int) -> int:
 
 class BrokerProcess:
     """`python -m kafka_shim` on a free loopback port, its output in `log_path`; `args` are
-    its storage flags and any others."""
+    its storage flags and any others; `tree` is the source tree it runs from."""
 
-    def __init__(self, log_path: Path, args: tuple[str, ...] = ("--memory",)) -> None:
+    def __init__(self, log_path: Path, args: tuple[str, ...] = ("--memory",), tree: Path = REPO_ROOT) -> None:
         self.log_path = log_path
         self._log = log_path.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kafka_shim", "--port", "0", "--host", "127.0.0.1", *args],
-            cwd=REPO_ROOT,
+            cwd=tree,
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
