@@ -6,7 +6,8 @@
 The campaign starts a broker (`python -m kafka_shim --memory`, its log in a file),
 then sends frames from `bench.fuzz_frames` (every API and version, every mutation
 class) over many concurrent connections, while a neighbour process keeps producing,
-committing and heartbeating as a real group member and times every request. It
+committing and heartbeating as a real group member (and deletes the records it produced
+every 500 rounds, as retention would) and times every request. It
 reports frames/s, what the broker did with the frames (answered, closed, held), the
 neighbour's failures and latency percentiles, the broker's RSS before, at peak and
 after, and the tracebacks and errors in its log. Only 127.0.0.1 is contacted.
@@ -47,6 +48,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 ANSWER_WAIT_S = 0.05
 NEIGHBOUR_PERIOD_S = 0.02
 PRODUCE, OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP, CREATE_TOPICS = 0, 8, 11, 12, 14, 19
+DELETE_RECORDS = 21
+# The broker runs in memory, where every produced byte stays in RSS: the neighbour deletes
+# what it has produced every this many rounds, as retention would on disk, so that the
+# campaign's RSS is the broker's and not its data's.
+TRIM_EVERY_ROUNDS = 500
 HELLO = encode_request(18, 3, 0, {"client_software_name": "fuzz", "client_software_version": "1"})
 
 
@@ -61,14 +67,14 @@ def open_fds(pid: int) -> int:
 
 class BrokerProcess:
     """`python -m kafka_shim` on a free loopback port, its output in `log_path`; `args` are
-    its storage flags and any others."""
+    its storage flags and any others; `tree` is the source tree it runs from."""
 
-    def __init__(self, log_path: Path, args: tuple[str, ...] = ("--memory",)) -> None:
+    def __init__(self, log_path: Path, args: tuple[str, ...] = ("--memory",), tree: Path = REPO_ROOT) -> None:
         self.log_path = log_path
         self._log = log_path.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "kafka_shim", "--port", "0", "--host", "127.0.0.1", *args],
-            cwd=REPO_ROOT,
+            cwd=tree,
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
@@ -113,6 +119,7 @@ class Neighbour:
         assert created.topics[0].error_code == ErrorCode.NONE, created
         self.member_id, self.generation = self._join()
         self.offset = 0
+        self.rounds = 0
 
     def _join(self) -> tuple[str, int]:
         join = {
@@ -183,6 +190,15 @@ class Neighbour:
             4,
             {"group_id": self.group, "generation_id": self.generation, "member_id": self.member_id},
         )
+        self.rounds += 1
+        if self.rounds % TRIM_EVERY_ROUNDS == 0:
+            partitions = [{"partition_index": 0, "offset": self.offset}]
+            timed_request(
+                "trim",
+                DELETE_RECORDS,
+                2,
+                {"topics": [{"name": self.topic, "partitions": partitions}], "timeout_ms": 5000},
+            )
         return timed
 
 

@@ -156,7 +156,8 @@ def run_connection(role: Any, bootstrap: str, index: int, counts: Counts, stop: 
 
 
 def group_count(bootstrap: str) -> int:
-    with WireClient(bootstrap) as client:
+    # As long as the load's own requests may take: a slow answer is a sample, not a failed soak.
+    with WireClient(bootstrap, timeout_s=60) as client:
         return len(client.request(LIST_GROUPS, 4, {"states_filter": []}).groups)
 
 
@@ -167,13 +168,8 @@ def slope_per_minute(samples: list[tuple[float, float]]) -> float:
     return slope
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=30.0)
-    parser.add_argument("--connections", type=int, default=200)
-    args = parser.parse_args()
-
-    workdir = Path(tempfile.mkdtemp(prefix="kafka-shim-soak-"))
+def broker_args(data_dir: Path) -> tuple[str, ...]:
+    """The soak's broker: on disk, small topics, offsets of empty groups expiring in the run."""
     settings = {
         # Offsets of empty groups expire within the run, so their state must go away.
         "offsets.retention.minutes": 1,
@@ -184,25 +180,47 @@ def main() -> None:
         "log.retention.bytes": 4 << 20,
         "log.retention.check.interval.ms": 10_000,
     }
-    broker_args = ["--data-dir", str(workdir / "data"), "--fsync", "never"]
+    args = ["--data-dir", str(data_dir), "--fsync", "never"]
     for name, value in settings.items():
-        broker_args += ["--config", f"{name}={value}"]
-    log_path = workdir / "broker.log"
-    broker = BrokerProcess(log_path, tuple(broker_args))
-    with WireClient(broker.bootstrap) as admin:
+        args += ["--config", f"{name}={value}"]
+    return tuple(args)
+
+
+def create_topics(bootstrap: str) -> None:
+    with WireClient(bootstrap) as admin:
         topics = [{"name": name, "num_partitions": 1, "replication_factor": 1} for name in TOPICS]
         admin.request(CREATE_TOPICS, 5, {"topics": topics})
-    counts = Counts()
-    stop = threading.Event()
-    roles = [produce] * (args.connections // 4) + [fetch] * (args.connections // 4)
-    roles += [churn] * (args.connections - len(roles))
+
+
+def start_load(
+    bootstrap: str, connections: int, counts: Counts, stop: threading.Event
+) -> list[threading.Thread]:
+    """One thread per connection: a quarter producing, a quarter fetching, the rest churning."""
+    roles = [produce] * (connections // 4) + [fetch] * (connections // 4)
+    roles += [churn] * (connections - len(roles))
     threads = [
-        threading.Thread(target=run_connection, args=(role, broker.bootstrap, i, counts, stop), daemon=True)
+        threading.Thread(target=run_connection, args=(role, bootstrap, i, counts, stop), daemon=True)
         for i, role in enumerate(roles)
     ]
-    started = time.monotonic()
     for thread in threads:
         thread.start()
+    return threads
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--connections", type=int, default=200)
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="kafka-shim-soak-"))
+    log_path = workdir / "broker.log"
+    broker = BrokerProcess(log_path, broker_args(workdir / "data"))
+    create_topics(broker.bootstrap)
+    counts = Counts()
+    stop = threading.Event()
+    started = time.monotonic()
+    threads = start_load(broker.bootstrap, args.connections, counts, stop)
     samples: list[tuple[float, int, int, int, int]] = []
     try:
         while time.monotonic() - started < args.minutes * 60:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from compat.catalog import SCENARIOS
-from compat.drivers import DRIVERS
 from compat.scenario import Outcome, run_cell
 
 ALL = "all"
@@ -111,7 +110,3 @@ def differential(matrix: Matrix) -> dict[tuple[str, str], dict[str, tuple[Any, A
             if diff:
                 found[(scenario, client)] = diff
     return found
-
-
-def default_clients() -> list[str]:
-    return list(DRIVERS)

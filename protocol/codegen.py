@@ -11,8 +11,8 @@ at an explicit offset instead of reading a stream.
 
 The generated code keeps every check of the constructs it replaces: lengths and
 counts are bounded by the bytes left before slicing or looping, varints stop at
-5 bytes, strings decode strictly, null is accepted only where nullable, tags
-must ascend, unknown tags are skipped, a tagged field is parsed within its own
+5 bytes, invalid UTF-8 is replaced as Java does, null is accepted only where nullable,
+tags are read in any order, unknown tags are skipped, a tagged field is parsed within its own
 bytes, and every failure is a ProtocolError. tests/protocol/test_codegen.py
 proves the two paths equivalent for every message version.
 """
@@ -36,7 +36,7 @@ from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
-# IndexError on truncation, UnicodeDecodeError (a ValueError) on bad UTF-8.
+# IndexError on truncation, ValueError from a conversion.
 _PARSE_ERRORS = (struct.error, IndexError, ValueError)
 # What a mapping holding values of the wrong type raises while being built.
 _BUILD_ERRORS = (struct.error, TypeError, AttributeError, ValueError)
@@ -115,14 +115,10 @@ def _read_tags(data: bytes, pos: int, path: str) -> tuple[list[tuple[int, int, i
     count, pos = read_uvarint_at(data, pos, 5, path)
     if count > len(data) - pos:
         raise ProtocolError(f"{path}: {count} tagged fields exceed the frame")
-    spans = []
-    last = -1
+    spans = []  # in any order, as Kafka's generated readers take them
     for _ in range(count):
         tag, pos = read_uvarint_at(data, pos, 5, path)
         size, pos = read_uvarint_at(data, pos, 5, path)
-        if tag <= last:
-            raise ProtocolError(f"{path}: tagged fields out of order")
-        last = tag
         if size > len(data) - pos:
             raise ProtocolError(f"{path}: tagged field of {size} bytes exceeds the frame")
         spans.append((tag, pos, pos + size))
@@ -316,7 +312,7 @@ class _Generator:
                 self.flush_reads(fn, run, ind)
             fn.add(ind, f"if 0 <= {length} <= end - pos:")
             if isinstance(con, t.Sized):
-                decode = ".decode()" if con._text else ""
+                decode = f".decode('utf-8', {t.JAVA_REPLACE!r})" if con._text else ""
                 fn.add(ind + 1, f"{var} = data[pos:pos + {length}]{decode}")
                 fn.add(ind + 1, f"pos += {length}")
             else:

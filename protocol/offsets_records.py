@@ -163,9 +163,12 @@ def _split(data: bytes, what: str) -> tuple[int, bytes]:
     return _VERSION.unpack_from(data)[0], data[_VERSION.size :]
 
 
-@functools.lru_cache(maxsize=65536)
+@functools.lru_cache(maxsize=4096)
 def encode_key(key: Key) -> bytes:
-    """Cached: a consumer commits the same partitions' keys over and over."""
+    """Cached: a consumer commits the same partitions' keys over and over. An entry keeps its
+    key alive too (about 320 bytes in all), and every group, topic and partition committed to
+    takes one, those of groups long deleted included: at 65,536 entries the cache held 20 MiB
+    for good once clients that name their groups anew (the soak's churn) had filled it."""
     if isinstance(key, OffsetKey):
         fields = {"group": key.group, "topic": key.topic, "partition": key.partition}
         return _versioned(OffsetCommitKey, OFFSET_KEY_VERSION, fields)

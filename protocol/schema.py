@@ -249,13 +249,9 @@ class FieldsConstruct(Construct):  # type: ignore[misc]
         count = t.read_uvarint(stream, path)
         if count > t.remaining(stream):
             raise ProtocolError(f"{path}: {count} tagged fields exceed the frame")
-        last = -1
-        for _ in range(count):
+        for _ in range(count):  # in any order, as Kafka's generated readers take them
             tag = t.read_uvarint(stream, path)
             size = t.read_uvarint(stream, path)
-            if tag <= last:
-                raise ProtocolError(f"{path}: tagged fields out of order")
-            last = tag
             if size > t.remaining(stream):
                 raise ProtocolError(f"{path}: tagged field of {size} bytes exceeds the frame")
             data = stream_read(stream, size, path)

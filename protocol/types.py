@@ -7,6 +7,7 @@ allocates or loops, so a hostile length or count fails fast with a
 
 from __future__ import annotations
 
+import codecs
 import io
 import struct
 import uuid
@@ -17,6 +18,28 @@ from construct import Construct, StreamError, stream_read, stream_write
 
 class ProtocolError(ValueError):
     """Bytes from a peer that do not decode as the declared schema."""
+
+
+def _replace_as_java(exc: UnicodeError) -> tuple[str, int]:
+    """One U+FFFD per malformed sequence, where Java's `new String(bytes, UTF_8)` puts it.
+
+    Python's "replace" and Java agree on every malformed sequence but one: Java takes ED
+    followed by A0-BF as the start of a 3-byte sequence (a UTF-16 surrogate, found invalid
+    only once decoded), so ED A0 80 is one replacement for Java and three for Python.
+    """
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    data, start = exc.object, exc.start
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        whole = start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF
+        return "\ufffd", start + (3 if whole else 2)
+    return "\ufffd", exc.end
+
+
+# Kafka's readers decode strings with `new String(bytes, UTF_8)`, which replaces invalid
+# UTF-8 instead of failing: `bytes.decode("utf-8", JAVA_REPLACE)` does the same.
+JAVA_REPLACE = "kafka_shim.java-replace"
+codecs.register_error(JAVA_REPLACE, _replace_as_java)
 
 
 def remaining(stream: Any) -> int:
@@ -199,12 +222,7 @@ class Sized(Construct):  # type: ignore[misc]
         if length > remaining(stream):
             raise ProtocolError(f"{path}: length {length} exceeds the frame")
         data = stream_read(stream, length, path)
-        if self._text:
-            try:
-                return data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ProtocolError(f"{path}: string is not UTF-8") from exc
-        return data
+        return data.decode("utf-8", JAVA_REPLACE) if self._text else data
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
         if obj is None:

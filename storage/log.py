@@ -4,8 +4,8 @@ Batches are stored exactly as produced except for `baseOffset`, which the log
 assigns. `append` and `write_txn_marker` are templates shared by every implementation
 (idempotence and transaction checks, offset assignment, the append hook); an
 implementation provides `_write`, the reads and where aborted transactions are
-kept (`_index_aborted`, `aborted_ranges`). The in-memory log is `storage.memory.MemoryLog`; a
-durable segment log slots in beside it with the same contract.
+kept (`_index_aborted`, `aborted_ranges`). The two implementations are the in-memory
+`storage.memory.MemoryLog` and the durable segment log `storage.disk_log.DiskLog`.
 """
 
 from __future__ import annotations

@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import mmap
 import os
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_shim.protocol.control_records import EndTxnMarker, read_marker
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.records import LOG_OVERHEAD, BatchHeader, RecordBatches, RecordsError, read_header
+from kafka_shim.protocol.records import (
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    BatchHeader,
+    RecordBatches,
+    RecordsError,
+    read_header,
+)
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
 from kafka_shim.storage.log import TimestampOffset
@@ -29,11 +36,6 @@ from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, TxnIndex
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
-# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes,
-# lastOffsetDelta, baseTimestamp, maxTimestamp: what walking batches needs.
-_PREFIX = struct.Struct(">qiibIhiqq")
-_LENGTH = struct.Struct(">i")
-_LENGTH_POSITION = 8
 
 
 def file_stem(base_offset: int) -> str:
@@ -239,8 +241,9 @@ class Segment:
     # -- reading ------------------------------------------------------------
 
     def _batch_at(self, position: int) -> BatchPosition:
-        data = os.pread(self.fd, _PREFIX.size, position)
-        base, length, _, _, _, _, delta, _, max_ts = _PREFIX.unpack(data)
+        # Batches on disk were validated when appended or recovered: their headers are read as is.
+        data = os.pread(self.fd, HEADER_SIZE, position)
+        base, length, _, _, _, _, delta, _, max_ts, *_ = HEADER.unpack(data)
         return BatchPosition(position, base, base + delta, LOG_OVERHEAD + length, max_ts)
 
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
@@ -308,9 +311,8 @@ class Segment:
 def whole_batches_length(data: bytes) -> int:
     """How many leading bytes of `data` are whole batches."""
     position = 0
-    while position + LOG_OVERHEAD <= len(data):
-        (length,) = _LENGTH.unpack_from(data, position + _LENGTH_POSITION)
-        end = position + LOG_OVERHEAD + length
+    while position + HEADER_SIZE <= len(data):  # no batch is shorter than its header
+        end = position + LOG_OVERHEAD + HEADER.unpack_from(data, position)[1]  # batchLength
         if end > len(data):
             break
         position = end

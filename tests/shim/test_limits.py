@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim import limits
 from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.shim.server import BrokerThread
@@ -373,3 +374,22 @@ def test_a_held_request_ends_when_its_client_disconnects(broker: BrokerThread) -
     _wait_until(lambda: connections.open == 1)
     fetcher.close()
     _wait_until(lambda: connections.open == 0)
+
+
+def _rss_kib() -> int:
+    match = re.search(r"VmRSS:\s+(\d+) kB", Path("/proc/self/status").read_text())
+    assert match is not None
+    return int(match.group(1))
+
+
+@pytest.mark.skipif(limits._MALLOC_TRIM is None, reason="malloc_trim is glibc's")
+def test_free_heap_pages_below_live_objects_go_back_to_the_system() -> None:
+    # 4 KiB blocks come from glibc's heap; keeping every 16th leaves the freed ones below
+    # live objects, where glibc does not return them by itself.
+    blocks = [bytes(4096) for _ in range(16_384)]
+    kept = blocks[::16]
+    del blocks
+    before = _rss_kib()
+    limits.release_free_heap()
+    assert before - _rss_kib() > 32 * 1024, "at least half of the 60 MiB freed should go back"
+    assert len(kept) == 1024

@@ -97,6 +97,17 @@ CASES = [
         api=(DESCRIBE_GROUPS, 5),
     ),
     Case(
+        "invalid UTF-8, replaced as Java's String decoding does",
+        DG0 + struct.pack(">i", 1) + int16_string(b"\xff\xfe"),
+        described("\ufffd\ufffd"),
+    ),
+    Case(
+        "tagged fields out of order",
+        DG5 + b"\x02" + compact_string(b"g") + b"\x00" + b"\x02\x09\x00\x05\x00",
+        described("g"),
+        api=(DESCRIBE_GROUPS, 5),
+    ),
+    Case(
         "varint longer than five bytes",
         DG5 + b"\xff" * 6 + b"\x01",
         None,
@@ -155,29 +166,3 @@ def test_malformed_input_is_answered_as_kafka_answers_it(
         assert len(closes) == 1 and case.close_reason in closes[0], closes
     else:
         assert closes == []
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="protocol.types decodes strings strictly and refuses invalid UTF-8, where Kafka's "
-    "readers decode with replacement characters and answer; protocol/ is outside this change",
-)
-def test_invalid_utf8_is_decoded_with_replacement_and_answered(kafka_shim: KafkaShim) -> None:
-    frame = DG0 + struct.pack(">i", 1) + int16_string(b"\xff\xfe")
-    with WireClient(kafka_shim.bootstrap) as client:
-        client.sock.sendall(struct.pack(">i", len(frame)) + frame)
-        response = APIS[DESCRIBE_GROUPS].response.parse(client.receive_frame()[4:], 0)
-    assert described("\ufffd\ufffd")(response)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="protocol.schema refuses tagged fields out of order, where Kafka's generated readers "
-    "take tags in any order (unknown ones skipped) and answer; protocol/ is outside this change",
-)
-def test_tagged_fields_out_of_order_are_read_and_answered(kafka_shim: KafkaShim) -> None:
-    frame = DG5 + b"\x02" + compact_string(b"g") + b"\x00" + b"\x02\x09\x00\x05\x00"
-    with WireClient(kafka_shim.bootstrap) as client:
-        client.sock.sendall(struct.pack(">i", len(frame)) + frame)
-        response = APIS[DESCRIBE_GROUPS].response.parse(client.receive_frame()[5:], 5)
-    assert described("g")(response)
