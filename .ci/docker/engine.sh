@@ -14,6 +14,12 @@ if ! command -v dockerd >/dev/null; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends docker.io
 fi
+# A pid file left by an engine that is gone (a machine restored from a snapshot) makes dockerd
+# refuse to start; no dockerd runs here, so it is stale.
+if [ -f /var/run/docker.pid ] && ! pgrep -x dockerd >/dev/null; then
+    echo "removing the stale /var/run/docker.pid (pid $(cat /var/run/docker.pid) is not dockerd)"
+    rm -f /var/run/docker.pid
+fi
 # containerd is started by dockerd itself when none runs; the engine outlives this script.
 nohup dockerd --ip 127.0.0.1 >"$log" 2>&1 </dev/null &
 for _ in $(seq 1 60); do
