@@ -3,7 +3,10 @@ skeleton of the coordinators: the broker keeps both group coordinators' deadline
 the transaction coordinator its own.
 
 A heap with lazy deletion: rescheduling or cancelling a key leaves its old
-entry in the heap, recognised as stale when it surfaces.
+entry in the heap, recognised as stale when it surfaces. Stale entries of far
+deadlines (a new member's 5-minute join timeout) would otherwise stay until then,
+one per reschedule: the heap is rebuilt from the live ones when stale entries
+outnumber them by STALE_SLACK (amortised O(1) per schedule).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Hashable
+
+STALE_SLACK = 1024
 
 
 class Deadlines:
@@ -23,9 +28,15 @@ class Deadlines:
         entry = (at, next(self._sequence))
         self._current[key] = entry
         heapq.heappush(self._heap, (*entry, key))
+        self._prune()
 
     def cancel(self, key: Hashable) -> None:
         self._current.pop(key, None)
+
+    def _prune(self) -> None:
+        if len(self._heap) > 2 * len(self._current) + STALE_SLACK:
+            self._heap = [(at, sequence, key) for key, (at, sequence) in self._current.items()]
+            heapq.heapify(self._heap)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._current
