@@ -23,7 +23,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 from aiokafka.abc import ConsumerRebalanceListener as AIOConsumerRebalanceListener
 from aiokafka.coordinator.assignors.range import RangePartitionAssignor as AIORangePartitionAssignor
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
 from kafka import ConsumerRebalanceListener, KafkaConsumer
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 
@@ -40,6 +40,10 @@ STEP_DEADLINE_S = 45.0
 RECORDS_PER_STEP = 30
 
 
+# What Kafka answers a synchronous commit that a rebalance overtook.
+RACING_A_REBALANCE = frozenset({KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS})
+
+
 class Ownership:
     """Who owns which partition, as the members' callbacks say; a take of a partition someone
     else still holds is recorded as a violation."""
@@ -50,6 +54,10 @@ class Ownership:
         self.violations: list[str] = []
         self.seen: set[str] = set()  # record values consumed
         self.errors: list[str] = []
+        # Synchronous commits refused because a rebalance moved the member on (Kafka answers a
+        # commit that races a rebalance so too): nothing acknowledged is lost, the member's
+        # next commit covers those records, and the end check sees every record committed.
+        self.refused_commits: list[str] = []
         self.committed: dict[int, int] = {}  # as of the last step
 
     def take(self, member: str, partitions: list[int]) -> None:
@@ -145,7 +153,12 @@ class ConfluentMember(Member):
             with self.ownership.lock:
                 self.ownership.seen.update(bytes(m.value() or b"").decode() for m in read)
             if read:
-                consumer.commit(asynchronous=False)
+                try:
+                    consumer.commit(asynchronous=False)
+                except KafkaException as exc:
+                    if exc.args[0].code() not in RACING_A_REBALANCE:
+                        raise
+                    self.ownership.refused_commits.append(f"{self.name}: {exc!r}")
         consumer.close()  # revokes (committing) and leaves
 
 
