@@ -30,9 +30,12 @@ API_VERSIONS = 18
 @pytest.mark.parametrize("client", SUBSET_CLIENTS)
 @pytest.mark.parametrize("scenario", SUBSET_SCENARIOS)
 def test_kafka_shim_image_subset(scenario: str, client: str) -> None:
+    engine = docker_missing()
+    if engine is not None:
+        pytest.skip(f"no Docker engine: {engine}")
+    # An engine but no image is a failure: `bash .ci/run` builds the image before pytest.
     reason = container_target_missing(SHIM_DOCKER)
-    if reason is not None:
-        pytest.skip(f"the {SHIM_DOCKER} target cannot run here: {reason}")
+    assert reason is None, f"the {SHIM_DOCKER} image cannot run ({reason}): bash .ci/run builds it"
     outcome = run_cell(SCENARIOS[scenario], client, SHIM_DOCKER)
     OUTCOMES.append(outcome)
     assert outcome.status == "pass", f"[{SHIM_DOCKER}] {scenario} x {client}: {outcome.detail}"

@@ -9,6 +9,8 @@ import os
 
 import pytest
 
+from compat.targets import docker_missing
+
 # Read by testcontainers when first imported: these tests remove their own containers,
 # Ryuk's image cannot be pulled where no registry is reachable, and clients reach the
 # containers through ports published on the Docker host.
@@ -16,20 +18,9 @@ os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 os.environ.setdefault("TESTCONTAINERS_CONNECTION_MODE", "docker_host")
 
 
-def engine_missing() -> str | None:
-    """Why no Docker engine answers here, or None when one does."""
-    try:
-        import docker
-
-        docker.from_env(timeout=5).ping()
-    except Exception as exc:
-        return f"no Docker engine answers ({type(exc).__name__}: {str(exc)[:200]})"
-    return None
-
-
 @pytest.fixture(scope="session")
 def image() -> str:
-    reason = engine_missing()
+    reason = docker_missing()
     if reason is not None:
         pytest.skip(reason)
     import docker
