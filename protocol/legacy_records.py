@@ -263,14 +263,13 @@ def downconvert(data: bytes, magic: int, fetch_offset: int) -> bytes:
                 )
             break
         records = decode_batch(data, header).records
-        if header.compression == NONE:
-            records = [r for r in records if r.offset >= fetch_offset]
-        if not records:
-            continue
         time_type = TIMESTAMP_TYPE_LOG_APPEND if header.is_log_append_time and magic == MAGIC_V1 else 0
         if header.compression == NONE:
             for r in records:
-                out += encode_message(r.offset, magic, time_type, r.timestamp, r.key, r.value)
+                if r.offset >= fetch_offset:
+                    out += encode_message(r.offset, magic, time_type, r.timestamp, r.key, r.value)
+            continue
+        if not records:
             continue
         base = records[0].offset if magic == MAGIC_V1 else 0  # magic 1: inner offsets are relative
         inner = b"".join(

@@ -27,5 +27,6 @@ def test_malformed_metadata_is_unknown_not_an_error() -> None:
     assert subscribed_topics(b"") is None
     assert subscribed_topics(struct.pack(">hi", 0, 1_000_000)) is None  # more topics than bytes
     assert subscribed_topics(struct.pack(">hih", 0, 1, 50) + b"short") is None
-    assert subscribed_topics(struct.pack(">hih", 0, 1, 2) + b"\xff\xfe") is None  # not UTF-8
+    # Invalid UTF-8 is replaced as Java does (not refused): this one fails for its missing user data.
+    assert subscribed_topics(struct.pack(">hih", 0, 1, 2) + b"\xff\xfe") is None  # no user data
     assert subscribed_topics(struct.pack(">hi", -1, 0)) is None

@@ -173,15 +173,10 @@ def test_records_below_the_fetch_offset_leave_an_uncompressed_batch_not_a_compre
     records = [Record(10 + i, 5, None, bytes([i])) for i in range(3)]
     plain = downconvert(build_batch(records).data, 1, 11)
     assert [offset for offset, *_ in consumed(plain)] == [11, 12]
-    (wrapper,) = read_messages(downconvert(build_batch(records, attributes=GZIP).data, 1, 11))
+    compressed = downconvert(build_batch(records, attributes=GZIP).data, 1, 11)
+    (wrapper,) = read_messages(compressed)
     assert wrapper.offset == 12  # the wrapper, and all three records inside it, are served
-    assert [
-        offset for offset, *_ in consumed(downconvert(build_batch(records, attributes=GZIP).data, 1, 11))
-    ] == [
-        10,
-        11,
-        12,
-    ]
+    assert [offset for offset, *_ in consumed(compressed)] == [10, 11, 12]
 
 
 def test_log_append_time_batches_downconvert_to_magic_1_log_append_time() -> None:
