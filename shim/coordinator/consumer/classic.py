@@ -207,23 +207,19 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             member_id = self._new_member_id()
             if request.group_instance_id is None and request.require_known_member_id:
                 return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        if request.group_instance_id is not None:
-            holder = group.static_member(request.group_instance_id)
-            if (
-                holder is not None
-                and holder.member_id != member_id
-                and request.member_id != UNKNOWN_MEMBER_ID
-            ):
-                raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
+        # The static member holding this instance id under another member id, if any.
+        holder = None if request.group_instance_id is None else group.static_member(request.group_instance_id)
+        if holder is not None and holder.member_id == member_id:
+            holder = None
+        if holder is not None and request.member_id != UNKNOWN_MEMBER_ID:
+            raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
         member = group.members.get(member_id) or ConsumerMember(member_id)
         if member.member_id in group.members and member.classic is None:
             raise Refused(ErrorCode.UNKNOWN_MEMBER_ID, "The member uses the consumer protocol.")
         # Nothing is refused from here on: a static member back with a new id replaces its
         # old self, which leaves.
-        if request.group_instance_id is not None:
-            holder = group.static_member(request.group_instance_id)
-            if holder is not None and holder.member_id != member_id:
-                self._fence_only(group, holder.member_id, topics, now, out)
+        if holder is not None:
+            self._fence_only(group, holder.member_id, topics, now, out)
         updated = replace(
             member,
             instance_id=request.group_instance_id,
