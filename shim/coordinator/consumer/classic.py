@@ -112,10 +112,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         except NotConvertible:
             return Result(not_found)
         created = creation_records(group)
-        sessions = [
-            (("session", group.group_id, m.member_id), now + self.session_timeout_of(m))
-            for m in group.members.values()
-        ]
+        sessions = [self._session_timer(group.group_id, m, now) for m in group.members.values()]
         self._groups[group.group_id] = group
         joined = self.heartbeat(request, topics, now)
         if joined.response.error != ErrorCode.NONE:  # full, say: it stays classic
@@ -272,7 +269,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             return out.result(SyncResult(refused.error))
         out.timers += [
             ((SYNC, group.group_id, member.member_id), None),
-            (("session", group.group_id, member.member_id), now + member.classic.session_timeout_ms),
+            self._session_timer(group.group_id, member, now),
         ]
         assignment = encode_assignment(member.assigned, member.classic.protocols, topics)
         return out.result(
@@ -289,10 +286,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             return Result(refused.error)
         if request.generation_id != member.member_epoch:
             return Result(ErrorCode.ILLEGAL_GENERATION)
-        assert member.classic is not None
-        out.timers.append(
-            (("session", group.group_id, member.member_id), now + member.classic.session_timeout_ms)
-        )
+        out.timers.append(self._session_timer(group.group_id, member, now))
         if (
             member.member_epoch < group.group_epoch
             or member.state == MemberState.UNREVOKED_PARTITIONS
