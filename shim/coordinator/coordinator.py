@@ -181,6 +181,10 @@ class GroupCoordinator:
         pending = sorted(self._transactional.partitions(group.group_id) - group.offsets.keys())
         self._remove_offsets(group, [*group.offsets, *pending], out)
         out.records.append(records.group_tombstone(group.group_id))
+        self._cancel_group_timers(group, out)
+
+    def _cancel_group_timers(self, group: Group, out: Effects) -> None:
+        """Cancel the group's join and sync deadlines and every member's (pending ones too)."""
         for kind in ("join", "sync"):
             out.cancel(GroupTimer(kind, group.group_id))
         for member_id in [*group.members, *group.pending_members]:
@@ -220,15 +224,13 @@ class GroupCoordinator:
         deletes the classic group)."""
         out = Effects()
         group = self._groups[group_id]
+        self._cancel_group_timers(group, out)
         for member_id in [*group.members, *group.pending_members]:
             member = group.members.get(member_id)
             if member is not None:
                 self._answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
                 self._answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
             group.remove(member_id)
-            self._cancel_member_timers(group, member_id, out)
-        for kind in ("join", "sync"):
-            out.cancel(GroupTimer(kind, group_id))
         group.pending_join = None
         group.restore_empty(group.generation_id, group.protocol_type, now)
         out.records.append(records.group_tombstone(group_id))

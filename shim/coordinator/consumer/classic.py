@@ -112,10 +112,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         except NotConvertible:
             return Result(not_found)
         created = creation_records(group)
-        sessions = [
-            (("session", group.group_id, m.member_id), now + self.session_timeout_of(m))
-            for m in group.members.values()
-        ]
+        sessions = [self._session_timer(group.group_id, m, now) for m in group.members.values()]
         self._groups[group.group_id] = group
         joined = self.heartbeat(request, topics, now)
         if joined.response.error != ErrorCode.NONE:  # full, say: it stays classic
@@ -207,23 +204,19 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             member_id = self._new_member_id()
             if request.group_instance_id is None and request.require_known_member_id:
                 return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        if request.group_instance_id is not None:
-            holder = group.static_member(request.group_instance_id)
-            if (
-                holder is not None
-                and holder.member_id != member_id
-                and request.member_id != UNKNOWN_MEMBER_ID
-            ):
-                raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
+        # The static member holding this instance id under another member id, if any.
+        holder = None if request.group_instance_id is None else group.static_member(request.group_instance_id)
+        if holder is not None and holder.member_id == member_id:
+            holder = None
+        if holder is not None and request.member_id != UNKNOWN_MEMBER_ID:
+            raise Refused(ErrorCode.FENCED_INSTANCE_ID, "Fenced by another member.")
         member = group.members.get(member_id) or ConsumerMember(member_id)
         if member.member_id in group.members and member.classic is None:
             raise Refused(ErrorCode.UNKNOWN_MEMBER_ID, "The member uses the consumer protocol.")
         # Nothing is refused from here on: a static member back with a new id replaces its
         # old self, which leaves.
-        if request.group_instance_id is not None:
-            holder = group.static_member(request.group_instance_id)
-            if holder is not None and holder.member_id != member_id:
-                self._fence_only(group, holder.member_id, topics, now, out)
+        if holder is not None:
+            self._fence_only(group, holder.member_id, topics, now, out)
         updated = replace(
             member,
             instance_id=request.group_instance_id,
@@ -276,7 +269,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             return out.result(SyncResult(refused.error))
         out.timers += [
             ((SYNC, group.group_id, member.member_id), None),
-            (("session", group.group_id, member.member_id), now + member.classic.session_timeout_ms),
+            self._session_timer(group.group_id, member, now),
         ]
         assignment = encode_assignment(member.assigned, member.classic.protocols, topics)
         return out.result(
@@ -293,10 +286,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             return Result(refused.error)
         if request.generation_id != member.member_epoch:
             return Result(ErrorCode.ILLEGAL_GENERATION)
-        assert member.classic is not None
-        out.timers.append(
-            (("session", group.group_id, member.member_id), now + member.classic.session_timeout_ms)
-        )
+        out.timers.append(self._session_timer(group.group_id, member, now))
         if (
             member.member_epoch < group.group_epoch
             or member.state == MemberState.UNREVOKED_PARTITIONS

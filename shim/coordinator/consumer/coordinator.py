@@ -113,15 +113,17 @@ class ConsumerGroupCoordinator:
         """Rebuild the groups from the offsets log; every member's session starts now."""
         self._groups.update(records.replay(log))
         timers = tuple(
-            (("session", g.group_id, m.member_id), now + self.session_timeout_of(m))
-            for g in self._groups.values()
-            for m in g.members.values()
+            self._session_timer(g.group_id, m, now) for g in self._groups.values() for m in g.members.values()
         )
         return Result(None, (), timers)
 
     def session_timeout_of(self, member: ConsumerMember) -> int:
         """A classic member keeps the session timeout it joined with."""
         return self.config.session_timeout_ms if member.classic is None else member.classic.session_timeout_ms
+
+    def _session_timer(self, group_id: str, member: ConsumerMember, now: int) -> tuple[Hashable, int]:
+        """The member's heartbeat deadline, a session timeout from `now`."""
+        return ("session", group_id, member.member_id), now + self.session_timeout_of(member)
 
     # --- ConsumerGroupHeartbeat ----------------------------------------------------------
 
