@@ -8,7 +8,6 @@ a null value, an unknown resource type: INVALID_REQUEST), then the permission, t
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -16,7 +15,12 @@ from kafka_shim.protocol.messages.alter_configs import API
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.handlers.incremental_alter_configs import alter_resource, altered, duplicate_keys
+from kafka_shim.shim.handlers.incremental_alter_configs import (
+    alter_resource,
+    altered,
+    duplicate_keys,
+    respond,
+)
 
 __all__ = ["API", "handle"]
 
@@ -53,20 +57,4 @@ def _replace(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[E
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
-    responses = []
-    for resource in request.resources:
-        message: str | None
-        if keys[(resource.resource_type, resource.resource_name)] > 1:
-            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
-        else:
-            code, message = _replace(ctx, resource, request.validate_only)
-        responses.append(
-            {
-                "error_code": code,
-                "error_message": message,
-                "resource_type": resource.resource_type,
-                "resource_name": resource.resource_name,
-            }
-        )
-    return {"throttle_time_ms": 0, "responses": responses}
+    return respond(ctx, request, _replace, "Each resource must appear at most once.")

@@ -44,12 +44,13 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
-    elif _is_live_classic_group(ctx, request.group_id) and request.member_epoch != JOIN_EPOCH:
-        answer = HeartbeatResponse(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
-        )
     elif _is_live_classic_group(ctx, request.group_id):
-        answer = broker.upgrade(_request(ctx, request), ctx.now_ms())
+        if request.member_epoch == JOIN_EPOCH:
+            answer = broker.upgrade(_request(ctx, request), ctx.now_ms())
+        else:
+            answer = HeartbeatResponse(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
+            )
     else:
         beat = _request(ctx, request)
         answer = broker.apply(broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))

@@ -190,21 +190,22 @@ def _gather(
     committed = request.isolation_level == READ_COMMITTED
     answers: dict[PartitionKey, dict[str, Any]] = {}
     logs: list[PartitionLog] = []
-    # Each topic looked up once: its name, and what reading it finds.
-    topics: dict[TopicKey, tuple[str | None, Topic | None, ErrorCode]] = {}
+    # Each topic looked up once: its name, what reading it finds, and whether this version
+    # can be given its records (config lookups once per topic, not per partition).
+    topics: dict[TopicKey, tuple[str | None, Topic | None, ErrorCode, ErrorCode]] = {}
     for key, want in wanted.items():
         topic_key, index = key
         found = topics.get(topic_key)
         if found is None or found[0] != want.topic_name:
-            found = topics[topic_key] = (want.topic_name, *_topic(ctx, topic_key, want.topic_name, readable))
-        _, topic, missing = found
+            topic, missing = _topic(ctx, topic_key, want.topic_name, readable)
+            refusal = ErrorCode.NONE if topic is None else _unconvertible(ctx, topic)
+            found = topics[topic_key] = (want.topic_name, topic, missing, refusal)
+        _, topic, missing, refusal = found
         log = topic.partition(index) if topic is not None else None
         if log is None:
             must_answer = True
             answers[key] = _refused(index, missing, committed)
             continue
-        assert topic is not None  # a log was found in it
-        refusal = _unconvertible(ctx, topic)
         if refusal != ErrorCode.NONE:
             must_answer = True
             answers[key] = _refused(index, refusal, committed)

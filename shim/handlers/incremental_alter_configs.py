@@ -26,7 +26,16 @@ from kafka_shim.storage.topic_configs import (
     invalid_config,
 )
 
-__all__ = ["API", "Alteration", "alter_resource", "altered", "duplicate_keys", "handle"]
+__all__ = [
+    "API",
+    "AlterOne",
+    "Alteration",
+    "alter_resource",
+    "altered",
+    "duplicate_keys",
+    "handle",
+    "respond",
+]
 
 
 def _list_items(text: str) -> list[str]:
@@ -120,15 +129,21 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[Err
     )
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+# One resource's outcome: an error code and its message.
+AlterOne = Callable[[RequestContext, Any, bool], tuple[ErrorCode, str | None]]
+
+
+def respond(ctx: RequestContext, request: Any, alter_one: AlterOne, named_twice: str) -> dict[str, Any]:
+    """The response for both config-altering APIs: a resource named twice in the request is
+    refused with `named_twice` (INVALID_REQUEST), every other one goes to `alter_one`."""
     keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
     responses = []
     for resource in request.resources:
         message: str | None
         if keys[(resource.resource_type, resource.resource_name)] > 1:
-            code, message = ErrorCode.INVALID_REQUEST, "the resource appears more than once in the request"
+            code, message = ErrorCode.INVALID_REQUEST, named_twice
         else:
-            code, message = _alter(ctx, resource, request.validate_only)
+            code, message = alter_one(ctx, resource, request.validate_only)
         responses.append(
             {
                 "error_code": code,
@@ -138,3 +153,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             }
         )
     return {"throttle_time_ms": 0, "responses": responses}
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    return respond(ctx, request, _alter, "the resource appears more than once in the request")

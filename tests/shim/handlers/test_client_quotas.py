@@ -52,6 +52,25 @@ def describe(
     return h.call(DESCRIBE, version, request, h.context(version, principal))
 
 
+def fetch_request(topic: str, partitions: list[int]) -> dict[str, Any]:
+    """A Fetch v11 body reading `partitions` of `topic` from offset 0, at once, up to 1 MiB each."""
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20} for p in partitions
+                ],
+            }
+        ],
+    }
+
+
 def entries(response: Any) -> dict[tuple[tuple[str, str | None], ...], dict[str, float]]:
     assert response.error_code == NONE, response.error_message
     return {
@@ -231,19 +250,7 @@ def test_a_throttled_fetch_is_answered_without_data() -> None:
     h = Harness(auto_create_topics=True)
     produce(h, [b"y" * 30_000])
     assert alter(h, ([part("user", "ANONYMOUS")], [op("consumer_byte_rate", 1000)])) == [(NONE, None)]
-    request = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "topic": "t",
-                "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}],
-            }
-        ],
-    }
+    request = fetch_request("t", [0])
     throttled = h.call(FETCH, 11, request)
     assert throttled.throttle_time_ms > 0
     assert throttled.responses == []
@@ -268,21 +275,7 @@ def test_a_fetch_is_capped_at_the_quota_windows_worth() -> None:
         }
         h.call(PRODUCE, 9, request)
     assert alter(h, ([part("client-id", "handler-test")], [op("consumer_byte_rate", 1000)])) == [(NONE, None)]
-    fetch = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_bytes": 1 << 20,
-        "isolation_level": 0,
-        "topics": [
-            {
-                "topic": "two",
-                "partitions": [
-                    {"partition": p, "fetch_offset": 0, "partition_max_bytes": 1 << 20} for p in (0, 1)
-                ],
-            }
-        ],
-    }
+    fetch = fetch_request("two", [0, 1])
     answered = h.call(FETCH, 11, fetch)
     assert answered.throttle_time_ms == 0
     sizes = [len(p.records or b"") for p in answered.responses[0].partitions]

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
-from kafka.record.memory_records import MemoryRecords
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import GZIP, NONE, ZSTD, Record, build_batch, decode_batches
@@ -22,7 +21,7 @@ from kafka_shim.shim.handlers import (
     produce,
 )
 from kafka_shim.storage.log import SegmentSpan
-from tests.batches import make_batch
+from tests.batches import make_batch, read_records
 from tests.helpers import Harness
 
 
@@ -56,18 +55,6 @@ def fetched(h: Harness, version: int, offset: int = 0, topic: str = "t", limit: 
         ],
     }
     return h.call(fetch, version, request).responses[0].partitions[0]
-
-
-def consumed(records: bytes) -> list[tuple[int, int | None, bytes | None]]:
-    """(offset, timestamp, value) as kafka-python's consumer decodes what Fetch served."""
-    out = []
-    batches = MemoryRecords(records)
-    while batches.has_next():
-        batch = batches.next_batch()
-        if batch is None:
-            break
-        out += [(r.offset, r.timestamp, r.value) for r in batch]
-    return out
 
 
 def stored(h: Harness, topic: str = "t") -> RecordBatches:
@@ -136,8 +123,8 @@ def test_fetch_v0_3_serves_magic_0_or_1(version: int, timestamp: int | None) -> 
     assert answer.error_code == ErrorCode.NONE and answer.high_watermark == 3
     assert answer.records[16] == (0 if version <= 1 else 1)  # the magic byte
     late = timestamp if timestamp is None else timestamp + 1
-    assert consumed(answer.records) == [(0, timestamp, b"a"), (1, late, b"b"), (2, timestamp, b"c")]
-    assert consumed(fetched(h, version, offset=3).records) == []
+    assert read_records(answer.records) == [(0, timestamp, b"a"), (1, late, b"b"), (2, timestamp, b"c")]
+    assert read_records(fetched(h, version, offset=3).records) == []
 
 
 def test_fetch_v0_2_do_not_serve_a_first_batch_beyond_the_partition_limit_v3_does() -> None:
@@ -160,7 +147,7 @@ def test_fetch_v2_skips_control_batches_and_serves_aborted_records_read_uncommit
     log.append(RecordBatches.parse(txn))
     log.write_txn_marker(9, 0, False, 0, h.clock.now)
     produced(h, 9, make_batch([b"after"]))
-    assert consumed(fetched(h, 2).records) == [(0, 1_000, b"aborted"), (2, 1_000, b"after")]
+    assert read_records(fetched(h, 2).records) == [(0, 1_000, b"aborted"), (2, 1_000, b"after")]
 
 
 def test_fetch_answers_kafka_s_errors_for_what_old_versions_cannot_read() -> None:
