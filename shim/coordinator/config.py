@@ -19,6 +19,11 @@ class CoordinatorConfig:
     offsets_retention_check_interval_ms: int = broker_default("offsets.retention.check.interval.ms")
     offset_metadata_max_bytes: int = broker_default("offset.metadata.max.bytes")
 
+    def allows_session_timeout(self, timeout_ms: int) -> bool:
+        """A classic member's session timeout within group.min/max.session.timeout.ms (Kafka
+        checks it before looking at the group's type, so classic members of a consumer group too)."""
+        return self.min_session_timeout_ms <= timeout_ms <= self.max_session_timeout_ms
+
     @classmethod
     def from_broker(cls, config: BrokerConfig) -> CoordinatorConfig:
         return cls(

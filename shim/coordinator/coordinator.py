@@ -278,11 +278,7 @@ class GroupCoordinator:
     def _join_group(self, request: JoinRequest, now: int, waiter: Waiter, out: Effects) -> None:
         if not request.group_id:
             return out.reply(waiter, JoinResult(ErrorCode.INVALID_GROUP_ID, request.member_id))
-        if not (
-            self.config.min_session_timeout_ms
-            <= request.session_timeout_ms
-            <= self.config.max_session_timeout_ms
-        ):
+        if not self.config.allows_session_timeout(request.session_timeout_ms):
             return out.reply(waiter, JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id))
         is_unknown = request.member_id == UNKNOWN_MEMBER_ID
         group = self._groups.get(request.group_id)

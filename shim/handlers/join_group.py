@@ -54,10 +54,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         reason=request.reason,
     )
     consumer_group = broker.consumer_groups.group(request.group_id)
-    config = broker.groups.config
     result: JoinResult
     if consumer_group is not None and consumer_group.members:
-        if not config.min_session_timeout_ms <= join.session_timeout_ms <= config.max_session_timeout_ms:
+        if not broker.groups.config.allows_session_timeout(join.session_timeout_ms):
             result = JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, join.member_id)
         else:
             result = broker.apply(
