@@ -28,9 +28,9 @@ from typing import Any
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row, process_cpu_s
 from compat.targets import Broker, RunningBroker
-from kafka_shim.protocol.headers import RequestHeader
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.record_codec import Record, encode_batch
+from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
 # Versions librdkafka 2.x sends and both brokers speak.
@@ -52,17 +52,7 @@ class Connection:
 
     def frame(self, api_key: int, body: dict[str, Any]) -> bytes:
         """A whole request frame; the correlation id stays 0 (one in flight)."""
-        api, version = APIS[api_key], VERSIONS[api_key]
-        header = RequestHeader.build(
-            {
-                "request_api_key": api_key,
-                "request_api_version": version,
-                "correlation_id": 0,
-                "client_id": "bench",
-            },
-            2 if api.is_flexible(version) else 1,
-        )
-        payload = header + api.request.build(body, version)
+        payload = encode_request(api_key, VERSIONS[api_key], 0, body, "bench")
         return _LENGTH.pack(len(payload)) + payload
 
     def raw_call(self, frame: bytes) -> bytes:
