@@ -25,6 +25,7 @@ from io import BytesIO
 from pathlib import Path
 from statistics import median
 
+from bench.common import main_thread_cpu_ns
 from bench.fuzz import REPO_ROOT, BrokerProcess
 from bench.soak import Counts, broker_args, create_topics, start_load
 
@@ -40,20 +41,16 @@ def export(rev: str, into: Path) -> Path:
     return tree
 
 
-def broker_cpu_ns(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
-
-
 def one_round(broker: BrokerProcess, connections: int, seconds: float) -> tuple[float, float, int]:
     """(requests/s, broker CPU µs per request, failed requests) of one round."""
     counts, stop = Counts(), threading.Event()
-    cpu_before, started = broker_cpu_ns(broker.proc.pid), time.perf_counter()
+    cpu_before, started = main_thread_cpu_ns(broker.proc.pid), time.perf_counter()
     threads = start_load(broker.bootstrap, connections, counts, stop)
     time.sleep(seconds)
     stop.set()
     for thread in threads:
         thread.join(60)
-    elapsed, cpu = time.perf_counter() - started, broker_cpu_ns(broker.proc.pid) - cpu_before
+    elapsed, cpu = time.perf_counter() - started, main_thread_cpu_ns(broker.proc.pid) - cpu_before
     return counts.requests / elapsed, cpu / 1000 / max(counts.requests, 1), sum(counts.errors.values())
 
 

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import TypeVar
 
 from compat.targets import TARGETS, Broker, TargetUnavailable
 
 BROKERS = ("shim", "tansu")
 T = TypeVar("T")
+
+
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process (all its threads) has used so far, from /proc."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
+def main_thread_cpu_ns(pid: int) -> int:
+    """CPU nanoseconds the process's main thread has run so far (its schedstat), finer than ticks."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
 
 
 @contextmanager

@@ -16,7 +16,6 @@ processes, interleaved round by round.
 from __future__ import annotations
 
 import argparse
-import os
 import threading
 import time
 import uuid
@@ -25,19 +24,11 @@ from statistics import median
 from kafka import KafkaConsumer, TopicPartition
 
 from bench.commits import create_topic
-from bench.common import measure_interleaved, print_row
+from bench.common import measure_interleaved, print_row, process_cpu_s
 from compat.targets import Broker, RunningBroker
 
 MODES = {"sessions": True, "no sessions": False}
 WARM_UP_S = 3.0
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime (fields 14, 15)
 
 
 def idle_consumer_cpu(broker: Broker, topic: str, partitions: int, seconds: float, sessions: bool) -> float:
@@ -60,9 +51,9 @@ def idle_consumer_cpu(broker: Broker, topic: str, partitions: int, seconds: floa
     poller.start()
     try:
         time.sleep(WARM_UP_S)
-        before = cpu_seconds(broker.process.pid)
+        before = process_cpu_s(broker.process.pid)
         time.sleep(seconds)
-        return cpu_seconds(broker.process.pid) - before
+        return process_cpu_s(broker.process.pid) - before
     finally:
         stop.set()
         poller.join()

@@ -31,6 +31,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any, NoReturn
 
+from bench.common import main_thread_cpu_ns
+
 # The merge of #13 is 14119dd; its first parent is main before it.
 BEFORE = "bf8052f"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -123,10 +125,6 @@ async def serve(port_file: Path, busy_poll_s: float) -> None:
         port_file.write_text(" ".join(map(str, listeners)))
 
 
-def server_cpu_ns(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
-
-
 def ping_pong(port: int, request: int, response: int, seconds: float, counts: list[int], index: int) -> None:
     frame = _LENGTH.pack(request) + _LENGTH.pack(response) + bytes(request - 4)
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
@@ -156,12 +154,12 @@ def one_round(
         threading.Thread(target=ping_pong, args=(port, request, response, seconds, counts, i))
         for i in range(connections)
     ]
-    cpu_before, started = server_cpu_ns(pid), time.perf_counter()
+    cpu_before, started = main_thread_cpu_ns(pid), time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    elapsed, cpu = time.perf_counter() - started, server_cpu_ns(pid) - cpu_before
+    elapsed, cpu = time.perf_counter() - started, main_thread_cpu_ns(pid) - cpu_before
     total = sum(counts)
     return total / elapsed, cpu / 1000 / max(total, 1)
 

@@ -16,7 +16,6 @@ classic ones), in the same run.
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import struct
 import threading
@@ -25,7 +24,7 @@ import uuid
 from typing import Any
 
 from bench.commits import create_topic
-from bench.common import running
+from bench.common import process_cpu_s, running
 from compat.drivers import DRIVERS
 from compat.groups import GroupMembers
 from compat.schema import Command
@@ -171,12 +170,6 @@ class Member:
         return not changed
 
 
-def broker_cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def heartbeat_rate(broker: RunningBroker, seconds: float) -> tuple[float, float]:
     topics = []
     for g in range(GROUPS):
@@ -213,14 +206,14 @@ def heartbeat_rate(broker: RunningBroker, seconds: float) -> tuple[float, float]
 
     threads = [threading.Thread(target=hammer, args=(i,), daemon=True) for i in range(len(lanes))]
     assert broker.process is not None
-    cpu_before, started = broker_cpu_s(broker.process.pid), time.perf_counter()
+    cpu_before, started = process_cpu_s(broker.process.pid), time.perf_counter()
     for thread in threads:
         thread.start()
     time.sleep(seconds)
     stop.set()
     for thread in threads:
         thread.join(timeout=30)
-    elapsed, cpu = time.perf_counter() - started, broker_cpu_s(broker.process.pid) - cpu_before
+    elapsed, cpu = time.perf_counter() - started, process_cpu_s(broker.process.pid) - cpu_before
     for connection, _ in lanes:
         connection.sock.close()
     total = sum(counts)

@@ -17,7 +17,6 @@ joined member, Produce of one 100-byte record (acks=all), Fetch at the log end
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import struct
 import time
@@ -27,23 +26,17 @@ from statistics import median
 from typing import Any
 
 from bench.commits import create_topic
-from bench.common import measure_interleaved, print_row
+from bench.common import measure_interleaved, print_row, process_cpu_s
 from compat.targets import Broker, RunningBroker
-from kafka_shim.protocol.headers import RequestHeader
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.record_codec import Record, encode_batch
+from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
 # Versions librdkafka 2.x sends and both brokers speak.
 PRODUCE, FETCH, OFFSET_COMMIT, HEARTBEAT, JOIN_GROUP, SYNC_GROUP = 0, 1, 8, 12, 11, 14
 VERSIONS = {PRODUCE: 7, FETCH: 11, OFFSET_COMMIT: 8, HEARTBEAT: 4, JOIN_GROUP: 5, SYNC_GROUP: 5}
 KINDS = ("OffsetCommit", "Heartbeat", "Produce", "Fetch")
-
-
-def broker_cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Connection:
@@ -59,17 +52,7 @@ class Connection:
 
     def frame(self, api_key: int, body: dict[str, Any]) -> bytes:
         """A whole request frame; the correlation id stays 0 (one in flight)."""
-        api, version = APIS[api_key], VERSIONS[api_key]
-        header = RequestHeader.build(
-            {
-                "request_api_key": api_key,
-                "request_api_version": version,
-                "correlation_id": 0,
-                "client_id": "bench",
-            },
-            2 if api.is_flexible(version) else 1,
-        )
-        payload = header + api.request.build(body, version)
+        payload = encode_request(api_key, VERSIONS[api_key], 0, body, "bench")
         return _LENGTH.pack(len(payload)) + payload
 
     def raw_call(self, frame: bytes) -> bytes:
@@ -231,14 +214,14 @@ def cpu_and_rate(broker: Broker, kind: str, count: int) -> tuple[float, float]:
         frame_of = request_frames(connection, kind, topic, count)
         expected = connection.raw_call(frame_of(0))  # warm-up: also the answer every request must get
         pid = broker.process.pid
-        cpu_before, started = broker_cpu_s(pid), time.perf_counter()
+        cpu_before, started = process_cpu_s(pid), time.perf_counter()
         for i in range(count):
             answer = connection.raw_call(frame_of(i))
             if len(answer) != len(expected):
                 raise RuntimeError(
                     f"{broker.name} {kind}: answer {answer.hex()} differs from {expected.hex()}"
                 )
-        elapsed, cpu = time.perf_counter() - started, broker_cpu_s(pid) - cpu_before
+        elapsed, cpu = time.perf_counter() - started, process_cpu_s(pid) - cpu_before
     finally:
         connection.close()
     return cpu / count * 1e6, count / elapsed

@@ -16,7 +16,6 @@ import shutil
 import socket
 import ssl
 import struct
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -29,9 +28,9 @@ import scramp
 from bench.commits import commits_per_second
 from bench.common import running
 from bench.throughput import produce_and_consume
-from compat.targets import Broker, RunningBroker, TargetUnavailable, free_port, launch
+from compat.scenarios_security import start_secured_shim
+from compat.targets import Broker, RunningBroker, TargetUnavailable
 from kafka_shim.protocol.messages import APIS
-from kafka_shim.shim.security.dev_certs import write_dev_certs
 from kafka_shim.shim.security.sasl import SaslSession
 from kafka_shim.shim.security.scram_store import CredentialStore
 from tests.wire import encode_request
@@ -42,21 +41,8 @@ _LENGTH = struct.Struct(">i")
 
 
 def start_secured(certs: Path) -> tuple[RunningBroker, dict[str, str]]:
-    paths = write_dev_certs(certs, ("localhost", "127.0.0.1"), "client", 2)
-    ports = {name: free_port() for name in ("PLAINTEXT", "SSL", "SASL_SSL")}
-    listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
-    argv = [
-        sys.executable,
-        "-m",
-        "kafka_shim",
-        "--memory",
-        "--listeners",
-        listeners,
-        "--user",
-        f"{USER}:{PASSWORD}",
-    ]
-    argv += ["--config", f"ssl.keystore.location={paths['broker']}"]
-    return launch("shim", argv), {name: f"127.0.0.1:{port}" for name, port in ports.items()}
+    """kafka-shim with a PLAINTEXT, an SSL (no client certificate asked) and a SASL_SSL listener."""
+    return start_secured_shim(certs, ("PLAINTEXT", "SSL", "SASL_SSL"), USER, PASSWORD, mutual_tls=False)
 
 
 def client_settings(certs: Path) -> dict[str, dict[str, str]]:

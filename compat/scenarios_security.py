@@ -28,29 +28,34 @@ CREATES_USERS = ("confluent-kafka", "java")
 LISTENERS = ("SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
-def start_secured_shim(certs: Path) -> tuple[RunningBroker, dict[str, str]]:
-    """kafka-shim with one listener per secured protocol (SSL with mutual TLS required) and
-    the user alice; the bootstrap address of each listener."""
+def start_secured_shim(
+    certs: Path,
+    listeners: tuple[str, ...] = LISTENERS,
+    user: str = USER,
+    password: str = PASSWORD,
+    mutual_tls: bool = True,
+) -> tuple[RunningBroker, dict[str, str]]:
+    """kafka-shim with one listener per protocol of `listeners` (SSL with mutual TLS required
+    when `mutual_tls`) and the one user; the bootstrap address of each listener."""
     from kafka_shim.shim.security.dev_certs import write_dev_certs
 
     paths = write_dev_certs(certs, ("localhost", "127.0.0.1"), "client", 2)
-    ports = {name: free_port() for name in LISTENERS}
-    listeners = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
+    ports = {name: free_port() for name in listeners}
+    addresses = ",".join(f"{name}://127.0.0.1:{port}" for name, port in ports.items())
     argv = [
         sys.executable,
         "-m",
         "kafka_shim",
         "--memory",
         "--listeners",
-        listeners,
+        addresses,
         "--user",
-        f"{USER}:{PASSWORD}",
+        f"{user}:{password}",
     ]
-    for setting in (
-        f"ssl.keystore.location={paths['broker']}",
-        f"ssl.truststore.location={paths['ca']}",
-        "listener.name.ssl.ssl.client.auth=required",
-    ):
+    settings = [f"ssl.keystore.location={paths['broker']}"]
+    if mutual_tls:
+        settings += [f"ssl.truststore.location={paths['ca']}", "listener.name.ssl.ssl.client.auth=required"]
+    for setting in settings:
         argv += ["--config", setting]
     broker = launch("shim-secured", argv)
     return broker, {name: f"127.0.0.1:{port}" for name, port in ports.items()}

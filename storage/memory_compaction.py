@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_shim.protocol.settings import topic_default
 from kafka_shim.storage.memory import MemoryLog
 
-# Kafka's delete.retention.ms default: how long compaction keeps tombstones.
-DELETE_RETENTION_MS = 24 * 3600 * 1000
+# Kafka's delete.retention.ms default (the settings registry's): how long compaction keeps tombstones.
+DELETE_RETENTION_MS: int = topic_default("delete.retention.ms")
 MIN_BATCHES = 1_000
 STEP_BATCHES = 100
 _PASS_DONE = object()
