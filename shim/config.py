@@ -277,7 +277,7 @@ def _check_consumer_group_bounds(config: BrokerConfig) -> None:
         raise ConfigError(
             "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"
         )
-    if "classic" not in config.rebalance_protocols:
+    if "classic" not in list_items(config.rebalance_protocols):
         raise ConfigError("group.coordinator.rebalance.protocols must contain classic")
 
 

@@ -68,8 +68,8 @@ class SampledRate:
         return max(elapsed, 1)
 
     def per_second(self, now: int) -> float:
-        self._purge(now)
-        return sum(s.value for s in self._samples) / (self.window_size_ms(now) / 1000)
+        window_ms = self.window_size_ms(now)  # purges the expired samples first
+        return sum(s.value for s in self._samples) / (window_ms / 1000)
 
 
 def java_round(value: float) -> int:

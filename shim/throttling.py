@@ -69,8 +69,7 @@ class ClientQuotaEnforcement:
 
 def _user(ctx: RequestContext) -> str:
     # Kafka's quota entities name the principal's name (ANONYMOUS on an unauthenticated listener).
-    principal = ctx.principal or ANONYMOUS
-    return principal[len(PRINCIPAL_PREFIX) :] if principal.startswith(PRINCIPAL_PREFIX) else principal
+    return (ctx.principal or ANONYMOUS).removeprefix(PRINCIPAL_PREFIX)
 
 
 def _throttle(ctx: RequestContext, key: str, size: int) -> tuple[int, Callable[[], None]]:

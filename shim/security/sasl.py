@@ -19,11 +19,17 @@ from enum import Enum
 
 import scramp
 
+from kafka_shim.protocol.api import API_VERSIONS_KEY
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages import sasl_authenticate, sasl_handshake
 from kafka_shim.shim.security.principal import user
 from kafka_shim.shim.security.scram_store import CredentialStore, ScramMechanism
 
-API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
+API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = (
+    API_VERSIONS_KEY,
+    sasl_handshake.API.key,
+    sasl_authenticate.API.key,
+)
 
 
 class State(Enum):

@@ -116,9 +116,9 @@ def _api_versions_answered(broker: BrokerThread) -> bool:
         return bool(client.request(API_VERSIONS, 3, {}).error_code == ErrorCode.NONE)
 
 
-def _wait_until(condition: object, timeout_s: float = 5.0) -> None:
+def _wait_until(condition: Callable[[], object], timeout_s: float = 5.0) -> None:
     deadline = time.monotonic() + timeout_s
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.01)
