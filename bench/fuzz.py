@@ -20,6 +20,7 @@ frames: anything but the protocol's own `ProtocolError` is a finding.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing
 import re
 import socket
@@ -37,7 +38,7 @@ from pathlib import Path
 from statistics import quantiles
 from typing import Any
 
-from bench.fuzz_frames import FrameGenerator
+from bench.fuzz_frames import FrameGenerator, decode_request
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from tests.wire import WireClient, encode_request
@@ -389,7 +390,6 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
 def in_process(runs: int, seed: int) -> int:
     import atheris
 
-    from kafka_shim.protocol.headers import parse_request_header, peek_api
     from kafka_shim.protocol.types import ProtocolError
     from kafka_shim.shim.handlers import ADVERTISED_APIS
 
@@ -408,15 +408,8 @@ def in_process(runs: int, seed: int) -> int:
             ]
 
     def decode(data: bytes) -> None:
-        try:
-            key, version, _ = peek_api(data)
-            api = ADVERTISED_APIS.get(key)
-            if api is None or version not in api.versions:
-                return
-            _, body_starts = parse_request_header(data, api.is_flexible(version))
-            api.request.parse_at(data, body_starts, version)
-        except ProtocolError:
-            pass
+        with contextlib.suppress(ProtocolError):
+            decode_request(data)
 
     atheris.instrument_all()
     for function in generated:  # exec'd code has no file: instrument_all passes it by

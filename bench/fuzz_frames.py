@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from kafka_shim.protocol import schema as s
+from kafka_shim.protocol.headers import parse_request_header, peek_api
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from kafka_shim.protocol.types import encode_uvarint
 from kafka_shim.shim.handlers import ADVERTISED_APIS
@@ -253,3 +254,15 @@ class FrameGenerator:
             self._uvarint(writer, tag)
             self._uvarint(writer, len(data))
             writer.out += data
+
+
+def decode_request(frame: bytes) -> None:
+    """Decode a request frame (without its length prefix) as the broker does: its header, then
+    its body for an advertised API and version (others the broker refuses before decoding).
+    Raises ProtocolError for what does not parse, and nothing else is allowed to escape."""
+    key, version, _ = peek_api(frame)
+    api = ADVERTISED_APIS.get(key)
+    if api is None or version not in api.versions:
+        return
+    _, body_starts = parse_request_header(frame, api.is_flexible(version))
+    api.request.parse_at(frame, body_starts, version)
