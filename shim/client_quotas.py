@@ -55,7 +55,9 @@ class Refusal:
 
 
 def entity_of(parts: Iterable[EntityPart]) -> Entity:
-    return tuple(sorted(parts))
+    """Ordered by type alone: a part's name may be None (the default entity), and an entity
+    naming a type twice must reach validation (Kafka's "duplicate entity entry"), not fail to sort."""
+    return tuple(sorted(parts, key=lambda part: part[0]))
 
 
 def describe_entity(entity: Entity) -> str:

@@ -154,6 +154,13 @@ def test_kafka_validation_messages() -> None:
     assert entries(describe(h)) == {(("ip", None),): {"connection_creation_rate": 5.0}}
 
 
+def test_an_entity_type_named_twice_default_and_named_is_refused_as_kafka_does() -> None:
+    """Found by the fuzz slice: a default and a named part of one type used to fail to sort."""
+    h = Harness()
+    refused = alter(h, ([part("user", None), part("user", "a")], [op("producer_byte_rate", 1)]))
+    assert refused == [(INVALID, "Invalid empty client quota entity, duplicate entity entry user")]
+
+
 def test_describe_filter_errors() -> None:
     h = Harness()
     duplicate = describe(h, ("user", MATCH_DEFAULT, None), ("user", MATCH_SPECIFIED, None))
