@@ -8,9 +8,7 @@ consumer (compat/java/KafkaDriver.java, op `cluster_admin`)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +33,7 @@ from kafka.errors import (
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 
 pytestmark = pytest.mark.clients
 
@@ -209,26 +208,17 @@ def test_librdkafka_moves_a_position_past_the_epochs_end_back_to_it(
 
 
 def test_java_admin_and_consumer(broker: BrokerThread, answered: Callable[[str], bool]) -> None:
-    from compat import java_build
-
-    command = {
-        "op": "cluster_admin",
-        "bootstrap": broker.bootstrap,
-        "topic": "j",
-        "partitions": 5,
-        "group": "jg",
-    }
-    try:
-        command_line = java_build.driver_command_line(json.dumps(command | {"timeout_s": TIMEOUT_S}))
-    except java_build.JavaDriverUnavailable as exc:
-        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
-    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    steps = {
-        o["step"]: (o["error"], o["result"])
-        for o in map(json.loads, done.stdout.splitlines())
-        if o["event"] == "admin_step"
-    }
+    events = java_driver(
+        {
+            "op": "cluster_admin",
+            "bootstrap": broker.bootstrap,
+            "topic": "j",
+            "partitions": 5,
+            "group": "jg",
+            "timeout_s": TIMEOUT_S,
+        }
+    )
+    steps = {o["step"]: (o["error"], o["result"]) for o in events if o["event"] == "admin_step"}
     here = log_dir(broker)
     assert steps == {
         "create_topics": (None, None),
