@@ -9,7 +9,10 @@ running a callback that appends.
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
+import time
 from collections.abc import Callable, Collection, Coroutine
 from dataclasses import replace
 from types import ModuleType
@@ -73,6 +76,34 @@ class FakeRequestContext(RequestContext):
             self.during_wait.pop(0)()
         else:
             self.clock.now += timeout_ms
+
+
+def java_driver(command: dict[str, object]) -> list[dict[str, Any]]:
+    """Run the compiled Java driver (compat/java) on one command; its events, in order."""
+    from compat import java_build
+
+    try:
+        command_line = java_build.driver_command_line(json.dumps(command))
+    except java_build.JavaDriverUnavailable as exc:
+        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
+    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def wait_until(
+    condition: Callable[[], bool],
+    what: str,
+    *,
+    deadline_s: float,
+    error: type[AssertionError] = AssertionError,
+) -> None:
+    """Poll `condition` every 50 ms until it holds; `error` if it does not within `deadline_s`."""
+    deadline = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise error(f"not within {deadline_s}s: {what}")
+        time.sleep(0.05)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:

@@ -38,18 +38,20 @@ from compat.schema import (
 )
 
 
+def security(command: Command) -> dict[str, Any]:
+    """How to connect: librdkafka takes `command.security` by its own names (the Java
+    client's PEM keystore aside)."""
+    return {k: v for k, v in command.security.items() if k != "ssl.keystore.location"}
+
+
 def connection(command: Command) -> dict[str, Any]:
-    """Where and how to connect: librdkafka takes `command.security` by its own names (the
-    Java client's PEM keystore aside)."""
-    security = {k: v for k, v in command.security.items() if k != "ssl.keystore.location"}
-    return {"bootstrap.servers": command.bootstrap, "client.id": command.client_id, **security}
+    """Where and how to connect."""
+    return {"bootstrap.servers": command.bootstrap, "client.id": command.client_id, **security(command)}
 
 
 def group_consumer(command: Command) -> Consumer:
     config: dict[str, Any] = {
         **connection(command),
-        "bootstrap.servers": command.bootstrap,
-        "client.id": command.client_id,
         "group.id": command.group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,

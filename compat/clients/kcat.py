@@ -22,7 +22,7 @@ import signal
 import subprocess
 import threading
 
-from compat.clients.confluent import ConfluentOps, connection
+from compat.clients.confluent import ConfluentOps, connection, security
 from compat.clients.runner import AssignmentTracker, run
 from compat.schema import Command, emit, message_key, message_value
 
@@ -64,9 +64,7 @@ def run_kcat(args: list[str], timeout_s: float, stdin: str | None = None) -> str
 
 def broker_args(command: Command) -> list[str]:
     """-b and the security settings (librdkafka's names, as `command.security` has them)."""
-    settings = connection(command)
-    settings.pop("bootstrap.servers")
-    settings.pop("client.id")
+    settings = security(command)
     return ["-b", command.bootstrap, *(arg for item in settings.items() for arg in ("-X", "=".join(item)))]
 
 

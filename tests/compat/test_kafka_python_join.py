@@ -24,9 +24,8 @@ turn red and the driver's workaround can go.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaConsumer
@@ -34,6 +33,7 @@ from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
 
 from compat.clients.kafka_python import subscribe
 from compat.targets import Broker, start_target
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.clients
 
@@ -92,19 +92,6 @@ class NeverAssigned(AssertionError):
     """The bug's signature for a lone member that polls without waiting."""
 
 
-def wait_until(
-    condition: Callable[[], bool],
-    what: str,
-    error: type[AssertionError] = AssertionError,
-    deadline_s: float = DEADLINE_S,
-) -> None:
-    deadline = time.monotonic() + deadline_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise error(f"not within {deadline_s}s: {what}")
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def broker() -> Iterator[Broker]:
     with start_target() as running:
@@ -147,7 +134,12 @@ def test_a_consumer_polling_without_waiting_gets_its_partitions(
     topic, group = new_topic(admin, 1)
     member = Member(broker.bootstrap, topic, group, pause_s=0.3, poll_ms=0)
     members.append(member)
-    wait_until(lambda: member.partitions() == {0}, "the only member owns the partition", NeverAssigned)
+    wait_until(
+        lambda: member.partitions() == {0},
+        "the only member owns the partition",
+        deadline_s=DEADLINE_S,
+        error=NeverAssigned,
+    )
 
 
 @kafka_python_bug(LeaderStranded, "a leader whose round completes outside poll() stays REBALANCING")
@@ -178,5 +170,12 @@ def test_leader_rejoining_for_new_partitions_takes_its_share(
     leader.pace(LEADER_PAUSE_S, LEADER_POLL_MS)
     admin.create_partitions({topic: NewPartitions(4)})
 
-    wait_until(lambda: follower.partitions() == {2, 3}, "the follower's share of 4 partitions")
-    wait_until(lambda: leader.partitions() == {0, 1}, "the leader's share of 4 partitions", LeaderStranded)
+    wait_until(
+        lambda: follower.partitions() == {2, 3}, "the follower's share of 4 partitions", deadline_s=DEADLINE_S
+    )
+    wait_until(
+        lambda: leader.partitions() == {0, 1},
+        "the leader's share of 4 partitions",
+        deadline_s=DEADLINE_S,
+        error=LeaderStranded,
+    )

@@ -11,7 +11,6 @@ ACLs for User:bob only, which leaves ANONYMOUS out.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ import pytest
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 from tests.wire import WireClient
 
 pytestmark = pytest.mark.clients
@@ -271,30 +271,17 @@ def test_aiokafka_gets_the_authorization_errors(bootstrap: str) -> None:
 
 
 def test_java_client(bootstrap: str) -> None:
-    from compat import java_build
-
-    try:
-        command_line = java_build.driver_command_line(
-            json.dumps(
-                {
-                    "op": "acls",
-                    "bootstrap": bootstrap,
-                    "topic": "orders",
-                    "group": "G",
-                    "other_group": "H",
-                    "timeout_s": TIMEOUT_S,
-                }
-            )
-        )
-    except java_build.JavaDriverUnavailable as exc:
-        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
-    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    steps = {
-        o["step"]: (o["error"], o["result"])
-        for o in map(json.loads, done.stdout.splitlines())
-        if o["event"] == "acl_step"
-    }
+    events = java_driver(
+        {
+            "op": "acls",
+            "bootstrap": bootstrap,
+            "topic": "orders",
+            "group": "G",
+            "other_group": "H",
+            "timeout_s": TIMEOUT_S,
+        }
+    )
+    steps = {o["step"]: (o["error"], o["result"]) for o in events if o["event"] == "acl_step"}
     mine = [
         "GROUP:LITERAL:G:User:ANONYMOUS:READ:ALLOW",
         "TOPIC:LITERAL:orders:User:ANONYMOUS:READ:ALLOW",

@@ -8,9 +8,7 @@ consumer (compat/java/KafkaDriver.java, op `cluster_admin`)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
 from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
-from confluent_kafka import Consumer, ElectionType, KafkaError, Producer
+from confluent_kafka import Consumer, ElectionType, KafkaError, Message, Producer
 from confluent_kafka import TopicPartition as RdTopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import ConfigResource as RdConfigResource
@@ -35,6 +33,7 @@ from kafka.errors import (
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 
 pytestmark = pytest.mark.clients
 
@@ -154,24 +153,33 @@ def test_confluent_kafka_alter_configs_and_elect_leaders(broker: BrokerThread) -
     assert [error.code() for error in elected.values()] == [KafkaError.ELECTION_NOT_NEEDED]
 
 
-def test_librdkafka_validates_an_assigned_position_with_offset_for_leader_epoch(
-    broker: BrokerThread, answered: Callable[[str], bool]
-) -> None:
+def produce_five(broker: BrokerThread) -> Producer:
+    """v0..v4 into t-0, flushed; the producer, for more."""
     producer = Producer({"bootstrap.servers": broker.bootstrap})
     for i in range(5):
         producer.produce("t", key=b"k", value=b"v%d" % i, partition=0)
     assert producer.flush(TIMEOUT_S) == 0
+    return producer
+
+
+def first_message(consumer: Consumer, deadline: float) -> Message:
+    """The first record the consumer polls (errors skipped) before the monotonic deadline."""
+    while True:
+        assert time.monotonic() < deadline, "no record after the validated position"
+        polled = consumer.poll(0.5)
+        if polled is not None and polled.error() is None:
+            return polled
+
+
+def test_librdkafka_validates_an_assigned_position_with_offset_for_leader_epoch(
+    broker: BrokerThread, answered: Callable[[str], bool]
+) -> None:
+    produce_five(broker)
     consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g", "enable.auto.commit": False})
     try:
         # A position with a leader epoch (as Metadata advertises it) is validated first.
         consumer.assign([RdTopicPartition("t", 0, 3, leader_epoch=0)])
-        deadline = time.monotonic() + TIMEOUT_S
-        message = None
-        while message is None:
-            assert time.monotonic() < deadline, "no record after the validated position"
-            polled = consumer.poll(0.5)
-            if polled is not None and polled.error() is None:
-                message = polled
+        message = first_message(consumer, time.monotonic() + TIMEOUT_S)
         assert (message.offset(), message.value(), message.leader_epoch()) == (3, b"v3", 0)
     finally:
         consumer.close()
@@ -181,10 +189,7 @@ def test_librdkafka_validates_an_assigned_position_with_offset_for_leader_epoch(
 def test_librdkafka_moves_a_position_past_the_epochs_end_back_to_it(
     broker: BrokerThread, answered: Callable[[str], bool]
 ) -> None:
-    producer = Producer({"bootstrap.servers": broker.bootstrap})
-    for i in range(5):
-        producer.produce("t", key=b"k", value=b"v%d" % i, partition=0)
-    assert producer.flush(TIMEOUT_S) == 0
+    producer = produce_five(broker)
     config = {"bootstrap.servers": broker.bootstrap, "group.id": "g", "auto.offset.reset": "earliest"}
     consumer = Consumer(config | {"enable.auto.commit": False})
     try:
@@ -197,38 +202,24 @@ def test_librdkafka_moves_a_position_past_the_epochs_end_back_to_it(
             consumer.poll(0.1)
         producer.produce("t", key=b"k", value=b"v5", partition=0)
         assert producer.flush(TIMEOUT_S) == 0
-        message = None
-        while message is None:
-            assert time.monotonic() < deadline, "no record after the validated position"
-            polled = consumer.poll(0.5)
-            if polled is not None and polled.error() is None:
-                message = polled
+        message = first_message(consumer, deadline)
         assert (message.offset(), message.value()) == (5, b"v5")
     finally:
         consumer.close()
 
 
 def test_java_admin_and_consumer(broker: BrokerThread, answered: Callable[[str], bool]) -> None:
-    from compat import java_build
-
-    command = {
-        "op": "cluster_admin",
-        "bootstrap": broker.bootstrap,
-        "topic": "j",
-        "partitions": 5,
-        "group": "jg",
-    }
-    try:
-        command_line = java_build.driver_command_line(json.dumps(command | {"timeout_s": TIMEOUT_S}))
-    except java_build.JavaDriverUnavailable as exc:
-        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
-    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    steps = {
-        o["step"]: (o["error"], o["result"])
-        for o in map(json.loads, done.stdout.splitlines())
-        if o["event"] == "admin_step"
-    }
+    events = java_driver(
+        {
+            "op": "cluster_admin",
+            "bootstrap": broker.bootstrap,
+            "topic": "j",
+            "partitions": 5,
+            "group": "jg",
+            "timeout_s": TIMEOUT_S,
+        }
+    )
+    steps = {o["step"]: (o["error"], o["result"]) for o in events if o["event"] == "admin_step"}
     here = log_dir(broker)
     assert steps == {
         "create_topics": (None, None),

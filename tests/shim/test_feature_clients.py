@@ -5,14 +5,13 @@ producer epoch stays), at 2 its second (the epoch is bumped at every transaction
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 
 import pytest
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 
 pytestmark = pytest.mark.clients
 
@@ -25,18 +24,6 @@ def broker() -> Iterator[BrokerThread]:
     thread = BrokerThread(BrokerConfig(host="127.0.0.1", port=0, auto_create_topics=True)).start()
     yield thread
     thread.stop()
-
-
-def java_driver(command: dict[str, object]) -> list[dict[str, object]]:
-    from compat import java_build
-
-    try:
-        command_line = java_build.driver_command_line(json.dumps(command))
-    except java_build.JavaDriverUnavailable as exc:
-        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
-    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def transact(broker: BrokerThread, transactional_id: str) -> int:

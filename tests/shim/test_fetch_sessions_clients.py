@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -22,6 +21,7 @@ from kafka import TopicPartition as KafkaTopicPartition
 
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.clients
 
@@ -58,13 +58,6 @@ def produce(bootstrap: str, records: list[Record]) -> None:
     for topic, partition, value in records:
         producer.produce(topic, value, key=value, partition=partition)  # the Java driver wants keys
     assert producer.flush(DEADLINE_S) == 0
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 class Client(Protocol):
@@ -142,7 +135,7 @@ class Received:
             self.records.extend(self.client.poll())
             return not Counter(expected) - Counter(self.records)
 
-        wait_until(arrived, f"{len(expected)} records (have {len(self.records)})")
+        wait_until(arrived, f"{len(expected)} records (have {len(self.records)})", deadline_s=DEADLINE_S)
 
     def polling_until(self, condition: Callable[[], bool], what: str) -> None:
         """Keep polling (kafka-python fetches only inside poll) until `condition`."""
@@ -151,7 +144,7 @@ class Received:
             self.records.extend(self.client.poll())
             return condition()
 
-        wait_until(polled, what)
+        wait_until(polled, what, deadline_s=DEADLINE_S)
 
 
 def one_per_partition(topic: str, partitions: int, tag: str) -> list[Record]:
@@ -232,6 +225,7 @@ def test_java_group_consumer_of_many_partitions(broker: BrokerThread) -> None:
             wait_until(
                 lambda: any(epoch > 2 and size == PARTITIONS for epoch, size in sessions(broker)),
                 "the Java consumer's incremental session",
+                deadline_s=DEADLINE_S,
             )
         else:
             assert sessions(broker) == []

@@ -43,6 +43,14 @@ RECORDS_PER_STEP = 30
 # What Kafka answers a synchronous commit that a rebalance overtook.
 RACING_A_REBALANCE = frozenset({KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS})
 
+# kafka-python's and aiokafka's consumer settings (the same keyword names in both).
+PYTHON_CLIENT_CONSUMER: dict[str, Any] = {
+    "auto_offset_reset": "earliest",
+    "enable_auto_commit": False,
+    "session_timeout_ms": 6000,
+    "heartbeat_interval_ms": 500,
+}
+
 
 class Ownership:
     """Who owns which partition, as the members' callbacks say; a take of a partition someone
@@ -84,9 +92,10 @@ class Member:
     after each batch (so by the time a rebalance inside the next poll takes partitions away,
     what was read from them is committed)."""
 
-    def __init__(self, name: str, ownership: Ownership) -> None:
+    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str) -> None:
         self.name = name
         self.ownership = ownership
+        self.bootstrap, self.group = bootstrap, group
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
 
@@ -119,7 +128,7 @@ class ConfluentMember(Member):
         protocol: str,
         strategy: str = "cooperative-sticky",
     ) -> None:
-        super().__init__(name, ownership)
+        super().__init__(name, ownership, bootstrap, group)
         config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,
             "group.id": group,
@@ -163,18 +172,11 @@ class ConfluentMember(Member):
 
 
 class KafkaPythonMember(Member):
-    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str) -> None:
-        super().__init__(name, ownership)
-        self.bootstrap, self.group = bootstrap, group
-
     def run(self) -> None:
         consumer = KafkaConsumer(
             bootstrap_servers=self.bootstrap,
             group_id=self.group,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            session_timeout_ms=6000,
-            heartbeat_interval_ms=500,
+            **PYTHON_CLIENT_CONSUMER,
             partition_assignment_strategy=[RangePartitionAssignor],
         )
         member = self
@@ -199,10 +201,6 @@ class KafkaPythonMember(Member):
 
 
 class AiokafkaMember(Member):
-    def __init__(self, name: str, ownership: Ownership, bootstrap: str, group: str) -> None:
-        super().__init__(name, ownership)
-        self.bootstrap, self.group = bootstrap, group
-
     def run(self) -> None:
         asyncio.run(self._consume())
 
@@ -210,10 +208,7 @@ class AiokafkaMember(Member):
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap,
             group_id=self.group,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            session_timeout_ms=6000,
-            heartbeat_interval_ms=500,
+            **PYTHON_CLIENT_CONSUMER,
             partition_assignment_strategy=(AIORangePartitionAssignor,),
         )
         member = self

@@ -11,7 +11,6 @@ describeClientQuotas.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from kafka_shim.shim.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 
 pytestmark = pytest.mark.clients
 
@@ -39,18 +39,6 @@ def broker() -> Iterator[BrokerThread]:
     thread = BrokerThread(config).start()
     yield thread
     thread.stop()
-
-
-def java_driver(command: dict[str, object]) -> list[dict[str, object]]:
-    from compat import java_build
-
-    try:
-        command_line = java_build.driver_command_line(json.dumps(command))
-    except java_build.JavaDriverUnavailable as exc:
-        raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
-    done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def test_java_admin_sets_and_describes_quotas(broker: BrokerThread) -> None:
