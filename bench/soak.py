@@ -174,6 +174,11 @@ def broker_args(data_dir: Path) -> tuple[str, ...]:
         # Offsets of empty groups expire within the run, so their state must go away.
         "offsets.retention.minutes": 1,
         "offsets.retention.check.interval.ms": 10_000,
+        # The tombstones deleted and expired groups leave in __consumer_offsets are kept for
+        # this long before compaction drops them (Kafka's default: a day). At the default the
+        # churn's new group per cycle grows the offsets log, and the compaction pass that reads
+        # it all, for the whole run: state Kafka keeps too, which is not what this measures.
+        "log.cleaner.delete.retention.ms": 60_000,
         # Topics keep a few MiB each: what is measured is the broker, not the data it holds
         # (in memory, every produced byte would stay in RSS).
         "log.segment.bytes": 1 << 20,

@@ -292,6 +292,8 @@ _DECLARED = [
             "log_retention_bytes", minimum=-1),
     _broker("log.cleanup.policy", LIST, "delete", "delete and/or compact (topic: cleanup.policy)",
             "log_cleanup_policy", choices=_CLEANUP),
+    _broker("log.cleaner.delete.retention.ms", LONG, "86400000", "how long tombstones survive compaction "
+            "(topic: delete.retention.ms)", "log_cleaner_delete_retention_ms", minimum=0),
     _broker("log.retention.check.interval.ms", LONG, "300000", "how often retention deletes old segments",
             "log_retention_check_interval_ms", minimum=1),
     _broker("log.flush.interval.ms", LONG, "1000",
@@ -337,7 +339,8 @@ _DECLARED = [
            choices=_CLEANUP),
     _topic("compression.type", STRING, None, "codec batches are stored with (producer: as sent)",
            synonym="compression.type", choices=_COMPRESSION),
-    _topic("delete.retention.ms", LONG, "86400000", "how long tombstones survive compaction", minimum=0),
+    _topic("delete.retention.ms", LONG, None, "how long tombstones survive compaction",
+           synonym="log.cleaner.delete.retention.ms", minimum=0),
     _topic("index.interval.bytes", INT, "4096", "bytes between offset index entries", minimum=0),
     _topic("max.compaction.lag.ms", LONG, str(LONG_MAX), "longest a record stays uncompacted", minimum=1),
     _topic("max.message.bytes", INT, None, "largest record batch", synonym="message.max.bytes", minimum=0),

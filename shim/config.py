@@ -74,6 +74,7 @@ class BrokerConfig:
     log_retention_ms: int = _kafka("log.retention.ms")
     log_retention_bytes: int = _kafka("log.retention.bytes")
     log_cleanup_policy: str = _kafka("log.cleanup.policy")
+    log_cleaner_delete_retention_ms: int = _kafka("log.cleaner.delete.retention.ms")
     log_retention_check_interval_ms: int = _kafka("log.retention.check.interval.ms")
     log_flush_interval_ms: int = _kafka("log.flush.interval.ms")
     ssl_keystore_type: str = _kafka("ssl.keystore.type")

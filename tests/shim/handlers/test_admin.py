@@ -256,6 +256,22 @@ def test_describe_topic_configs(version: int) -> None:
         ]
 
 
+def test_tombstone_retention_defaults_to_the_brokers_log_cleaner_setting() -> None:
+    """delete.retention.ms, unset on the topic, is log.cleaner.delete.retention.ms (Kafka's
+    synonym): what the topic's log compacts by, and what DescribeConfigs names as its source."""
+    h = Harness(log_cleaner_delete_retention_ms=60_000)
+    h.broker.topics.create("t", configs={"cleanup.policy": "compact"})
+    assert h.broker.topics.log_config({"cleanup.policy": "compact"}).delete_retention_ms == 60_000
+    assert h.broker.topics.log_config({"delete.retention.ms": "5"}).delete_retention_ms == 5
+    [result] = describe(h, 4, (ResourceType.TOPIC, "t", ["delete.retention.ms"]), include_synonyms=True)
+    [config] = result.configs
+    assert (config.value, config.config_source) == ("60000", ConfigSource.STATIC_BROKER_CONFIG)
+    assert [(s.name, s.value, s.source) for s in config.synonyms] == [
+        ("log.cleaner.delete.retention.ms", "60000", ConfigSource.STATIC_BROKER_CONFIG),
+        ("log.cleaner.delete.retention.ms", "86400000", ConfigSource.DEFAULT_CONFIG),
+    ]
+
+
 def test_describe_configs_filters_and_errors() -> None:
     h = Harness()
     h.broker.topics.create("t")
