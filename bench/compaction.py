@@ -25,8 +25,8 @@ from statistics import median
 from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from kafka_shim.storage import compaction
+from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.memory_compaction import DELETE_RETENTION_MS
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore
 
@@ -85,7 +85,7 @@ def cleaner_pass(segments: list[bytes]) -> dict[str, float]:
                 segments[:-1],
                 latest,
                 now_ms=NOW,
-                delete_retention_ms=DELETE_RETENTION_MS,
+                delete_retention_ms=LogConfig().delete_retention_ms,
                 producer_last_offsets=producers,
             )
         ),

@@ -29,7 +29,7 @@ from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.storage import compaction
 from kafka_shim.storage.disk_log import DiskLog
-from kafka_shim.storage.memory_compaction import DELETE_RETENTION_MS
+from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 GROUPS = 1000
@@ -99,7 +99,7 @@ def clean(broker: Broker) -> None:
             blobs,
             latest,
             now_ms=NOW,
-            delete_retention_ms=DELETE_RETENTION_MS,
+            delete_retention_ms=LogConfig().delete_retention_ms,
             producer_last_offsets=compaction.producer_last_offsets(everything),
         )
         log.replace_segments(closed, cleaned)

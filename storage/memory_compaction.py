@@ -11,11 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_shim.protocol.settings import topic_default
 from kafka_shim.storage.memory import MemoryLog
 
-# Kafka's delete.retention.ms default (the settings registry's): how long compaction keeps tombstones.
-DELETE_RETENTION_MS: int = topic_default("delete.retention.ms")
 MIN_BATCHES = 1_000
 STEP_BATCHES = 100
 _PASS_DONE = object()
@@ -34,7 +31,9 @@ class MemoryCompaction:
         if steps is None:
             if partition.batch_count < self._clean_at.get(index, MIN_BATCHES):
                 return
-            steps = partition.compaction_steps(now_ms, DELETE_RETENTION_MS, STEP_BATCHES)
+            # The topic's delete.retention.ms (or the broker's log.cleaner.delete.retention.ms).
+            retention_ms = partition.config.delete_retention_ms
+            steps = partition.compaction_steps(now_ms, retention_ms, STEP_BATCHES)
             self._cleaning[index] = steps
         if next(steps, _PASS_DONE) is _PASS_DONE:
             del self._cleaning[index]
