@@ -513,14 +513,13 @@ class Server:
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
         task sleeps for by scheduling something new; wake it only then."""
-        deadline = self.broker.next_deadline()
-        if deadline is not None and deadline < self._timer_sleeps_until:
+        if self.broker.deadline_sooner_than(self._timer_sleeps_until):
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
         broker = self.broker
         while True:
-            deadline = broker.next_deadline()
+            deadline = broker.watch_deadlines()
             self._timer_sleeps_until = math.inf if deadline is None else deadline
             timeout = (self._timer_sleeps_until - broker.clock()) / 1000
             if timeout > 0:
