@@ -266,16 +266,11 @@ class FrameReader:
 
     async def _receive(self, wanted: int, small: bool) -> bytes:
         """Up to `wanted` bytes, reserved in request memory before they are read;
-        b"" when the peer closed. A peer that is not polled is waited for in epoll
-        before the read: reading first would cost a failing system call and an
-        exception whenever its bytes are not there yet (the usual case), and saves
-        nothing when they are (the scheduler pass is taken either way, below)."""
+        b"" when the peer closed."""
         started = time.monotonic()  # one clock for idleness and polling: a call less per read
         polling_until = started + self._busy_poll_s if self._peer_is_quick else 0.0
         parked_at = None if self._peer_is_quick else started
-        waited = parked_at is not None
-        if waited:
-            await trio.lowlevel.wait_readable(self.fileno)
+        waited = False
         while True:
             granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
             if not granted:
@@ -290,7 +285,7 @@ class FrameReader:
                         waited = True
                         continue
                     parked_at = time.monotonic()
-                await trio.lowlevel.wait_readable(self.fileno)
+                await trio.lowlevel.wait_readable(self._sock)
                 waited = True
                 continue
             except BaseException:
