@@ -285,7 +285,7 @@ class FrameReader:
                         waited = True
                         continue
                     parked_at = time.monotonic()
-                await trio.lowlevel.wait_readable(self._sock)
+                await trio.lowlevel.wait_readable(self.fileno)  # an int: no fileno() call
                 waited = True
                 continue
             except BaseException:
