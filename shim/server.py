@@ -66,8 +66,6 @@ _LENGTH = struct.Struct(">i")
 _READ_CHUNK = 65536
 # A client that starts TLS and stalls is dropped after this long.
 _TLS_HANDSHAKE_TIMEOUT_S = 10.0
-# A connection whose reads keep finding bytes waiting yields to the others every this many.
-_READS_BETWEEN_YIELDS = 2
 # Inside a frame larger than a read, ask for up to this much at once.
 _LARGE_READ = 1 << 20
 # Request memory beyond queued.max.request.bytes that only readers between frames or inside
@@ -237,7 +235,6 @@ class FrameReader:
         self._handed_out = 0  # the last frame's share of it, held until the frame is handled
         self._busy_poll_s = busy_poll_s
         self._peer_is_quick = False
-        self._reads_unyielded = 0  # reads in a row that found bytes waiting and did not yield
 
     def mark_active(self, waiting_on: str = "a request") -> None:
         """Bytes moved: idleness counts from now."""
@@ -299,17 +296,10 @@ class FrameReader:
             self.last_activity = now = time.monotonic()
             if parked_at is not None:
                 self._peer_is_quick = now - parked_at < self._busy_poll_s
-            if waited:
-                self._reads_unyielded = 0
-            else:
-                # Found waiting: still let the others run before long, or a peer pipelining
-                # requests that need no answer (acks=0) would hold the loop. Not after
-                # every such read: a yield is a whole scheduler pass (and an epoll_wait),
-                # and a quick ping-pong client is found waiting on most requests.
-                self._reads_unyielded += 1
-                if self._reads_unyielded >= _READS_BETWEEN_YIELDS:
-                    self._reads_unyielded = 0
-                    await trio.lowlevel.checkpoint()
+            if not waited:
+                # Found waiting: still let the others run first, or a peer pipelining
+                # requests that need no answer (acks=0) would hold the loop.
+                await trio.lowlevel.checkpoint()
             return chunk
 
     async def _fill(self, size: int) -> None:
