@@ -7,8 +7,10 @@ is always v0 so that a client can read it before it knows what we speak.
 
 from __future__ import annotations
 
+import struct
+
 from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message
-from kafka_shim.protocol.types import ProtocolError, encode_uvarint
+from kafka_shim.protocol.types import ProtocolError
 
 RequestHeader = Message(
     "RequestHeader",
@@ -31,15 +33,19 @@ ResponseHeader = Message(
 )
 
 
+# Read and written by hand, with one struct call each: they are on every request.
+_API_VERSION_CORRELATION = struct.Struct(">hhi")
+_CLIENT_ID_SIZE = struct.Struct(">h")
+_SIZE_AND_CORRELATION = struct.Struct(">ii")
+_NO_TAGGED_FIELDS = b"\x00"
+
+
 def peek_api(frame: bytes) -> tuple[int, int, int]:
     """api_key, api_version, correlation_id: readable before the schema is known."""
     if len(frame) < 8:
         raise ProtocolError(f"frame of {len(frame)} bytes is shorter than a request header")
-    return (
-        int.from_bytes(frame[0:2], "big", signed=True),
-        int.from_bytes(frame[2:4], "big", signed=True),
-        int.from_bytes(frame[4:8], "big", signed=True),
-    )
+    api_key, api_version, correlation_id = _API_VERSION_CORRELATION.unpack_from(frame)
+    return api_key, api_version, correlation_id
 
 
 def parse_request_header(frame: bytes, flexible: bool) -> tuple[str | None, int]:
@@ -47,19 +53,21 @@ def parse_request_header(frame: bytes, flexible: bool) -> tuple[str | None, int]
     `peek_api` read), and where the body begins."""
     # On every request: the usual header (a client id, no tagged fields) is read by hand;
     # anything else (a null client id, tags, a short or undecodable one) by the schema.
-    size = int.from_bytes(frame[8:10], "big", signed=True)
-    end = 10 + size
-    usual = len(frame) >= 10 and size >= 0 and end < len(frame) + (not flexible)
-    if usual and (not flexible or frame[end] == 0):
-        try:
-            return frame[10:end].decode(), end + flexible
-        except UnicodeDecodeError:
-            pass
+    if len(frame) >= 10:
+        (size,) = _CLIENT_ID_SIZE.unpack_from(frame, 8)
+        end = 10 + size
+        if size >= 0 and end < len(frame) + (not flexible) and (not flexible or frame[end] == 0):
+            try:
+                return frame[10:end].decode(), end + flexible
+            except UnicodeDecodeError:
+                pass
     header, end = RequestHeader.parse_at(frame, 0, 2 if flexible else 1)
     return header.client_id, end
 
 
-def response_header(correlation_id: int, flexible: bool) -> bytes:
-    # Built by hand: it is on every response and never carries tagged fields.
-    head = correlation_id.to_bytes(4, "big", signed=True)
-    return head + encode_uvarint(0) if flexible else head
+def response_frame(correlation_id: int, flexible: bool, body: bytes) -> bytes:
+    """A whole response frame: its size, the response header (v1 when `flexible`: never
+    any tagged fields) and `body`."""
+    if flexible:
+        return b"".join((_SIZE_AND_CORRELATION.pack(len(body) + 5, correlation_id), _NO_TAGGED_FIELDS, body))
+    return _SIZE_AND_CORRELATION.pack(len(body) + 4, correlation_id) + body

@@ -246,16 +246,22 @@ class Broker:
         return self.apply(result)
 
     def next_deadline(self) -> int | None:
-        """The earliest deadline of any coordinator (the server's timer loop sleeps until it)."""
-        deadlines = [
-            d
-            for d in (
-                self._group_deadlines.earliest(),
-                self.transactions.next_deadline(),
-            )
-            if d is not None
-        ]
-        return min(deadlines, default=None)
+        """The earliest deadline of any coordinator."""
+        return _earliest(self._group_deadlines.earliest(), self.transactions.next_deadline())
+
+    def watch_deadlines(self) -> int | None:
+        """The earliest deadline, for the server's timer task, which sleeps until it:
+        `deadline_sooner_than` then says whether a request has set one sooner."""
+        return _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
+
+    def deadline_sooner_than(self, at: float) -> bool:
+        """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
+        it runs after every request: the group deadlines (heartbeats reschedule one per
+        request) are not looked at unless one was set before `at`."""
+        if self._group_deadlines.scheduled_low < at:
+            return True
+        transactions = self.transactions.next_deadline()
+        return transactions is not None and transactions < at
 
     def tick(self, now: int) -> None:
         """Fire every coordinator's due deadlines; transactions they ended get their markers."""
@@ -282,6 +288,12 @@ class Broker:
         """Flush and release storage (a clean shutdown)."""
         if self.storage is not None:
             self.storage.close()
+
+
+def _earliest(first: int | None, second: int | None) -> int | None:
+    if first is None:
+        return second
+    return first if second is None else min(first, second)
 
 
 class StoreTopics:

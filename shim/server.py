@@ -33,7 +33,7 @@ import outcome
 import trio
 
 from kafka_shim.protocol.api import API_VERSIONS_KEY
-from kafka_shim.protocol.headers import parse_request_header, peek_api, response_header
+from kafka_shim.protocol.headers import parse_request_header, peek_api, response_frame
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
@@ -267,8 +267,9 @@ class FrameReader:
     async def _receive(self, wanted: int, small: bool) -> bytes:
         """Up to `wanted` bytes, reserved in request memory before they are read;
         b"" when the peer closed."""
-        polling_until = time.perf_counter() + self._busy_poll_s if self._peer_is_quick else 0.0
-        parked_at = None if self._peer_is_quick else time.perf_counter()
+        started = time.monotonic()  # one clock for idleness and polling: a call less per read
+        polling_until = started + self._busy_poll_s if self._peer_is_quick else 0.0
+        parked_at = None if self._peer_is_quick else started
         waited = False
         while True:
             granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
@@ -279,12 +280,12 @@ class FrameReader:
             except BlockingIOError:
                 self._memory.release(granted)
                 if parked_at is None:
-                    if time.perf_counter() < polling_until:
+                    if time.monotonic() < polling_until:
                         await trio.lowlevel.checkpoint()
                         waited = True
                         continue
-                    parked_at = time.perf_counter()
-                await trio.lowlevel.wait_readable(self._sock)
+                    parked_at = time.monotonic()
+                await trio.lowlevel.wait_readable(self.fileno)  # an int: no fileno() call
                 waited = True
                 continue
             except BaseException:
@@ -292,9 +293,9 @@ class FrameReader:
                 raise
             self._memory.release(granted - len(chunk))
             self._held += len(chunk)
-            self.last_activity = time.monotonic()
+            self.last_activity = now = time.monotonic()
             if parked_at is not None:
-                self._peer_is_quick = time.perf_counter() - parked_at < self._busy_poll_s
+                self._peer_is_quick = now - parked_at < self._busy_poll_s
             if not waited:
                 # Found waiting: still let the others run first, or a peer pipelining
                 # requests that need no answer (acks=0) would hold the loop.
@@ -316,6 +317,18 @@ class FrameReader:
 
     async def next_frame(self) -> bytes:
         self.frame_handled()
+        if not self._buffer:
+            # The usual request: one read brings exactly one whole frame, which is handed out
+            # as it came, without passing through the buffer.
+            chunk = await self._receive(_READ_CHUNK, small=True)
+            if not chunk:
+                self._closed_by_peer(0)
+            if len(chunk) > 4:
+                (size,) = _LENGTH.unpack_from(chunk)
+                if size == len(chunk) - 4 and size <= self._max_frame:
+                    self._handed_out = len(chunk)
+                    return chunk[4:]
+            self._buffer += chunk
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
@@ -381,7 +394,7 @@ async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReade
         reader.mark_active("its responses to be read")
         await reader.stream.send_all(data)
         return
-    fd = sock.fileno()
+    fd = reader.fileno
     try:
         sent = os.write(fd, data)
     except BlockingIOError:
@@ -513,14 +526,13 @@ class Server:
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
         task sleeps for by scheduling something new; wake it only then."""
-        deadline = self.broker.next_deadline()
-        if deadline is not None and deadline < self._timer_sleeps_until:
+        if self.broker.deadline_sooner_than(self._timer_sleeps_until):
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
         broker = self.broker
         while True:
-            deadline = broker.next_deadline()
+            deadline = broker.watch_deadlines()
             self._timer_sleeps_until = math.inf if deadline is None else deadline
             timeout = (self._timer_sleeps_until - broker.clock()) / 1000
             if timeout > 0:
@@ -789,11 +801,11 @@ class Server:
         if result is None:
             return None
         try:
-            payload = response_header(correlation_id, route.response_flexible) + route.build(result)
+            encoded = route.build(result)
         except Exception as exc:
             log.error("cannot encode %s v%d response: %r", api.name, api_version, exc)
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
-        return _LENGTH.pack(len(payload)) + payload
+        return response_frame(correlation_id, route.response_flexible, encoded)
 
     def _unserved(self, api_key: int, api_version: int, correlation_id: int) -> bytes:
         """An API without a handler closes the connection, as does a version it does not
@@ -811,8 +823,7 @@ class Server:
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""
         body = APIS[API_VERSIONS_KEY].response.build(unsupported_version_answer(), 0)
-        payload = response_header(correlation_id, False) + body
-        return _LENGTH.pack(len(payload)) + payload
+        return response_frame(correlation_id, False, body)
 
 
 async def run_until_signalled(broker: Broker, on_listening: Callable[[list[BoundListener]], None]) -> None:

@@ -7,12 +7,18 @@ entry in the heap, recognised as stale when it surfaces. Stale entries of far
 deadlines (a new member's 5-minute join timeout) would otherwise stay until then,
 one per reschedule: the heap is rebuilt from the live ones when stale entries
 outnumber them by STALE_SLACK (amortised O(1) per schedule).
+
+A deadline only moves earlier by being scheduled, so whoever sleeps until the earliest
+one (the server's timer task) reads it with `watch()` and needs waking only when
+`scheduled_low`, the earliest deadline scheduled since, falls below it: a comparison per
+request instead of a look at the heap.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Hashable
 
 STALE_SLACK = 1024
@@ -23,8 +29,11 @@ class Deadlines:
         self._heap: list[tuple[int, int, Hashable]] = []
         self._current: dict[Hashable, tuple[int, int]] = {}
         self._sequence = itertools.count()
+        self.scheduled_low: float = math.inf
 
     def schedule(self, key: Hashable, at: int) -> None:
+        if at < self.scheduled_low:
+            self.scheduled_low = at
         entry = (at, next(self._sequence))
         self._current[key] = entry
         heapq.heappush(self._heap, (*entry, key))
@@ -55,6 +64,11 @@ class Deadlines:
     def earliest(self) -> int | None:
         self._drop_stale()
         return self._heap[0][0] if self._heap else None
+
+    def watch(self) -> int | None:
+        """The earliest deadline; `scheduled_low` tells from now on of any set since."""
+        self.scheduled_low = math.inf
+        return self.earliest()
 
     def pop_due(self, now: int) -> Hashable | None:
         """The key of the earliest deadline at or before `now`, removed; None if none is due."""

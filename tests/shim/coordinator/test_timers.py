@@ -3,6 +3,7 @@ left by rescheduling and cancelling do not pile up."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Hashable
 
@@ -76,3 +77,16 @@ def test_due_keys_come_out_in_deadline_order_across_prunes() -> None:
         popped.append(due)
     assert [expected[k] for k in popped] == sorted(expected.values())
     assert set(popped) == set(expected)
+
+
+def test_scheduled_low_tells_the_watcher_of_a_deadline_set_since_it_looked() -> None:
+    deadlines = Deadlines()
+    deadlines.schedule("session", 100)
+    assert deadlines.watch() == 100
+    assert deadlines.scheduled_low == math.inf
+    deadlines.schedule("session", 130)  # a heartbeat: later than what the watcher sleeps until
+    assert not deadlines.scheduled_low < 100
+    deadlines.schedule("join", 60)
+    assert deadlines.scheduled_low == 60
+    assert deadlines.watch() == 60
+    assert deadlines.scheduled_low == math.inf

@@ -1,0 +1,141 @@
+"""CPU per request of the server's generic request path, in process, without sockets.
+
+`Server._handle_frame` and the timer wake-up each request is followed by, called on real
+request frames by an in-memory broker: what a request costs between the frame and its
+answer (header parsing, dispatch, codecs, handler, coordinator, deadlines), for A/B
+comparisons of that path alone. Sockets, framing and Trio's scheduling are what
+`bench.request_cpu` adds. Run it from two checkouts to compare them.
+
+    python -m bench.handle_frame [--requests 20000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import struct
+import time
+from statistics import median
+from typing import Any
+
+import trio
+
+from bench.request_cpu import (
+    HEARTBEAT,
+    JOIN_GROUP,
+    OFFSET_COMMIT,
+    SYNC_GROUP,
+    VERSIONS,
+    assignment,
+    subscription,
+)
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
+from tests.wire import encode_request
+
+_LENGTH = struct.Struct(">i")
+TOPIC, GROUP = "bench-frames", "g-bench-frames"
+
+
+async def call(server: Server, ctx: TrioRequestContext, api_key: int, body: dict[str, Any]) -> Any:
+    """The parsed answer to one request, through the server's request path."""
+    version = VERSIONS[api_key]
+    answer = await server._handle_frame(ctx, encode_request(api_key, version, 0, body, "bench"))
+    assert answer is not None
+    api = APIS[api_key]
+    return api.response.parse(answer[4 + (5 if api.response_header_flexible(version) else 4) :], version)
+
+
+async def heartbeat_frame(server: Server, ctx: TrioRequestContext) -> bytes:
+    """A Heartbeat of the only member of a stable group."""
+    body: dict[str, Any] = {
+        "group_id": GROUP,
+        "session_timeout_ms": 30_000,
+        "rebalance_timeout_ms": 30_000,
+        "member_id": "",
+        "group_instance_id": None,
+        "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": subscription(TOPIC)}],
+    }
+    joined = await call(server, ctx, JOIN_GROUP, body)  # MEMBER_ID_REQUIRED
+    body["member_id"] = joined.member_id
+    joined = await call(server, ctx, JOIN_GROUP, body)
+    assert joined.error_code == 0, joined
+    synced = await call(
+        server,
+        ctx,
+        SYNC_GROUP,
+        {
+            "group_id": GROUP,
+            "generation_id": joined.generation_id,
+            "member_id": joined.member_id,
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocol_name": "range",
+            "assignments": [{"member_id": joined.member_id, "assignment": assignment(TOPIC)}],
+        },
+    )
+    assert synced.error_code == 0, synced
+    beat = {
+        "group_id": GROUP,
+        "generation_id": joined.generation_id,
+        "member_id": joined.member_id,
+        "group_instance_id": None,
+    }
+    return encode_request(HEARTBEAT, VERSIONS[HEARTBEAT], 0, beat, "bench")
+
+
+def commit_frame(offset: int) -> bytes:
+    """A standalone consumer's OffsetCommit of one partition."""
+    partition = {"partition_index": 0, "committed_offset": offset, "committed_metadata": ""}
+    body = {
+        "group_id": f"{GROUP}-commits",
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "topics": [{"name": TOPIC, "partitions": [partition]}],
+    }
+    return encode_request(OFFSET_COMMIT, VERSIONS[OFFSET_COMMIT], 0, body, "bench")
+
+
+async def cpu_per_request(server: Server, ctx: TrioRequestContext, frames: list[bytes]) -> float:
+    """CPU µs per request over `frames`, each answered as the connection task does."""
+    started = time.process_time()
+    for frame in frames:
+        await server._handle_frame(ctx, frame)
+        server.wake_timers_if_sooner()
+    return (time.process_time() - started) / len(frames) * 1e6
+
+
+async def measure(requests: int, rounds: int) -> dict[str, list[float]]:
+    broker = Broker(BrokerConfig(initial_rebalance_delay_ms=0, num_partitions=1, auto_create_topics=True))
+    broker.topics.create(TOPIC, 1)
+    server = Server(broker)
+    listener = BoundListener("PLAINTEXT", [], ("127.0.0.1", 0), ("127.0.0.1", 0))
+    ctx = TrioRequestContext(server, "127.0.0.1", "127.0.0.1:1", listener)
+    samples: dict[str, list[float]] = {"Heartbeat": [], "OffsetCommit": []}
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server._run_timers)
+        beat = await heartbeat_frame(server, ctx)
+        commits = [commit_frame(i) for i in range(requests)]
+        for _ in range(rounds):
+            samples["Heartbeat"].append(await cpu_per_request(server, ctx, [beat] * requests))
+            samples["OffsetCommit"].append(await cpu_per_request(server, ctx, commits))
+        nursery.cancel_scope.cancel()
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=20_000, help="requests per kind and round")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    samples = trio.run(measure, args.requests, args.rounds)
+    for kind, values in samples.items():
+        rounds = ", ".join(f"{v:.1f}" for v in values)
+        print(f"{kind:>14}: median {median(values):6.1f} µs CPU/request (rounds: {rounds})")
+
+
+if __name__ == "__main__":
+    main()
