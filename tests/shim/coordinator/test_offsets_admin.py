@@ -78,6 +78,19 @@ def test_offsets_of_an_empty_group_expire_after_retention_then_the_group_goes() 
     assert h.coordinator.group(GROUP) is None
 
 
+def test_a_retention_check_removes_a_new_group_whose_only_member_is_pending() -> None:
+    """Kafka's cleanupGroupMetadata kills an Empty group without offsets whatever its pending
+    members: a check that lands between MEMBER_ID_REQUIRED and the rejoin leaves the rejoin
+    no group, answered UNKNOWN_MEMBER_ID; the client starts over with no member id."""
+    h = Harness(offsets_retention_check_interval_ms=10_000)
+    first = h.join(client="app", session_ms=30_000)
+    assert first.value.error == ErrorCode.MEMBER_ID_REQUIRED and h.state == GroupState.EMPTY
+    h.advance(10_000)  # the check, well inside the pending id's session timeout
+    assert h.coordinator.group(GROUP) is None
+    assert h.join(first.value.member_id, client="app").value.error == ErrorCode.UNKNOWN_MEMBER_ID
+    assert h.join(client="app").value.error == ErrorCode.MEMBER_ID_REQUIRED
+
+
 def test_stable_consumer_group_keeps_offsets_of_subscribed_topics() -> None:
     h = Harness(offsets_retention_ms=60_000, offsets_retention_check_interval_ms=1000)
     ids = h.stable_group("a")
