@@ -381,7 +381,7 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     if rss_start:
         print(f"  RSS end vs start                {(rss_end - rss_start) / rss_start:+.1%}")
     quarters = [next((r for n, r in rss_trace if n >= sent * q / 4), rss_end) for q in (1, 2, 3)]
-    print(f"  RSS at 1/4, 1/2, 3/4 of frames  {' / '.join(f'{r / 2**20:.0f}' for r in quarters)} MiB")
+    print(f"  RSS at 1/4, 1/2, 3/4 of frames  {' / '.join(f'{r / 2**20:.1f}' for r in quarters)} MiB")
     print(f"  open fds start / end            {fds_start} / {fds_end}")
     print(f"  neighbour failed requests       {len(failures)} {failures[:5]}")
     for what, values in sorted(latencies.items()):
