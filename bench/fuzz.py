@@ -10,7 +10,8 @@ committing and heartbeating as a real group member (and deletes the records it p
 every 500 rounds, as retention would) and times every request. It
 reports frames/s, what the broker did with the frames (answered, closed, held), the
 neighbour's failures and latency percentiles, the broker's RSS before, at peak and
-after, and the tracebacks and errors in its log. Only 127.0.0.1 is contacted.
+after (before and after: once the broker's periodic heap release has run since the
+burst), and the tracebacks and errors in its log. Only 127.0.0.1 is contacted.
 
 `--in-process` fuzzes the decoders (request header, then the body for the API and
 version the header names) with atheris, coverage-guided, seeded with generated
@@ -41,6 +42,7 @@ from typing import Any
 from bench.fuzz_frames import FrameGenerator, decode_request
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import Record, encode_batch
+from kafka_shim.shim.limits import HEAP_RELEASE_EVERY_S
 from tests.wire import WireClient, encode_request
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +56,12 @@ DELETE_RECORDS = 21
 # what it has produced every this many rounds, as retention would on disk, so that the
 # campaign's RSS is the broker's and not its data's.
 TRIM_EVERY_ROUNDS = 500
+# The RSS baseline and the final RSS are read once the broker has had one period of its heap
+# release (the reaper's malloc_trim) after a burst, with the neighbour still running: what
+# glibc keeps of freed memory until then is read too, right after each burst, and printed
+# beside. Without this the end was read 2 s after the last frame and the start 1 s after the
+# warm-up, each with whatever free pages the last trim had not yet returned.
+SETTLE_S = HEAP_RELEASE_EVERY_S + 2
 HELLO = encode_request(18, 3, 0, {"client_software_name": "fuzz", "client_software_version": "1"})
 
 
@@ -329,7 +337,8 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     warm = start_senders(broker.address, seed * 1000 + connections, warmup, connections, Tally())
     for sender in warm:
         sender.join()
-    time.sleep(1.0)
+    rss_after_warmup = rss_bytes(broker.proc.pid)
+    time.sleep(SETTLE_S)
     rss_start, fds_start = rss_bytes(broker.proc.pid), open_fds(broker.proc.pid)
     rss_peak = rss_start
     tally = Tally()
@@ -345,7 +354,8 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
         print(f"  {done:>9,} frames  {done / (time.perf_counter() - started):>7,.0f}/s", end="\r", flush=True)
     elapsed = time.perf_counter() - started
     sent = sum(tally.outcomes.values())
-    time.sleep(2.0)  # the neighbour keeps going while the broker settles
+    rss_after_frames = rss_bytes(broker.proc.pid) if broker.proc.poll() is None else 0
+    time.sleep(SETTLE_S)  # the neighbour keeps going while the broker settles
     stop.set()
     _, (latencies, failures) = results.get(timeout=60)
     neighbour.join(30)
@@ -364,10 +374,14 @@ def campaign(frames: int, connections: int, seed: int, warmup: int) -> int:
     print(f"  tracebacks in the log           {log_text.count('Traceback')}")
     print(f"  ERROR lines in the log          {sum(' ERROR ' in line for line in log_text.splitlines())}")
     print(f"  connection-close lines logged   {log_text.count('closing connection')} (rate-limited)")
-    mib = " / ".join(f"{value / 2**20:.0f}" for value in (rss_start, rss_peak, rss_end))
-    print(f"  RSS start / peak / end          {mib} MiB")
+    mib = " / ".join(f"{value / 2**20:.1f}" for value in (rss_start, rss_peak, rss_end))
+    print(f"  RSS start / peak / end          {mib} MiB (settled: {SETTLE_S:.0f} s after each burst)")
+    unsettled = " / ".join(f"{value / 2**20:.1f}" for value in (rss_after_warmup, rss_after_frames))
+    print(f"  RSS right after warm-up / frames {unsettled} MiB (before the heap release)")
+    if rss_start:
+        print(f"  RSS end vs start                {(rss_end - rss_start) / rss_start:+.1%}")
     quarters = [next((r for n, r in rss_trace if n >= sent * q / 4), rss_end) for q in (1, 2, 3)]
-    print(f"  RSS at 1/4, 1/2, 3/4 of frames  {' / '.join(f'{r / 2**20:.0f}' for r in quarters)} MiB")
+    print(f"  RSS at 1/4, 1/2, 3/4 of frames  {' / '.join(f'{r / 2**20:.1f}' for r in quarters)} MiB")
     print(f"  open fds start / end            {fds_start} / {fds_end}")
     print(f"  neighbour failed requests       {len(failures)} {failures[:5]}")
     for what, values in sorted(latencies.items()):

@@ -137,6 +137,8 @@ def _glibc_malloc_trim() -> Any:
 
 
 _MALLOC_TRIM = _glibc_malloc_trim()
+# How often the server's reaper calls release_free_heap.
+HEAP_RELEASE_EVERY_S = 30.0
 
 
 def release_free_heap() -> None:

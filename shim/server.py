@@ -42,6 +42,7 @@ from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import Handler, handler_for
 from kafka_shim.shim.handlers.api_versions import unsupported_version_answer
 from kafka_shim.shim.limits import (
+    HEAP_RELEASE_EVERY_S,
     ConnectionLimits,
     LogBudget,
     RequestMemory,
@@ -72,8 +73,6 @@ _LARGE_READ = 1 << 20
 # a frame of at most _READ_CHUNK may use: clients that fill the pool with large frames they
 # never finish cannot lock out the small requests (ApiVersions, heartbeats) of everyone else.
 _SMALL_FRAME_HEADROOM = 8 << 20
-# How often the reaper gives the C heap's free pages back (see limits.release_free_heap).
-_HEAP_RELEASE_EVERY_S = 30.0
 # accept() failing for want of file descriptors or memory: back off, doubling up to the max.
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _ACCEPT_BACKOFF_S = (0.01, 1.0)
@@ -725,13 +724,13 @@ class Server:
         a long poll) of clients that have disconnected, which would otherwise keep their
         socket until the wait ran out (a fetch's max_wait_ms can make that weeks)."""
         idle_s = self.broker.config.connections_max_idle_ms / 1000
-        heap_release_at = time.monotonic() + _HEAP_RELEASE_EVERY_S
+        heap_release_at = time.monotonic() + HEAP_RELEASE_EVERY_S
         while True:
             await trio.sleep(min(1.0, idle_s / 4))
             now = time.monotonic()
             if now >= heap_release_at:
                 release_free_heap()
-                heap_release_at = now + _HEAP_RELEASE_EVERY_S
+                heap_release_at = now + HEAP_RELEASE_EVERY_S
             busy: dict[int, Reaped] = {}
             for reader, reaped in self._open.items():
                 if not reader.waiting_on:

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.fuzz import Tally, send_frames
-from bench.fuzz_frames import FrameGenerator, decode_request
+from bench.fuzz_frames import _NAMES, _ODD_NAMES, FrameGenerator, decode_request
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.handlers import ADVERTISED_APIS
@@ -165,3 +165,13 @@ def _memory_returns(broker: BrokerThread) -> bool:
     while broker.server.memory.pool.used and time.monotonic() < deadline:
         time.sleep(0.01)
     return broker.server.memory.pool.used == 0
+
+
+def test_campaign_strings_come_from_a_fixed_pool() -> None:
+    """Valid frames create groups, transactional ids and users, which the broker keeps as Kafka
+    does: however many frames and senders, the campaign names only so many of them, or its RSS
+    would measure the names it invented."""
+    pool = set(_NAMES) | set(_ODD_NAMES)
+    for seed in range(8):
+        generate = FrameGenerator(seed)
+        assert {generate._content("string") for _ in range(2000)} <= {name.encode() for name in pool}
