@@ -268,6 +268,8 @@ class DiskLog(PartitionLog):
         with self._lock:
             self._check_open()
             self.check_fetch_offset(offset)
+            if offset == self.log_end_offset:
+                return b""  # the common empty fetch: no segment search
             chunks: list[bytes] = []
             budget = max_bytes
             for segment in self._segments[self._segment_for(offset) :]:

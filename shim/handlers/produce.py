@@ -62,6 +62,9 @@ class Refused(Exception):
 
 def _topic(ctx: RequestContext, name: str) -> Topic:
     topics = ctx.broker.topics
+    existing = topics.get(name)
+    if existing is not None:
+        return existing  # an existing topic's name is legal: no name check per partition
     reason = invalid_topic_name(name)
     if reason is not None:
         raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
