@@ -112,8 +112,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def launch(name: str, argv: list[str], timeout_s: float = 30.0) -> RunningBroker:
-    """Start `argv` and wait for its "listening on HOST:PORT" line (stdout or stderr)."""
+def launch(name: str, argv: list[str], timeout_s: float = 120.0) -> RunningBroker:
+    """Start `argv` and wait for its "listening on HOST:PORT" line (stdout or stderr).
+
+    The wait ends as soon as the line appears; the bound is generous because a 2-core CI machine at
+    load ~25 was seen taking over 30 s to import and start a Python broker."""
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
