@@ -38,9 +38,12 @@ _LENGTH = struct.Struct(">i")
 TOPIC, GROUP = "bench-frames", "g-bench-frames"
 
 
-async def call(server: Server, ctx: TrioRequestContext, api_key: int, body: dict[str, Any]) -> Any:
-    """The parsed answer to one request, through the server's request path."""
-    version = VERSIONS[api_key]
+async def call(
+    server: Server, ctx: TrioRequestContext, api_key: int, body: dict[str, Any], version: int | None = None
+) -> Any:
+    """The parsed answer to one request, through the server's request path (at the version
+    librdkafka sends, unless told)."""
+    version = VERSIONS[api_key] if version is None else version
     answer = await server._handle_frame(ctx, encode_request(api_key, version, 0, body, "bench"))
     assert answer is not None
     api = APIS[api_key]
