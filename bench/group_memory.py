@@ -16,12 +16,11 @@ from __future__ import annotations
 import argparse
 import gc
 import tracemalloc
-from typing import Any
 
 import trio
 
-from bench.handle_frame import TOPIC, call
-from bench.request_cpu import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP
+from bench.handle_frame import TOPIC, call, join_alone
+from bench.request_cpu import HEARTBEAT, OFFSET_COMMIT
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
@@ -30,39 +29,19 @@ LEAVE_GROUP, DELETE_GROUPS = 13, 42
 
 
 async def group_cycle(server: Server, ctx: TrioRequestContext, group: str) -> None:
-    join: dict[str, Any] = {
-        "group_id": group,
-        "session_timeout_ms": 10_000,
-        "rebalance_timeout_ms": 10_000,
-        "member_id": "",
-        "group_instance_id": None,
-        "protocol_type": "consumer",
-        "protocols": [{"name": "range", "metadata": b""}],
-    }
-    join["member_id"] = (await call(server, ctx, JOIN_GROUP, join)).member_id
-    joined = await call(server, ctx, JOIN_GROUP, join)
-    assert joined.error_code == 0, joined
-    member = {
-        "group_id": group,
-        "generation_id": joined.generation_id,
-        "member_id": joined.member_id,
-        "group_instance_id": None,
-    }
-    assignments = [{"member_id": joined.member_id, "assignment": b""}]
-    sync = {**member, "protocol_type": "consumer", "protocol_name": "range", "assignments": assignments}
-    assert (await call(server, ctx, SYNC_GROUP, sync)).error_code == 0
+    member = await join_alone(server, ctx, group, b"", b"")
     for offset in range(3):
         partition = {"partition_index": 0, "committed_offset": offset, "committed_metadata": ""}
         commit = {
             "group_id": group,
-            "generation_id_or_member_epoch": joined.generation_id,
-            "member_id": joined.member_id,
+            "generation_id_or_member_epoch": member["generation_id"],
+            "member_id": member["member_id"],
             "group_instance_id": None,
             "topics": [{"name": TOPIC, "partitions": [partition]}],
         }
         await call(server, ctx, OFFSET_COMMIT, commit)
         await call(server, ctx, HEARTBEAT, member)
-    leave = {"group_id": group, "members": [{"member_id": joined.member_id, "group_instance_id": None}]}
+    leave = {"group_id": group, "members": [{"member_id": member["member_id"], "group_instance_id": None}]}
     assert (await call(server, ctx, LEAVE_GROUP, leave, version=4)).error_code == 0
     deleted = await call(server, ctx, DELETE_GROUPS, {"groups_names": [group]}, version=1)
     assert deleted.results[0].error_code == 0, deleted

@@ -50,43 +50,44 @@ async def call(
     return api.response.parse(answer[4 + (5 if api.response_header_flexible(version) else 4) :], version)
 
 
-async def heartbeat_frame(server: Server, ctx: TrioRequestContext) -> bytes:
-    """A Heartbeat of the only member of a stable group."""
+async def join_alone(
+    server: Server, ctx: TrioRequestContext, group: str, metadata: bytes, assigned: bytes
+) -> dict[str, Any]:
+    """Join `group` as its only member (MEMBER_ID_REQUIRED, then with the id) and sync:
+    the member's identity as Heartbeat names it."""
     body: dict[str, Any] = {
-        "group_id": GROUP,
+        "group_id": group,
         "session_timeout_ms": 30_000,
         "rebalance_timeout_ms": 30_000,
         "member_id": "",
         "group_instance_id": None,
         "protocol_type": "consumer",
-        "protocols": [{"name": "range", "metadata": subscription(TOPIC)}],
+        "protocols": [{"name": "range", "metadata": metadata}],
     }
-    joined = await call(server, ctx, JOIN_GROUP, body)  # MEMBER_ID_REQUIRED
-    body["member_id"] = joined.member_id
+    body["member_id"] = (await call(server, ctx, JOIN_GROUP, body)).member_id
     joined = await call(server, ctx, JOIN_GROUP, body)
     assert joined.error_code == 0, joined
-    synced = await call(
-        server,
-        ctx,
-        SYNC_GROUP,
-        {
-            "group_id": GROUP,
-            "generation_id": joined.generation_id,
-            "member_id": joined.member_id,
-            "group_instance_id": None,
-            "protocol_type": "consumer",
-            "protocol_name": "range",
-            "assignments": [{"member_id": joined.member_id, "assignment": assignment(TOPIC)}],
-        },
-    )
-    assert synced.error_code == 0, synced
-    beat = {
-        "group_id": GROUP,
+    member = {
+        "group_id": group,
         "generation_id": joined.generation_id,
         "member_id": joined.member_id,
         "group_instance_id": None,
     }
-    return encode_request(HEARTBEAT, VERSIONS[HEARTBEAT], 0, beat, "bench")
+    sync = {
+        **member,
+        "protocol_type": "consumer",
+        "protocol_name": "range",
+        "assignments": [{"member_id": joined.member_id, "assignment": assigned}],
+    }
+    synced = await call(server, ctx, SYNC_GROUP, sync)
+    assert synced.error_code == 0, synced
+    return member
+
+
+async def heartbeat_frame(server: Server, ctx: TrioRequestContext) -> bytes:
+    """A Heartbeat of the only member of a stable group."""
+    member = await join_alone(server, ctx, GROUP, subscription(TOPIC), assignment(TOPIC))
+    return encode_request(HEARTBEAT, VERSIONS[HEARTBEAT], 0, member, "bench")
 
 
 def commit_frame(offset: int) -> bytes:
