@@ -26,6 +26,7 @@ from bench.request_cpu import (
     SYNC_GROUP,
     VERSIONS,
     assignment,
+    join_request,
     subscription,
 )
 from kafka_shim.protocol.messages import APIS
@@ -55,15 +56,7 @@ async def join_alone(
 ) -> dict[str, Any]:
     """Join `group` as its only member (MEMBER_ID_REQUIRED, then with the id) and sync:
     the member's identity as Heartbeat names it."""
-    body: dict[str, Any] = {
-        "group_id": group,
-        "session_timeout_ms": 30_000,
-        "rebalance_timeout_ms": 30_000,
-        "member_id": "",
-        "group_instance_id": None,
-        "protocol_type": "consumer",
-        "protocols": [{"name": "range", "metadata": metadata}],
-    }
+    body = join_request(group, metadata)
     body["member_id"] = (await call(server, ctx, JOIN_GROUP, body)).member_id
     joined = await call(server, ctx, JOIN_GROUP, body)
     assert joined.error_code == 0, joined

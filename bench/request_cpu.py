@@ -89,17 +89,22 @@ def assignment(topic: str) -> bytes:
     return struct.pack(">hih", 0, 1, len(name)) + name + struct.pack(">iii", 1, 0, -1)
 
 
-def join(connection: Connection, group: str, topic: str) -> tuple[str, int]:
-    """Join `group` as its only member and sync: (member id, generation)."""
-    body: dict[str, Any] = {
+def join_request(group: str, metadata: bytes) -> dict[str, Any]:
+    """A new member's JoinGroup of `group` with the range protocol (its member id still empty)."""
+    return {
         "group_id": group,
         "session_timeout_ms": 30_000,
         "rebalance_timeout_ms": 30_000,
         "member_id": "",
         "group_instance_id": None,
         "protocol_type": "consumer",
-        "protocols": [{"name": "range", "metadata": subscription(topic)}],
+        "protocols": [{"name": "range", "metadata": metadata}],
     }
+
+
+def join(connection: Connection, group: str, topic: str) -> tuple[str, int]:
+    """Join `group` as its only member and sync: (member id, generation)."""
+    body = join_request(group, subscription(topic))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # MEMBER_ID_REQUIRED first, then the join proper
         joined = connection.call(JOIN_GROUP, body)
