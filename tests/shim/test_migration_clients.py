@@ -41,8 +41,12 @@ STEP_DEADLINE_S = 45.0
 RECORDS_PER_STEP = 30
 
 
-# What Kafka answers a synchronous commit that a rebalance overtook.
-RACING_A_REBALANCE = frozenset({KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS})
+# What Kafka answers a synchronous commit that a rebalance overtook: a classic member's
+# generation moved on, or a consumer-protocol member's epoch was bumped while its commit was
+# in flight (ConsumerGroup.validateOffsetCommit: STALE_MEMBER_EPOCH for any other epoch).
+RACING_A_REBALANCE = frozenset(
+    {KafkaError.ILLEGAL_GENERATION, KafkaError.REBALANCE_IN_PROGRESS, KafkaError.STALE_MEMBER_EPOCH}
+)
 
 # kafka-python's and aiokafka's consumer settings (the same keyword names in both).
 PYTHON_CLIENT_CONSUMER: dict[str, Any] = {
