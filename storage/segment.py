@@ -282,9 +282,6 @@ class Segment:
     def read(self, offset: int, max_bytes: int, min_one: bool) -> tuple[bytes, bool]:
         """Whole batches from the one holding `offset`, and whether they run to
         the end of the segment (the caller may go on in the next one)."""
-        if offset >= self.next_offset:
-            # A consumer at the tail: no walk from the last index entry to find nothing.
-            return b"", True
         first = self.batch_holding(offset)
         if first is None:
             return b"", True
