@@ -181,15 +181,10 @@ class RecordBatches:
         """Validate framing (and CRCs): RecordsError on anything but whole v2 batches."""
         data = bytes(data)
         headers = []
-        position, size = 0, len(data)
-        while position < size:  # iter_headers inlined: this runs for every batch produced
-            header = read_header(data, position)
-            end = position + LOG_OVERHEAD + header.batch_length
-            # One CRC pass over the batch; its records are never decoded here.
-            if verify_crc and google_crc32c.value(data[position + ATTRIBUTES_POSITION : end]) != header.crc:
-                raise CorruptRecords(f"CRC mismatch in the batch at {position}")
+        for header in iter_headers(data):  # one CRC pass per batch; records never decoded here
+            if verify_crc and crc_of(data, header) != header.crc:
+                raise CorruptRecords(f"CRC mismatch in the batch at {header.position}")
             headers.append(header)
-            position = end
         if not headers:
             raise CorruptRecords("no record batch")
         return cls(data, tuple(headers))
