@@ -245,10 +245,6 @@ class Broker:
             self.apply(self.groups.release_group(join.group_id, now))  # its tombstone goes first, as in Kafka
         return self.apply(result)
 
-    def next_deadline(self) -> int | None:
-        """The earliest deadline of any coordinator."""
-        return _earliest(self._group_deadlines.earliest(), self.transactions.next_deadline())
-
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""

@@ -80,7 +80,7 @@ def test_session_expiry_fires_from_the_broker_timers() -> None:
     harness.clock.now += 5_000
     heartbeat(harness, "b", 2)
     harness.clock.now += 5_000
-    assert harness.broker.next_deadline() == harness.clock.now
+    assert harness.broker.watch_deadlines() == harness.clock.now
     harness.broker.tick(harness.clock.now)
     group = harness.broker.consumer_groups.group(GROUP)
     assert group is not None and set(group.members) == {"b"}
