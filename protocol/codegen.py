@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
 
-from construct import Construct, Container
+from construct import Construct
 
 from kafka_shim.protocol import types as t
-from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct
+from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct, Parsed
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
@@ -55,7 +55,7 @@ class Codec:
     """Parse and build for one message version."""
 
     # (frame, offset of the body) -> (value, offset just after the body)
-    parse: Callable[[bytes, int], tuple[Container, int]]
+    parse: Callable[[bytes, int], tuple[Parsed, int]]
     build: Callable[[Mapping[str, Any]], bytes]
 
 
@@ -68,7 +68,7 @@ def derive(struct_: FieldsConstruct, what: str) -> Codec:
 
 
 def _interpreted(struct_: FieldsConstruct, what: str) -> Codec:
-    def parse(data: bytes, pos: int) -> tuple[Container, int]:
+    def parse(data: bytes, pos: int) -> tuple[Parsed, int]:
         stream = BytesIO(data)
         stream.seek(pos)
         try:
@@ -181,7 +181,7 @@ class _Generator:
         self.what = what
         self.namespace: dict[str, Any] = {
             "ProtocolError": ProtocolError,
-            "_Container": Container,
+            "_Parsed": Parsed,
             "_uuid_from_bytes": _uuid_from_bytes,
             "_unpack_from": struct.unpack_from,
             "_pack": struct.pack,
@@ -254,12 +254,12 @@ class _Generator:
             regular.append((name, var))
             self.parse_value(fn, con, var, f"{path}.{name}", ind, run)
         self.flush_reads(fn, run, ind)
-        # Key order as FieldsConstruct fills its Container: absent and tagged
+        # Key order as FieldsConstruct fills its Parsed: absent and tagged
         # fields (holding defaults until a tag says otherwise) first, then the
         # regular ones.
         entries = [f"{name!r}: {self.fresh_default(field.default_value())}" for name, field in fc._absent]
         entries += [f"{name!r}: {var}" for name, var in regular]
-        fn.add(ind, f"{target} = _Container({{{', '.join(entries)}}})")
+        fn.add(ind, f"{target} = _Parsed({{{', '.join(entries)}}})")
         if fc._flexible:
             self.parse_tags(fn, fc, target, path, ind)
 

@@ -16,14 +16,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from construct import Container, Int24ub
+from construct import Int24ub
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_shim.protocol import types as t
 from kafka_shim.protocol.headers import RequestHeader, ResponseHeader
 from kafka_shim.protocol.messages import APIS
-from kafka_shim.protocol.schema import INT32, STRING, Array, Field, Message, Primitive
+from kafka_shim.protocol.schema import INT32, STRING, Array, Field, Message, Parsed, Primitive
 from kafka_shim.protocol.types import ProtocolError
 from tests.strategies import message_values
 
@@ -44,7 +44,7 @@ EXAMPLES = settings(
 def snapshot(value: Any) -> Any:
     """A strict comparable form: types, key order and nesting all count."""
     if isinstance(value, dict):
-        return (type(value).__name__, tuple((k, snapshot(v)) for k, v in value.items()))
+        return (type(value).__name__, tuple((k, snapshot(v)) for k, v in dict.items(value)))
     if isinstance(value, list):
         return ("list", tuple(snapshot(v) for v in value))
     return (type(value).__name__, value)
@@ -273,16 +273,16 @@ def test_both_paths_refuse_to_build_invalid_values(message: Message, version: in
         message.build(value, version)
 
 
-def test_parsed_values_are_attribute_accessible_containers() -> None:
+def test_parsed_values_are_dicts_whose_fields_read_as_attributes() -> None:
     data = OFFSET_COMMIT.build(
         {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]}, 8
     )
     request = OFFSET_COMMIT.parse(data, 8)
-    assert type(request) is Container
+    assert type(request) is Parsed
     assert request.group_id == request["group_id"] == request.get("group_id") == "g"
     assert "retention_time_ms" in request and request.retention_time_ms == -1  # absent in v8
     partition = request.topics[0].partitions[0]
-    assert type(partition) is Container and partition.partition_index == 2
+    assert type(partition) is Parsed and partition.partition_index == 2
     assert partition == {
         "partition_index": 2,
         "committed_offset": 0,
@@ -295,6 +295,20 @@ def test_parsed_values_are_attribute_accessible_containers() -> None:
     empty = APIS[1].response.build({}, 12)
     APIS[1].response.parse(empty, 12).node_endpoints.append("x")
     assert APIS[1].response.parse(empty, 12).node_endpoints == []
+
+
+def test_a_field_named_like_a_dict_method_reads_as_the_field() -> None:
+    """DescribeClientQuotas' entries have a `values` field; dict's own method stays reachable."""
+    api = APIS[48]
+    data = api.response.build(
+        {"entries": [{"entity": [], "values": [{"key": "producer_byte_rate", "value": 1024.0}]}]}, 1
+    )
+    entry = api.response.parse(data, 1).entries[0]
+    assert entry.values == entry["values"] == [{"key": "producer_byte_rate", "value": 1024.0}]
+    assert list(dict.values(entry)) == [[], entry.values]
+    assert entry.items() and entry.get("missing", 7) == 7
+    with pytest.raises(AttributeError):
+        _ = entry.no_such_field
 
 
 INT24 = Primitive("int24", Int24ub, 0)
