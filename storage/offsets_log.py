@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from kafka_shim.protocol.control_records import parse_marker
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
-from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
+from kafka_shim.protocol.record_codec import batch_keyed_records, build_keyed_batch
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
     TRANSACTIONAL_FLAG,
@@ -111,7 +111,7 @@ class OffsetsLog:
             partition = partitions[index]
             for producer, keys_values in runs:
                 partition.append(_batch(partition, producer, keys_values, now_ms))
-            if isinstance(partition, MemoryLog):
+            if type(partition) is MemoryLog:  # isinstance asks the ABC: slower, on every commit
                 self._memory_compaction.step(index, partition, now_ms)
 
     def replay(self) -> Iterator[OffsetsRecord]:
@@ -143,12 +143,13 @@ def _batch(
     back nor rewrites it (the template still checks the placement). A transaction's
     records go in a transactional batch numbered as the log expects that producer's next."""
     base = partition.log_end_offset
-    batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
     producer_id, epoch = producer
     if producer_id == NO_PRODUCER_ID:
-        return build_batch(batch, partition_leader_epoch=LEADER_EPOCH)
-    return build_batch(
-        batch,
+        return build_keyed_batch(keys_values, base, now_ms, partition_leader_epoch=LEADER_EPOCH)
+    return build_keyed_batch(
+        keys_values,
+        base,
+        now_ms,
         attributes=TRANSACTIONAL_FLAG,
         producer_id=producer_id,
         producer_epoch=epoch,

@@ -28,6 +28,8 @@ from kafka_shim.protocol.record_codec import (
     ZSTD,
     Record,
     batch_keyed_records,
+    build_batch,
+    build_keyed_batch,
     compress,
     decode_batches,
     decompress,
@@ -122,6 +124,36 @@ def test_an_empty_batch_keeps_its_identity() -> None:
     assert RecordBatches.parse(data).first.crc == header.crc
     assert client_view(data) == []
 
+
+
+@pytest.mark.parametrize(
+    ("keys_values", "identity"),
+    [
+        pytest.param([(b"k", b"v")], {}, id="one-commit"),
+        pytest.param([(b"k", None)], {}, id="tombstone"),
+        pytest.param([(None, b"v" * 200)], {}, id="no-key-two-byte-length"),
+        pytest.param([(b"k%d" % i, b"v" * i) for i in range(70)], {}, id="offset-deltas-past-one-byte"),
+        pytest.param(
+            [(b"k", b"v"), (b"k", None)],
+            {"attributes": 0x10, "producer_id": 7, "producer_epoch": 2, "base_sequence": 5},
+            id="transactional",
+        ),
+    ],
+)
+def test_keyed_batches_are_the_general_builders_bytes(
+    keys_values: list[tuple[bytes | None, bytes | None]], identity: dict[str, int]
+) -> None:
+    """The offsets log's one-pass builder writes what build_batch writes for the same records."""
+    records = [Record(900 + i, 1_700_000_000_123, k, v) for i, (k, v) in enumerate(keys_values)]
+    general = build_batch(records, partition_leader_epoch=0, **identity)
+    keyed = build_keyed_batch(keys_values, 900, 1_700_000_000_123, partition_leader_epoch=0, **identity)
+    assert keyed == general
+    assert RecordBatches.parse(keyed.data).headers == keyed.headers
+
+
+def test_keyed_batches_are_uncompressed() -> None:
+    with pytest.raises(ValueError):
+        build_keyed_batch([(b"k", b"v")], 0, 0, attributes=GZIP)
 
 @pytest.mark.parametrize("codec", (SNAPPY, LZ4, ZSTD), ids=CODEC_NAMES.get)
 def test_compressed_payloads_cross_block_boundaries(codec: int) -> None:
