@@ -212,18 +212,19 @@ class DiskLog(PartitionLog):
         with self._lock:
             self._check_open()
             now = self.options.clock()
-            if self._should_roll(len(batches.data), now):
+            active = self._segments[-1]
+            if self._should_roll(active, len(batches.data), now):
                 self._roll()
+                active = self._segments[-1]
             if self._active_since is None:
                 self._active_since = now
-            self.active.append(batches)
+            active.append(batches)
             if self.options.fsync is FsyncPolicy.ALWAYS:
-                self.active.flush()
+                active.flush()
             else:
                 self._dirty = True
 
-    def _should_roll(self, incoming: int, now: int) -> bool:
-        active = self.active
+    def _should_roll(self, active: Segment, incoming: int, now: int) -> bool:
         if active.size == 0:
             return False
         if active.size + incoming > self.config.segment_bytes:

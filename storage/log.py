@@ -31,8 +31,9 @@ LEADER_EPOCH = 0
 DELETE_TO_HIGH_WATERMARK = -1
 
 
-@dataclass(frozen=True)
-class AppendResult:
+class AppendResult(NamedTuple):
+    """A tuple: one is made for every append (a frozen dataclass cost a microsecond)."""
+
     base_offset: int
     last_offset: int
     duplicate: bool = False  # a retried idempotent batch: nothing was written
@@ -176,9 +177,10 @@ class PartitionLog(ABC):
         return data[:end]
 
     def append(self, batches: RecordBatches) -> AppendResult:
-        idempotent = batches.first.has_producer_id
+        first = batches.headers[0]
+        idempotent = first.has_producer_id
         if idempotent:
-            if batches.first.is_control:
+            if first.is_control:
                 raise StorageError(
                     ErrorCode.INVALID_RECORD, "control batches are written by write_txn_marker"
                 )
@@ -186,7 +188,7 @@ class PartitionLog(ABC):
                 # Kafka requires one batch per partition from v3 producers; for
                 # idempotent ones the sequence bookkeeping depends on it.
                 raise StorageError(ErrorCode.INVALID_RECORD, "an idempotent produce holds one batch")
-            earlier = self.producers.check(batches.first)
+            earlier = self.producers.check(first)
             if earlier is not None:
                 return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
         placed = batches.with_base_offset(self.log_end_offset, LEADER_EPOCH)
@@ -194,7 +196,7 @@ class PartitionLog(ABC):
         if idempotent:
             self.producers.record(placed.first)
         self._on_append(self)
-        return AppendResult(placed.first.base_offset, placed.last.last_offset)
+        return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
     def write_txn_marker(
         self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp_ms: int

@@ -209,7 +209,7 @@ class Segment:
                 self._since_entry = 0
             self._since_entry += header.size
         self.size += len(batches.data)
-        self.next_offset = batches.last.last_offset + 1
+        self.next_offset = batches.headers[-1].last_offset + 1
 
     def flush(self) -> None:
         """fsync the log file (indexes are rebuilt from it when in doubt)."""
@@ -327,7 +327,8 @@ def _marker_of(data: memoryview, header: BatchHeader) -> EndTxnMarker | None:
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+    written = os.write(fd, data)  # all of it, nearly always: no view until it is not
+    if written < len(data):
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
