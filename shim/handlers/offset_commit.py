@@ -21,18 +21,11 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
-def _consumer_group_error(ctx: RequestContext, request: Any) -> ErrorCode | None:
-    """A KIP-848 group's commits are fenced by member epoch (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID)."""
-    groups = ctx.broker.consumer_groups
-    if groups.group(request.group_id) is None:
-        return None
-    return groups.validate_commit(
-        request.group_id, request.member_id, request.generation_id_or_member_epoch, ctx.api_version
-    )
-
-
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     now = ctx.now_ms()
+    broker = ctx.broker
+    group_id = request.group_id
+    topics = request.topics
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
     expire_at = None
@@ -42,43 +35,51 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
     # READ on the group, then on each topic (before its existence), as Kafka checks them.
-    group_allowed = ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    group_allowed = ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id)
     readable = (
-        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
+        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [t.name for t in topics])
         if group_allowed
         else set()
     )
-    for topic in request.topics:
+    partition_log = broker.topics.partition
+    for topic in topics:
+        name = topic.name
         for p in topic.partitions:
-            tp = TopicPartition(topic.name, p.partition_index)
+            tp = TopicPartition(name, p.partition_index)
             if not group_allowed:
                 errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
-            elif topic.name not in readable:
+            elif name not in readable:
                 errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            elif ctx.broker.topics.partition(tp.topic, tp.partition) is None:
+            elif partition_log(name, tp.partition) is None:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 commits[tp] = OffsetCommit(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
                 )
-    consumer_error = _consumer_group_error(ctx, request)
-    if consumer_error is not None:
-        errors.update(dict.fromkeys(commits, consumer_error))
-    elif commits:
-        consumer_group = ctx.broker.consumer_groups.group(request.group_id) is not None
-        commit = CommitRequest(
-            group_id=request.group_id,
-            offsets=commits,
-            # A consumer group's offsets are kept in an empty classic entry, committed as an
-            # admin tool would once the member epoch has been checked.
-            generation_id=-1 if consumer_group else request.generation_id_or_member_epoch,
-            member_id="" if consumer_group else request.member_id,
-            group_instance_id=None if consumer_group else request.group_instance_id,
-        )
-        committed: dict[TopicPartition, ErrorCode] = ctx.broker.apply(
-            ctx.broker.groups.commit_offsets(commit, now)
-        )
-        errors.update(committed)
+    if commits:
+        consumer_groups = broker.consumer_groups
+        if consumer_groups.group(group_id) is None:
+            commit = CommitRequest(
+                group_id,
+                commits,
+                request.generation_id_or_member_epoch,
+                request.member_id,
+                request.group_instance_id,
+            )
+            errors.update(broker.apply(broker.groups.commit_offsets(commit, now)))
+        else:
+            # A KIP-848 group's commits are fenced by member epoch (STALE_MEMBER_EPOCH,
+            # UNKNOWN_MEMBER_ID); its offsets are kept in an empty classic entry, committed
+            # as an admin tool would once the member epoch has been checked.
+            error = consumer_groups.validate_commit(
+                group_id, request.member_id, request.generation_id_or_member_epoch, ctx.api_version
+            )
+            if error is None:
+                errors.update(
+                    broker.apply(broker.groups.commit_offsets(CommitRequest(group_id, commits), now))
+                )
+            else:
+                errors.update(dict.fromkeys(commits, error))
     return {
         "throttle_time_ms": 0,
         "topics": [
