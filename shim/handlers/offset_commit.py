@@ -58,6 +58,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 )
     if commits:
         consumer_groups = broker.consumer_groups
+        commit: CommitRequest | None = None
         if consumer_groups.group(group_id) is None:
             commit = CommitRequest(
                 group_id,
@@ -66,7 +67,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 request.member_id,
                 request.group_instance_id,
             )
-            errors.update(broker.apply(broker.groups.commit_offsets(commit, now)))
         else:
             # A KIP-848 group's commits are fenced by member epoch (STALE_MEMBER_EPOCH,
             # UNKNOWN_MEMBER_ID); its offsets are kept in an empty classic entry, committed
@@ -75,11 +75,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 group_id, request.member_id, request.generation_id_or_member_epoch, ctx.api_version
             )
             if error is None:
-                errors.update(
-                    broker.apply(broker.groups.commit_offsets(CommitRequest(group_id, commits), now))
-                )
+                commit = CommitRequest(group_id, commits)
             else:
                 errors.update(dict.fromkeys(commits, error))
+        if commit is not None:
+            committed: dict[TopicPartition, ErrorCode] = broker.apply(
+                broker.groups.commit_offsets(commit, now)
+            )
+            errors.update(committed)
     return {
         "throttle_time_ms": 0,
         "topics": [
