@@ -1,32 +1,42 @@
 """CPU per request of the server's generic request path, in process, without sockets.
 
 `Server._handle_frame` and the timer wake-up each request is followed by, called on real
-request frames by an in-memory broker: what a request costs between the frame and its
-answer (header parsing, dispatch, codecs, handler, coordinator, deadlines), for A/B
-comparisons of that path alone. Sockets, framing and Trio's scheduling are what
-`bench.request_cpu` adds. Run it from two checkouts to compare them.
+request frames by a broker keeping its data on disk (in a temporary directory, fsync on an
+interval, as `python -m kafka_shim` runs; `--memory` for none): what a request costs
+between the frame and its answer (header parsing, dispatch, codecs, handler, coordinator,
+deadlines, the log append), for A/B comparisons of that path alone. Sockets, framing and
+Trio's scheduling are what `bench.request_cpu` adds; the kinds are its kinds. Run it from
+two checkouts to compare them.
 
-    python -m bench.handle_frame [--requests 20000] [--rounds 5]
+    python -m bench.handle_frame [--requests 20000] [--rounds 5] [--memory]
 """
 
 from __future__ import annotations
 
 import argparse
 import struct
+import tempfile
 import time
+from pathlib import Path
 from statistics import median
 from typing import Any
 
 import trio
 
 from bench.request_cpu import (
+    FETCH,
     HEARTBEAT,
     JOIN_GROUP,
+    KINDS,
     OFFSET_COMMIT,
+    PRODUCE,
     SYNC_GROUP,
     VERSIONS,
     assignment,
+    commit_body,
+    fetch_body,
     join_request,
+    produce_body,
     subscription,
 )
 from kafka_shim.protocol.messages import APIS
@@ -36,7 +46,7 @@ from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
 from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
-TOPIC, GROUP = "bench-frames", "g-bench-frames"
+TOPIC, EMPTY_TOPIC, GROUP = "bench-frames", "bench-frames-empty", "g-bench-frames"
 
 
 async def call(
@@ -83,19 +93,6 @@ async def heartbeat_frame(server: Server, ctx: TrioRequestContext) -> bytes:
     return encode_request(HEARTBEAT, VERSIONS[HEARTBEAT], 0, member, "bench")
 
 
-def commit_frame(offset: int) -> bytes:
-    """A standalone consumer's OffsetCommit of one partition."""
-    partition = {"partition_index": 0, "committed_offset": offset, "committed_metadata": ""}
-    body = {
-        "group_id": f"{GROUP}-commits",
-        "generation_id_or_member_epoch": -1,
-        "member_id": "",
-        "group_instance_id": None,
-        "topics": [{"name": TOPIC, "partitions": [partition]}],
-    }
-    return encode_request(OFFSET_COMMIT, VERSIONS[OFFSET_COMMIT], 0, body, "bench")
-
-
 async def cpu_per_request(server: Server, ctx: TrioRequestContext, frames: list[bytes]) -> float:
     """CPU µs per request over `frames`, each answered as the connection task does."""
     started = time.process_time()
@@ -105,21 +102,37 @@ async def cpu_per_request(server: Server, ctx: TrioRequestContext, frames: list[
     return (time.process_time() - started) / len(frames) * 1e6
 
 
-async def measure(requests: int, rounds: int) -> dict[str, list[float]]:
-    broker = Broker(BrokerConfig(initial_rebalance_delay_ms=0, num_partitions=1, auto_create_topics=True))
+def frame(api_key: int, body: dict[str, Any]) -> bytes:
+    return encode_request(api_key, VERSIONS[api_key], 0, body, "bench")
+
+
+async def measure(requests: int, rounds: int, data_dir: Path | None) -> dict[str, list[float]]:
+    broker = Broker(
+        BrokerConfig(
+            initial_rebalance_delay_ms=0, num_partitions=1, auto_create_topics=True, data_dir=data_dir
+        )
+    )
     broker.topics.create(TOPIC, 1)
+    broker.topics.create(EMPTY_TOPIC, 1)
     server = Server(broker)
     listener = BoundListener("PLAINTEXT", [], ("127.0.0.1", 0), ("127.0.0.1", 0))
     ctx = TrioRequestContext(server, "127.0.0.1", "127.0.0.1:1", listener)
-    samples: dict[str, list[float]] = {"Heartbeat": [], "OffsetCommit": []}
+    samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server._run_timers)
-        beat = await heartbeat_frame(server, ctx)
-        commits = [commit_frame(i) for i in range(requests)]
+        frames = {
+            "OffsetCommit": [
+                frame(OFFSET_COMMIT, commit_body(f"{GROUP}-commits", TOPIC, i)) for i in range(requests)
+            ],
+            "Heartbeat": [await heartbeat_frame(server, ctx)] * requests,
+            "Produce": [frame(PRODUCE, produce_body(TOPIC))] * requests,
+            "Fetch": [frame(FETCH, fetch_body(EMPTY_TOPIC, 0))] * requests,  # at the log end: empty
+        }
         for _ in range(rounds):
-            samples["Heartbeat"].append(await cpu_per_request(server, ctx, [beat] * requests))
-            samples["OffsetCommit"].append(await cpu_per_request(server, ctx, commits))
+            for kind in KINDS:
+                samples[kind].append(await cpu_per_request(server, ctx, frames[kind]))
         nursery.cancel_scope.cancel()
+    broker.close()
     return samples
 
 
@@ -127,8 +140,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=20_000, help="requests per kind and round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--memory", action="store_true", help="an in-memory broker")
     args = parser.parse_args()
-    samples = trio.run(measure, args.requests, args.rounds)
+    with tempfile.TemporaryDirectory(prefix="bench-handle-frame-") as data_dir:
+        samples = trio.run(measure, args.requests, args.rounds, None if args.memory else Path(data_dir))
     for kind, values in samples.items():
         rounds = ", ".join(f"{v:.1f}" for v in values)
         print(f"{kind:>14}: median {median(values):6.1f} µs CPU/request (rounds: {rounds})")

@@ -128,31 +128,57 @@ def join(connection: Connection, group: str, topic: str) -> tuple[str, int]:
     raise RuntimeError(f"{group}: no stable membership within 30 s")
 
 
+def commit_body(group: str, topic: str, offset: int) -> dict[str, Any]:
+    """A standalone consumer's OffsetCommit of partition 0 of `topic`."""
+    partition = {"partition_index": 0, "committed_offset": offset, "committed_metadata": ""}
+    return {
+        "group_id": group,
+        "generation_id_or_member_epoch": -1,
+        "member_id": "",
+        "group_instance_id": None,
+        "topics": [{"name": topic, "partitions": [partition]}],
+    }
+
+
+def produce_body(topic: str) -> dict[str, Any]:
+    """One 100-byte record to partition 0 of `topic`, acks=all."""
+    batch = encode_batch([Record(0, int(time.time() * 1000), None, b"x" * 100)])
+    return {
+        "transactional_id": None,
+        "acks": -1,
+        "timeout_ms": 30_000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+    }
+
+
+def fetch_body(topic: str, offset: int) -> dict[str, Any]:
+    """A consumer's Fetch of partition 0 of `topic` from `offset`, answered at once (max_wait_ms 0)."""
+    partition = {
+        "partition": 0,
+        "current_leader_epoch": -1,
+        "fetch_offset": offset,
+        "log_start_offset": -1,
+        "partition_max_bytes": 1 << 20,
+    }
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [{"topic": topic, "partitions": [partition]}],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+
+
 def request_frames(connection: Connection, kind: str, topic: str, count: int) -> Callable[[int], bytes]:
     """The i-th request of `kind` (frames are built before the clock starts where they can be)."""
     group = f"g-{topic}"
     if kind == "OffsetCommit":
-
-        def commit(i: int) -> bytes:
-            return connection.frame(
-                OFFSET_COMMIT,
-                {
-                    "group_id": group,
-                    "generation_id_or_member_epoch": -1,
-                    "member_id": "",
-                    "group_instance_id": None,
-                    "topics": [
-                        {
-                            "name": topic,
-                            "partitions": [
-                                {"partition_index": 0, "committed_offset": i, "committed_metadata": ""}
-                            ],
-                        }
-                    ],
-                },
-            )
-
-        frames = [commit(i) for i in range(count)]
+        frames = [connection.frame(OFFSET_COMMIT, commit_body(group, topic, i)) for i in range(count)]
         return frames.__getitem__
     if kind == "Heartbeat":
         member_id, generation = join(connection, group, topic)
@@ -167,45 +193,9 @@ def request_frames(connection: Connection, kind: str, topic: str, count: int) ->
         )
         return lambda _: beat
     if kind == "Produce":
-        batch = encode_batch([Record(0, int(time.time() * 1000), None, b"x" * 100)])
-        produce = connection.frame(
-            PRODUCE,
-            {
-                "transactional_id": None,
-                "acks": -1,
-                "timeout_ms": 30_000,
-                "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
-            },
-        )
+        produce = connection.frame(PRODUCE, produce_body(topic))
         return lambda _: produce
-    fetch = connection.frame(
-        FETCH,
-        {
-            "replica_id": -1,
-            "max_wait_ms": 0,
-            "min_bytes": 1,
-            "max_bytes": 1 << 20,
-            "isolation_level": 0,
-            "session_id": 0,
-            "session_epoch": -1,
-            "topics": [
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {
-                            "partition": 0,
-                            "current_leader_epoch": -1,
-                            "fetch_offset": 0,
-                            "log_start_offset": -1,
-                            "partition_max_bytes": 1 << 20,
-                        }
-                    ],
-                }
-            ],
-            "forgotten_topics_data": [],
-            "rack_id": "",
-        },
-    )
+    fetch = connection.frame(FETCH, fetch_body(topic, 0))
     return lambda _: fetch
 
 
