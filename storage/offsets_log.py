@@ -49,6 +49,8 @@ OFFSETS_SEGMENT_BYTES = 4 * 1024 * 1024
 OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
 READ_CHUNK_BYTES = 8 * 1024 * 1024
 _INT32_MASK = 0xFFFFFFFF
+# Consecutive records of one producer ((id, epoch); none, or a transaction's), encoded: one batch.
+Run = tuple[tuple[int, int], list[tuple[bytes, bytes | None]]]
 
 
 def java_string_hash(text: str) -> int:
@@ -100,19 +102,33 @@ class OffsetsLog:
         partition and run of records of the same producer (none, or a transaction's).
         The log applies its fsync policy before it returns (storage.durability)."""
         partitions = self._open().partitions
-        by_partition: dict[int, list[tuple[tuple[int, int], list[tuple[bytes, bytes | None]]]]] = {}
+        if len(records) == 1:  # a commit of one partition: what nearly every request writes
+            record = records[0]
+            index = partition_for(record.key.group, len(partitions))
+            producer = (record.producer_id, record.producer_epoch)
+            self._write(index, partitions[index], [(producer, [encode_record(record)])], now_ms)
+            return
+        by_partition: dict[int, list[Run]] = {}
         for record in records:
-            runs = by_partition.setdefault(partition_for(record.group, len(partitions)), [])
+            runs = by_partition.setdefault(partition_for(record.key.group, len(partitions)), [])
             producer = (record.producer_id, record.producer_epoch)
             if not runs or runs[-1][0] != producer:
                 runs.append((producer, []))
             runs[-1][1].append(encode_record(record))
         for index, runs in by_partition.items():
-            partition = partitions[index]
-            for producer, keys_values in runs:
-                partition.append(_batch(partition, producer, keys_values, now_ms))
-            if type(partition) is MemoryLog:  # isinstance asks the ABC: slower, on every commit
-                self._memory_compaction.step(index, partition, now_ms)
+            self._write(index, partitions[index], runs, now_ms)
+
+    def _write(
+        self,
+        index: int,
+        partition: PartitionLog,
+        runs: list[Run],
+        now_ms: int,
+    ) -> None:
+        for producer, keys_values in runs:
+            partition.append(_batch(partition, producer, keys_values, now_ms))
+        if type(partition) is MemoryLog:  # isinstance asks the ABC: slower, on every commit
+            self._memory_compaction.step(index, partition, now_ms)
 
     def replay(self) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction
