@@ -9,10 +9,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
+from kafka_shim.protocol.offsets_records import OffsetValue
 from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.outcome import Waiter
 from kafka_shim.shim.coordinator.state import Event, GroupState, next_state
-from kafka_shim.shim.coordinator.types import CommittedOffset, JoinedMember, Protocol, TopicPartition
+from kafka_shim.shim.coordinator.types import JoinedMember, Protocol, TopicPartition
 
 
 @dataclass
@@ -45,7 +46,7 @@ class Group:
         self.pending_join: PendingJoin | None = None
         self.new_member_added = False
         self.subscribed_topics: frozenset[str] | None = None
-        self.offsets: dict[TopicPartition, CommittedOffset] = {}
+        self.offsets: dict[TopicPartition, OffsetValue] = {}
         self._votes: Counter[str] = Counter()
 
     # --- state ---------------------------------------------------------------------------

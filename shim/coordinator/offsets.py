@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.records import offset_record, offset_tombstone
 from kafka_shim.shim.coordinator.state import GroupState
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
-    CommittedOffset,
     FetchedOffset,
     OffsetCommit,
     TopicPartition,
@@ -61,25 +60,21 @@ def validate_commit(
 
 def accept(
     offsets: Mapping[TopicPartition, OffsetCommit], now: int, metadata_max_bytes: int
-) -> tuple[dict[TopicPartition, CommittedOffset], dict[TopicPartition, ErrorCode]]:
+) -> tuple[dict[TopicPartition, OffsetValue], dict[TopicPartition, ErrorCode]]:
     """The commits to keep, stamped `now`, and every partition's answer."""
-    accepted: dict[TopicPartition, CommittedOffset] = {}
+    accepted: dict[TopicPartition, OffsetValue] = {}
     errors: dict[TopicPartition, ErrorCode] = {}
     for tp, commit in offsets.items():
         metadata = commit.metadata or ""
         if len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
-        accepted[tp] = CommittedOffset(
-            commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp_ms
-        )
+        accepted[tp] = OffsetValue(commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
         errors[tp] = ErrorCode.NONE
     return accepted, errors
 
 
-def store(
-    group: Group, accepted: Mapping[TopicPartition, CommittedOffset], records: list[OffsetsRecord]
-) -> None:
+def store(group: Group, accepted: Mapping[TopicPartition, OffsetValue], records: list[OffsetsRecord]) -> None:
     for tp, committed in accepted.items():
         group.offsets[tp] = committed
         records.append(offset_record(group.group_id, tp, committed))
@@ -134,9 +129,9 @@ def _expired(
     group: Group, now: int, retention_ms: int, consumer_group_topics: frozenset[str] | None
 ) -> list[TopicPartition]:
 
-    def older_than_retention(base: int, offset: CommittedOffset) -> bool:
-        if offset.expire_timestamp_ms is not None:  # OffsetCommit v2-4 asked for its own retention
-            return now >= offset.expire_timestamp_ms
+    def older_than_retention(base: int, offset: OffsetValue) -> bool:
+        if offset.expire_timestamp is not None:  # OffsetCommit v2-4 asked for its own retention
+            return now >= offset.expire_timestamp
         return now - base >= retention_ms
 
     if consumer_group_topics is not None:
@@ -145,7 +140,7 @@ def _expired(
         return [
             tp
             for tp, o in group.offsets.items()
-            if tp.topic not in consumer_group_topics and older_than_retention(o.commit_timestamp_ms, o)
+            if tp.topic not in consumer_group_topics and older_than_retention(o.commit_timestamp, o)
         ]
     if group.protocol_type is not None and group.is_(GroupState.EMPTY):
         # Nobody consumes: the clock runs from when the group became empty.
@@ -159,9 +154,9 @@ def _expired(
         return [
             tp
             for tp, o in group.offsets.items()
-            if tp.topic not in group.subscribed_topics and older_than_retention(o.commit_timestamp_ms, o)
+            if tp.topic not in group.subscribed_topics and older_than_retention(o.commit_timestamp, o)
         ]
     if group.protocol_type is None:
         # Only ever used to store offsets (no membership): each offset ages from its commit.
-        return [tp for tp, o in group.offsets.items() if older_than_retention(o.commit_timestamp_ms, o)]
+        return [tp for tp, o in group.offsets.items() if older_than_retention(o.commit_timestamp, o)]
     return []

@@ -25,31 +25,18 @@ from kafka_shim.protocol.offsets_records import (
 from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
-from kafka_shim.shim.coordinator.types import CommittedOffset, TopicPartition
+from kafka_shim.shim.coordinator.types import TopicPartition
 
 
 def offset_record(
     group_id: str,
     tp: TopicPartition,
-    offset: CommittedOffset,
+    offset: OffsetValue,
     producer_id: int = NO_PRODUCER_ID,
     producer_epoch: int = NO_PRODUCER_EPOCH,
 ) -> OffsetsRecord:
     """A commit; with a producer, one made inside that producer's transaction."""
-    value = OffsetValue(
-        offset.offset,
-        offset.leader_epoch,
-        offset.metadata,
-        offset.commit_timestamp_ms,
-        offset.expire_timestamp_ms,
-    )
-    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), value, producer_id, producer_epoch)
-
-
-def committed_offset(value: OffsetValue) -> CommittedOffset:
-    return CommittedOffset(
-        value.offset, value.leader_epoch, value.metadata, value.commit_timestamp, value.expire_timestamp
-    )
+    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), offset, producer_id, producer_epoch)
 
 
 def offset_tombstone(group_id: str, tp: TopicPartition) -> OffsetsRecord:
@@ -96,13 +83,13 @@ def replay(records: Iterable[OffsetsRecord], now: int, pending: TransactionalOff
     partition after a pending one supersedes it. A group exists if it has live
     metadata, any live offset or any pending one."""
     metadata: dict[str, GroupValue | None] = {}
-    committed: dict[str, dict[TopicPartition, CommittedOffset | None]] = {}
+    committed: dict[str, dict[TopicPartition, OffsetValue | None]] = {}
     transacting: dict[str, None] = {}  # groups with pending offsets, in order
     for record in records:
         key, value = record.key, record.value
         if isinstance(key, OffsetKey):
             tp = TopicPartition(key.topic, key.partition)
-            offset = committed_offset(value) if isinstance(value, OffsetValue) else None
+            offset = value if isinstance(value, OffsetValue) else None
             if not record.is_transactional:
                 committed.setdefault(key.group, {})[tp] = offset
                 if offset is None:  # as in Kafka's replay, a tombstone also drops pending offsets

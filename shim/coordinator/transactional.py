@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from kafka_shim.shim.coordinator.types import CommittedOffset, TopicPartition
+from kafka_shim.protocol.offsets_records import OffsetValue
+from kafka_shim.shim.coordinator.types import TopicPartition
 
 
 class PendingOffset(NamedTuple):
-    offset: CommittedOffset
+    offset: OffsetValue
     serial: int  # emission order: the order of the records in the log
     superseded: bool = False
 
@@ -35,7 +36,7 @@ class TransactionalOffsets:
         self._producers_by_group: dict[str, set[int]] = {}
         self._serial = 0
 
-    def add(self, producer_id: int, group_id: str, tp: TopicPartition, offset: CommittedOffset) -> None:
+    def add(self, producer_id: int, group_id: str, tp: TopicPartition, offset: OffsetValue) -> None:
         """A transactional offset commit (a later one of the same producer replaces it)."""
         self._serial += 1
         groups = self._by_producer.setdefault(producer_id, {})
@@ -73,7 +74,7 @@ class TransactionalOffsets:
                 dropped.add(tp)
         return dropped
 
-    def complete(self, producer_id: int, commit: bool) -> dict[str, dict[TopicPartition, CommittedOffset]]:
+    def complete(self, producer_id: int, commit: bool) -> dict[str, dict[TopicPartition, OffsetValue]]:
         """End the producer's transaction: what its commit makes visible, per group
         (nothing on abort)."""
         groups = self._by_producer.pop(producer_id, {})
@@ -84,7 +85,7 @@ class TransactionalOffsets:
                 del self._producers_by_group[group_id]
         if not commit:
             return {}
-        visible: dict[str, dict[TopicPartition, CommittedOffset]] = {}
+        visible: dict[str, dict[TopicPartition, OffsetValue]] = {}
         for group_id, entries in groups.items():
             for tp, entry in entries.items():
                 if not entry.superseded:

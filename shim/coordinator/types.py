@@ -127,7 +127,7 @@ class OffsetCommit(NamedTuple):
     leader_epoch: int = -1
     metadata: str | None = ""
     # OffsetCommit v2-4 may ask for a retention of their own; later versions leave it to the broker.
-    expire_timestamp_ms: int | None = None
+    expire_timestamp: int | None = None
 
 
 class CommitRequest(NamedTuple):
@@ -149,14 +149,6 @@ class TxnCommitRequest(NamedTuple):
     generation_id: int = NO_GENERATION
     member_id: str = UNKNOWN_MEMBER_ID
     group_instance_id: str | None = None
-
-
-class CommittedOffset(NamedTuple):
-    offset: int
-    leader_epoch: int
-    metadata: str
-    commit_timestamp_ms: int
-    expire_timestamp_ms: int | None = None
 
 
 class FetchedOffset(NamedTuple):
