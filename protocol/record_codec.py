@@ -128,8 +128,18 @@ def _read_varint(data: bytes, pos: int, max_bytes: int) -> tuple[int, int]:
 _ONE_BYTE_VARINTS: Final = tuple(zigzag_decode(byte) for byte in range(0x80))
 
 
+# The varints of small non-negative values (lengths, deltas), looked up instead of encoded.
+_SMALL_VARINTS: Final = tuple(encode_uvarint(zigzag_encode(value)) for value in range(0x400))
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < 0x400:
+        return _SMALL_VARINTS[value]
+    return encode_uvarint(zigzag_encode(value))
+
+
 def _write_varint(out: bytearray, value: int) -> None:
-    out += encode_uvarint(zigzag_encode(value))
+    out += _varint(value)
 
 
 def _read_blob(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
@@ -143,9 +153,12 @@ def _read_blob(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
     return data[pos : pos + length], pos + length
 
 
+_NULL: Final = encode_uvarint(zigzag_encode(-1))  # the length of a null key or value
+
+
 def _write_blob(out: bytearray, blob: bytes | None) -> None:
     if blob is None:
-        _write_varint(out, -1)
+        out += _NULL
     else:
         _write_varint(out, len(blob))
         out += blob
@@ -446,15 +459,19 @@ def build_keyed_batch(
     if attributes & COMPRESSION_MASK:
         raise ValueError("build_keyed_batch writes uncompressed batches")
     buffer = bytearray(HEADER_SIZE)
-    body = bytearray()
     for offset_delta, (key, value) in enumerate(keys_values):
-        body.clear()
-        body += b"\x00\x00"  # attributes, timestampDelta
-        _write_varint(body, offset_delta)
-        _write_blob(body, key)
-        _write_blob(body, value)
-        body.append(0)  # no headers
-        _write_varint(buffer, len(body))
+        body = b"".join(
+            (
+                b"\x00\x00",  # attributes, timestampDelta
+                _varint(offset_delta),
+                _NULL if key is None else _varint(len(key)),
+                key or b"",
+                _NULL if value is None else _varint(len(value)),
+                value or b"",
+                b"\x00",  # no headers
+            )
+        )
+        buffer += _varint(len(body))
         buffer += body
     fields = [
         base_offset,
