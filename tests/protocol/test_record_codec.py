@@ -125,7 +125,6 @@ def test_an_empty_batch_keeps_its_identity() -> None:
     assert client_view(data) == []
 
 
-
 @pytest.mark.parametrize(
     ("keys_values", "identity"),
     [
@@ -154,6 +153,7 @@ def test_keyed_batches_are_the_general_builders_bytes(
 def test_keyed_batches_are_uncompressed() -> None:
     with pytest.raises(ValueError):
         build_keyed_batch([(b"k", b"v")], 0, 0, attributes=GZIP)
+
 
 @pytest.mark.parametrize("codec", (SNAPPY, LZ4, ZSTD), ids=CODEC_NAMES.get)
 def test_compressed_payloads_cross_block_boundaries(codec: int) -> None:

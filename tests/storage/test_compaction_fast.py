@@ -231,6 +231,10 @@ _offsets_record = st.one_of(
             ),
         ),
     ),
+).map(
+    # builds() would fill the producer fields too: these records are outside any
+    # transaction, as the general path below stores them
+    lambda record: OffsetsRecord(record.key, record.value)
 )
 
 
