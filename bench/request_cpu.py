@@ -7,7 +7,12 @@ Wall-clock rate is printed too. Rounds alternate between the brokers. kafka-shim
 as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for a quick
 client's next request is counted.
 
-    python -m bench.request_cpu [--requests 10000] [--rounds 3]
+With `--connections C`, C connections (each of its own group) have one request in flight
+each, sent together and answered together: a broker busy with several clients, which
+never waits for the next request. The one-connection figure is latency-bound (a wake-up
+and, with busy polling, the client's own time per request); this one is the broker's work.
+
+    python -m bench.request_cpu [--requests 10000] [--rounds 3] [--connections 1]
 
 Kinds: OffsetCommit of one partition by a standalone consumer, Heartbeat of a
 joined member, Produce of one 100-byte record (acks=all), Fetch at the log end
@@ -58,6 +63,10 @@ class Connection:
     def raw_call(self, frame: bytes) -> bytes:
         """The response payload after the correlation id (and tag section, if flexible)."""
         self.sock.sendall(frame)
+        return self.answer()
+
+    def answer(self) -> bytes:
+        """The next response's payload."""
         size = _LENGTH.unpack(self._read(4))[0]
         return self._read(size)
 
@@ -174,9 +183,12 @@ def fetch_body(topic: str, offset: int) -> dict[str, Any]:
     }
 
 
-def request_frames(connection: Connection, kind: str, topic: str, count: int) -> Callable[[int], bytes]:
-    """The i-th request of `kind` (frames are built before the clock starts where they can be)."""
-    group = f"g-{topic}"
+def request_frames(
+    connection: Connection, kind: str, topic: str, count: int, group: str = ""
+) -> Callable[[int], bytes]:
+    """The i-th request of `kind` (frames are built before the clock starts where they can be);
+    OffsetCommit and Heartbeat are `group`'s (by default one named after the topic)."""
+    group = group or f"g-{topic}"
     if kind == "OffsetCommit":
         frames = [connection.frame(OFFSET_COMMIT, commit_body(group, topic, i)) for i in range(count)]
         return frames.__getitem__
@@ -199,27 +211,37 @@ def request_frames(connection: Connection, kind: str, topic: str, count: int) ->
     return lambda _: fetch
 
 
-def cpu_and_rate(broker: Broker, kind: str, count: int) -> tuple[float, float]:
-    """(broker CPU µs per request, requests/s) for `count` synchronous requests of `kind`."""
+def cpu_and_rate(broker: Broker, kind: str, count: int, connections: int = 1) -> tuple[float, float]:
+    """(broker CPU µs per request, requests/s) for `count` requests of `kind` over
+    `connections` connections, each with one in flight."""
     assert isinstance(broker, RunningBroker) and broker.process is not None
     topic = f"bench-cpu-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 1)
-    connection = Connection(broker.bootstrap)
+    clients = [Connection(broker.bootstrap) for _ in range(connections)]
+    rounds = count // connections
     try:
-        frame_of = request_frames(connection, kind, topic, count)
-        expected = connection.raw_call(frame_of(0))  # warm-up: also the answer every request must get
+        frames = [
+            request_frames(client, kind, topic, rounds, f"g-{topic}-{n}") for n, client in enumerate(clients)
+        ]
+        # Warm-up: also the answer every request of that connection must get.
+        expected = [
+            len(client.raw_call(frame_of(0))) for client, frame_of in zip(clients, frames, strict=True)
+        ]
         pid = broker.process.pid
         cpu_before, started = process_cpu_s(pid), time.perf_counter()
-        for i in range(count):
-            answer = connection.raw_call(frame_of(i))
-            if len(answer) != len(expected):
-                raise RuntimeError(
-                    f"{broker.name} {kind}: answer {answer.hex()} differs from {expected.hex()}"
-                )
+        for i in range(rounds):
+            for client, frame_of in zip(clients, frames, strict=True):
+                client.sock.sendall(frame_of(i))
+            for client, size in zip(clients, expected, strict=True):
+                answer = client.answer()
+                if len(answer) != size:
+                    raise RuntimeError(f"{broker.name} {kind}: answer {answer.hex()} is not {size} bytes")
         elapsed, cpu = time.perf_counter() - started, process_cpu_s(pid) - cpu_before
     finally:
-        connection.close()
-    return cpu / count * 1e6, count / elapsed
+        for client in clients:
+            client.close()
+    requests = rounds * connections
+    return cpu / requests * 1e6, requests / elapsed
 
 
 def main() -> None:
@@ -229,16 +251,21 @@ def main() -> None:
     parser.add_argument(
         "--kinds", default=",".join(KINDS), help="comma-separated subset of " + ",".join(KINDS)
     )
+    parser.add_argument(
+        "--connections", type=int, default=1, help="connections with one request in flight each"
+    )
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     samples = measure_interleaved(
-        lambda broker: {kind: cpu_and_rate(broker, kind, args.requests) for kind in kinds}, args.rounds
+        lambda broker: {kind: cpu_and_rate(broker, kind, args.requests, args.connections) for kind in kinds},
+        args.rounds,
     )
+    over = "synchronous" if args.connections == 1 else f"{args.connections} connections"
     for kind in kinds:
         cpu = {name: median(s[kind][0] for s in runs) for name, runs in samples.items()}
         rate = {name: median(s[kind][1] for s in runs) for name, runs in samples.items()}
-        print_row(f"{kind} broker CPU (median)", cpu, "µs/request", False)
-        print_row(f"{kind} synchronous rate (median)", rate, "requests/s", True)
+        print_row(f"{kind} broker CPU, {over}", cpu, "µs/request", False)
+        print_row(f"{kind} rate, {over}", rate, "requests/s", True)
 
 
 if __name__ == "__main__":
