@@ -46,7 +46,7 @@ from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
 from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
-TOPIC, EMPTY_TOPIC, GROUP = "bench-frames", "bench-frames-empty", "g-bench-frames"
+TOPIC, FETCHED_TOPIC, GROUP = "bench-frames", "bench-frames-fetched", "g-bench-frames"
 
 
 async def call(
@@ -113,20 +113,21 @@ async def measure(requests: int, rounds: int, data_dir: Path | None) -> dict[str
         )
     )
     broker.topics.create(TOPIC, 1)
-    broker.topics.create(EMPTY_TOPIC, 1)
+    broker.topics.create(FETCHED_TOPIC, 1)
     server = Server(broker)
     listener = BoundListener("PLAINTEXT", [], ("127.0.0.1", 0), ("127.0.0.1", 0))
     ctx = TrioRequestContext(server, "127.0.0.1", "127.0.0.1:1", listener)
     samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server._run_timers)
+        await server._handle_frame(ctx, frame(PRODUCE, produce_body(FETCHED_TOPIC)))  # what Fetch reads
         frames = {
             "OffsetCommit": [
                 frame(OFFSET_COMMIT, commit_body(f"{GROUP}-commits", TOPIC, i)) for i in range(requests)
             ],
             "Heartbeat": [await heartbeat_frame(server, ctx)] * requests,
             "Produce": [frame(PRODUCE, produce_body(TOPIC))] * requests,
-            "Fetch": [frame(FETCH, fetch_body(EMPTY_TOPIC, 0))] * requests,  # at the log end: empty
+            "Fetch": [frame(FETCH, fetch_body(FETCHED_TOPIC, 0))] * requests,  # its one record
         }
         for _ in range(rounds):
             for kind in KINDS:
