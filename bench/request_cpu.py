@@ -8,9 +8,9 @@ as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for
 client's next request is counted.
 
 With `--connections C`, C connections (each of its own group) have one request in flight
-each, sent together and answered together: a broker busy with several clients, which
-never waits for the next request. The one-connection figure is latency-bound (a wake-up
-and, with busy polling, the client's own time per request); this one is the broker's work.
+each, sent together and answered together: several clients' requests arriving at once,
+as at a busy broker. The one-connection figure is latency-bound (a wake-up and, with busy
+polling, the client's own time per request); this one is closer to the broker's own work.
 
     python -m bench.request_cpu [--requests 10000] [--rounds 3] [--connections 1]
 
