@@ -14,8 +14,10 @@ from compat.targets import (
     TargetUnavailable,
     container_target_missing,
     docker_missing,
+    image_missing,
     start_kafka,
 )
+from kafka_shim.testcontainers import default_image
 from tests.compat.conftest import OUTCOMES
 from tests.wire import WireClient
 
@@ -30,11 +32,11 @@ API_VERSIONS = 18
 @pytest.mark.parametrize("client", SUBSET_CLIENTS)
 @pytest.mark.parametrize("scenario", SUBSET_SCENARIOS)
 def test_kafka_shim_image_subset(scenario: str, client: str) -> None:
-    engine = docker_missing()
+    engine = container_target_missing(SHIM_DOCKER)
     if engine is not None:
         pytest.skip(f"no Docker engine: {engine}")
     # An engine but no image is a failure: `bash .ci/run` builds the image before pytest.
-    reason = container_target_missing(SHIM_DOCKER)
+    reason = image_missing(default_image())
     assert reason is None, f"the {SHIM_DOCKER} image cannot run ({reason}): bash .ci/run builds it"
     outcome = run_cell(SCENARIOS[scenario], client, SHIM_DOCKER)
     OUTCOMES.append(outcome)

@@ -3,7 +3,8 @@
 A failing cell fails with the client's own error text; a scenario the client cannot do is
 not collected (the report shows it as n/a with the reason, never a pass); a client that is
 not installed is a failure, since `.ci/run` installs every one; only a container target
-(kafka, kafka-shim-docker) without a Docker engine or its image is skipped. The heavy scale
+without a Docker engine (or kafka without Apache Kafka's image, which cannot be pulled here)
+is skipped; kafka-shim's image missing beside an engine is a failure (`.ci/run` builds it). The heavy scale
 scenarios run on the shim target only, unless COMPAT_HEAVY=1 asks for them elsewhere.
 """
 
