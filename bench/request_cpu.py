@@ -189,7 +189,8 @@ def request_frames(
     connection: Connection, kind: str, topic: str, count: int, group: str = ""
 ) -> Callable[[int], bytes]:
     """The i-th request of `kind` (frames are built before the clock starts where they can be);
-    OffsetCommit and Heartbeat are `group`'s (by default one named after the topic)."""
+    OffsetCommit and Heartbeat are `group`'s (by default one named after the topic), Fetch
+    reads the topic from its start."""
     group = group or f"g-{topic}"
     if kind == "OffsetCommit":
         frames = [connection.frame(OFFSET_COMMIT, commit_body(group, topic, i)) for i in range(count)]
@@ -209,7 +210,6 @@ def request_frames(
     if kind == "Produce":
         produce = connection.frame(PRODUCE, produce_body(topic))
         return lambda _: produce
-    connection.raw_call(connection.frame(PRODUCE, produce_body(topic)))  # the record each Fetch reads
     fetch = connection.frame(FETCH, fetch_body(topic, 0))
     return lambda _: fetch
 
@@ -223,6 +223,8 @@ def cpu_and_rate(broker: Broker, kind: str, count: int, connections: int = 1) ->
     clients = [Connection(broker.bootstrap) for _ in range(connections)]
     rounds = count // connections
     try:
+        if kind == "Fetch":  # the one record every Fetch reads, whatever the connections
+            clients[0].raw_call(clients[0].frame(PRODUCE, produce_body(topic)))
         frames = [
             request_frames(client, kind, topic, rounds, f"g-{topic}-{n}") for n, client in enumerate(clients)
         ]

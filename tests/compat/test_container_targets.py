@@ -12,7 +12,6 @@ from compat.scenario import run_cell
 from compat.targets import (
     KAFKA_IMAGE,
     TargetUnavailable,
-    container_target_missing,
     docker_missing,
     image_missing,
     start_kafka,
@@ -32,7 +31,7 @@ API_VERSIONS = 18
 @pytest.mark.parametrize("client", SUBSET_CLIENTS)
 @pytest.mark.parametrize("scenario", SUBSET_SCENARIOS)
 def test_kafka_shim_image_subset(scenario: str, client: str) -> None:
-    engine = container_target_missing(SHIM_DOCKER)
+    engine = docker_missing()
     if engine is not None:
         pytest.skip(f"no Docker engine: {engine}")
     # An engine but no image is a failure: `bash .ci/run` builds the image before pytest.

@@ -4,8 +4,9 @@ A failing cell fails with the client's own error text; a scenario the client can
 not collected (the report shows it as n/a with the reason, never a pass); a client that is
 not installed is a failure, since `.ci/run` installs every one; only a container target
 without a Docker engine (or kafka without Apache Kafka's image, which cannot be pulled here)
-is skipped; kafka-shim's image missing beside an engine is a failure (`.ci/run` builds it). The heavy scale
-scenarios run on the shim target only, unless COMPAT_HEAVY=1 asks for them elsewhere.
+is skipped; kafka-shim's image missing beside an engine is a failure (`.ci/run` builds it).
+The heavy scale scenarios run on the shim target only, unless COMPAT_HEAVY=1 asks for them
+elsewhere.
 """
 
 from __future__ import annotations
