@@ -5,7 +5,7 @@ Kafka's text form, its bounds or choices, whether it can change while the broker
 one-line doc and, where the default differs from Apache Kafka's, Kafka's default and why.
 Everything else derives from this table: the CLI's `--config` validation and the
 `BrokerConfig` values (shim.config), DescribeConfigs and IncrementalAlterConfigs, the
-coordinator's and the log's config objects, and the README's tables (shim.settings_doc).
+coordinator's and the log's config objects, and the documentation's tables (shim.settings_doc).
 
 It lives in `protocol` because every layer reads it (storage resolves topic configs with
 it) and it is, like the error codes and the API registry, Kafka's contract: pure data.

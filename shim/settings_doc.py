@@ -1,7 +1,7 @@
-"""The README's config tables, generated from the settings registry (protocol.settings).
+"""The config tables of the documentation, generated from the settings registry (protocol.settings).
 
-`python -m kafka_shim.shim.settings_doc [README.md]` rewrites the part of the README between
-the markers; tests/shim/test_settings.py fails while the README and the registry disagree.
+`python -m kafka_shim.shim.settings_doc [docs/configuration.md]` rewrites the part of the page
+between the markers; tests/shim/test_settings.py fails while the page and the registry disagree.
 """
 
 from __future__ import annotations
@@ -63,15 +63,15 @@ def markdown() -> str:
     return "\n".join([*lines, "", END])
 
 
-def with_tables(readme: str) -> str:
-    """`readme` with its generated section replaced by the registry's tables."""
-    start, end = readme.index(BEGIN), readme.index(END) + len(END)
-    return readme[:start] + markdown() + readme[end:]
+def with_tables(page: str) -> str:
+    """`page` with its generated section replaced by the registry's tables."""
+    start, end = page.index(BEGIN), page.index(END) + len(END)
+    return page[:start] + markdown() + page[end:]
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0] if args else "README.md")
+    path = Path(args[0] if args else "docs/configuration.md")
     path.write_text(with_tables(path.read_text(encoding="utf-8")), encoding="utf-8")
     return 0
 

@@ -23,7 +23,15 @@ mirror=${mirror:-http://deb.debian.org/debian}
 command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >&2; }
 
 rootfs=$(mktemp -d /tmp/kafka-shim-rootfs.XXXXXX)
-trap 'rm -rf "$rootfs"' EXIT
+# debootstrap can leave the target's /proc (or /sys) mounted where its own unmount failed (seen
+# here: tar then read a live /proc and failed, and rm -rf walked into it); nothing under them
+# belongs in the image.
+unmount_pseudo_filesystems() {
+    for fs in proc sys; do
+        if mountpoint -q "$rootfs/$fs"; then umount -l "$rootfs/$fs"; fi
+    done
+}
+trap 'unmount_pseudo_filesystems; rm -rf "$rootfs"' EXIT
 echo "debootstrap bookworm from $mirror into $rootfs" >&2
 debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates \
     bookworm "$rootfs" "$mirror" >&2
@@ -34,7 +42,8 @@ fi
 # What a container never needs: package lists and caches, docs, man pages, translations.
 rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/cache/apt/archives/*.deb \
     "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/locale/* "$rootfs"/usr/share/info/*
-tar -C "$rootfs" -c . | docker import \
+unmount_pseudo_filesystems
+tar -C "$rootfs" --exclude=./proc/* --exclude=./sys/* -c . | docker import \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change 'ENV LANG=C.UTF-8' \
     --change 'ENV PIP_CERT=/etc/ssl/certs/ca-certificates.crt' \

@@ -1,5 +1,5 @@
 """The settings registry is the one declaration: the config objects, the CLI, DescribeConfigs
-and the README all follow it."""
+and the documentation's config tables all follow it."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.log_config import LogConfig
 from tests.helpers import Harness
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONFIGURATION_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 
 def parse(*argv: str) -> BrokerConfig:
     return config_from_args(build_parser().parse_args(list(argv)))
 
 
-def test_the_readme_tables_are_generated_from_the_registry() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_documented_tables_are_generated_from_the_registry() -> None:
+    text = CONFIGURATION_PAGE.read_text(encoding="utf-8")
     assert text == with_tables(text), "run: python -m kafka_shim.shim.settings_doc"
 
 
