@@ -17,8 +17,18 @@ JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
 JAVA_CLASSES_DIR = JAVA_SOURCE_DIR / "classes"
 DRIVER_CLASS = "KafkaDriver"
 # kafka-clients and what it loads at run time: compression codecs and the logging API
-# (no slf4j provider on purpose: the client's logs would otherwise flood stderr).
-JAR_PREFIXES = ("kafka-clients-4.3.0", "lz4-java-", "snappy-java-", "zstd-jni-", "slf4j-api-")
+# (no slf4j provider on purpose: the client's logs would otherwise flood stderr), and
+# Jackson, which kafka-clients' JsonConverters read with (MessageOracle, the tests' oracle).
+JAR_PREFIXES = (
+    "kafka-clients-4.3.0",
+    "lz4-java-",
+    "snappy-java-",
+    "zstd-jni-",
+    "slf4j-api-",
+    "jackson-core-",
+    "jackson-databind-",
+    "jackson-annotations-",
+)
 
 
 class JavaDriverUnavailable(RuntimeError):
