@@ -257,6 +257,29 @@ _DECLARED = [
             "online conversion of a group between classic and consumer (upgrade, downgrade, both, neither)",
             "consumer_migration_policy",
             choices=("bidirectional", "upgrade", "downgrade", "disabled")),
+    # --- KIP-932 share groups (the group-level share.* configs of the GROUP resource override these)
+    _broker("group.share.session.timeout.ms", INT, "45000", "session timeout of share-group members",
+            "share_session_timeout_ms", minimum=1),
+    _broker("group.share.heartbeat.interval.ms", INT, "5000", "heartbeat interval of share-group members",
+            "share_heartbeat_interval_ms", minimum=1),
+    _broker("group.share.max.size", INT, "200", "most members in one share group", "share_max_size",
+            minimum=1, maximum=1000),
+    _broker("group.share.record.lock.duration.ms", INT, "30000", "how long a share-group member holds "
+            "the records it acquired before they return", "share_record_lock_duration_ms", minimum=1000,
+            maximum=3600000),
+    _broker("group.share.min.record.lock.duration.ms", INT, "1000", "smallest share.record.lock.duration.ms "
+            "a group may set", "share_min_record_lock_duration_ms", minimum=1000, maximum=30000,
+            kafka_default="15000", why="a test of lock expiry waits one lock duration: 1 s instead of 15 s"),
+    _broker("group.share.max.record.lock.duration.ms", INT, "60000", "largest share.record.lock.duration.ms "
+            "a group may set", "share_max_record_lock_duration_ms", minimum=30000, maximum=3600000),
+    _broker("group.share.delivery.count.limit", INT, "5", "deliveries of a record before it is archived",
+            "share_delivery_count_limit", minimum=2, maximum=10),
+    _broker("group.share.partition.max.record.locks", INT, "2000", "most in-flight records of a share "
+            "partition (acquired or not yet acknowledged)", "share_partition_max_record_locks", minimum=100,
+            maximum=10000),
+    _broker("share.coordinator.state.topic.num.partitions", INT, "1", "partitions of __share_group_state "
+            "(read when it is first created)", "share_state_topic_num_partitions", minimum=1,
+            kafka_default="50", why="as for offsets.topic.num.partitions"),
     # --- transactions
     _broker("transaction.max.timeout.ms", INT, "900000", "a longer transaction.timeout.ms is refused "
             "(INVALID_TRANSACTION_TIMEOUT)", "transaction_max_timeout_ms", minimum=1),
