@@ -1,6 +1,7 @@
 """What a request handler sees: the broker, the request's metadata and principal, time,
 the two ways to wait (for a deferred answer, for appended data), and the one place that
-asks the authorizer (`authorize`, `authorized_names`, `authorize_any`, `authorized_operations`).
+asks the authorizer (`denial`, `authorize`, `authorized_names`, `authorize_any`,
+`authorized_operations`), within what the request's row of `shim.authorization` declares.
 
 Handlers are `async def handle(ctx, request) -> response | None` and never
 import Trio: the server implements the waiting primitives.
@@ -13,6 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.authorization import Check, Rule, UndeclaredCheck
 from kafka_shim.shim.authorizer import (
     ANONYMOUS,
     SUPPORTED_OPERATIONS,
@@ -49,6 +52,8 @@ class RequestContext(ABC):
     # Set by a handler whose request went over a client quota (shim.throttling): the server
     # stops reading the connection this long after answering (KIP-219), then resets it.
     throttle_ms: int = 0
+    # The authorization row of the API being served, set by the dispatcher for each request.
+    rule: Rule | None = None
 
     def now_ms(self) -> int:
         return self.broker.clock()
@@ -58,12 +63,31 @@ class RequestContext(ABC):
         request arrived on (the server's contexts), else the broker's first listener's."""
         return self.broker.advertised_host, self.broker.advertised_port
 
-    # -- authorization: every handler asks here (shim.authorizer has the rules) --------------
+    # -- authorization: every handler asks here (shim.authorization has the table) ------------
+
+    def declared(self, operation: AclOperation, resource_type: ResourceType) -> Check:
+        """The row's check for `operation` on `resource_type`; UndeclaredCheck if there is none."""
+        if self.rule is None:
+            raise UndeclaredCheck("authorization asked outside a dispatched request")
+        return self.rule.check(operation, resource_type)
+
+    def refusal(self, operation: AclOperation, resource_type: ResourceType) -> ErrorCode:
+        """The error the row declares for a refused `operation` on `resource_type`."""
+        refusal = self.declared(operation, resource_type).refusal
+        if refusal is None:
+            raise UndeclaredCheck(f"{operation.name} on {resource_type.name} refuses nothing: it hides")
+        return refusal
+
+    def denial(self, operation: AclOperation, resource_type: ResourceType, name: str) -> ErrorCode | None:
+        """None when this principal may `operation` the resource, else the row's refusal."""
+        refusal = self.refusal(operation, resource_type)
+        return None if self.authorize(operation, resource_type, name) else refusal
 
     def authorize(self, operation: AclOperation, resource_type: ResourceType, name: str) -> bool:
         """Whether this request's principal may `operation` the resource; True without an
         authorizer. A denial is logged (INFO), as Kafka logs one the client asked for."""
         if self.broker.authorizer is None:  # most brokers, on nearly every request: no set built
+            self.declared(operation, resource_type)
             return True
         return name in self.authorized_names(operation, resource_type, (name,))
 
@@ -76,6 +100,7 @@ class RequestContext(ABC):
     ) -> set[str]:
         """Those of `names` this principal may `operation`. Listings that hide what is not
         allowed (Metadata of all topics, ListGroups) pass log_denied=False, as Kafka does."""
+        self.declared(operation, resource_type)
         authorizer = self.broker.authorizer
         if authorizer is None:
             return set(names)
@@ -96,6 +121,7 @@ class RequestContext(ABC):
 
     def authorize_any(self, operation: AclOperation, resource_type: ResourceType) -> bool:
         """Whether some resource of the type may be `operation`-ed (Kafka's authorizeByResourceType)."""
+        self.declared(operation, resource_type)
         authorizer = self.broker.authorizer
         return authorizer is None or authorizer.authorize_any(
             self.principal, self.client_host, operation, resource_type

@@ -773,6 +773,7 @@ class Server:
         except ProtocolError as exc:
             raise ConnectionClosed(f"malformed {api.name} v{api_version} request: {exc}") from exc
         ctx.api_version = api_version
+        ctx.rule = handler.rule
         ctx.correlation_id = correlation_id
         ctx.client_id = client_id
         try:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
+from kafka_shim.shim.authorization import RULES
 from kafka_shim.shim.authorizer import ANONYMOUS
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
@@ -141,11 +142,13 @@ class Harness:
         if isinstance(handler, int):
             found = handler_for(handler)
             assert found is not None, f"no handler for API key {handler}"
-            api, handle = found.api, found.handle
+            api, handle, rule = found.api, found.handle, found.rule
         else:
-            api, handle = handler.API, handler.handle
+            api, handle, rule = handler.API, handler.handle, RULES[handler.__name__.rsplit(".", 1)[1]]
         parsed = api.request.parse(api.request.build(request, version), version)
-        result = run(cast(Coroutine[Any, Any, Any], handle(ctx or self.context(version), parsed)))
+        ctx = ctx or self.context(version)
+        ctx.rule = rule  # as the server's dispatcher sets it
+        result = run(cast(Coroutine[Any, Any, Any], handle(ctx, parsed)))
         if result is None:
             return None
         return api.response.parse(api.response.build(result, version), version)

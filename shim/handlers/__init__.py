@@ -6,6 +6,9 @@ response, as for acks=0 Produce). The modules present in this package are the
 single source of what the broker advertises in ApiVersions. They are imported
 on first use, not at start-up: a client's first ApiVersions is answered
 before the coordinator and storage code is even loaded.
+
+Every handler module has a row in `shim.authorization.RULES`: the package refuses to load
+without one, so no API is served without its declared authorization.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.shim.authorization import RULES, Rule
 from kafka_shim.shim.context import RequestContext
 
 Handle = Callable[[RequestContext, Any], Awaitable[Mapping[str, Any] | None]]
@@ -27,6 +31,7 @@ Handle = Callable[[RequestContext, Any], Awaitable[Mapping[str, Any] | None]]
 class Handler:
     api: Api
     handle: Handle
+    rule: Rule
 
 
 def _advertised() -> dict[int, tuple[str, Api]]:
@@ -36,6 +41,11 @@ def _advertised() -> dict[int, tuple[str, Api]]:
         if api is None:
             raise RuntimeError(
                 f"kafka_shim.shim.handlers.{info.name} has no protocol.messages.{info.name} declaration"
+            )
+        if info.name not in RULES:
+            raise RuntimeError(
+                f"kafka_shim.shim.handlers.{info.name} has no row in shim.authorization.RULES: "
+                "declare what it authorizes before it is served"
             )
         found[api.key] = (info.name, api)
     return found
@@ -55,5 +65,5 @@ def handler_for(api_key: int) -> Handler | None:
         module = importlib.import_module(f"{__name__}.{name}")
         if module.API is not api:
             raise RuntimeError(f"kafka_shim.shim.handlers.{name} serves {module.API.name}, not {api.name}")
-        handler = _LOADED[api_key] = Handler(api, module.handle)
+        handler = _LOADED[api_key] = Handler(api, module.handle, RULES[name])
     return handler

@@ -1,5 +1,6 @@
 """AlterUserScramCredentials: upsert or delete SCRAM credentials, validated as Kafka's
-ScramControlManager does (one change per user per request, 4096..16384 iterations)."""
+ScramControlManager does (one change per user per request, 4096..16384 iterations), once
+the principal may ALTER the cluster (ControllerApis.handleAlterUserScramCredentials)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_user_scram_credentials import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.scram_store import (
     MAX_ITERATIONS,
@@ -35,7 +37,18 @@ def _invalid(name: str, mechanism: ScramMechanism) -> Refusal | None:
     return None
 
 
+def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
+    """Kafka's getErrorResponse: every user named, once, in order, with the refusal."""
+    users = sorted({change.name for change in [*request.deletions, *request.upsertions]})
+    message = f"Request {API.name} is not authorized."
+    results = [{"user_name": user, "error_code": code, "error_message": message} for user in users]
+    return {"throttle_time_ms": 0, "results": results}
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        return _refused(request, denial)
     store = ctx.broker.credentials
     deletions: dict[str, ScramMechanism] = {}
     upserts: dict[str, tuple[ScramMechanism, ScramCredential]] = {}

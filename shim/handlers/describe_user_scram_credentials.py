@@ -1,4 +1,5 @@
-"""DescribeUserScramCredentials: each user's SCRAM mechanisms and iteration counts."""
+"""DescribeUserScramCredentials: each user's SCRAM mechanisms and iteration counts, to a
+principal that may DESCRIBE the cluster (KafkaApis.handleDescribeUserScramCredentialsRequest)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_user_scram_credentials import API
+from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -31,6 +33,14 @@ def _describe(ctx: RequestContext, name: str, repeated: bool) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:  # getErrorResponse: the error at the top, no user named
+        return {
+            "throttle_time_ms": 0,
+            "error_code": denial,
+            "error_message": DENIED_MESSAGES[denial],
+            "results": [],
+        }
     names = [user.name for user in request.users or []]
     if not names:
         results = [_describe(ctx, name, False) for name in ctx.broker.credentials.users()]

@@ -18,6 +18,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import decode_batches
+from kafka_shim.shim.authorization import RULES
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.coordinator import GroupCoordinator, TopicPartition
 from kafka_shim.shim.handlers import txn_offset_commit
@@ -131,7 +132,9 @@ def commit(
 
 
 async def _respond(h: Harness, version: int, parsed: Any, check: Transactions) -> dict[str, Any]:
-    return txn_offset_commit.respond(h.context(version), parsed, check)
+    ctx = h.context(version)
+    ctx.rule = RULES["txn_offset_commit"]  # as the dispatcher sets it
+    return txn_offset_commit.respond(ctx, parsed, check)
 
 
 def fetch(h: Harness, version: int, partitions: list[int], stable: bool) -> dict[int, tuple[int, int]]:
