@@ -136,3 +136,15 @@ class ErrorCode(IntEnum):
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
     INVALID_REGULAR_EXPRESSION = 128
+
+    @property
+    def default_message(self) -> str | None:
+        """The message Kafka sends with this code when it gives no other (its Errors enum's
+        default exception text), for the codes the shim answers that way."""
+        return _DEFAULT_MESSAGES.get(self)
+
+
+_DEFAULT_MESSAGES = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+}

@@ -6,8 +6,10 @@ from kafka_shim.protocol.errors import ErrorCode
 
 
 class StorageError(Exception):
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
+    """`message` None: Kafka answers this refusal without one (its exception's null message)."""
+
+    def __init__(self, code: ErrorCode, message: str | None) -> None:
+        super().__init__(message or code.name)
         self.code = code
         self.message = message
 

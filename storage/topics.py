@@ -26,16 +26,26 @@ NewLog = Callable[[str, int], PartitionLog]
 
 
 def invalid_topic_name(name: str | None) -> str | None:
-    """Why `name` cannot name a topic, or None if it can."""
+    """Why `name` cannot name a topic, or None if it can, in Kafka's words (Topic.validate)."""
     if not name:
-        return "topic name is empty"
-    if name in (".", ".."):
-        return f"topic name cannot be {name!r}"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"topic name is longer than {MAX_NAME_LENGTH} characters"
-    if not _LEGAL_NAME.fullmatch(name):
-        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_' and '-'"
-    return None
+        reason = "the empty string is not allowed"
+    elif name in (".", ".."):
+        reason = f"'{name}' is not allowed"
+    elif len(name) > MAX_NAME_LENGTH:
+        reason = f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+    elif not _LEGAL_NAME.fullmatch(name):
+        reason = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return None
+    return f"Topic name is invalid: {reason}"
+
+
+def check_configs(configs: Mapping[str, str | None]) -> None:
+    """A new topic's config overrides, refused with INVALID_CONFIG."""
+    for key, value in configs.items():
+        reason = invalid_config(key, value)
+        if reason is not None:
+            raise StorageError(ErrorCode.INVALID_CONFIG, reason)
 
 
 @dataclass
@@ -112,25 +122,31 @@ class TopicStore:
         topic = self._by_name.get(name)
         return topic.partition(index) if topic is not None else None
 
-    def check_new(
-        self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
-    ) -> int:
-        """Validate a topic creation; returns the partition count it would get."""
+    def check_name(self, name: str) -> None:
+        """A new topic's name: legal and free (Kafka checks these first, then configs)."""
         reason = invalid_topic_name(name)
         if reason is not None:
             raise StorageError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
         if name in self._by_name:
-            raise StorageError(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
+            raise StorageError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+
+    def check_new(
+        self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
+    ) -> int:
+        """Validate a topic creation in Kafka's order; returns the partition count it would get."""
+        self.check_name(name)
+        check_configs(configs or {})
         count = self.default_partitions if num_partitions in (None, -1) else num_partitions
         assert count is not None
-        if not 0 < count <= MAX_PARTITIONS:
+        if count <= 0:
             raise StorageError(
-                ErrorCode.INVALID_PARTITIONS, f"partition count {count} is not in 1-{MAX_PARTITIONS}"
+                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
             )
-        for key, value in (configs or {}).items():
-            reason = invalid_config(key, value)
-            if reason is not None:
-                raise StorageError(ErrorCode.INVALID_CONFIG, reason)
+        if count > MAX_PARTITIONS:
+            raise StorageError(
+                ErrorCode.INVALID_PARTITIONS,
+                f"partition count {count} is over this broker's {MAX_PARTITIONS}",
+            )
         return count
 
     def create(
@@ -173,18 +189,22 @@ class TopicStore:
         return topic
 
     def check_partition_count(self, name: str, count: int) -> Topic:
+        """Topic `name`, if it may grow to `count` partitions (Kafka's messages)."""
         topic = self._by_name.get(name)
         if topic is None:
-            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
         current = len(topic.partitions)
-        if count <= current:
+        if count == current:
+            raise StorageError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        if count < current:
             raise StorageError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"topic {name!r} has {current} partitions; the new count must be larger, not {count}",
+                f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
             )
         if count > MAX_PARTITIONS:
             raise StorageError(
-                ErrorCode.INVALID_PARTITIONS, f"partition count {count} exceeds {MAX_PARTITIONS}"
+                ErrorCode.INVALID_PARTITIONS,
+                f"partition count {count} is over this broker's {MAX_PARTITIONS}",
             )
         return topic
 

@@ -9,6 +9,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.placement import check_replica_list
 from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
@@ -16,18 +17,18 @@ __all__ = ["API", "handle"]
 
 def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any]:
     topics = ctx.broker.topics
-    node = ctx.broker.node_id
     try:
         topic = topics.check_partition_count(requested.name, requested.count)
-        if requested.assignments:  # null (or empty): place them all here
+        if requested.assignments is not None:  # null: place them all here
             new = requested.count - len(topic.partitions)
-            if len(requested.assignments) != new or any(
-                a.broker_ids != [node] for a in requested.assignments
-            ):
+            if len(requested.assignments) != new:
                 raise StorageError(
                     ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                    f"expected {new} assignments, each to broker {node}",
+                    f"Attempted to add {new} additional partition(s), but only "
+                    f"{len(requested.assignments)} assignment(s) were specified.",
                 )
+            for assignment in requested.assignments:
+                check_replica_list(assignment.broker_ids, (ctx.broker.node_id,), 1)
         if not validate_only:
             topics.add_partitions(requested.name, requested.count)
     except StorageError as exc:
@@ -36,20 +37,24 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """As Kafka's ControllerApis.createPartitions: a name given twice is answered once, with 42,
+    and nothing is done for it."""
     counts = Counter(t.name for t in request.topics)
     alterable = ctx.authorized_names(
-        AclOperation.ALTER, ResourceType.TOPIC, (t.name for t in request.topics if counts[t.name] == 1)
+        AclOperation.ALTER, ResourceType.TOPIC, (name for name, n in counts.items() if n == 1)
     )
     refused = {
         "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         "error_message": "The topic authorization is failed.",
     }
     results = [
-        {"name": t.name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "duplicate topic"}
-        if counts[t.name] > 1
-        else _grow(ctx, t, request.validate_only)
-        if t.name in alterable
-        else {"name": t.name, **refused}
+        {"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
+        for name, n in counts.items()
+        if n > 1
+    ]
+    results += [
+        _grow(ctx, t, request.validate_only) if t.name in alterable else {"name": t.name, **refused}
         for t in request.topics
+        if counts[t.name] == 1
     ]
     return {"throttle_time_ms": 0, "results": results}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -10,51 +11,36 @@ from kafka_shim.protocol.messages.create_topics import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.describe_configs import config_source
+from kafka_shim.shim.placement import new_topic_partitions
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import resolve
+from kafka_shim.storage.topics import check_configs
 
 __all__ = ["API", "handle"]
 
 
-def _partition_count(ctx: RequestContext, requested: Any) -> int | None:
-    """The requested count; StorageError when the replica layout is impossible."""
-    node = ctx.broker.node_id
-    if requested.replication_factor not in (1, -1):
-        raise StorageError(
-            ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"replication factor {requested.replication_factor}: this cluster has one broker",
-        )
-    if not requested.assignments:
-        return requested.num_partitions  # type: ignore[no-any-return]
-    if requested.num_partitions != -1 or requested.replication_factor != -1:
-        raise StorageError(
-            ErrorCode.INVALID_REQUEST,
-            "with manual assignments, num_partitions and replication_factor must be -1",
-        )
-    indexes = sorted(a.partition_index for a in requested.assignments)
-    if indexes != list(range(len(indexes))):
-        raise StorageError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partition indexes must be 0..n-1")
-    if any(a.broker_ids != [node] for a in requested.assignments):
-        raise StorageError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"the only broker is {node}")
-    return len(indexes)
-
-
 def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any]:
+    """One topic, checked in the order of Kafka's controller: name, existence, configs, layout."""
     topics = ctx.broker.topics
     configs = {c.name: c.value for c in requested.configs}
     try:
-        count = _partition_count(ctx, requested)
+        topics.check_name(requested.name)
+        check_configs(configs)
+        count = new_topic_partitions(
+            requested, (ctx.broker.node_id,), ctx.broker.config.default_replication_factor
+        )
         if validate_only:
             count = topics.check_new(requested.name, count, configs)
-            topic_id = None
+            topic_id = uuid.uuid4()  # Kafka draws one for a validation too, and answers it
             overrides = {k: v for k, v in configs.items() if v is not None}
         else:
             topic = topics.create(requested.name, count, configs)
             count, topic_id, overrides = len(topic.partitions), topic.topic_id, topic.configs
     except StorageError as exc:
         return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
-    answer: dict[str, Any] = {
+    return {
         "name": requested.name,
+        "topic_id": topic_id,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "num_partitions": count,
@@ -70,7 +56,6 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
             for r in resolve(overrides, ctx.broker.config.known_value)
         ],
     }
-    return answer if topic_id is None else answer | {"topic_id": topic_id}
 
 
 def _creatable(ctx: RequestContext, names: list[str]) -> set[str]:
@@ -91,8 +76,10 @@ def _without_configs(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """As Kafka's ControllerApis.createTopics: a name given twice is answered once, with 42,
+    after the others, and nothing is created for it."""
     counts = Counter(t.name for t in request.topics)
-    names = [t.name for t in request.topics if counts[t.name] == 1]
+    names = [name for name, n in counts.items() if n == 1]
     creatable = _creatable(ctx, names)
     describable = ctx.authorized_names(
         AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, log_denied=False
@@ -100,14 +87,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     results = []
     for requested in request.topics:
         if counts[requested.name] > 1:
-            results.append(
-                {
-                    "name": requested.name,
-                    "error_code": ErrorCode.INVALID_REQUEST,
-                    "error_message": f"topic {requested.name!r} appears more than once in the request",
-                }
-            )
-        elif requested.name not in creatable:
+            continue
+        if requested.name not in creatable:
             results.append(
                 {
                     "name": requested.name,
@@ -115,10 +96,13 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                     "error_message": "Authorization failed.",
                 }
             )
-        else:
-            answer = _create(ctx, requested, request.validate_only)
-            created = answer["error_code"] == ErrorCode.NONE
-            results.append(
-                answer if not created or requested.name in describable else _without_configs(answer)
-            )
+            continue
+        answer = _create(ctx, requested, request.validate_only)
+        created = answer["error_code"] == ErrorCode.NONE
+        results.append(answer if not created or requested.name in describable else _without_configs(answer))
+    results += [
+        {"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
+        for name, n in counts.items()
+        if n > 1
+    ]
     return {"throttle_time_ms": 0, "topics": results}

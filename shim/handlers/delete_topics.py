@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -37,7 +38,7 @@ def _delete(
     else:
         topic, missing = topics.get_by_id(topic_id), ErrorCode.UNKNOWN_TOPIC_ID
     if topic is None:
-        return answer | {"error_code": missing}
+        return answer | {"error_code": missing, "error_message": missing.default_message}
     if topic.name not in deletable:
         return refused | {"name": topic.name if topic.name in describable else None}
     if not ctx.broker.config.delete_topic_enable:
@@ -46,15 +47,39 @@ def _delete(
     return answer | {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE}
 
 
+def _invalid(name: str | None, topic_id: Any, message: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "topic_id": topic_id,
+        "error_code": ErrorCode.INVALID_REQUEST,
+        "error_message": message,
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    """As Kafka's ControllerApis.deleteTopics: a name or id given twice, both a name and an id,
+    or neither, is refused with 42 (once per name or id) and deletes nothing."""
     if ctx.api_version >= 6:
         wanted = [(t.name, t.topic_id) for t in request.topics]
     else:
         wanted = [(name, ZERO_UUID) for name in request.topic_names]
+    responses = []
+    for name, topic_id in wanted:
+        if name is None and topic_id == ZERO_UUID:
+            responses.append(_invalid(None, ZERO_UUID, "Neither topic name nor id were specified."))
+        elif name is not None and topic_id != ZERO_UUID:
+            responses.append(_invalid(name, topic_id, "You may not specify both topic name and topic id."))
+    by_name = Counter(name for name, topic_id in wanted if name is not None and topic_id == ZERO_UUID)
+    by_id = Counter(topic_id for name, topic_id in wanted if name is None and topic_id != ZERO_UUID)
+    responses += [_invalid(name, ZERO_UUID, "Duplicate topic name.") for name, n in by_name.items() if n > 1]
+    responses += [_invalid(None, topic_id, "Duplicate topic id.") for topic_id, n in by_id.items() if n > 1]
+    names = [name for name, n in by_name.items() if n == 1]
+    ids = [topic_id for topic_id, n in by_id.items() if n == 1]
     topics = ctx.broker.topics
-    by_id = (topics.get_by_id(topic_id) for name, topic_id in wanted if name is None)
-    names = [name for name, _ in wanted if name is not None] + [t.name for t in by_id if t is not None]
-    describable = _allowed(ctx, AclOperation.DESCRIBE, names)
-    deletable = _allowed(ctx, AclOperation.DELETE, names)
-    responses = [_delete(ctx, name, topic_id, describable, deletable) for name, topic_id in wanted]
+    found = (topics.get_by_id(topic_id) for topic_id in ids)
+    candidates = names + [t.name for t in found if t is not None]
+    describable = _allowed(ctx, AclOperation.DESCRIBE, candidates)
+    deletable = _allowed(ctx, AclOperation.DELETE, candidates)
+    responses += [_delete(ctx, name, ZERO_UUID, describable, deletable) for name in names]
+    responses += [_delete(ctx, None, topic_id, describable, deletable) for topic_id in ids]
     return {"throttle_time_ms": 0, "responses": responses}

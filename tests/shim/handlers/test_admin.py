@@ -139,8 +139,9 @@ def test_create_topics_existing_duplicate_and_validate_only() -> None:
     h = Harness()
     h.broker.topics.create("t")
     assert create(h, 5, new_topic("t"))[0].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
-    twice = create(h, 5, new_topic("u"), new_topic("u"))
-    assert [r.error_code for r in twice] == [ErrorCode.INVALID_REQUEST] * 2
+    twice = create(h, 5, new_topic("u"), new_topic("u"))  # one answer per name, as Kafka's controller
+    assert [(r.name, r.error_code) for r in twice] == [("u", ErrorCode.INVALID_REQUEST)]
+    assert h.broker.topics.get("u") is None
     [checked] = create(h, 5, new_topic("v", 3, 1), validate_only=True)
     assert checked.error_code == ErrorCode.NONE and checked.num_partitions == 3
     assert h.broker.topics.get("v") is None
