@@ -166,6 +166,17 @@ class AclBinding:
             return self.operation in _IMPLIED_BY[operation]
         return self.operation == operation
 
+    def has_filter_only_value(self) -> bool:
+        """Whether it names a value only a filter may (resource type, operation or permission
+        ANY; pattern MATCH or ANY): Kafka's ResourcePattern and AccessControlEntry refuse to be
+        built, and CreateAcls fails as a whole (AclApis.handleCreateAcls)."""
+        return (
+            self.resource_type == ResourceType.ANY
+            or self.pattern_type in (PatternType.MATCH, PatternType.ANY)
+            or self.operation == AclOperation.ANY
+            or self.permission == PermissionType.ANY
+        )
+
     def invalid_reason(self) -> str | None:
         """Why Kafka refuses to create this ACL (INVALID_REQUEST), or None: the broker's
         checks of the name first, then the controller's of each field."""
@@ -232,7 +243,7 @@ class AclFilter:
 @dataclass(frozen=True)
 class AclRefusal:
     code: ErrorCode
-    message: str
+    message: str | None
 
 
 def parse_super_users(text: str) -> frozenset[str]:

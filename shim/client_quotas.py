@@ -66,14 +66,15 @@ def describe_entity(entity: Entity) -> str:
 
 
 def _entity_refusal(parts: list[EntityPart]) -> Refusal | None:
-    """Kafka's ClientQuotaControlManager checks, in its order."""
+    """Kafka 3.9's ClientQuotaControlManager checks (validateEntity, then
+    configKeysForEntityType), in its order and words."""
     if not parts:
         return Refusal(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
     seen: set[str] = set()
     for kind, name in parts:
         if kind in seen:
             return Refusal(
-                ErrorCode.INVALID_REQUEST, f"Invalid empty client quota entity, duplicate entity entry {kind}"
+                ErrorCode.INVALID_REQUEST, f"Invalid client quota entity, duplicate entity entry {kind}"
             )
         if kind not in ENTITY_TYPES:
             return Refusal(ErrorCode.INVALID_REQUEST, f"Unhandled client quota entity type: {kind}")
@@ -81,7 +82,11 @@ def _entity_refusal(parts: list[EntityPart]) -> Refusal | None:
             return Refusal(ErrorCode.INVALID_REQUEST, f"Empty {kind} not supported")
         seen.add(kind)
     if IP in seen and len(seen) > 1:
-        return Refusal(ErrorCode.INVALID_REQUEST, "Invalid empty client quota entity")
+        # (sic: Kafka's message runs "should" and "not" together)
+        return Refusal(
+            ErrorCode.INVALID_REQUEST,
+            "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId",
+        )
     ip = dict(parts).get(IP)
     if ip is not None and not _is_ip(ip):
         return Refusal(ErrorCode.INVALID_REQUEST, f"{ip} is not a valid IP or resolvable host.")
@@ -97,12 +102,54 @@ def _is_ip(text: str) -> bool:
     return True
 
 
+# The largest value of each integral kind (Kafka's "too large for a LONG" / "an INT").
+_LARGEST = {ValueKind.LONG: (2**63 - 1, "a LONG"), ValueKind.INT: (2**31 - 1, "an INT")}
+
+
 def _value_refusal(keys: Mapping[str, ValueKind], key: str, value: float) -> Refusal | None:
+    """Kafka 3.9's validateQuotaKeyValue: a known key, a positive value, integral where the key
+    is, and within its type."""
     kind = keys.get(key)
     if kind is None:
         return Refusal(ErrorCode.INVALID_REQUEST, f"Invalid configuration key {key}")
-    if kind is not ValueKind.DOUBLE and abs(round(value) - value) > 1e-6:
-        return Refusal(ErrorCode.INVALID_REQUEST, f"Configuration {key} must be a {kind.value} value")
+    if value <= 0:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"Quota {key} must be greater than 0")
+    if kind is ValueKind.DOUBLE:
+        return None
+    largest, name = _LARGEST[kind]
+    if value > largest:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"Proposed value for {key} is too large for {name}.")
+    if abs(value % 1.0) > 1e-6:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"{key} cannot be a fractional value.")
+    return None
+
+
+_MATCH_NAMES = {
+    MATCH_EXACT: "MATCH_TYPE_EXACT",
+    MATCH_DEFAULT: "MATCH_TYPE_DEFAULT",
+    MATCH_SPECIFIED: "MATCH_TYPE_SPECIFIED",
+}
+
+
+def _component_refusal(
+    kind: str, match_type: int, match: str | None, earlier: Mapping[str, object]
+) -> Refusal | None:
+    """A DescribeClientQuotas filter component as Kafka 3.9's ClientQuotasImage.describe checks it."""
+    if not kind:
+        return Refusal(ErrorCode.INVALID_REQUEST, "Invalid empty entity type.")
+    if kind in earlier:
+        return Refusal(
+            ErrorCode.INVALID_REQUEST, f"Entity type {kind} cannot appear more than once in the filter."
+        )
+    if kind not in ENTITY_TYPES:
+        return Refusal(ErrorCode.UNSUPPORTED_VERSION, f"Unsupported entity type {kind}")
+    if match_type not in _MATCH_NAMES:
+        return Refusal(ErrorCode.INVALID_REQUEST, f"Unknown match type {match_type}")
+    if (match is None) == (match_type == MATCH_EXACT):
+        also = "set match string to null" if match is None else "also specified a match string"
+        return Refusal(
+            ErrorCode.INVALID_REQUEST, f"Request specified {_MATCH_NAMES[match_type]}, but {also}."
+        )
     return None
 
 
@@ -146,11 +193,15 @@ class ClientQuotas:
         seen: set[Entity] = set()
         for parts, ops in entries:
             entity = entity_of(parts)
-            refusal = self._entry_refusal(parts, ops)
-            if refusal is None and entity in seen:
-                refusal = Refusal(
+            keys = [key for key, _ in ops]
+            if entity in seen or len(set(keys)) != len(keys):
+                # Kafka's controller answers a key named twice with this too: the entity already
+                # has a result ("Duplicate quota key ..."), which the duplicate check overwrites.
+                refusal: Refusal | None = Refusal(
                     ErrorCode.INVALID_REQUEST, f"Ignoring duplicate entity {describe_entity(entity)}"
                 )
+            else:
+                refusal = self._entry_refusal(parts, ops)
             seen.add(entity)
             results.append(refusal)
             if refusal is None:
@@ -171,15 +222,6 @@ class ClientQuotas:
 
     @staticmethod
     def _entry_refusal(parts: list[EntityPart], ops: list[tuple[str, float | None]]) -> Refusal | None:
-        keys: set[str] = set()
-        for key, _ in ops:
-            if key in keys:
-                return Refusal(
-                    ErrorCode.INVALID_REQUEST,
-                    f"Duplicate quota key {key} not updating quota for this entity "
-                    f"{describe_entity(entity_of(parts))}",
-                )
-            keys.add(key)
         refusal = _entity_refusal(parts)
         if refusal is not None:
             return refusal
@@ -199,26 +241,9 @@ class ClientQuotas:
         QuotaFilterError for a filter Kafka refuses."""
         filters: dict[str, Match] = {}
         for kind, match_type, match in components:
-            if kind in filters:
-                raise QuotaFilterError(
-                    Refusal(ErrorCode.INVALID_REQUEST, f"Duplicate {kind} filter component entity type")
-                )
-            if not kind:
-                raise QuotaFilterError(
-                    Refusal(ErrorCode.INVALID_REQUEST, "Unexpected empty filter component entity type")
-                )
-            if kind not in ENTITY_TYPES:
-                raise QuotaFilterError(
-                    Refusal(ErrorCode.UNSUPPORTED_VERSION, f"Custom entity type {kind} not supported")
-                )
-            # Kafka fails these while building its filter (an IllegalArgumentException, a
-            # NullPointerException without a message): UNKNOWN_SERVER_ERROR.
-            if match_type not in (MATCH_EXACT, MATCH_DEFAULT, MATCH_SPECIFIED):
-                raise QuotaFilterError(
-                    Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, f"Unexpected match type: {match_type}")
-                )
-            if match_type == MATCH_EXACT and match is None:
-                raise QuotaFilterError(Refusal(ErrorCode.UNKNOWN_SERVER_ERROR, None))
+            refusal = _component_refusal(kind, match_type, match, filters)
+            if refusal is not None:
+                raise QuotaFilterError(refusal)
             filters[kind] = (match_type, match)
         if not filters:
             return {} if strict else {e: dict(v) for e, v in self._quotas.items()}
@@ -226,8 +251,8 @@ class ClientQuotas:
             raise QuotaFilterError(
                 Refusal(
                     ErrorCode.INVALID_REQUEST,
-                    "Invalid entity filter component combination, IP filter component should not be used "
-                    "with User or ClientId filter component.",
+                    "Invalid entity filter component combination. IP filter component should not be used "
+                    "with user or clientId filter component.",
                 )
             )
         return {

@@ -35,7 +35,7 @@ CreateAclsResponse = Message(
             "results",
             Array(
                 Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+", default=None),
+                Field("error_message", STRING, nullable="0+"),  # "" by default, as Kafka's JSON
             ),
         ),
     ],

@@ -32,7 +32,7 @@ DescribeClientQuotasResponse = Message(
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+", default=None),
+        Field("error_message", STRING, nullable="0+"),  # "" by default, as Kafka's JSON
         Field(
             "entries",
             Array(

@@ -21,13 +21,13 @@ DescribeUserScramCredentialsResponse = Message(
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
-        Field("error_message", STRING, nullable="0+", default=None),
+        Field("error_message", STRING, nullable="0+"),  # "" by default, as Kafka's JSON
         Field(
             "results",
             Array(
                 Field("user", STRING),
                 Field("error_code", INT16),
-                Field("error_message", STRING, nullable="0+", default=None),
+                Field("error_message", STRING, nullable="0+"),  # "" by default
                 Field("credential_infos", Array(Field("mechanism", INT8), Field("iterations", INT32))),
             ),
         ),

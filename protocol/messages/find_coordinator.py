@@ -37,7 +37,7 @@ FindCoordinatorResponse = Message(
                 Field("host", STRING, "4+"),
                 Field("port", INT32, "4+"),
                 Field("error_code", INT16, "4+"),
-                Field("error_message", STRING, "4+", nullable="4+", default=None),
+                Field("error_message", STRING, "4+", nullable="4+"),  # "" by default, as Kafka's JSON
             ),
             "4+",
         ),

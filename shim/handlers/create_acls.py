@@ -1,9 +1,11 @@
-"""CreateAcls: add ACL bindings; each is refused alone (INVALID_REQUEST) or created."""
+"""CreateAcls: add ACL bindings; each is refused alone (INVALID_REQUEST) or created, unless one
+names a filter-only value, which fails the whole request as in Kafka 3.9 (nothing created)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_acls import API
 from kafka_shim.shim.acl_requests import authorizer_for, binding
 from kafka_shim.shim.authorizer import AclOperation, AclRefusal
@@ -14,7 +16,7 @@ __all__ = ["API", "handle"]
 
 def _result(outcome: AclRefusal | None) -> dict[str, Any]:
     if outcome is None:
-        return {"error_code": 0, "error_message": None}
+        return {"error_code": 0}  # error_message: the schema's default "", as Kafka leaves it
     return {"error_code": outcome.code, "error_message": outcome.message}
 
 
@@ -24,6 +26,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     outcomes: list[AclRefusal | None]
     if isinstance(authorizer, AclRefusal):
         outcomes = [authorizer] * len(bindings)
+    elif any(b.has_filter_only_value() for b in bindings):
+        outcomes = [AclRefusal(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * len(bindings)
     else:
         outcomes = authorizer.create(bindings)
     return {"throttle_time_ms": 0, "results": [_result(o) for o in outcomes]}

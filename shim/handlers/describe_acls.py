@@ -35,7 +35,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "error_message": None,
         "resources": [
             {"resource_type": kind, "resource_name": name, "pattern_type": pattern, "acls": acls}
             for (kind, name, pattern), acls in resources.items()

@@ -29,7 +29,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "error_message": None,
         "entries": [
             {
                 "entity": [{"entity_type": kind, "entity_name": name} for kind, name in entity],

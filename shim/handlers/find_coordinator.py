@@ -1,7 +1,7 @@
 """FindCoordinator: this single broker coordinates every group and transactional id.
 
 `error_message` as Kafka 3.9 fills it: v1-3 carry the error's message, "NONE" on success
-(Java's Errors.NONE.message()); v4+ coordinators never carry one (null).
+(Java's Errors.NONE.message()); v4+ coordinators never carry one (the schema's default, "").
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
@@ -120,6 +122,7 @@ def test_validate_only_changes_nothing() -> None:
 
 
 def test_kafka_validation_messages() -> None:
+    """Kafka 3.9's ClientQuotaControlManager words (the corpus, tests/fidelity, recorded them)."""
     h = Harness()
     refused = alter(
         h,
@@ -132,22 +135,22 @@ def test_kafka_validation_messages() -> None:
         ([part("ip", "1.2.3.4")], [op("producer_byte_rate", 1)]),
         ([part("user", "b")], [op("producer_byte_rate", 1.5)]),
         ([part("user", "c")], [op("producer_byte_rate", 1), op("producer_byte_rate", 2)]),
+        ([part("user", "d")], [op("producer_byte_rate", -1)]),
+        ([part("user", "e")], [op("producer_byte_rate", 2.0**64)]),
         ([part("ip", None)], [op("connection_creation_rate", 5)]),
     )
     assert refused == [
         (INVALID, "Invalid empty client quota entity"),
         (INVALID, "Empty user not supported"),
         (INVALID, "Unhandled client quota entity type: group"),
-        (INVALID, "Invalid empty client quota entity"),
+        (INVALID, "Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId"),
         (INVALID, "not an ip is not a valid IP or resolvable host."),
         (INVALID, "Invalid configuration key connection_creation_rate"),
         (INVALID, "Invalid configuration key producer_byte_rate"),
-        (INVALID, "Configuration producer_byte_rate must be a Long value"),
-        (
-            INVALID,
-            "Duplicate quota key producer_byte_rate not updating quota for this entity "
-            "ClientQuotaEntity(entries={user=c})",
-        ),
+        (INVALID, "producer_byte_rate cannot be a fractional value."),
+        (INVALID, "Ignoring duplicate entity ClientQuotaEntity(entries={user=c})"),
+        (INVALID, "Quota producer_byte_rate must be greater than 0"),
+        (INVALID, "Proposed value for producer_byte_rate is too large for a LONG."),
         (NONE, None),
     ]
     # Only the valid entry was applied.
@@ -158,31 +161,43 @@ def test_an_entity_type_named_twice_default_and_named_is_refused_as_kafka_does()
     """Found by the fuzz slice: a default and a named part of one type used to fail to sort."""
     h = Harness()
     refused = alter(h, ([part("user", None), part("user", "a")], [op("producer_byte_rate", 1)]))
-    assert refused == [(INVALID, "Invalid empty client quota entity, duplicate entity entry user")]
+    assert refused == [(INVALID, "Invalid client quota entity, duplicate entity entry user")]
 
 
-def test_describe_filter_errors() -> None:
-    h = Harness()
-    duplicate = describe(h, ("user", MATCH_DEFAULT, None), ("user", MATCH_SPECIFIED, None))
-    assert (duplicate.error_code, duplicate.error_message) == (
-        INVALID,
-        "Duplicate user filter component entity type",
-    )
-    assert duplicate.entries is None
-    custom = describe(h, ("group", MATCH_SPECIFIED, None))
-    assert (custom.error_code, custom.error_message) == (
-        ErrorCode.UNSUPPORTED_VERSION,
-        "Custom entity type group not supported",
-    )
-    unknown_match = describe(h, ("user", 7, None))
-    assert (unknown_match.error_code, unknown_match.error_message) == (
-        ErrorCode.UNKNOWN_SERVER_ERROR,
-        "Unexpected match type: 7",
-    )
-    assert describe(h, ("user", MATCH_EXACT, None)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
-    mixed = describe(h, ("ip", MATCH_SPECIFIED, None), ("user", MATCH_SPECIFIED, None))
-    assert mixed.error_code == INVALID
-    assert mixed.error_message.startswith("Invalid entity filter component combination")
+@pytest.mark.parametrize(
+    ("components", "code", "message"),
+    [  # Kafka 3.9's ClientQuotasImage.describe, in its order of checks
+        ([("", MATCH_SPECIFIED, None)], INVALID, "Invalid empty entity type."),
+        (
+            [("user", MATCH_DEFAULT, None), ("user", MATCH_SPECIFIED, None)],
+            INVALID,
+            "Entity type user cannot appear more than once in the filter.",
+        ),
+        ([("group", MATCH_SPECIFIED, None)], ErrorCode.UNSUPPORTED_VERSION, "Unsupported entity type group"),
+        ([("user", 7, None)], INVALID, "Unknown match type 7"),
+        (
+            [("user", MATCH_EXACT, None)],
+            INVALID,
+            "Request specified MATCH_TYPE_EXACT, but set match string to null.",
+        ),
+        (
+            [("user", MATCH_DEFAULT, "a")],
+            INVALID,
+            "Request specified MATCH_TYPE_DEFAULT, but also specified a match string.",
+        ),
+        (
+            [("ip", MATCH_SPECIFIED, None), ("user", MATCH_SPECIFIED, None)],
+            INVALID,
+            "Invalid entity filter component combination. IP filter component should not be used with "
+            "user or clientId filter component.",
+        ),
+    ],
+)
+def test_describe_filter_errors(
+    components: list[tuple[str, int, str | None]], code: int, message: str
+) -> None:
+    refused = describe(Harness(), *components)
+    assert (refused.error_code, refused.error_message, refused.entries) == (code, message, None)
 
 
 def test_authorized_as_kafka_apis_does() -> None:

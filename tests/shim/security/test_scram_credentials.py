@@ -67,7 +67,7 @@ def test_alter_then_describe_as_kafka_answers(tmp_path: Path) -> None:
     ] == [("alice", [(SHA512, 4096)])]
     named = h.call(DESCRIBE, 0, {"users": [{"name": "alice"}, {"name": "zed"}, {"name": "zed"}]})
     assert [(r.user, r.error_code, r.error_message) for r in named.results] == [
-        ("alice", ErrorCode.NONE, None),
+        ("alice", ErrorCode.NONE, ""),  # the schema's default, as Kafka answers
         (
             "zed",
             ErrorCode.DUPLICATE_RESOURCE,
