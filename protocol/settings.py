@@ -13,9 +13,11 @@ it) and it is, like the error codes and the API registry, Kafka's contract: pure
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
+
+from kafka_shim.protocol.kafka_config_keys import KAFKA_BROKER_CONFIGS, KAFKA_TOPIC_CONFIGS
 
 
 class ConfigType(IntEnum):
@@ -55,6 +57,10 @@ class Setting:
     per_listener: bool = False  # may be set per listener: listener.name.<listener>.<name>
     kafka_default: str | None = None  # Apache Kafka's default, where this broker's differs
     why: str = ""  # why this broker's default differs from Kafka's
+    # Kafka's dynamic update mode (read-only, per-broker, cluster-wide): DescribeConfigs'
+    # read_only, and whether IncrementalAlterConfigs may set it on a broker.
+    update_mode: str = "read-only"
+    no_effect: str = ""  # why a Kafka config is accepted but changes nothing here ("": honoured)
 
     @property
     def sensitive(self) -> bool:
@@ -371,19 +377,135 @@ _DECLARED = [
            choices=("CreateTime", "LogAppendTime")),
     _topic("message.downconversion.enable", BOOLEAN, "true", "whether Fetch v0-3 is served, by "
            "down-converting batches to magic 0/1 (false: UNSUPPORTED_VERSION)"),
-    _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "accepted, not used (see Not supported yet)",
-           minimum=0, maximum=1),
+    _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "accepted, not used: compaction runs on closed "
+           "segments without the dirty-ratio bookkeeping", minimum=0, maximum=1,
+           no_effect="compaction runs on closed segments without Kafka's dirty-ratio bookkeeping"),
     _topic("min.compaction.lag.ms", LONG, "0", "shortest a record stays uncompacted", minimum=0),
-    _topic("min.insync.replicas", INT, "1", "a single broker: always satisfied", minimum=1),
+    _topic("min.insync.replicas", INT, "1", "a single broker: always satisfied", minimum=1,
+           no_effect="replication: this single broker holds the only copy of every partition"),
     _topic("retention.bytes", LONG, None, "size a partition is trimmed to", synonym="log.retention.bytes"),
     _topic("retention.ms", LONG, None, "how long segments are kept", synonym="log.retention.ms", minimum=-1),
     _topic("segment.bytes", INT, None, "segment size", synonym="log.segment.bytes", minimum=14),
     _topic("segment.ms", LONG, None, "segment age that rolls it", synonym="log.roll.ms", minimum=1),
-    _topic("unclean.leader.election.enable", BOOLEAN, "false", "a single broker: no effect"),
+    _topic("unclean.leader.election.enable", BOOLEAN, "false", "a single broker: no effect",
+           no_effect="replication: this single broker holds the only copy of every partition"),
 ]  # fmt: skip
 
-BROKER_SETTINGS: dict[str, Setting] = {s.name: s for s in _DECLARED if not s.topic}
-TOPIC_SETTINGS: dict[str, Setting] = {s.name: s for s in _DECLARED if s.topic}
+# Why a Kafka config changes nothing here, by name or prefix (the first that matches); the
+# reasons are reported once at start for the keys set, and shown by DescribeConfigs.
+_NO_EFFECT: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("zookeeper.", "broker.id.generation.enable", "reserved.broker.max.id", "control.plane.listener.name",
+      "controlled.shutdown."),
+     "a ZooKeeper-era setting: there is no ZooKeeper and no controller to hand over to"),
+    (("process.roles", "controller.", "metadata.", "initial.broker.registration.timeout.ms",
+      "broker.heartbeat.interval.ms", "broker.session.timeout.ms", "early.start.listeners",
+      "server.max.startup.time.ms", "node.id", "broker.rack"),
+     "KRaft: a single broker has no controller quorum and keeps no metadata log"),
+    (("replica.", "num.replica.", "leader.imbalance.", "auto.leader.rebalance.enable", "unclean.leader.",
+      "inter.broker.", "eligible.leader.replicas.enable", "offsets.commit.required.acks",
+      "alter.log.dirs.replication.", "replication.quota.", "leader.replication.", "follower.replication.",
+      "default.replication.factor", "min.insync.replicas", "offsets.topic.replication.factor",
+      "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+      "share.coordinator.state.topic.replication.factor", "share.coordinator.state.topic.min.isr",
+      "delete.records.purgatory.", "security.inter.broker.protocol", "sasl.mechanism.inter.broker.protocol"),
+     "replication: this single broker holds the only copy of every partition"),
+    (("remote.", "log.local.retention.", "local.retention."),
+     "tiered storage: segments stay on the local disk"),
+    (("num.network.threads", "num.io.threads", "background.threads", "num.recovery.threads.per.data.dir",
+      "log.cleaner.threads", "log.cleaner.dedupe.buffer.", "log.cleaner.io.", "log.cleaner.backoff.ms",
+      "queued.max.requests", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
+      "socket.listen.backlog.size", "socket.connection.setup.", "fetch.purgatory.", "producer.purgatory.",
+      "request.timeout.ms", "max.connection.creation.rate", "group.coordinator.threads",
+      "group.coordinator.append.", "share.coordinator.threads", "share.coordinator.append.",
+      "offsets.load.buffer.size", "transaction.state.log.load.buffer.size", "fetch.max.bytes",
+      "num.replica.alter.log.dirs.threads", "log.cleaner.enable", "config.providers"),
+     "threads, buffers and purgatories: one Trio event loop serves every connection and request"),
+    (("metric.reporters", "metrics.", "kafka.metrics.", "auto.include.jmx.reporter", "telemetry."),
+     "JMX and metric reporters: the broker exports no JVM metrics"),
+    (("delegation.token.",), "delegation tokens are not supported"),
+    (("sasl.", "ssl.", "security.providers", "principal.builder.class", "password.encoder."),
+     "Java security plumbing (JAAS, Kerberos, OAuth, keystore passwords, providers): TLS is Python's "
+     "ssl with PEM files, SASL is PLAIN and SCRAM with users from --user and the admin API"),
+    (("group.share.", "share.", "group.coordinator.new.enable"),
+     "share groups (KIP-932) are not configurable here"),
+    (("log.message.format.version", "message.format.version", "log.message.downconversion.enable"),
+     "the message format: batches are stored as clients send them"),
+    (("log.message.timestamp.", "message.timestamp.difference.", "message.timestamp.before.",
+      "message.timestamp.after."),
+     "record timestamps are not checked against these bounds (docs/limitations.md)"),
+    (("log.flush.", "flush.", "log.preallocate", "preallocate", "log.index.size.max.bytes",
+      "segment.index.bytes", "log.segment.delete.delay.ms", "file.delete.delay.ms", "log.roll.jitter.",
+      "segment.jitter.ms", "log.dir.failure.timeout.ms", "log.cleaner.min.cleanable.ratio",
+      "min.cleanable.dirty.ratio", "compression.gzip.level", "compression.lz4.level",
+      "compression.zstd.level"),
+     "a storage detail this broker's log does not have: --fsync says when appends reach the disk, "
+     "segments are written as they grow and batches are stored as sent"),
+)  # fmt: skip
+_UNUSED = "not used by a single local broker"
+
+
+def no_effect_reason(name: str) -> str:
+    """Why Kafka config `name` changes nothing here (a key this broker does not honour)."""
+    for names, reason in _NO_EFFECT:
+        if any(name == n or (n.endswith(".") and name.startswith(n)) for n in names):
+            return reason
+    return _UNUSED
+
+
+# Kafka's broker configs this broker also reads under another name (log.dirs: the data
+# directory; the hours and minutes forms: the one ms setting they default).
+ALIASES = {
+    "log.dirs": "--data-dir",
+    "log.dir": "--data-dir",
+    "log.retention.hours": "log.retention.ms",
+    "log.retention.minutes": "log.retention.ms",
+    "log.roll.hours": "log.roll.ms",
+}
+
+
+def _with_kafka_keys() -> tuple[dict[str, Setting], dict[str, Setting]]:
+    """The declared settings (honoured) plus every other key of Kafka's (accepted, no effect)."""
+    declared_topics = {s.name: s for s in _DECLARED if s.topic}
+    topics: dict[str, Setting] = {}
+    for name, type_name, default, synonym in KAFKA_TOPIC_CONFIGS:
+        setting = declared_topics.pop(name, None)
+        if setting is None:
+            reason = no_effect_reason(name)
+            setting = Setting(
+                name,
+                ConfigType[type_name],
+                default,
+                f"accepted, no effect here: {reason}",
+                topic=True,
+                dynamic=True,
+                no_effect=reason,
+            )
+        if setting.synonym is None and synonym is not None:
+            setting = replace(setting, synonym=synonym)
+        topics[name] = setting
+    assert not declared_topics, f"not topic configs of Kafka's: {sorted(declared_topics)}"
+    honoured_synonyms = {s.synonym for s in topics.values() if s.synonym is not None and not s.no_effect}
+    modes = {name: mode for name, _, _, mode in KAFKA_BROKER_CONFIGS}
+    brokers = {
+        s.name: replace(s, update_mode=modes.get(s.name, s.update_mode)) for s in _DECLARED if not s.topic
+    }
+    for name, type_name, default, mode in KAFKA_BROKER_CONFIGS:
+        if name in brokers:
+            continue
+        reason = "" if name in honoured_synonyms or name in ALIASES else no_effect_reason(name)
+        doc = f"accepted, no effect here: {reason}" if reason else _synonym_doc(name, topics)
+        brokers[name] = Setting(name, ConfigType[type_name], default, doc, update_mode=mode, no_effect=reason)
+    return brokers, topics
+
+
+def _synonym_doc(name: str, topics: dict[str, Setting]) -> str:
+    if name in ALIASES:
+        return f"read as {ALIASES[name]}"
+    topic = next(s.name for s in topics.values() if s.synonym == name)
+    return f"default of the topic config {topic}"
+
+
+BROKER_SETTINGS, TOPIC_SETTINGS = _with_kafka_keys()
 
 
 def default_text(setting: Setting) -> str | None:

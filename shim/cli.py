@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from kafka_shim.protocol.settings import BROKER_SETTINGS
 from kafka_shim.shim.config import (
     BrokerConfig,
     ConfigError,
     apply_kafka_configs,
+    no_effect_report,
     parse_assignment,
     read_properties,
 )
@@ -90,8 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a Kafka broker config, e.g. group.max.size=10, or listener.name.<listener>.<ssl/sasl "
-        "setting> for one listener (repeatable); names: " + ", ".join(sorted(BROKER_SETTINGS)),
+        help="any of Apache Kafka's broker configs, e.g. group.max.size=10, or listener.name.<listener>."
+        "<ssl/sasl setting> for one listener (repeatable); those without effect here are reported at "
+        "start; the list: docs/configuration.md",
     )
     parser.add_argument("--config-file", type=Path, help="a Kafka-style .properties file of broker configs")
     parser.add_argument(
@@ -157,7 +159,9 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         busy_poll_us=args.busy_poll_us,
         users=tuple(parse_user(text) for text in args.user),
     )
-    return apply_kafka_configs(base, pairs)
+    config = apply_kafka_configs(base, pairs)
+    # A flag beats log.dirs from a file or --config, as the command line beats the file.
+    return replace(config, data_dir=args.data_dir) if args.data_dir is not None else config
 
 
 # Subcommands other than starting the broker, imported only when asked for (Spark is heavy).
@@ -179,12 +183,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    for line in no_effect_report(config):
+        logging.getLogger("kafka_shim.config").info(line)
     import trio
 
     from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.server import BoundListener, run_until_signalled
     from kafka_shim.storage.errors import StorageStartupError
 
+    # A data directory this start creates is removed again if the broker cannot listen.
+    fresh_data_dir = config.data_dir is not None and not config.data_dir.exists()
     try:
         broker = Broker(config)
     except StorageStartupError as exc:
@@ -204,10 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         where = exc.filename or config.effective_listeners()
         print(f"kafka-shim: cannot listen on {where}: {exc.strerror}", file=sys.stderr)
-        return 1
+        listened = False
+    else:
+        listened = True
     finally:
         broker.close()
-    return 0
+    if not listened and fresh_data_dir and config.data_dir is not None:
+        shutil.rmtree(config.data_dir, ignore_errors=True)
+    return 0 if listened else 1
 
 
 def storage_line(config: BrokerConfig) -> str:

@@ -7,12 +7,18 @@ their parsed values. Unknown keys and bad values raise `ConfigError` naming the 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kafka_shim.protocol.settings import BROKER_SETTINGS, Setting, broker_default, list_items
+from kafka_shim.protocol.settings import (
+    BROKER_SETTINGS,
+    Setting,
+    broker_default,
+    list_items,
+)
 from kafka_shim.shim.limits import parse_per_ip_overrides
 from kafka_shim.shim.listeners import (
     Endpoint,
@@ -133,6 +139,9 @@ class BrokerConfig:
     explicit: frozenset[str] = frozenset()
     # listener.name.<listener>.<setting>: listener name (upper case) -> attribute -> value.
     listener_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Kafka configs set without a BrokerConfig attribute, by name, as given: those with no
+    # effect here, and broker synonyms whose value only becomes a topic config's default.
+    other_configs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def consumer_protocol_enabled(self) -> bool:
@@ -183,9 +192,10 @@ class BrokerConfig:
 
     def kafka_value(self, name: str) -> str | None:
         """A broker config's value as DescribeConfigs reports it (None: null)."""
-        attr = BROKER_SETTINGS[name].attr
-        assert attr is not None
-        value = getattr(self, attr)
+        setting = BROKER_SETTINGS[name]
+        if setting.attr is None:
+            return self.other_configs.get(name, setting.default)
+        value = getattr(self, setting.attr)
         if name == "listeners":
             value = self.effective_listeners()
         elif name == "advertised.listeners":
@@ -195,49 +205,127 @@ class BrokerConfig:
         return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _listener_setting(name: str) -> tuple[str, Setting]:
-    """`listener.name.<listener>.<setting>` -> (LISTENER, setting), as Kafka spells overrides."""
+def _listener_setting(name: str) -> tuple[str, Setting | None]:
+    """`listener.name.<listener>.<setting>` -> (LISTENER, setting), as Kafka spells overrides;
+    setting None: a Kafka config with no effect here (SASL mechanism ones carry the mechanism
+    too: listener.name.<listener>.<mechanism>.sasl.jaas.config)."""
     listener, _, rest = name[len(LISTENER_PREFIX) :].partition(".")
     setting = BROKER_SETTINGS.get(rest)
-    if not listener or setting is None or not setting.per_listener:
-        per_listener = ", ".join(sorted(n for n, s in BROKER_SETTINGS.items() if s.per_listener))
-        raise ConfigError(
-            f"unknown config {name!r}: a listener.name.<listener>.<setting> override takes one of "
-            f"{per_listener}"
-        )
-    return listener.upper(), setting
+    if listener and setting is not None and setting.per_listener:
+        return listener.upper(), setting
+    mechanism_free = BROKER_SETTINGS.get(rest.partition(".")[2])
+    if listener and any(s is not None and s.no_effect for s in (setting, mechanism_free)):
+        return listener.upper(), None
+    per_listener = ", ".join(sorted(n for n, s in BROKER_SETTINGS.items() if s.per_listener))
+    raise ConfigError(
+        f"unknown config {name!r}: a listener.name.<listener>.<setting> override takes one of "
+        f"{per_listener}, or another of Kafka's broker configs (accepted, no effect here)"
+    )
+
+
+def suggestions(name: str) -> list[str]:
+    """The known config names closest to `name` (for "did you mean")."""
+    return difflib.get_close_matches(name, list(BROKER_SETTINGS), n=3, cutoff=0.6)
+
+
+def unknown_configs_error(names: list[str]) -> ConfigError:
+    """One error naming every unknown key, each with the closest known names."""
+    parts = []
+    for name in names:
+        close = suggestions(name)
+        parts.append(f"{name!r} (did you mean {' or '.join(close)}?)" if close else repr(name))
+    noun = "unknown config" if len(names) == 1 else f"{len(names)} unknown configs"
+    return ConfigError(
+        f"{noun}: {', '.join(parts)}; kafka-shim takes every broker config of Apache Kafka's "
+        "(docs/configuration.md)"
+    )
+
+
+def _aliased(pairs: Mapping[str, str]) -> dict[str, str]:
+    """Kafka's other spellings of a setting read as the one this broker keeps, Kafka's order
+    of precedence: log.retention.ms over .minutes over .hours, log.roll.ms over .hours."""
+    changes: dict[str, str] = {}
+    for longer, factor, target in (
+        ("log.retention.hours", 3_600_000, "log.retention.ms"),
+        ("log.retention.minutes", 60_000, "log.retention.ms"),
+        ("log.roll.hours", 3_600_000, "log.roll.ms"),
+    ):
+        if longer in pairs and target not in pairs:
+            reason = BROKER_SETTINGS[longer].invalid(pairs[longer])
+            if reason is not None:
+                raise ConfigError(f"bad value {pairs[longer]!r} for {longer}: {reason}")
+            changes[target] = str(int(pairs[longer]) * factor)
+    return changes
+
+
+def _data_dir(pairs: Mapping[str, str]) -> Path | None:
+    """log.dirs (else log.dir): the data directory; this broker keeps one."""
+    text = pairs.get("log.dirs") or pairs.get("log.dir")
+    if text is None:
+        return None
+    dirs = list_items(text)
+    if len(dirs) != 1:
+        raise ConfigError(f"log.dirs={text!r}: kafka-shim keeps one data directory; name one")
+    return Path(dirs[0])
+
+
+def _without_controller_listeners(config: BrokerConfig) -> BrokerConfig:
+    """The listeners named by controller.listener.names (KRaft's controller quorum, which a
+    single broker does not have) are neither bound nor advertised."""
+    names = {n.upper() for n in list_items(config.other_configs.get("controller.listener.names", ""))}
+    if not names:
+        return config
+
+    def keep(text: str | None) -> str | None:
+        if text is None:
+            return None
+        items = [item for item in list_items(text) if item.partition("://")[0].strip().upper() not in names]
+        return ",".join(items)
+
+    return replace(
+        config, listeners=keep(config.listeners), advertised_listeners=keep(config.advertised_listeners)
+    )
 
 
 def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> BrokerConfig:
-    """`config` with Kafka settings by name applied; ConfigError naming the first bad one."""
+    """`config` with Kafka settings by name applied; ConfigError naming every unknown key
+    (with the closest known names), else the first bad value."""
+    unknown = [name for name in pairs if not name.startswith(LISTENER_PREFIX) and name not in BROKER_SETTINGS]
+    if unknown:
+        raise unknown_configs_error(unknown)
     changes: dict[str, Any] = {}
     overrides = {listener: dict(values) for listener, values in config.listener_overrides.items()}
-    for name, text in pairs.items():
+    others = dict(config.other_configs)
+    for name, text in {**pairs, **_aliased(pairs)}.items():
         listener = None
+        setting: Setting | None
         if name.startswith(LISTENER_PREFIX):
             listener, setting = _listener_setting(name)
-        elif name in BROKER_SETTINGS:
+        else:
             setting = BROKER_SETTINGS[name]
+        reason = None if setting is None else setting.invalid(text)
+        if reason is not None:
+            raise ConfigError(f"bad value {text!r} for {name}: {reason}")
+        if setting is None or setting.attr is None:
+            others[name] = text
+        elif listener is None:
+            changes[setting.attr] = setting.parse(text)
         else:
-            raise ConfigError(f"unknown config {name!r}; supported: {', '.join(sorted(BROKER_SETTINGS))}")
-        try:
-            value = setting.parse(text)
-        except ValueError as exc:
-            raise ConfigError(f"bad value {text!r} for {name}: {exc}") from exc
-        assert setting.attr is not None
-        if listener is None:
-            changes[setting.attr] = value
-        else:
-            overrides.setdefault(listener, {})[setting.attr] = value
+            overrides.setdefault(listener, {})[setting.attr] = setting.parse(text)
+    data_dir = _data_dir(pairs)
+    if data_dir is not None and config.data_dir is not None:
+        changes["data_dir"] = data_dir  # --memory keeps everything in memory whatever the file says
     explicit = config.explicit | {name for name in pairs if not name.startswith(LISTENER_PREFIX)}
-    result = replace(config, **changes, explicit=explicit, listener_overrides=overrides)
+    result = replace(config, **changes, explicit=explicit, listener_overrides=overrides, other_configs=others)
+    result = _without_controller_listeners(result)
     if result.min_session_timeout_ms > result.max_session_timeout_ms:
         raise ConfigError("group.min.session.timeout.ms exceeds group.max.session.timeout.ms")
     _check_consumer_group_bounds(result)
     _check_principals(result.super_users)
     listeners = result.listener_endpoints()
     names = {listener.name for listener in listeners}
-    strays = sorted(set(overrides) - names)
+    controllers = {n.upper() for n in list_items(result.other_configs.get("controller.listener.names", ""))}
+    strays = sorted(set(overrides) - names - controllers)
     if strays:
         raise ConfigError(
             f"listener.name.{strays[0].lower()}.* names no listener; "
@@ -255,6 +343,19 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
     except ValueError as exc:
         raise ConfigError(f"max.connections.per.ip.overrides: {exc}") from exc
     return result
+
+
+def no_effect_report(config: BrokerConfig) -> list[str]:
+    """One line per reason naming the Kafka configs set that change nothing here."""
+    by_reason: dict[str, list[str]] = {}
+    for name in sorted(config.other_configs):
+        if name.startswith(LISTENER_PREFIX):
+            reason = "listener.name.<listener>.<config> of a config without effect, or of a KRaft listener"
+        else:
+            reason = BROKER_SETTINGS[name].no_effect
+        if reason:
+            by_reason.setdefault(reason, []).append(name)
+    return [f"accepted, no effect here: {', '.join(names)}: {reason}" for reason, names in by_reason.items()]
 
 
 def _check_principals(super_users: str) -> None:

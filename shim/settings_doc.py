@@ -47,7 +47,8 @@ def markdown() -> str:
     ]
     lines += ["| config | default | note |", "|---|---|---|"]
     for setting in BROKER_SETTINGS.values():
-        lines.append(f"| `{setting.name}` | {_default(setting)} | {_note(setting)} |")
+        if not setting.no_effect:
+            lines.append(f"| `{setting.name}` | {_default(setting)} | {_note(setting)} |")
     lines += [
         "",
         "Topic configs (settable at CreateTopics, altered by IncrementalAlterConfigs, read by "
@@ -58,8 +59,26 @@ def markdown() -> str:
         "|---|---|---|",
     ]
     for setting in TOPIC_SETTINGS.values():
-        default = f"`{setting.synonym}`" if setting.synonym is not None else _default(setting)
-        lines.append(f"| `{setting.name}` | {default} | {_note(setting)} |")
+        if not setting.no_effect:
+            default = f"`{setting.synonym}`" if setting.synonym is not None else _default(setting)
+            lines.append(f"| `{setting.name}` | {default} | {_note(setting)} |")
+    lines += [
+        "",
+        "Every other broker and topic config of Apache Kafka's is accepted (by `--config`, "
+        "`--config-file`, `KAFKA_*` variables in the image, CreateTopics and the config-altering "
+        "APIs), reported once at start, and described with Kafka's default, but changes nothing "
+        "here, for these reasons:",
+        "",
+        "| accepted, no effect here | configs |",
+        "|---|---|",
+    ]
+    by_reason: dict[str, list[str]] = {}
+    for setting in [*BROKER_SETTINGS.values(), *TOPIC_SETTINGS.values()]:
+        if setting.no_effect:
+            kind = " (topic)" if setting.topic else ""
+            by_reason.setdefault(setting.no_effect, []).append(f"`{setting.name}`{kind}")
+    for reason, names in by_reason.items():
+        lines.append(f"| {_cell(reason)} | {', '.join(sorted(names))} |")
     return "\n".join([*lines, "", END])
 
 

@@ -58,7 +58,7 @@ def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) 
             {
                 "name": name,
                 "value": value,
-                "read_only": not setting.dynamic,  # no AlterConfigs for brokers: fixed at start-up
+                "read_only": setting.update_mode == "read-only",  # Kafka's dynamic update mode
                 "is_default": not explicit,
                 "config_source": source,
                 "is_sensitive": setting.sensitive,

@@ -48,7 +48,7 @@ def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--config", "no.such.key=1"], "unknown config 'no.such.key'"),
+        (["--config", "no.such.key=1"], "unknown config: 'no.such.key'"),
         (["--config", "group.max.size=zero"], "bad value 'zero' for group.max.size"),
         (["--config", "group.max.size=0"], "must be at least 1"),
         (["--config", "auto.create.topics.enable=yes"], "must be true or false"),
@@ -98,15 +98,16 @@ def test_process_prints_listening_line_and_stops_on_sigterm(tmp_path: Path) -> N
     assert "Traceback" not in proc.stderr.read()
 
 
-def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+def test_port_in_use_is_a_clear_error_and_leaves_no_fresh_data_directory(tmp_path: Path) -> None:
     import socket
 
+    data_dir = tmp_path / "fresh"
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "kafka_shim", "--port", str(port), "--data-dir", str(tmp_path)],
+            [sys.executable, "-m", "kafka_shim", "--port", str(port), "--data-dir", str(data_dir)],
             capture_output=True,
             text=True,
             timeout=20,
@@ -114,3 +115,41 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
+    assert not data_dir.exists()
+
+
+KAFKA_SERVER_PROPERTIES = Path(__file__).parent / "data" / "kafka-kraft-server.properties"
+
+
+def test_kafkas_shipped_server_properties_start_the_broker(tmp_path: Path) -> None:
+    """Kafka's own config/kraft/server.properties, as shipped: its KRaft controller listener is
+    neither bound nor advertised, log.dirs is the data directory, log.retention.hours is
+    log.retention.ms, and the keys without effect here are named once, with why."""
+    # Only where it listens changes: port 9092 may be taken on the machine running the test.
+    listeners = "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://:9093"
+    argv = ["--config-file", str(KAFKA_SERVER_PROPERTIES), "--config", listeners]
+    config = parse(*argv, "--config", f"log.dirs={tmp_path / 'logs'}")
+    assert config.data_dir == tmp_path / "logs"
+    assert config.log_retention_ms == 168 * 3_600_000
+    assert [listener.name for listener in config.listener_endpoints()] == ["PLAINTEXT"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kafka_shim", *argv, "--data-dir", str(tmp_path / "data")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        assert "listening on 127.0.0.1:" in proc.stdout.readline()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read()
+    assert "Traceback" not in err
+    kraft = [line for line in err.splitlines() if "process.roles" in line]
+    assert len(kraft) == 1 and "accepted, no effect here" in kraft[0] and "controller quorum" in kraft[0]
+    assert "num.network.threads" in err and "offsets.topic.replication.factor" in err
