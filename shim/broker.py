@@ -7,9 +7,10 @@ import itertools
 import time
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
+from kafka_shim.shim import views
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.config import BrokerConfig
@@ -27,6 +28,8 @@ from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
+from kafka_shim.shim.group_journal import GroupJournal
+from kafka_shim.shim.request_stats import RequestStats, first_error
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -42,6 +45,11 @@ from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
+
+# Requests of a group's members that its journal (the console's timeline) records.
+JOURNALED_APIS = frozenset(
+    {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "ConsumerGroupHeartbeat"}
+)
 
 
 def new_cluster_id() -> str:
@@ -64,6 +72,10 @@ class Broker:
         # advertised port 0 means the bound port, an empty host this machine's name).
         first = self.listeners[0]
         self.advertised_host, self.advertised_port = first.advertised_address(first.bind.port)
+        # What the console and /metrics show beyond the state itself: request counts and
+        # latencies, and each group's history (fed by the server and the group deadlines).
+        self.request_stats = RequestStats()
+        self.group_journal = GroupJournal()
         # Incremental fetch sessions (KIP-227), evicted only to make room for new ones.
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         # The server replaces this with a wake-up for Fetch long polls.
@@ -267,14 +279,35 @@ class Broker:
 
     def _group_deadline_passed(self, key: Hashable, now: int) -> None:
         if not isinstance(key, GroupTimer):
+            kind, group_id, member_id = cast(tuple[str, str, str], key)
+            self.group_journal.deadline(group_id, kind, member_id)
             self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
+            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
             return
+        if key.group_id:
+            self.group_journal.deadline(key.group_id, key.kind, key.member_id)
         self.apply(self.groups.on_timer(key, now))
+        if key.group_id:
+            self.group_journal.observe(now, key.group_id, views.group_shape(self, key.group_id))
         if key.kind == "retention":
             # Kafka deletes a consumer group that has neither members nor offsets left.
             for group in list(self.consumer_groups.groups()):
                 if not group.members and self.groups.group(group.group_id) is None:
                     self.apply(self.consumer_groups.delete_empty(group.group_id))
+
+    def observe_request(self, api: str, version: int, request: Any, response: Any, seconds: float) -> None:
+        """Count an answered request for /metrics and, for a member's group request, note it in
+        the group's journal with the group's shape after it."""
+        self.request_stats.observe(api, version, response, seconds)
+        if api in JOURNALED_APIS and response is not None:
+            group_id = getattr(request, "group_id", None)
+            if group_id is None:
+                return
+            members = getattr(request, "members", None)  # LeaveGroup v3+: a batch
+            member_id = members[0].member_id if members else getattr(request, "member_id", "")
+            now = self.clock()
+            self.group_journal.request(now, group_id, api, member_id or "", first_error(response))
+            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
 
     def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
         group = self.consumer_groups.group(group_id)

@@ -22,6 +22,10 @@ from kafka_shim.shim.config import (
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
+# Where the command line serves the console unless told otherwise (loopback only).
+CLI_CONSOLE = "127.0.0.1:8080"
+
+
 def build_parser() -> argparse.ArgumentParser:
     defaults = BrokerConfig()
     parser = argparse.ArgumentParser(
@@ -44,6 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME://HOST:PORT,...",
         help="Kafka's advertised.listeners: where clients of each listener are told to connect "
         "(default: the listeners themselves; port 0: the bound port)",
+    )
+    parser.add_argument(
+        "--console",
+        metavar="HOST:PORT|off",
+        default=CLI_CONSOLE,
+        help="serve the web console and Prometheus /metrics here (default %(default)s; "
+        "off: none; a busy port is reported and the broker runs without it)",
     )
     storage = parser.add_mutually_exclusive_group()
     storage.add_argument(
@@ -158,6 +169,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         truncate_corrupt=args.truncate_corrupt,
         busy_poll_us=args.busy_poll_us,
         users=tuple(parse_user(text) for text in args.user),
+        console_listener=None if args.console == "off" else args.console,
     )
     config = apply_kafka_configs(base, pairs)
     # A flag beats log.dirs from a file or --config, as the command line beats the file.

@@ -52,6 +52,10 @@ class BrokerConfig:
     busy_poll_us: int = 500  # shim.server.FrameReader: 0 never busy-polls
     # --user NAME:PASSWORD: SASL users whose PLAIN and SCRAM credentials are set at start.
     users: tuple[tuple[str, str], ...] = ()
+    # --console HOST:PORT: the web console and /metrics (docs/console.md); None: not served.
+    # The command line serves it on 127.0.0.1:8080 unless told otherwise; an embedded broker
+    # (the pytest fixture) only when asked.
+    console_listener: str | None = None
     # Kafka's settings, one attribute each (the `attr` of its protocol.settings declaration,
     # default from there); tests/shim/test_settings.py checks the two agree.
     node_id: int = _kafka("node.id")

@@ -481,6 +481,7 @@ class Server:
         self._open: dict[FrameReader, Reaped] = {}
         self._log_budget = LogBudget()
         self._routes: dict[tuple[int, int], Route] = {}
+        self.console_urls: list[str] = []  # where the console listens, once it does
 
     async def bind(self) -> list[BoundListener]:
         """Bind every listener outside any nursery, so a busy port is a plain OSError
@@ -521,6 +522,23 @@ class Server:
                 for socket_listener in listener.sockets:
                     nursery.start_soon(self._accept_connections, listener, socket_listener, nursery)
             task_status.started(listeners)
+            if self.broker.config.console_listener is not None:
+                # After the Kafka listeners: its imports cost ~0.2 s of start-up otherwise.
+                nursery.start_soon(self._serve_console, self.broker.config.console_listener)
+
+    async def _serve_console(self, address: str) -> None:
+        """The web console and /metrics (docs/console.md). A port that cannot be bound is one
+        warning: the broker serves Kafka without its console rather than not at all."""
+        from kafka_shim.shim.console.app import console_app
+        from kafka_shim.shim.http_server import serve_asgi
+
+        try:
+            async with trio.open_nursery() as nursery:
+                urls = await nursery.start(serve_asgi, console_app(self.broker), address, "console listener")
+                self.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
+                log.info("console on %s", ", ".join(f"{url}/console" for url in self.console_urls))
+        except OSError as exc:
+            log.warning("console not served: cannot listen on %s: %s", address, exc.strerror or exc)
 
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
@@ -776,6 +794,7 @@ class Server:
         ctx.rule = handler.rule
         ctx.correlation_id = correlation_id
         ctx.client_id = client_id
+        started = time.perf_counter()
         try:
             result = await handler.handle(ctx, body)
         except ConnectionClosed:
@@ -787,6 +806,7 @@ class Server:
             log.error("internal error in %s v%d: %r", api.name, api_version, exc)
             log.debug("traceback", exc_info=True)
             raise ConnectionClosed(f"internal error in {api.name}") from exc
+        self.broker.observe_request(api.name, api_version, body, result, time.perf_counter() - started)
         if trace.isEnabledFor(logging.DEBUG):
             trace.debug(
                 "%s v%d from %s client %s correlation %d: %s -> %s",

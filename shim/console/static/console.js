@@ -1,0 +1,131 @@
+// The console's page: a hash route per view, each re-read from the broker's JSON API every
+// second (live, without reloading). No build step, no framework: the page is plain DOM.
+"use strict";
+
+const view = document.getElementById("view");
+let format = "text";  // how record keys and values are shown: text, json or hex
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function table(headers, rows, id) {
+  const head = el("tr", {}, ...headers.map((h) => el("th", {}, h)));
+  const body = rows.map((cells) => el("tr", {}, ...cells.map((c) => (c instanceof Node && c.tagName === "TD" ? c : el("td", {}, c)))));
+  return el("table", id ? { id } : {}, el("thead", {}, head), el("tbody", {}, ...body));
+}
+
+const num = (value) => el("td", { class: "num" }, value === null || value === undefined ? "-" : value);
+const link = (href, text) => el("a", { href }, text);
+const time = (ms) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+
+async function read(path) {
+  const response = await fetch(path);
+  if (!response.ok) throw new Error((await response.json()).error || response.statusText);
+  return response.json();
+}
+
+function blob(value) {
+  if (value === null) return "null";
+  if (format === "hex") return Array.from(atob(value.base64), (c) => c.charCodeAt(0).toString(16).padStart(2, "0")).join(" ");
+  if (value.text === null) return `(${value.size} bytes, not UTF-8)`;
+  if (format === "json") {
+    try { return JSON.stringify(JSON.parse(value.text), null, 2); } catch (e) { return value.text; }
+  }
+  return value.text;
+}
+
+const views = {
+  async topics() {
+    const topics = await read("/console/api/topics");
+    return [el("h2", {}, "Topics"), table(
+      ["topic", "partitions", "records (end - start)", "internal", "configs"],
+      topics.map((t) => [
+        link(`#/topic/${encodeURIComponent(t.name)}`, t.name),
+        num(t.partitions.length),
+        num(t.partitions.reduce((sum, p) => sum + p.high_watermark - p.log_start_offset, 0)),
+        t.internal ? "yes" : "",
+        Object.entries(t.configs).map(([k, v]) => `${k}=${v}`).join(", "),
+      ]), "topics")];
+  },
+  async topic(name) {
+    const t = await read(`/console/api/topics/${encodeURIComponent(name)}`);
+    return [el("h2", {}, `Topic ${t.name}`), el("p", {}, `id ${t.topic_id}`), table(
+      ["partition", "log start", "high watermark", "log end", ""],
+      t.partitions.map((p) => [num(p.partition), num(p.log_start_offset), num(p.high_watermark), num(p.log_end_offset),
+        link(`#/records/${encodeURIComponent(t.name)}/${p.partition}`, "browse records")]), "partitions")];
+  },
+  async records(name, partition) {
+    const params = new URLSearchParams(location.hash.split("?")[1] || "");
+    const query = new URLSearchParams({ partition, limit: params.get("limit") || "50" });
+    if (params.get("offset")) query.set("offset", params.get("offset"));
+    if (params.get("timestamp")) query.set("timestamp", params.get("timestamp"));
+    const page = await read(`/console/api/topics/${encodeURIComponent(name)}/records?${query}`);
+    const formats = el("p", {}, "show as: ", ...["text", "json", "hex"].map((f) => {
+      const a = link(location.hash, f);
+      a.addEventListener("click", (event) => { event.preventDefault(); format = f; refresh(); });
+      return el("span", {}, f === format ? el("strong", {}, a) : a, " ");
+    }));
+    return [el("h2", {}, `Records of ${name}-${partition}`),
+      el("p", {}, `from offset ${page.from_offset}; log start ${page.log_start_offset}, high watermark ${page.high_watermark}. `,
+        link(`#/records/${encodeURIComponent(name)}/${partition}?offset=${page.next_offset}`, "next page"),
+        " · from an offset: add ?offset=N, from a time: ?timestamp=MS"),
+      formats,
+      table(["offset", "timestamp", "key", "value", "headers"], page.records.map((r) => [
+        num(r.offset), time(r.timestamp), el("pre", {}, blob(r.key)), el("pre", {}, blob(r.value)),
+        r.headers.map((h) => `${h.key}=${blob(h.value)}`).join(", "),
+      ]), "records")];
+  },
+  async groups() {
+    const groups = await read("/console/api/groups");
+    return [el("h2", {}, "Groups"), table(
+      ["group", "type", "state", "members", "lag", "rebalances"],
+      groups.map((g) => [link(`#/group/${encodeURIComponent(g.group_id)}`, g.group_id), g.group_type,
+        el("td", { class: `state-${g.state}` }, g.state), num(g.members.length), num(g.lag), num(g.rebalances)]), "groups")];
+  },
+  async group(groupId) {
+    const g = await read(`/console/api/groups/${encodeURIComponent(groupId)}`);
+    return [
+      el("h2", {}, `Group ${g.group_id}`),
+      el("p", {}, `${g.group_type} group, state `, el("span", { class: `state-${g.state}`, id: "group-state" }, g.state),
+        `, protocol ${g.protocol_name || "-"}, ${g.rebalances} rebalances, total lag ${g.lag}`),
+      el("h3", {}, "Members"),
+      table(["member", "instance", "client", "host", "assigned partitions"], g.members.map((m) => [
+        m.member_id, m.instance_id || "", m.client_id, m.client_host,
+        m.assignment.map(([topic, p]) => `${topic}-${p}`).join(", ")]), "members"),
+      el("h3", {}, "Committed offsets and lag"),
+      table(["topic", "partition", "committed", "log end", "lag"], g.offsets.map((o) => [
+        o.topic, num(o.partition), num(o.committed), num(o.log_end_offset), num(o.lag)]), "offsets"),
+      el("h3", {}, "Timeline"),
+      table(["time", "event", "member", "what"], g.timeline.slice().reverse().map((e) => [
+        time(e.at_ms), el("td", { class: `kind-${e.kind}` }, e.kind), e.member_id,
+        e.count > 1 ? `${e.detail} ×${e.count} (last ${time(e.last_ms)})` : e.detail]), "timeline"),
+    ];
+  },
+  async transactions() {
+    const txns = await read("/console/api/transactions");
+    return [el("h2", {}, "Transactions"), table(["transactional id", "producer id", "state"],
+      txns.map((t) => [t.transactional_id, num(t.producer_id), t.state]), "transactions")];
+  },
+};
+
+async function refresh() {
+  const [path] = location.hash.replace(/^#\//, "").split("?");
+  const [name, ...args] = path.split("/").map(decodeURIComponent);
+  const render = views[name] || views.topics;
+  try {
+    const overview = await read("/console/api/overview");
+    document.getElementById("overview").textContent =
+      `cluster ${overview.cluster_id} · node ${overview.node_id} · ${overview.listeners.join(", ")} · ${overview.storage}`;
+    view.replaceChildren(...(await render(...args)));
+  } catch (error) {
+    view.replaceChildren(el("p", { class: "error" }, String(error)));
+  }
+}
+
+window.addEventListener("hashchange", refresh);
+refresh();
+setInterval(refresh, 1000);

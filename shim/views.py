@@ -1,0 +1,190 @@
+"""Read-only views of the broker's state, as the console and the metrics endpoint show it.
+
+Each function reads the live state on the broker's own thread (the Trio loop) and returns plain
+values; nothing here keeps a copy of the truth or changes it (DESIGN.md: "The console is a view").
+Groups of every type are listed in one shape, so a page or a metric never asks which
+coordinator holds a group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kafka_shim.protocol.consumer_protocol import decode_assignment
+from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.shim.group_journal import GroupShape
+from kafka_shim.storage.log import PartitionLog
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    topic: str
+    partition: int
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+
+
+@dataclass(frozen=True)
+class TopicView:
+    name: str
+    topic_id: str
+    internal: bool
+    configs: dict[str, str]
+    partitions: tuple[PartitionView, ...]
+
+
+@dataclass(frozen=True)
+class MemberView:
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    assignment: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class OffsetView:
+    topic: str
+    partition: int
+    committed: int
+    log_end_offset: int | None  # None: the partition no longer exists
+
+    @property
+    def lag(self) -> int | None:
+        return None if self.log_end_offset is None else max(self.log_end_offset - self.committed, 0)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group_id: str
+    group_type: str  # classic, consumer
+    state: str
+    protocol_type: str
+    protocol_name: str
+    members: tuple[MemberView, ...]
+    offsets: tuple[OffsetView, ...]
+
+
+def partition_view(topic: str, index: int, log: PartitionLog) -> PartitionView:
+    return PartitionView(topic, index, log.log_start_offset, log.log_end_offset, log.high_watermark)
+
+
+def topics(broker: Broker) -> list[TopicView]:
+    from kafka_shim.shim.handlers.metadata import INTERNAL_TOPICS  # the handler imports the broker
+
+    return [
+        TopicView(
+            topic.name,
+            str(topic.topic_id),
+            topic.name in INTERNAL_TOPICS,
+            dict(topic.configs),
+            tuple(partition_view(topic.name, i, log) for i, log in enumerate(topic.partitions)),
+        )
+        for topic in sorted(broker.topics, key=lambda t: t.name)
+    ]
+
+
+def _offsets(broker: Broker, group_id: str) -> tuple[OffsetView, ...]:
+    committed = broker.groups.fetch_offsets(group_id, None)
+    views = []
+    for tp, offset in sorted(committed.items()):
+        log = broker.topics.partition(tp.topic, tp.partition)
+        views.append(
+            OffsetView(tp.topic, tp.partition, offset.offset, None if log is None else log.high_watermark)
+        )
+    return tuple(views)
+
+
+def _classic_assignment(protocol_type: str, data: bytes) -> tuple[tuple[str, int], ...]:
+    if protocol_type != "consumer" or not data:
+        return ()
+    try:
+        return tuple(sorted(decode_assignment(data)))
+    except ProtocolError:
+        return ()  # a consumer-type group whose leader wrote bytes of its own: nothing to show
+
+
+def groups(broker: Broker) -> list[GroupView]:
+    views: dict[str, GroupView] = {}
+    for consumer_group in broker.consumer_groups.groups():
+        members = []
+        for member in consumer_group.members.values():
+            assignment = []
+            for topic_id, partitions in member.assigned.items():
+                topic = broker.topics.get_by_id(topic_id)
+                name = topic.name if topic is not None else str(topic_id)
+                assignment += [(name, p) for p in sorted(partitions)]
+            members.append(
+                MemberView(
+                    member.member_id,
+                    member.instance_id,
+                    member.client_id,
+                    member.client_host,
+                    tuple(assignment),
+                )
+            )
+        views[consumer_group.group_id] = GroupView(
+            consumer_group.group_id,
+            "consumer",
+            consumer_group.state.value,
+            "consumer",
+            "",
+            tuple(members),
+            _offsets(broker, consumer_group.group_id),
+        )
+    for listing in broker.groups.list_groups():
+        if listing.group_id in views:
+            continue  # a consumer group's offsets sit in an empty classic entry of the same id
+        description = broker.groups.describe_group(listing.group_id)
+        views[listing.group_id] = GroupView(
+            listing.group_id,
+            "classic",
+            description.state,
+            description.protocol_type,
+            description.protocol_name,
+            tuple(
+                MemberView(
+                    m.member_id,
+                    m.group_instance_id,
+                    m.client_id,
+                    m.client_host,
+                    _classic_assignment(description.protocol_type, m.assignment),
+                )
+                for m in description.members
+            ),
+            _offsets(broker, listing.group_id),
+        )
+    return [views[group_id] for group_id in sorted(views)]
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    brokers: int
+    topics: list[TopicView]
+    groups: list[GroupView]
+
+
+def cluster(broker: Broker) -> ClusterView:
+    return ClusterView(1, topics(broker), groups(broker))
+
+
+def group_shape(broker: Broker, group_id: str) -> GroupShape | None:
+    """The group's type, state, member ids and generation (or epoch), cheaply: read after every
+    group request and deadline for the journal."""
+    consumer_group = broker.consumer_groups.group(group_id)
+    if consumer_group is not None:
+        return GroupShape(
+            "consumer",
+            consumer_group.state.value,
+            frozenset(consumer_group.members),
+            consumer_group.group_epoch,
+        )
+    group = broker.groups.group(group_id)
+    if group is None:
+        return None
+    return GroupShape("classic", group.state.value, frozenset(group.members), group.generation_id)
