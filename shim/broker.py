@@ -13,6 +13,7 @@ from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim import views
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
+from kafka_shim.shim.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import (
@@ -156,6 +157,13 @@ class Broker:
         self.transactions.load(self.transaction_log.replay(), clock())
         self.transactions.on_records = lambda: self.transaction_log.append(
             self.transactions.take_records(), self.clock()
+        )
+        # The emulated brokers (--brokers): who leads each partition, who coordinates what.
+        self.cluster = Cluster(
+            [config.node_id + i for i in range(config.brokers)],
+            config.racks,
+            self.topics,
+            self._coordinator_partitions,
         )
         complete_transactions(self, clock())
 
@@ -308,6 +316,13 @@ class Broker:
             now = self.clock()
             self.group_journal.request(now, group_id, api, member_id or "", first_error(response))
             self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+
+    def _coordinator_partitions(self, key_type: int) -> int:
+        """The partition count of the internal topic placing a key type's coordinators."""
+        if key_type == GROUP_KEY:
+            return self.offsets_log.partitions
+        topic = self.transaction_log.topic
+        return self.config.transaction_state_log_num_partitions if topic is None else len(topic.partitions)
 
     def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
         group = self.consumer_groups.group(group_id)

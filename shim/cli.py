@@ -56,6 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the web console and Prometheus /metrics here (default %(default)s; "
         "off: none; a busy port is reported and the broker runs without it)",
     )
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        default=defaults.brokers,
+        metavar="N",
+        help="emulate N brokers in this process (node ids node.id..node.id+N-1): each serves the "
+        "listeners, fixed ports shifted by its position (9092, 9093, ...); partition leaders and "
+        "coordinators are spread over them, one copy of the data (default %(default)s)",
+    )
+    parser.add_argument(
+        "--racks",
+        metavar="RACK,...",
+        help="the brokers' racks (broker.rack), given in turn to node 0, 1, ...: e.g. a,b,c",
+    )
     storage = parser.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir", type=Path, help=f"keep topics on disk here (default {default_data_dir()})"
@@ -137,6 +151,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         raise ConfigError(f"--port {args.port} is not a TCP port")
     if args.busy_poll_us < 0:
         raise ConfigError(f"--busy-poll-us {args.busy_poll_us} is negative")
+    if args.brokers < 1:
+        raise ConfigError(f"--brokers {args.brokers}: at least one broker")
     pairs: dict[str, str] = {}
     if args.config_file is not None:
         pairs.update(read_properties(args.config_file))
@@ -170,6 +186,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         busy_poll_us=args.busy_poll_us,
         users=tuple(parse_user(text) for text in args.user),
         console_listener=None if args.console == "off" else args.console,
+        brokers=args.brokers,
+        racks=tuple(r.strip() for r in (args.racks or "").split(",") if r.strip()),
     )
     config = apply_kafka_configs(base, pairs)
     # A flag beats log.dirs from a file or --config, as the command line beats the file.
@@ -215,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         (host, port), advertised = listeners[0].bound, listeners[0].advertised
         if len(listeners) == 1 and advertised == (host, port):
             where = f"{host}:{port}"  # the plain case: clients connect where it listens
+        elif config.brokers > 1 and all(each.bound == each.advertised for each in listeners):
+            where = ", ".join(
+                f"{h}:{p} (broker {each.node_id})" for each in listeners for h, p in [each.bound]
+            )
         else:
             where = ", ".join(listener.describe() for listener in listeners)
         print(f"kafka-shim listening on {where} (storage: {storage_line(config)})", flush=True)

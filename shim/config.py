@@ -56,6 +56,10 @@ class BrokerConfig:
     # The command line serves it on 127.0.0.1:8080 unless told otherwise; an embedded broker
     # (the pytest fixture) only when asked.
     console_listener: str | None = None
+    # --brokers N: emulated brokers in this process, node ids node.id .. node.id+N-1, each
+    # with the listeners, ports shifted by its position (shim.cluster); --racks their racks.
+    brokers: int = 1
+    racks: tuple[str, ...] = ()
     # Kafka's settings, one attribute each (the `attr` of its protocol.settings declaration,
     # default from there); tests/shim/test_settings.py checks the two agree.
     node_id: int = _kafka("node.id")

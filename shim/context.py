@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.authorization import Check, Rule, UndeclaredCheck
@@ -37,6 +37,25 @@ audit = logging.getLogger("kafka_shim.authorizer")
 Respond = Callable[[T], None]
 
 
+def leader_endpoints(ctx: RequestContext, responses: Iterable[Any], partitions: str) -> list[dict[str, Any]]:
+    """KIP-951's node_endpoints of a Produce or Fetch answer: the address of each leader named
+    in a NOT_LEADER_OR_FOLLOWER partition's current_leader, so the client moves without a
+    Metadata round trip."""
+    leaders = {
+        p["current_leader"]["leader_id"]
+        for topic in responses
+        for p in topic[partitions]
+        if "current_leader" in p and p["current_leader"]["leader_id"] >= 0
+    }
+    endpoints = []
+    for node_id in sorted(leaders):
+        host, port = ctx.broker_address(node_id)
+        endpoints.append(
+            {"node_id": node_id, "host": host, "port": port, "rack": ctx.broker.cluster.nodes[node_id].rack}
+        )
+    return endpoints
+
+
 class RequestContext(ABC):
     broker: Broker
     api_version: int
@@ -49,6 +68,8 @@ class RequestContext(ABC):
     sasl: SaslSession | None = None
     # Set by a handler whose answer must be the connection's last (failed authentication).
     close_reason: str | None = None
+    # The listener the request arrived on ("": none, as in tests that call handlers directly).
+    listener_name: str = ""
     # Set by a handler whose request went over a client quota (shim.throttling): the server
     # stops reading the connection this long after answering (KIP-219), then resets it.
     throttle_ms: int = 0
@@ -62,6 +83,29 @@ class RequestContext(ABC):
         """Where this client is told to connect: the advertised address of the listener its
         request arrived on (the server's contexts), else the broker's first listener's."""
         return self.broker.advertised_host, self.broker.advertised_port
+
+    # -- the emulated brokers (shim.cluster) ------------------------------------------------
+
+    @property
+    def node_id(self) -> int:
+        """The broker this request was sent to (one of --brokers)."""
+        return self.broker.node_id
+
+    def broker_address(self, node_id: int) -> tuple[str, int]:
+        """Where this client reaches broker `node_id`: its advertised address on the listener
+        this request arrived on, as Kafka answers Metadata and FindCoordinator."""
+        if node_id == self.node_id:
+            return self.advertised_address()
+        return self.broker.cluster.nodes[node_id].endpoints[self.listener_name]
+
+    def coordinates(self, key_type: int, key: str) -> bool:
+        """Whether this broker coordinates the group or transactional id (else NOT_COORDINATOR)."""
+        return self.broker.cluster.coordinates(self.node_id, key_type, key)
+
+    def leader_error(self, topic: str, index: int, current_leader_epoch: int, log: PartitionLog) -> ErrorCode:
+        """Whether this broker may serve a client's request for the partition: the client's
+        leader epoch is checked, then the leadership, as Kafka checks them."""
+        return self.broker.cluster.leader_error(self.node_id, topic, index, current_leader_epoch, log)
 
     # -- authorization: every handler asks here (shim.authorization has the table) ------------
 

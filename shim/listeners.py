@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Kafka's SecurityProtocol names (shim.security serves the three secured ones).
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -57,6 +57,18 @@ class Listener:
     @property
     def sasl(self) -> bool:
         return self.protocol in SASL_PROTOCOLS
+
+    def for_node(self, position: int) -> Listener:
+        """This listener as the emulated broker at `position` (shim.cluster) serves it: fixed
+        ports shifted by the position (9092, 9093, ...), port 0 still any free port."""
+        if position == 0:
+            return self
+        bind, public = self.bind, self.advertised
+        return replace(
+            self,
+            bind=replace(bind, port=bind.port + position if bind.port else 0),
+            advertised=replace(public, port=public.port + position if public.port else 0),
+        )
 
     def advertised_address(self, bound_port: int) -> tuple[str, int]:
         """Where clients that connected to this listener are told to connect."""

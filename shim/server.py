@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import outcome
@@ -37,6 +37,7 @@ from kafka_shim.protocol.headers import parse_request_header, peek_api, response
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.cluster import GROUP_KEY, TRANSACTION_KEY
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import Handler, handler_for
@@ -52,6 +53,7 @@ from kafka_shim.shim.limits import (
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
+    from kafka_shim.shim.listeners import Listener
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
 log = logging.getLogger("kafka_shim.server")
@@ -141,6 +143,7 @@ class TrioRequestContext(RequestContext):
         self.client_host = client_host
         self.peer = peer
         self.listener = listener
+        self.listener_name = listener.name
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
@@ -165,6 +168,10 @@ class TrioRequestContext(RequestContext):
 
     def advertised_address(self) -> tuple[str, int]:
         return self.listener.advertised
+
+    @property
+    def node_id(self) -> int:
+        return self.listener.node_id
 
 
 class MemoryGate:
@@ -420,10 +427,27 @@ class BoundListener:
     bound: tuple[str, int]
     advertised: tuple[str, int]
     security: ListenerSecurity | None = None  # None: PLAINTEXT
+    node_id: int = 0  # the emulated broker it belongs to (shim.cluster)
 
     def describe(self) -> str:
         (host, port), (public_host, public_port) = self.bound, self.advertised
         return f"{host}:{port} ({self.name}, advertised as {public_host}:{public_port})"
+
+
+def _listen_again(family: socket.AddressFamily, address: Any) -> trio.SocketListener:
+    """A listening socket on an address bound before (SO_REUSEADDR, as Trio binds)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+        sock.listen(socket.SOMAXCONN)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return trio.SocketListener(trio.socket.from_stdlib_socket(sock))
 
 
 @dataclass(frozen=True, slots=True)
@@ -482,49 +506,111 @@ class Server:
         self._log_budget = LogBudget()
         self._routes: dict[tuple[int, int], Route] = {}
         self.console_urls: list[str] = []  # where the console listens, once it does
+        # The emulated brokers (--brokers): each node's listeners, where their sockets were
+        # bound (to bind them again when a stopped node starts), and the scope it runs in.
+        self._node_listeners: dict[int, list[BoundListener]] = {}
+        self._node_addresses: dict[int, list[list[tuple[socket.AddressFamily, Any]]]] = {}
+        self._node_scopes: dict[int, trio.CancelScope] = {}
+        self._nursery: trio.Nursery | None = None
+        broker.cluster.on_leader_change = self.appended.notify
 
     async def bind(self) -> list[BoundListener]:
-        """Bind every listener outside any nursery, so a busy port is a plain OSError
-        (its filename names the listener); the first listener is the broker's default
+        """Bind every listener of every node outside any nursery, so a busy port is a plain
+        OSError (its filename names the listener); the first listener is the broker's default
         advertised address (for contexts that came in on no listener)."""
         bound: list[BoundListener] = []
         try:
-            for listener in self.broker.listeners:
-                host = listener.bind.host or "0.0.0.0"
-                try:
-                    sockets = await trio.open_tcp_listeners(listener.bind.port, host=host)
-                except OSError as exc:
-                    where = f"{host}:{listener.bind.port} (listener {listener.name})"
-                    raise OSError(exc.errno, exc.strerror, where) from exc
-                host, port = sockets[0].socket.getsockname()[:2]
-                advertised = listener.advertised_address(port)
-                security = None
-                if listener.protocol != "PLAINTEXT":  # plaintext brokers never import ssl
-                    from kafka_shim.shim.security.listener_security import listener_security
-
-                    security = listener_security(self.broker.config, listener)
-                bound.append(BoundListener(listener.name, sockets, (host, port), advertised, security))
+            for position, node in enumerate(self.broker.cluster.nodes.values()):
+                for listener in self.broker.listeners:
+                    bound.append(await self._bind_listener(listener.for_node(position), node.node_id))
         except BaseException:
             for each in bound:
                 for sock in each.sockets:
                     sock.socket.close()
             raise
+        for each in bound:
+            self.broker.cluster.nodes[each.node_id].endpoints[each.name] = each.advertised
+            self._node_listeners.setdefault(each.node_id, []).append(each)
+            addresses = [(s.socket.family, s.socket.getsockname()) for s in each.sockets]
+            self._node_addresses.setdefault(each.node_id, []).append(addresses)
         self.broker.advertised_host, self.broker.advertised_port = bound[0].advertised
         return bound
+
+    async def _bind_listener(self, listener: Listener, node_id: int) -> BoundListener:
+        host = listener.bind.host or "0.0.0.0"
+        try:
+            sockets = await trio.open_tcp_listeners(listener.bind.port, host=host)
+        except OSError as exc:
+            where = f"{host}:{listener.bind.port} (listener {listener.name})"
+            raise OSError(exc.errno, exc.strerror, where) from exc
+        host, port = sockets[0].socket.getsockname()[:2]
+        advertised = listener.advertised_address(port)
+        security = None
+        if listener.protocol != "PLAINTEXT":  # plaintext brokers never import ssl
+            from kafka_shim.shim.security.listener_security import listener_security
+
+            security = listener_security(self.broker.config, listener)
+        return BoundListener(listener.name, sockets, (host, port), advertised, security, node_id)
 
     async def serve(
         self, listeners: list[BoundListener], task_status: Any = trio.TASK_STATUS_IGNORED
     ) -> None:
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._run_timers)
             nursery.start_soon(self._reap_connections)
-            for listener in listeners:
-                for socket_listener in listener.sockets:
-                    nursery.start_soon(self._accept_connections, listener, socket_listener, nursery)
+            for node_id in self._node_listeners:
+                self._start_node_task(node_id)
             task_status.started(listeners)
             if self.broker.config.console_listener is not None:
                 # After the Kafka listeners: its imports cost ~0.2 s of start-up otherwise.
                 nursery.start_soon(self._serve_console, self.broker.config.console_listener)
+
+    def _start_node_task(self, node_id: int) -> None:
+        assert self._nursery is not None
+        scope = self._node_scopes[node_id] = trio.CancelScope()
+        self._nursery.start_soon(self._run_node, node_id, scope)
+
+    async def _run_node(self, node_id: int, scope: trio.CancelScope) -> None:
+        """One emulated broker: its listeners' accept loops and its connections, all in one
+        scope, so stopping it closes its connections and its ports."""
+        listeners = self._node_listeners[node_id]
+        try:
+            with scope:
+                async with trio.open_nursery() as nursery:
+                    for listener in listeners:
+                        for socket_listener in listener.sockets:
+                            nursery.start_soon(self._accept_connections, listener, socket_listener, nursery)
+        finally:
+            for listener in listeners:
+                for socket_listener in listener.sockets:
+                    socket_listener.socket.close()
+
+    def stop_node(self, node_id: int) -> None:
+        """Stop emulated broker `node_id`: its connections close, its ports refuse, the
+        partitions it led get new leaders (ClusterError for an unknown or stopped node)."""
+        self.broker.cluster.stop(node_id)
+        self._node_scopes.pop(node_id).cancel()
+        for listener in self._node_listeners[node_id]:
+            for socket_listener in listener.sockets:
+                socket_listener.socket.close()
+        log.info("broker %d stopped", node_id)
+
+    def start_node(self, node_id: int) -> None:
+        """Start a stopped emulated broker again on the ports it had."""
+        cluster = self.broker.cluster
+        if node_id not in self._node_listeners or node_id in self._node_scopes:
+            cluster.start(node_id)  # its ClusterError: no such broker, or running
+        rebound = [
+            replace(listener, sockets=[_listen_again(family, address) for family, address in addresses])
+            for listener, addresses in zip(
+                self._node_listeners[node_id], self._node_addresses[node_id], strict=True
+            )
+        ]
+        cluster.start(node_id)
+        self._node_listeners[node_id] = rebound
+        self._start_node_task(node_id)
+        log.info("broker %d started", node_id)
 
     async def _serve_console(self, address: str) -> None:
         """The web console and /metrics (docs/console.md). A port that cannot be bound is one
@@ -874,7 +960,50 @@ class BrokerThread:
 
     @property
     def bootstrap(self) -> str:
-        return f"{self.broker.advertised_host}:{self.broker.advertised_port}"
+        """Every broker's first listener (with --brokers, clients can start while one is down)."""
+        first = self.broker.listeners[0].name
+        nodes = self.broker.cluster.nodes.values()
+        addresses = [node.endpoints[first] for node in nodes if first in node.endpoints]
+        if not addresses:  # not started yet
+            addresses = [(self.broker.advertised_host, self.broker.advertised_port)]
+        return ",".join(f"{host}:{port}" for host, port in addresses)
+
+    # -- the emulated brokers' controls (shim.cluster; ClusterError when they cannot be done) --
+
+    def stop_broker(self, node_id: int) -> None:
+        """Stop broker `node_id`: its connections close, its ports refuse connections, and each
+        partition it led (coordinators with them) moves to a running broker with a new epoch."""
+        self.call(lambda: self.server.stop_node(node_id))
+
+    def start_broker(self, node_id: int) -> None:
+        """Start a stopped broker again on its ports; it rejoins every ISR."""
+        self.call(lambda: self.server.start_node(node_id))
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
+        """Make `node_id` the partition's leader; returns the new leader epoch."""
+        return self.call(lambda: self.broker.cluster.move_leader(topic, partition, node_id))
+
+    def move_coordinator(
+        self, node_id: int, *, group: str | None = None, transactional_id: str | None = None
+    ) -> None:
+        """Make `node_id` the coordinator of a group or a transactional id (with the others of
+        its internal topic partition): requests to the old one get NOT_COORDINATOR."""
+        if (group is None) == (transactional_id is None):
+            raise ValueError("move_coordinator takes one of group= or transactional_id=")
+        key_type, key = (GROUP_KEY, group) if group is not None else (TRANSACTION_KEY, transactional_id)
+        assert key is not None
+        self.call(lambda: self.broker.cluster.move_coordinator(key_type, key, node_id))
+
+    def leader(self, topic: str, partition: int) -> int:
+        """The partition's current leader (-1: none running)."""
+        return self.call(lambda: self.broker.cluster.leader(topic, partition))
+
+    def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
+        """The node coordinating a group or a transactional id."""
+        key_type, key = (GROUP_KEY, group) if group is not None else (TRANSACTION_KEY, transactional_id)
+        if key is None:
+            raise ValueError("coordinator takes one of group= or transactional_id=")
+        return self.call(lambda: self.broker.cluster.coordinator(key_type, key))
 
     def start(self, timeout_s: float = 10.0) -> BrokerThread:
         self._thread.start()

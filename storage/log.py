@@ -26,8 +26,11 @@ from kafka_shim.storage.txn_index import AbortedTxn
 # Called with the log that grew, so only Fetches waiting on it are woken.
 AppendHook = Callable[["PartitionLog"], None]
 
-# One broker leads every partition forever: the leader epoch never moves.
+# The epoch a partition is created at; it grows only when an emulated broker
+# (shim.cluster) hands the partition's leadership to another.
 LEADER_EPOCH = 0
+# What OffsetForLeaderEpoch answers for an epoch it knows no end of.
+NO_EPOCH_END = (-1, -1)
 DELETE_TO_HIGH_WATERMARK = -1
 
 
@@ -67,6 +70,9 @@ class PartitionLog(ABC):
         self.producers = ProducerStates()
         self._on_append = on_append
         self.config = LogConfig()
+        # Kafka's leader-epoch cache: (epoch, first offset written in it), epochs ascending.
+        # Appended batches are stamped with the last one.
+        self.epoch_starts: list[tuple[int, int]] = [(LEADER_EPOCH, 0)]
 
     # -- the contract -------------------------------------------------------
 
@@ -142,6 +148,34 @@ class PartitionLog(ABC):
     # -- shared behaviour ---------------------------------------------------
 
     @property
+    def leader_epoch(self) -> int:
+        return self.epoch_starts[-1][0]
+
+    def begin_leader_epoch(self, epoch: int) -> None:
+        """A new leader starts `epoch` at the log end (Kafka's LeaderEpochFileCache.assign):
+        earlier epochs in which nothing was written are dropped, as Kafka drops them."""
+        start = self.log_end_offset
+        kept = [(e, s) for e, s in self.epoch_starts if e < epoch and s < start]
+        self.epoch_starts = [*kept, (epoch, start)]
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """(epoch, end offset) as Kafka's leader-epoch cache answers OffsetForLeaderEpoch: the
+        current epoch ends at the log end; an older one where the next known epoch starts,
+        named by the newest known epoch at or below it; one newer than any, or -1, has no end."""
+        if epoch == self.leader_epoch:
+            return epoch, self.log_end_offset
+        later = next(((e, s) for e, s in self.epoch_starts if e > epoch), None)
+        if epoch == NO_EPOCH_END[0] or later is None:
+            return NO_EPOCH_END
+        floor = [e for e, _ in self.epoch_starts if e <= epoch]
+        start = max(later[1], self.log_start_offset)
+        return (floor[-1] if floor else epoch), start
+
+    def epoch_at(self, offset: int) -> int:
+        """The leader epoch `offset` was written in (ListOffsets answers it beside the offset)."""
+        return next((e for e, s in reversed(self.epoch_starts) if s <= offset), self.epoch_starts[0][0])
+
+    @property
     def last_stable_offset(self) -> int:
         """The first offset of the earliest open transaction, else the high watermark:
         a read_committed consumer reads below it."""
@@ -191,7 +225,7 @@ class PartitionLog(ABC):
             earlier = self.producers.check(first)
             if earlier is not None:
                 return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
-        placed = batches.with_base_offset(self.log_end_offset, LEADER_EPOCH)
+        placed = batches.with_base_offset(self.log_end_offset, self.leader_epoch)
         self._write(placed)
         if idempotent:
             self.producers.record(placed.first)
@@ -214,7 +248,7 @@ class PartitionLog(ABC):
             producer_id=producer_id,
             producer_epoch=producer_epoch,
             timestamp_ms=timestamp_ms,
-            partition_leader_epoch=LEADER_EPOCH,
+            partition_leader_epoch=self.leader_epoch,
         )
         self._write(batch)
         completed = self.producers.record_marker(producer_id, producer_epoch, marker, offset, timestamp_ms)

@@ -34,7 +34,7 @@ from kafka_shim.protocol.records import (
     iter_headers,
 )
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.memory_compaction import MemoryCompaction
 from kafka_shim.storage.topics import Topic, TopicStore
@@ -161,7 +161,7 @@ def _batch(
     base = partition.log_end_offset
     producer_id, epoch = producer
     if producer_id == NO_PRODUCER_ID:
-        return build_keyed_batch(keys_values, base, now_ms, partition_leader_epoch=LEADER_EPOCH)
+        return build_keyed_batch(keys_values, base, now_ms, partition_leader_epoch=partition.leader_epoch)
     return build_keyed_batch(
         keys_values,
         base,
@@ -170,7 +170,7 @@ def _batch(
         producer_id=producer_id,
         producer_epoch=epoch,
         base_sequence=partition.producers.next_sequence(producer_id, epoch),
-        partition_leader_epoch=LEADER_EPOCH,
+        partition_leader_epoch=partition.leader_epoch,
     )
 
 

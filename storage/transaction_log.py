@@ -17,7 +17,6 @@ from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_
 from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.protocol.transaction_records import TransactionRecord, decode_record, encode_record
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.memory_compaction import MemoryCompaction
 from kafka_shim.storage.offsets_log import (
@@ -70,7 +69,7 @@ class TransactionLog:
             partition = partitions[index]
             base = partition.log_end_offset
             batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
-            partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
+            partition.append(build_batch(batch, partition_leader_epoch=partition.leader_epoch))
             if isinstance(partition, MemoryLog):
                 self._memory_compaction.step(index, partition, now_ms)
 

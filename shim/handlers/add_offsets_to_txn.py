@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_offsets_to_txn import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
@@ -21,6 +22,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     broker = ctx.broker
     partition = TopicPartition(OFFSETS_TOPIC, broker.offsets_log.partition_for(request.group_id))
     code = broker.transactions.add_partitions(

@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 
@@ -55,6 +56,8 @@ def _add(
         AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
     ):
         return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not ctx.coordinates(TRANSACTION_KEY, transactional_id):
+        return dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR)
     coordinator = ctx.broker.transactions
     if verify:
         return {

@@ -14,6 +14,7 @@ from kafka_shim.protocol.messages.consumer_group_describe import (
     CONSUMER_MEMBER_TYPE,
 )
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer import Topics
 from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
@@ -46,7 +47,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []
     for group_id in request.group_ids:
-        if group_id in allowed:
+        if group_id in allowed and not ctx.coordinates(GROUP_KEY, group_id):
+            group = GroupDescription(ErrorCode.NOT_COORDINATOR, None, group_id)
+        elif group_id in allowed:
             group = _describe(ctx, group_id)
         else:
             group = GroupDescription(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, group_id)

@@ -14,6 +14,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import API, JOIN_EPOCH
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import GroupState
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
@@ -44,6 +45,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+        answer = HeartbeatResponse(ErrorCode.NOT_COORDINATOR, None)
     elif _is_live_classic_group(ctx, request.group_id):
         if request.member_epoch == JOIN_EPOCH:
             answer = broker.upgrade(_request(ctx, request), ctx.now_ms())

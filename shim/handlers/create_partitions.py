@@ -28,7 +28,9 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
                     f"{len(requested.assignments)} assignment(s) were specified.",
                 )
             for assignment in requested.assignments:
-                check_replica_list(assignment.broker_ids, (ctx.broker.node_id,), 1)
+                # Every broker holds every partition (shim.cluster): as many replicas as brokers.
+                brokers = ctx.broker.cluster.registered()
+                check_replica_list(assignment.broker_ids, brokers, len(ctx.broker.cluster.nodes))
         if not validate_only:
             topics.add_partitions(requested.name, requested.count)
     except StorageError as exc:

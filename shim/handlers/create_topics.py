@@ -27,7 +27,7 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
         topics.check_name(requested.name)
         check_configs(configs)
         count = new_topic_partitions(
-            requested, (ctx.broker.node_id,), ctx.broker.config.default_replication_factor
+            requested, ctx.broker.cluster.registered(), ctx.broker.config.default_replication_factor
         )
         if validate_only:
             count = topics.check_new(requested.name, count, configs)

@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_groups import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -19,7 +20,12 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     refused = dict.fromkeys(
         (g for g in request.groups_names if g not in deletable), ErrorCode.GROUP_AUTHORIZATION_FAILED
     )
-    allowed = [g for g in request.groups_names if g in deletable]
+    refused.update(
+        (g, ErrorCode.NOT_COORDINATOR)
+        for g in request.groups_names
+        if g in deletable and not ctx.coordinates(GROUP_KEY, g)
+    )
+    allowed = [g for g in request.groups_names if g not in refused]
     consumer: dict[str, ErrorCode] = {}
     for group_id in allowed:
         if broker.consumer_groups.group(group_id) is not None:

@@ -1,4 +1,4 @@
-"""DescribeCluster: the admin client's view of this single-broker cluster."""
+"""DescribeCluster: the admin client's view of the cluster: the running brokers (shim.cluster)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,18 @@ from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BRO
 from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers.metadata import brokers
 
 __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
-    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     answer: dict[str, Any] = {
         "throttle_time_ms": 0,
         "endpoint_type": request.endpoint_type,
         "cluster_id": broker.cluster_id,
-        "controller_id": broker.node_id,
+        "controller_id": broker.cluster.controller_id,
     }
     if request.endpoint_type != ENDPOINT_TYPE_BROKER:
         # A Kafka broker answers controller-endpoint requests this way.
@@ -38,6 +38,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
     return answer | {
         "error_code": ErrorCode.NONE,
-        "brokers": [{"broker_id": broker.node_id, "host": host, "port": port}],
+        "brokers": [
+            {"broker_id": b["node_id"], "host": b["host"], "port": b["port"], "rack": b["rack"]}
+            for b in brokers(ctx)
+        ],
         "cluster_authorized_operations": operations,
     }

@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -32,6 +33,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     for group_id in request.groups:
         if group_id not in allowed:
             described.append(_refused(group_id))
+            continue
+        if not ctx.coordinates(GROUP_KEY, group_id):
+            described.append(_refused(group_id) | {"error_code": ErrorCode.NOT_COORDINATOR})
             continue
         if ctx.broker.consumer_groups.group(group_id) is not None:
             # Kafka up to DescribeGroups v5 answers Dead for a consumer group.

@@ -48,9 +48,9 @@ def _partitions(
     """The partitions from `start`, at most `limit`, and the index of the next one (-1: none)."""
     count = len(topic.partitions)
     upper = min(count, start + limit)
-    node = ctx.broker.node_id
     described = [
-        partition_state(node, index) | {"eligible_leader_replicas": [], "last_known_elr": []}
+        partition_state(ctx.broker.cluster, topic, index)
+        | {"eligible_leader_replicas": [], "last_known_elr": []}
         for index in range(start, upper)
     ]
     return described, upper if upper < count else -1

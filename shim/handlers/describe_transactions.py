@@ -7,6 +7,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_transactions import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import by_topic
 
@@ -15,11 +16,14 @@ __all__ = ["API", "handle"]
 
 def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
     allowed = ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id)
-    described = ctx.broker.transactions.describe(transactional_id) if allowed else None
+    coordinated = allowed and ctx.coordinates(TRANSACTION_KEY, transactional_id)
+    described = ctx.broker.transactions.describe(transactional_id) if coordinated else None
     if described is None:
         return {
             "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             if not allowed
+            else ErrorCode.NOT_COORDINATOR
+            if not coordinated
             else ErrorCode.INVALID_REQUEST
             if not transactional_id
             else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,

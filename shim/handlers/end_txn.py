@@ -9,6 +9,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -23,6 +24,8 @@ FIRST_TV2_VERSION = 5
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     now = ctx.now_ms()
     client_version = TV2 if ctx.api_version >= FIRST_TV2_VERSION else TV1
     result = ctx.broker.transactions.end_transaction(

@@ -10,6 +10,11 @@ Fetch v0-3 gets magic 0/1 message sets, down-converted from the stored batches
 (control batches skipped, record headers dropped) as Kafka 3.x serves them; v0-2
 never exceed a partition's max bytes for a first large batch (no KIP-74).
 
+With several brokers (shim.cluster) a partition led elsewhere is answered
+NOT_LEADER_OR_FOLLOWER, and a current_leader_epoch (v9+) behind or ahead of the partition's
+FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH, as Kafka answers them; from v16 with the
+leader's id, epoch and address (KIP-951). A long poll ends when its partition's leader moves.
+
 Under isolation_level read_committed a partition is served only below its last
 stable offset, with the aborted transactions overlapping what is served: the
 client drops their records (and skips control batches) itself, as with Kafka.
@@ -27,7 +32,7 @@ from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.fetch_sessions import (
     CachedPartition,
     PartitionKey,
@@ -49,6 +54,7 @@ LAST_MAGIC_0_VERSION = 1  # v0-1 read magic 0 message sets, v2-3 magic 1
 LAST_LEGACY_VERSION = 3
 FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the limits
 FIRST_ZSTD_VERSION = 10
+FIRST_CURRENT_LEADER_VERSION = 16  # KIP-951: current_leader and node_endpoints filled in
 
 
 @dataclass
@@ -181,6 +187,7 @@ def _gather(
     reported: Mapping[PartitionKey, CachedPartition],
     readable: set[str],
     budget: int,
+    epochs: Mapping[PartitionKey, int] | None,
 ) -> Gathered:
     """Read every wanted partition, except those of an incremental session with nothing to
     read and the offsets it last reported: its answer leaves them out (an idle session of
@@ -210,6 +217,16 @@ def _gather(
             must_answer = True
             answers[key] = _refused(index, refusal, committed)
             continue
+        if epochs is not None:  # several brokers: is this one the leader?
+            assert want.topic_name is not None
+            led = ctx.leader_error(want.topic_name, index, epochs.get(key, -1), log)
+            if led != ErrorCode.NONE:
+                must_answer = True
+                answers[key] = _refused(index, led, committed)
+                if ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
+                    leader = ctx.broker.cluster.leader(want.topic_name, index)
+                    answers[key]["current_leader"] = {"leader_id": leader, "leader_epoch": log.leader_epoch}
+                continue
         logs.append(log)
         prior = reported.get(key)
         if prior is not None:
@@ -282,17 +299,27 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     max_bytes = fetch_byte_budget(ctx, request.max_bytes)
+    epochs = None if ctx.broker.cluster.single else _leader_epochs(ctx, request)
     while True:
-        gathered = _gather(ctx, request, wanted, context.reported, readable, max_bytes)
+        gathered = _gather(ctx, request, wanted, context.reported, readable, max_bytes, epochs)
         remaining = deadline - ctx.now_ms()
         if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes) or remaining <= 0:
             break
         await ctx.wait_for_append(gathered.logs, remaining)
     answers = gathered.answers
     answer = context.answer({key: _served(a) for key, a in answers.items()}, ctx.now_ms())
-    response = {
-        "error_code": answer.error,
-        "session_id": answer.session_id,
-        "responses": _responses(ctx, answers, answer.partitions),
-    }
+    responses = _responses(ctx, answers, answer.partitions)
+    response = {"error_code": answer.error, "session_id": answer.session_id, "responses": responses}
+    if epochs is not None and ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
+        response["node_endpoints"] = leader_endpoints(ctx, responses, "partitions")
     return throttle_fetch(ctx, response, gathered.size)
+
+
+def _leader_epochs(ctx: RequestContext, request: Any) -> dict[PartitionKey, int]:
+    """The leader epoch the client believes current, for each partition this request names
+    (partitions a session carries over are checked for leadership only)."""
+    return {
+        (_topic_key(ctx, t), p.partition): p.current_leader_epoch
+        for t in request.topics
+        for p in t.partitions
+    }

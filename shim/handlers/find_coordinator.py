@@ -1,4 +1,6 @@
-"""FindCoordinator: this single broker coordinates every group and transactional id.
+"""FindCoordinator: the broker leading the key's internal topic partition coordinates a group
+or transactional id (shim.cluster; a single broker coordinates them all); with no broker
+running for it, COORDINATOR_NOT_AVAILABLE.
 
 `error_message` as Kafka 3.9 fills it: v1-3 carry the error's message, "NONE" on success
 (Java's Errors.NONE.message()); v4+ coordinators never carry one (the schema's default, "").
@@ -11,11 +13,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import API
 from kafka_shim.shim.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
-
-GROUP_KEY, TRANSACTION_KEY = 0, 1
 
 # What a principal must be allowed to DESCRIBE to find a key's coordinator, and the error if not.
 _DESCRIBED_AS = {
@@ -27,21 +28,30 @@ _DESCRIBED_AS = {
 # Java's Errors.X.message() for the errors answered here (v1-3 send it).
 _MESSAGES = DENIED_MESSAGES | {
     ErrorCode.NONE: "NONE",
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
     ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
     "library or the message was sent to an incompatible broker. See the broker logs for more details.",
 }
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
-    broker = ctx.broker
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         # Share groups (key type 2) and anything newer are not coordinated here.
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
     resource_type, denied = _DESCRIBED_AS[key_type]
     if not ctx.authorize(AclOperation.DESCRIBE, resource_type, key):
         return {"key": key, "error_code": denied, "node_id": -1, "host": "", "port": -1}
-    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
-    return {"key": key, "error_code": ErrorCode.NONE, "node_id": broker.node_id, "host": host, "port": port}
+    node = ctx.broker.cluster.coordinator(key_type, key)
+    if node == NO_LEADER:
+        return {
+            "key": key,
+            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+            "node_id": -1,
+            "host": "",
+            "port": -1,
+        }
+    host, port = ctx.broker_address(node)  # on the listener this request arrived on, as in Kafka
+    return {"key": key, "error_code": ErrorCode.NONE, "node_id": node, "host": host, "port": port}
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:

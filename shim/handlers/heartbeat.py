@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.heartbeat import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import HeartbeatRequest
 
@@ -17,6 +18,8 @@ __all__ = ["API", "handle"]
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    if not ctx.coordinates(GROUP_KEY, request.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     beat = HeartbeatRequest(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )

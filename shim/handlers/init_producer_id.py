@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
@@ -46,6 +47,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         # Without a transactional id Kafka always hands out a fresh id at epoch 0,
         # whatever producer id and epoch (v3+) the request carries.
         return _answer(ErrorCode.NONE, ctx.broker.producer_ids.allocate(), 0)
+    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+        return _answer(ErrorCode.NOT_COORDINATOR)
     held = (request.producer_id, request.producer_epoch)
     if held == (NO_PRODUCER_ID, NO_PRODUCER_EPOCH):
         expected = None

@@ -11,6 +11,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.join_group import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import JoinRequest, JoinResult, Protocol
 
@@ -21,10 +22,10 @@ def client_host(ctx: RequestContext) -> str:
     return f"/{ctx.client_host}"  # Kafka reports hosts as Java's InetAddress prints them
 
 
-def _refused(version: int) -> dict[str, Any]:
+def _refused(version: int, code: ErrorCode) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
-        "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        "error_code": code,
         "generation_id": -1,
         "protocol_name": None if version >= 7 else "",
         "leader": "",
@@ -36,7 +37,9 @@ def _refused(version: int) -> dict[str, Any]:
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _refused(version)
+        return _refused(version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not ctx.coordinates(GROUP_KEY, request.group_id):
+        return _refused(version, ErrorCode.NOT_COORDINATOR)
     broker = ctx.broker
     join = JoinRequest(
         group_id=request.group_id,

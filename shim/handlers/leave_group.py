@@ -7,6 +7,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.leave_group import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import MemberIdentity
 
@@ -16,6 +17,8 @@ __all__ = ["API", "handle"]
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}
+    if not ctx.coordinates(GROUP_KEY, request.group_id):
+        return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR, "members": []}
     if ctx.api_version >= 3:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
     else:

@@ -7,6 +7,10 @@ read_uncommitted is bounded by the high watermark, which is the log end here.
 v0 is Kafka's legacy lookup by segment (UnifiedLog.legacyFetchOffsetsBefore): the base
 offsets of the segments last written at or before the timestamp, newest first, and the
 log end for "now"; a consumer's answer is capped at the high watermark.
+
+With several brokers (shim.cluster) only the partition's leader answers (Kafka's
+fetchOnlyFromLeader, for every replica id but the debugging one), after the client's
+current_leader_epoch (v4+) is checked; each offset comes with the epoch it was written in.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog, SegmentSpan
+from kafka_shim.storage.log import PartitionLog, SegmentSpan
 
 __all__ = ["API", "handle"]
 
@@ -28,6 +32,7 @@ EARLIEST_LOCAL = -4  # v8+: no tiered storage, so the same as earliest
 LATEST_TIERED = -5  # v9+: nothing is tiered, so no offset
 LATEST_TIERED_VERSION = 9
 CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
 NO_TIMESTAMP = -1
 READ_COMMITTED = 1
 
@@ -56,6 +61,10 @@ def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: 
     log = ctx.broker.topics.partition(name, request.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if replica_id != DEBUGGING_REPLICA_ID:
+        led = ctx.leader_error(name, request.partition_index, -1, log)
+        if led != ErrorCode.NONE:
+            return answer | {"error_code": led}
     now = ctx.now_ms()
     offsets = legacy_offsets(
         log.segment_spans(now), log.log_end_offset, request.timestamp, request.max_num_offsets, now
@@ -87,16 +96,22 @@ def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, in
     return found.timestamp, found.offset
 
 
-def _partition(ctx: RequestContext, name: str, request: Any, committed: bool) -> dict[str, Any]:
+def _partition(
+    ctx: RequestContext, name: str, request: Any, committed: bool, replica_id: int
+) -> dict[str, Any]:
     answer: dict[str, Any] = {"partition_index": request.partition_index}
     log = ctx.broker.topics.partition(name, request.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if replica_id != DEBUGGING_REPLICA_ID:
+        led = ctx.leader_error(name, request.partition_index, request.current_leader_epoch, log)
+        if led != ErrorCode.NONE:
+            return answer | {"error_code": led}
     found = _lookup(log, request.timestamp, committed)
     if found is None or (request.timestamp == LATEST_TIERED and ctx.api_version < LATEST_TIERED_VERSION):
         return answer | {"error_code": ErrorCode.INVALID_REQUEST}
     timestamp, offset = found
-    epoch = LEADER_EPOCH if offset >= 0 else -1
+    epoch = (log.leader_epoch if request.timestamp == LATEST else log.epoch_at(offset)) if offset >= 0 else -1
     return answer | {
         "error_code": ErrorCode.NONE,
         "timestamp": timestamp,
@@ -115,7 +130,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     def answer(name: str, partition: Any) -> dict[str, Any]:
         if ctx.api_version == 0:
             return _legacy_partition(ctx, name, partition, request.replica_id)
-        return _partition(ctx, name, partition, committed)
+        return _partition(ctx, name, partition, committed, request.replica_id)
 
     described = ctx.authorized_names(
         AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics)

@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_transactions import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -24,7 +25,12 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         (t.transactional_id for t in listings),
         log_denied=False,
     )
-    listings = [t for t in listings if t.transactional_id in described]
+    # Each broker lists the transactional ids it coordinates (shim.cluster), as in Kafka.
+    listings = [
+        t
+        for t in listings
+        if t.transactional_id in described and ctx.coordinates(TRANSACTION_KEY, t.transactional_id)
+    ]
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

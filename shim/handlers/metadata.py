@@ -1,4 +1,5 @@
-"""Metadata: this one broker, as controller and leader of every partition."""
+"""Metadata: the running brokers (one, or those of --brokers), each partition's leader, leader
+epoch, replicas and in-sync replicas (shim.cluster), and the controller."""
 
 from __future__ import annotations
 
@@ -12,28 +13,30 @@ from kafka_shim.protocol.messages.metadata import (
 )
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.cluster import NO_LEADER, Cluster
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from kafka_shim.storage.topics import Topic, invalid_topic_name
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
-__all__ = ["API", "INTERNAL_TOPICS", "handle", "partition_state"]
+__all__ = ["API", "INTERNAL_TOPICS", "brokers", "handle", "partition_state"]
 
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC})
 
 
-def partition_state(node: int, index: int) -> dict[str, Any]:
-    """A partition as Metadata (and DescribeTopicPartitions) describe it: led by `node`, its
-    one replica, since epoch 0."""
+def partition_state(cluster: Cluster, topic: Topic, index: int) -> dict[str, Any]:
+    """A partition as Metadata (and DescribeTopicPartitions) describe it: its leader and leader
+    epoch, every broker a replica, the running ones in sync. With no replica running, Kafka
+    answers LEADER_NOT_AVAILABLE and leader -1."""
+    leader = cluster.leader(topic.name, index)
     return {
-        "error_code": ErrorCode.NONE,
+        "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ErrorCode.NONE,
         "partition_index": index,
-        "leader_id": node,
-        "leader_epoch": LEADER_EPOCH,
-        "replica_nodes": [node],
-        "isr_nodes": [node],
-        "offline_replicas": [],
+        "leader_id": leader,
+        "leader_epoch": topic.partitions[index].leader_epoch,
+        "replica_nodes": cluster.replicas(topic.name, index),
+        "isr_nodes": cluster.isr(topic.name, index),
+        "offline_replicas": cluster.offline(topic.name, index),
     }
 
 
@@ -43,7 +46,9 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
         "name": topic.name,
         "topic_id": topic.topic_id,
         "is_internal": topic.name in INTERNAL_TOPICS,
-        "partitions": [partition_state(broker.node_id, index) for index in range(len(topic.partitions))],
+        "partitions": [
+            partition_state(broker.cluster, topic, index) for index in range(len(topic.partitions))
+        ],
         "topic_authorized_operations": operations,
     }
 
@@ -138,9 +143,17 @@ def _entry(ctx: RequestContext, resolved: Topic | dict[str, Any], with_operation
     return resolved
 
 
+def brokers(ctx: RequestContext) -> list[dict[str, Any]]:
+    """The running brokers, each at its address on the listener this request arrived on."""
+    answer = []
+    for node in ctx.broker.cluster.running():
+        host, port = ctx.broker_address(node.node_id)
+        answer.append({"node_id": node.node_id, "host": host, "port": port, "rack": node.rack})
+    return answer
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
-    host, port = ctx.advertised_address()  # the listener's this request arrived on, as in Kafka
     resolved: list[Topic | dict[str, Any]]
     if _all_topics_requested(ctx, request):
         # Topics the principal may not describe are left out, unlogged: it did not name them.
@@ -158,9 +171,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     with_operations = request.include_topic_authorized_operations
     return {
         "throttle_time_ms": 0,
-        "brokers": [{"node_id": broker.node_id, "host": host, "port": port}],
+        "brokers": brokers(ctx),
         "cluster_id": broker.cluster_id,
-        "controller_id": broker.node_id,
+        "controller_id": broker.cluster.controller_id,
         "topics": [_entry(ctx, t, with_operations) for t in resolved],
         "cluster_authorized_operations": _cluster_operations(ctx, request),
     }

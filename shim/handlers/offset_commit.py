@@ -11,6 +11,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -56,7 +57,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 commits[tp] = OffsetCommit(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
                 )
-    if commits:
+    if commits and not ctx.coordinates(GROUP_KEY, group_id):
+        errors.update(dict.fromkeys(commits, ErrorCode.NOT_COORDINATOR))
+    elif commits:
         consumer_groups = broker.consumer_groups
         commit: CommitRequest | None = None
         if consumer_groups.group(group_id) is None:

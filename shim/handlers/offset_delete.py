@@ -7,6 +7,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_delete import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -18,6 +19,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     errors: dict[TopicPartition, ErrorCode] = {}
     if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, request.group_id):
         error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+        error = ErrorCode.NOT_COORDINATOR
     else:
         readable = ctx.authorized_names(
             AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)

@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_fetch import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -81,6 +82,8 @@ def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, mem
 def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
         return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    if not ctx.coordinates(GROUP_KEY, group.group_id):
+        return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NOT_COORDINATOR}
     error = _member_error(ctx, group.group_id, group.member_id, group.member_epoch)
     if error:
         return {"group_id": group.group_id, "topics": [], "error_code": error}
@@ -88,10 +91,10 @@ def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, A
     return {"group_id": group.group_id, "topics": topics, "error_code": ErrorCode.NONE}
 
 
-def _refused_group(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    """Kafka's answer to a v0-7 request for a group the principal may not DESCRIBE: v0-1 have
-    no top-level error, so each partition asked for carries it."""
-    denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+def _refused_group(ctx: RequestContext, request: Any, denied: ErrorCode) -> dict[str, Any]:
+    """Kafka's answer to a v0-7 request for a group the principal may not DESCRIBE, or that
+    another broker coordinates: v0-1 have no top-level error, so each partition asked for
+    carries it."""
     topics = []
     if ctx.api_version < 2:
         topics = [
@@ -106,6 +109,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         answers = [_group(ctx, g, request.require_stable) for g in request.groups]
         return {"throttle_time_ms": 0, "groups": answers}
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id):
-        return _refused_group(ctx, request)
+        return _refused_group(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not ctx.coordinates(GROUP_KEY, request.group_id):
+        return _refused_group(ctx, request, ErrorCode.NOT_COORDINATOR)
     topics = _fetch_group(ctx, request.group_id, request.topics, request.require_stable)
     return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

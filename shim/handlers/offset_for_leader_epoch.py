@@ -1,12 +1,11 @@
-"""OffsetForLeaderEpoch: the end offset of a leader epoch. This broker has led every
-partition since its creation at epoch 0 (`storage.log.LEADER_EPOCH`, what Metadata
-advertises), so its leader-epoch cache holds that one epoch, starting at the log start.
+"""OffsetForLeaderEpoch: the end offset of a leader epoch, from the partition log's
+leader-epoch cache (`PartitionLog.end_offset_for_epoch`, Kafka's LeaderEpochFileCache.endOffsetFor):
+epochs start at 0 and grow when an emulated broker (shim.cluster) takes the leadership over.
 
-Kafka's answers (Partition.lastOffsetForLeaderEpoch, LeaderEpochFileCache.endOffsetFor):
-a `current_leader_epoch` older than the broker's is FENCED_LEADER_EPOCH, a newer one
-UNKNOWN_LEADER_EPOCH, -1 is not checked; the current epoch ends at the log end offset; an
-epoch newer than any known, or -1, has no end (-1, -1); one older than the first known
-ends where the first known one starts.
+Kafka's answers (Partition.lastOffsetForLeaderEpoch): a `current_leader_epoch` older than the
+partition's is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, -1 is not checked; then
+a broker that does not lead the partition answers NOT_LEADER_OR_FOLLOWER (a consumer's request,
+replica id -1; followers do not exist here).
 """
 
 from __future__ import annotations
@@ -14,35 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.offset_for_leader_epoch import (
-    API,
-    NO_LEADER_EPOCH,
-    UNDEFINED_EPOCH_OFFSET,
-)
+from kafka_shim.protocol.messages.offset_for_leader_epoch import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
-__all__ = ["API", "end_offset_for_epoch", "handle"]
-
-
-def end_offset_for_epoch(log: PartitionLog, epoch: int) -> tuple[int, int]:
-    """The (epoch, end offset) Kafka's leader-epoch cache answers for `epoch`."""
-    if epoch == LEADER_EPOCH:
-        return LEADER_EPOCH, log.log_end_offset
-    if epoch == NO_LEADER_EPOCH or epoch > LEADER_EPOCH:
-        return NO_LEADER_EPOCH, UNDEFINED_EPOCH_OFFSET
-    return epoch, log.log_start_offset  # older than the first epoch: where that one starts
-
-
-def _epoch_error(current_leader_epoch: int) -> ErrorCode:
-    if current_leader_epoch == NO_LEADER_EPOCH:
-        return ErrorCode.NONE
-    if current_leader_epoch < LEADER_EPOCH:
-        return ErrorCode.FENCED_LEADER_EPOCH
-    if current_leader_epoch > LEADER_EPOCH:
-        return ErrorCode.UNKNOWN_LEADER_EPOCH
-    return ErrorCode.NONE
+__all__ = ["API", "handle"]
 
 
 def _end_offset(ctx: RequestContext, topic: str, requested: Any) -> dict[str, Any]:
@@ -50,10 +25,10 @@ def _end_offset(ctx: RequestContext, topic: str, requested: Any) -> dict[str, An
     log = ctx.broker.topics.partition(topic, requested.partition)
     if log is None:
         return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    error = _epoch_error(requested.current_leader_epoch)
+    error = ctx.leader_error(topic, requested.partition, requested.current_leader_epoch, log)
     if error is not ErrorCode.NONE:
         return result | {"error_code": error}
-    epoch, end_offset = end_offset_for_epoch(log, requested.leader_epoch)
+    epoch, end_offset = log.end_offset_for_epoch(requested.leader_epoch)
     return result | {"error_code": ErrorCode.NONE, "leader_epoch": epoch, "end_offset": end_offset}
 
 

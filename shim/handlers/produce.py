@@ -1,5 +1,6 @@
 """Produce: validate each partition's batches by their headers, append, answer
-base offsets. acks=0 gets no response at all.
+base offsets. acks=0 gets no response at all. A partition led by another broker (shim.cluster)
+is answered NOT_LEADER_OR_FOLLOWER, with the leader's id, epoch and address from v10 (KIP-951).
 
 A transactional batch is appended only within its producer's ongoing transaction
 that holds the partition, as the transaction coordinator says (Kafka's
@@ -23,11 +24,12 @@ from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.record_codec import TARGET_CODECS, batch_keyed_records
 from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.throttling import throttle_produce
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic, invalid_topic_name
 
@@ -58,6 +60,7 @@ class Refused(Exception):
         self.code = code
         self.message = message
         self.record_errors = record_errors or []
+        self.current_leader: dict[str, int] | None = None  # KIP-951, with NOT_LEADER_OR_FOLLOWER
 
 
 def _topic(ctx: RequestContext, name: str) -> Topic:
@@ -176,6 +179,17 @@ def _check_transaction(
     )
 
 
+def _check_leader(ctx: RequestContext, name: str, index: int, log: PartitionLog) -> None:
+    code = ctx.leader_error(name, index, -1, log)
+    if code != ErrorCode.NONE:
+        refused = Refused(code)
+        refused.current_leader = {
+            "leader_id": ctx.broker.cluster.leader(name, index),
+            "leader_epoch": log.leader_epoch,
+        }
+        raise refused
+
+
 def _append(
     ctx: RequestContext,
     transactional_id: str | None,
@@ -191,6 +205,8 @@ def _append(
         log = topic.partition(index)
         if log is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if not ctx.broker.cluster.single:
+            _check_leader(ctx, name, index, log)
         batches = _validated(ctx, topic, index, records)
         if batches.first.is_transactional:
             _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
@@ -211,6 +227,8 @@ def _append(
         }
         if isinstance(exc, Refused) and exc.record_errors:
             refusal["record_errors"] = exc.record_errors
+        if isinstance(exc, Refused) and exc.current_leader is not None:
+            refusal["current_leader"] = exc.current_leader
         return refusal
     return {
         "index": index,
@@ -257,5 +275,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     throttle_time_ms = throttle_produce(ctx, request)
     if request.acks == 0:
         return None
-    # One replica: acks=1 and acks=-1 are both satisfied once the log has it.
-    return {"responses": responses, "throttle_time_ms": throttle_time_ms}
+    # One copy of the data: acks=1 and acks=-1 are both satisfied once the log has it.
+    answer = {"responses": responses, "throttle_time_ms": throttle_time_ms}
+    if not ctx.broker.cluster.single:
+        answer["node_endpoints"] = leader_endpoints(ctx, responses, "partition_responses")
+    return answer

@@ -8,6 +8,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sync_group import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import SyncRequest, SyncResult
 
@@ -21,6 +22,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+        result = SyncResult(ErrorCode.NOT_COORDINATOR)
     else:
         sync = SyncRequest(
             group_id=request.group_id,

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.txn_offset_commit import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import OffsetCommit, TopicPartition, TxnCommitRequest
 from kafka_shim.shim.coordinator.types import by_topic
@@ -76,6 +77,8 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
         denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    elif not ctx.coordinates(GROUP_KEY, request.group_id):  # the group's coordinator commits them
+        denied = ErrorCode.NOT_COORDINATOR
     names = (t.name for t in request.topics)
     readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names) if not denied else set()
     for topic in request.topics:

@@ -1,0 +1,225 @@
+"""Several brokers in one process (`--brokers N`): one copy of the data, N listeners.
+
+An emulated broker is a node id, a rack and a set of listeners; nothing is replicated. What
+differs between the nodes is who leads each partition, and so who coordinates each group and
+transactional id (the leader of its `__consumer_offsets` / `__transaction_state` partition, as
+in Kafka). A request for a partition sent to another node is answered NOT_LEADER_OR_FOLLOWER,
+a group or transaction request NOT_COORDINATOR, as Kafka answers them.
+
+Every node is a replica of every partition, listed from a preferred leader that spreads
+leaders over the nodes; the in-sync replicas are the running ones. Stopping a node moves each
+partition it led to the next running replica, as Kafka's controller elects one; a node that
+starts again rejoins the ISR and leads nothing until a partition is moved to it (Kafka's
+automatic preferred-leader rebalance, every 300 s, is not emulated). Each leadership change
+starts a new leader epoch in the partition's log, so clients' epoch fencing
+(FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and OffsetForLeaderEpoch work as with Kafka.
+
+Pure state: the server binds and closes the listeners; this only says who is running.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage.log import PartitionLog
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, partition_for
+from kafka_shim.storage.topics import Topic, TopicStore
+from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
+
+# FindCoordinator's key types.
+GROUP_KEY, TRANSACTION_KEY = 0, 1
+NO_LEADER = -1
+
+
+class ClusterError(ValueError):
+    """A control asked of the emulated cluster that cannot be done (unknown node, topic...)."""
+
+
+@dataclass
+class Node:
+    node_id: int
+    rack: str | None
+    running: bool = True
+    # Listener name -> advertised (host, port), filled in by the server once bound.
+    endpoints: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Leadership:
+    """Who leads a partition, for the topic incarnation it was decided for (None: the topic
+    did not exist yet, as for a coordinator moved before its internal topic was created)."""
+
+    topic_id: object
+    leader: int
+
+
+class Cluster:
+    def __init__(
+        self,
+        node_ids: Sequence[int],
+        racks: Sequence[str],
+        topics: TopicStore,
+        coordinator_partitions: Callable[[int], int],
+    ) -> None:
+        if not node_ids:
+            raise ClusterError("a cluster needs at least one broker")
+        self.nodes = {
+            node_id: Node(node_id, racks[i % len(racks)] if racks else None)
+            for i, node_id in enumerate(node_ids)
+        }
+        self._order = list(node_ids)
+        self._topics = topics
+        # How many partitions a key type's internal topic has (created or to be created).
+        self._coordinator_partitions = coordinator_partitions
+        self._leaders: dict[tuple[str, int], Leadership] = {}
+        # Called with a log whose leader changed: the server wakes its Fetch long polls,
+        # which then answer NOT_LEADER_OR_FOLLOWER, as Kafka completes a delayed fetch.
+        self.on_leader_change: Callable[[PartitionLog], None] = lambda log: None
+
+    @property
+    def single(self) -> bool:
+        """One broker: nothing is ever led elsewhere (every check short-cuts on this)."""
+        return len(self._order) == 1
+
+    @property
+    def controller_id(self) -> int:
+        """The first running node (Metadata's and DescribeCluster's controller_id)."""
+        return next((n for n in self._order if self.nodes[n].running), NO_LEADER)
+
+    def running(self) -> list[Node]:
+        return [self.nodes[n] for n in self._order if self.nodes[n].running]
+
+    def registered(self) -> list[int]:
+        """The ids of the running brokers: those new replicas may be placed on, as in Kafka."""
+        return [node.node_id for node in self.running()]
+
+    # -- partitions ------------------------------------------------------------------------
+
+    def replicas(self, topic: str, index: int) -> list[int]:
+        """Every node, starting from the partition's preferred leader: leaders spread over
+        the nodes as Kafka's assignment spreads them (by partition, from a start per topic)."""
+        order = self._order
+        start = (zlib.crc32(topic.encode()) + index) % len(order)
+        return order[start:] + order[:start]
+
+    def isr(self, topic: str, index: int) -> list[int]:
+        return [n for n in self.replicas(topic, index) if self.nodes[n].running]
+
+    def offline(self, topic: str, index: int) -> list[int]:
+        return [n for n in self.replicas(topic, index) if not self.nodes[n].running]
+
+    def leader(self, topic: str, index: int) -> int:
+        """The partition's leader, NO_LEADER when no replica runs."""
+        if self.single:
+            return self._order[0]
+        decided = self._leaders.get((topic, index))
+        if decided is not None and decided.topic_id in (None, self._topic_id(topic)):
+            return decided.leader
+        # Never decided (or decided for a deleted topic of the same name): the first running
+        # replica, kept, so a node that starts later does not take it without a new epoch.
+        leader = next(iter(self.isr(topic, index)), NO_LEADER)
+        self._leaders[topic, index] = Leadership(self._topic_id(topic), leader)
+        return leader
+
+    def leader_error(
+        self, node_id: int, topic: str, index: int, current_epoch: int, log: PartitionLog
+    ) -> ErrorCode:
+        """Kafka's check for a client's request to a partition (Partition.localLogWithEpochOrThrow):
+        the client's leader epoch first (-1: not checked), then whether `node_id` leads it."""
+        epoch = log.leader_epoch
+        if current_epoch != -1 and current_epoch < epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if current_epoch > epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+        if not self.single and self.leader(topic, index) != node_id:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return ErrorCode.NONE
+
+    def move_leader(self, topic: str, index: int, node_id: int) -> int:
+        """Hand the partition's leadership to running node `node_id`; returns the new leader
+        epoch. Clients still sending to the old leader get NOT_LEADER_OR_FOLLOWER."""
+        self._running_node(node_id)
+        found = self._topics.get(topic)
+        log = found.partition(index) if found is not None else None
+        if log is None:
+            raise ClusterError(f"no partition {topic}-{index}")
+        self._elect(topic, index, log, node_id)
+        return log.leader_epoch
+
+    def _elect(self, topic: str, index: int, log: PartitionLog | None, node_id: int) -> None:
+        self._leaders[topic, index] = Leadership(self._topic_id(topic), node_id)
+        if log is not None:
+            log.begin_leader_epoch(log.leader_epoch + 1)
+            self.on_leader_change(log)
+
+    def _partitions(self) -> Iterator[tuple[Topic, int, PartitionLog]]:
+        for topic in list(self._topics):
+            for index, log in enumerate(topic.partitions):
+                yield topic, index, log
+
+    # -- coordinators ------------------------------------------------------------------------
+
+    def coordinator_partition(self, key_type: int, key: str) -> tuple[str, int]:
+        """The internal topic partition whose leader coordinates `key`, as Kafka places it."""
+        topic = OFFSETS_TOPIC if key_type == GROUP_KEY else TRANSACTION_TOPIC
+        return topic, partition_for(key, self._coordinator_partitions(key_type))
+
+    def coordinator(self, key_type: int, key: str) -> int:
+        """The node coordinating a group (GROUP_KEY) or transactional id; NO_LEADER if none runs."""
+        if self.single:
+            return self._order[0]
+        return self.leader(*self.coordinator_partition(key_type, key))
+
+    def coordinates(self, node_id: int, key_type: int, key: str) -> bool:
+        return self.single or self.coordinator(key_type, key) == node_id
+
+    def move_coordinator(self, key_type: int, key: str, node_id: int) -> None:
+        """Move `key`'s coordinator to running node `node_id` by moving the leadership of its
+        internal topic partition (every other key of that partition moves with it, as in Kafka)."""
+        self._running_node(node_id)
+        topic, index = self.coordinator_partition(key_type, key)
+        found = self._topics.get(topic)
+        self._elect(topic, index, found.partition(index) if found is not None else None, node_id)
+
+    # -- nodes -------------------------------------------------------------------------------
+
+    def stop(self, node_id: int) -> None:
+        """Mark the node stopped and elect a new leader (the next running replica) for each
+        partition it led; with no replica running, the partition has none (LEADER_NOT_AVAILABLE)."""
+        node = self._node(node_id)
+        if not node.running:
+            raise ClusterError(f"broker {node_id} is already stopped")
+        led = [(t, i, log) for t, i, log in self._partitions() if self.leader(t.name, i) == node_id]
+        node.running = False
+        for topic, index, log in led:
+            self._elect(topic.name, index, log, next(iter(self.isr(topic.name, index)), NO_LEADER))
+        for key, decided in list(self._leaders.items()):
+            if decided.topic_id is None and decided.leader == node_id:  # internal topics not yet created
+                self._leaders[key] = Leadership(None, next(iter(self.isr(*key)), NO_LEADER))
+
+    def start(self, node_id: int) -> None:
+        """Mark the node running: it rejoins every ISR and leads what has no leader."""
+        node = self._node(node_id)
+        if node.running:
+            raise ClusterError(f"broker {node_id} is already running")
+        node.running = True
+        for topic, index, log in self._partitions():
+            if self.leader(topic.name, index) == NO_LEADER:
+                self._elect(topic.name, index, log, node_id)
+
+    def _node(self, node_id: int) -> Node:
+        node = self.nodes.get(node_id)
+        if node is None:
+            raise ClusterError(f"no broker {node_id}; the brokers are {', '.join(map(str, self._order))}")
+        return node
+
+    def _running_node(self, node_id: int) -> None:
+        if not self._node(node_id).running:
+            raise ClusterError(f"broker {node_id} is stopped")
+
+    def _topic_id(self, topic: str) -> object:
+        found = self._topics.get(topic)
+        return None if found is None else found.topic_id
