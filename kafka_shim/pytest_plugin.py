@@ -76,6 +76,38 @@ class KafkaShim:
         fetched = self._thread.call(lambda: self._thread.broker.groups.fetch_offsets(group_id, None))
         return {(tp.topic, tp.partition): committed.offset for tp, committed in fetched.items()}
 
+    # -- several brokers (kafka_shim_factory(brokers=3)): docs/cluster.md ------------------
+
+    def stop_broker(self, node_id: int) -> None:
+        """Stop broker `node_id`: its connections close, its port refuses connections, the
+        partitions it led (and the groups and transactions it coordinated) move to a running one."""
+        self._thread.stop_broker(node_id)
+
+    def start_broker(self, node_id: int) -> None:
+        """Start a stopped broker again on its port."""
+        self._thread.start_broker(node_id)
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
+        """Make `node_id` the partition's leader (a new leader epoch, returned): clients still
+        sending to the old one get NOT_LEADER_OR_FOLLOWER."""
+        return self._thread.move_leader(topic, partition, node_id)
+
+    def move_coordinator(
+        self, node_id: int, *, group: str | None = None, transactional_id: str | None = None
+    ) -> None:
+        """Make `node_id` the coordinator of a group or transactional id: NOT_COORDINATOR elsewhere."""
+        self._thread.move_coordinator(node_id, group=group, transactional_id=transactional_id)
+
+    def leader(self, topic: str, partition: int) -> int:
+        return self._thread.leader(topic, partition)
+
+    def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
+        return self._thread.coordinator(group=group, transactional_id=transactional_id)
+
+    def address(self, node_id: int) -> str:
+        """Broker `node_id`'s "host:port" (its first listener)."""
+        return self._thread.address(node_id)
+
     def stop(self) -> None:
         self._thread.stop()
 

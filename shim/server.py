@@ -968,6 +968,11 @@ class BrokerThread:
             addresses = [(self.broker.advertised_host, self.broker.advertised_port)]
         return ",".join(f"{host}:{port}" for host, port in addresses)
 
+    def address(self, node_id: int) -> str:
+        """Broker `node_id`'s first listener, "host:port"."""
+        host, port = self.broker.cluster.nodes[node_id].endpoints[self.broker.listeners[0].name]
+        return f"{host}:{port}"
+
     # -- the emulated brokers' controls (shim.cluster; ClusterError when they cannot be done) --
 
     def stop_broker(self, node_id: int) -> None:

@@ -123,3 +123,33 @@ def test_delete_records_moves_the_start_and_keeps_the_batch_holding_it(new_log: 
     with pytest.raises(StorageError) as info:
         log.delete_records(6)
     assert info.value.code == ErrorCode.OFFSET_OUT_OF_RANGE
+
+
+def test_a_new_leader_epoch_starts_at_the_log_end_and_stamps_later_batches(new_log: NewLog) -> None:
+    log = new_log()
+    log.append(batches(b"a", b"b"))
+    log.begin_leader_epoch(1)
+    log.begin_leader_epoch(2)  # epoch 1 wrote nothing: Kafka's cache drops it
+    log.append(batches(b"c"))
+    assert log.epoch_starts == [(LEADER_EPOCH, 0), (2, 2)]
+    stored = RecordBatches.parse(log.read(0, 1 << 20))
+    assert [h.partition_leader_epoch for h in stored.headers] == [LEADER_EPOCH, 2]
+
+
+@pytest.mark.parametrize(
+    ("epoch", "answer"),
+    [
+        (2, (2, 3)),  # the current epoch ends at the log end
+        (0, (0, 2)),  # an older one where the next known epoch starts
+        (1, (0, 2)),  # one never written: named by the newest known below it
+        (3, (-1, -1)),  # newer than any: no end
+        (-1, (-1, -1)),
+    ],
+)
+def test_end_offset_for_epoch(new_log: NewLog, epoch: int, answer: tuple[int, int]) -> None:
+    log = new_log()
+    log.append(batches(b"a", b"b"))
+    log.begin_leader_epoch(2)
+    log.append(batches(b"c"))
+    assert log.end_offset_for_epoch(epoch) == answer
+    assert [log.epoch_at(offset) for offset in range(3)] == [0, 0, 2]
