@@ -11,6 +11,14 @@ declared struct; the key's version says what the record is (Kafka 4's record typ
   8 ConsumerGroupCurrentMemberAssignment   value: one member's epochs, state, partitions
   16 ConsumerGroupRegularExpression  value: the topics a subscription regex matched
 
+and KIP-932's share groups, in the same form:
+
+  10 ShareGroupMemberMetadata        value: a member's rack, client, subscription
+  11 ShareGroupMetadata              value: the group epoch
+  12 ShareGroupTargetAssignmentMetadata  value: the target assignment's epoch
+  13 ShareGroupTargetAssignmentMember    value: one member's target partitions
+  14 ShareGroupCurrentMemberAssignment   value: one member's epochs, state, partitions
+
 Every value is version 0 (flexible). A null value is a tombstone. Tagged fields Kafka added
 later (ConsumerGroupMetadataValue's MetadataHash, assignment epochs) are skipped on read,
 as Kafka skips tags it does not know, and never written; a classic member's metadata (tag 0
@@ -48,6 +56,11 @@ TARGET_ASSIGNMENT_METADATA: Final = 6
 TARGET_ASSIGNMENT_MEMBER: Final = 7
 CURRENT_MEMBER_ASSIGNMENT: Final = 8
 REGULAR_EXPRESSION: Final = 16
+SHARE_MEMBER_METADATA: Final = 10
+SHARE_GROUP_METADATA: Final = 11
+SHARE_TARGET_ASSIGNMENT_METADATA: Final = 12
+SHARE_TARGET_ASSIGNMENT_MEMBER: Final = 13
+SHARE_CURRENT_MEMBER_ASSIGNMENT: Final = 14
 
 KEYS: Final[dict[int, Message]] = {
     GROUP_METADATA: _key("ConsumerGroupMetadataKey", GROUP_METADATA, "group_id"),
@@ -64,6 +77,19 @@ KEYS: Final[dict[int, Message]] = {
     ),
     REGULAR_EXPRESSION: _key(
         "ConsumerGroupRegularExpressionKey", REGULAR_EXPRESSION, "group_id", "regular_expression"
+    ),
+    SHARE_MEMBER_METADATA: _key(
+        "ShareGroupMemberMetadataKey", SHARE_MEMBER_METADATA, "group_id", "member_id"
+    ),
+    SHARE_GROUP_METADATA: _key("ShareGroupMetadataKey", SHARE_GROUP_METADATA, "group_id"),
+    SHARE_TARGET_ASSIGNMENT_METADATA: _key(
+        "ShareGroupTargetAssignmentMetadataKey", SHARE_TARGET_ASSIGNMENT_METADATA, "group_id"
+    ),
+    SHARE_TARGET_ASSIGNMENT_MEMBER: _key(
+        "ShareGroupTargetAssignmentMemberKey", SHARE_TARGET_ASSIGNMENT_MEMBER, "group_id", "member_id"
+    ),
+    SHARE_CURRENT_MEMBER_ASSIGNMENT: _key(
+        "ShareGroupCurrentMemberAssignmentKey", SHARE_CURRENT_MEMBER_ASSIGNMENT, "group_id", "member_id"
     ),
 }
 
@@ -132,6 +158,31 @@ VALUES: Final[dict[int, Message]] = {
     REGULAR_EXPRESSION: _value(
         "ConsumerGroupRegularExpressionValue",
         [Field("topics", Array(STRING)), Field("version", INT64), Field("timestamp", INT64)],
+    ),
+    SHARE_MEMBER_METADATA: _value(
+        "ShareGroupMemberMetadataValue",
+        [
+            Field("rack_id", STRING, nullable="0+", default=None),
+            Field("client_id", STRING),
+            Field("client_host", STRING),
+            Field("subscribed_topic_names", Array(STRING)),
+        ],
+    ),
+    SHARE_GROUP_METADATA: _value("ShareGroupMetadataValue", [Field("epoch", INT32)]),
+    SHARE_TARGET_ASSIGNMENT_METADATA: _value(
+        "ShareGroupTargetAssignmentMetadataValue", [Field("assignment_epoch", INT32)]
+    ),
+    SHARE_TARGET_ASSIGNMENT_MEMBER: _value(
+        "ShareGroupTargetAssignmentMemberValue", [Field("topic_partitions", _topic_partitions())]
+    ),
+    SHARE_CURRENT_MEMBER_ASSIGNMENT: _value(
+        "ShareGroupCurrentMemberAssignmentValue",
+        [
+            Field("member_epoch", INT32),
+            Field("previous_member_epoch", INT32),
+            Field("state", INT8),
+            Field("assigned_partitions", _topic_partitions()),
+        ],
     ),
 }
 
