@@ -160,6 +160,31 @@ RULES: dict[str, Rule] = {
         (Check(DESCRIBE, CLUSTER, None, SHORTCUT), Check(DESCRIBE, GROUP, None, HIDDEN)),
     ),
     "delete_groups": Rule("KafkaApis.handleDeleteGroupsRequest", (Check(DELETE, GROUP, GROUP_DENIED, EACH),)),
+    # -- share groups (KIP-932) -------------------------------------------------------------
+    "share_group_heartbeat": _group(READ, "KafkaApis.handleShareGroupHeartbeat"),
+    "share_group_describe": Rule(
+        "KafkaApis.handleShareGroupDescribe", (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH),)
+    ),
+    "share_fetch": Rule(
+        "KafkaApis.handleShareFetchRequest",
+        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+    ),
+    "share_acknowledge": Rule(
+        "KafkaApis.handleShareAcknowledgeRequest",
+        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+    ),
+    "describe_share_group_offsets": Rule(
+        "KafkaApis.handleDescribeShareGroupOffsetsRequest",
+        (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH), Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH)),
+    ),
+    "alter_share_group_offsets": Rule(
+        "KafkaApis.handleAlterShareGroupOffsetsRequest",
+        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+    ),
+    "delete_share_group_offsets": Rule(
+        "KafkaApis.handleDeleteShareGroupOffsetsRequest",
+        (Check(DELETE, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+    ),
     # -- transactions ------------------------------------------------------------------------
     "init_producer_id": Rule(
         "KafkaApis.handleInitProducerIdRequest",

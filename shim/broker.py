@@ -25,6 +25,9 @@ from kafka_shim.shim.coordinator.consumer import (
 )
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
+from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
+from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSessionTimer
+from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
@@ -32,6 +35,7 @@ from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.request_stats import RequestStats, first_error
 from kafka_shim.shim.security.scram_store import CredentialStore
+from kafka_shim.shim.share_partitions import SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -42,6 +46,7 @@ from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
+from kafka_shim.storage.share_state_log import ShareStateLog
 from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TransactionLog
 
@@ -142,6 +147,19 @@ class Broker:
         self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
         self.apply(self.consumer_groups.load(replayed, clock()))
+        # KIP-932 share groups: membership beside the other group types (its records in
+        # __consumer_offsets too), each share partition's delivery state in
+        # __share_group_state, and the members' share sessions. A group's own share.*
+        # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
+        self.group_configs: dict[str, dict[str, str]] = {}
+        self.share_config = ShareGroupConfig.from_broker(config)
+        self.share_groups = ShareGroupManager(self.share_config_of)
+        self.apply(self.share_groups.load(replayed, clock()))
+        self.share_partitions = SharePartitions(
+            ShareStateLog(self.topics, config.share_state_topic_num_partitions), self.share_config_of
+        )
+        self.share_partitions.load()
+        self.share_sessions = ShareSessions()
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
         self.features = self._feature_levels()
         # The transaction coordinator likewise, over __transaction_state; transactions found
@@ -285,7 +303,28 @@ class Broker:
         self.transactions.tick(now)
         complete_transactions(self, now)
 
+    def share_config_of(self, group_id: str) -> ShareGroupConfig:
+        return self.share_config.with_overrides(self.group_configs.get(group_id, {}))
+
+    def group_type(self, group_id: str) -> str | None:
+        """The type of the group with this id (Kafka's: classic, consumer, share), if any: one
+        id names one group, whichever manager keeps it."""
+        if self.share_groups.group(group_id) is not None:
+            return "share"
+        if self.consumer_groups.group(group_id) is not None:
+            return "consumer"
+        return "classic" if self.groups.group(group_id) is not None else None
+
+    def share_member_gone(self, group_id: str, member_id: str, now: int) -> None:
+        """A share-group member left or was fenced: its session ends, its records return."""
+        self.share_sessions.drop_member(group_id, member_id)
+        self.share_partitions.release_member(group_id, member_id, now)
+
     def _group_deadline_passed(self, key: Hashable, now: int) -> None:
+        if isinstance(key, ShareSessionTimer):
+            self.apply(self.share_groups.on_timer(key, now))
+            self.share_member_gone(key.group_id, key.member_id, now)
+            return
         if not isinstance(key, GroupTimer):
             kind, group_id, member_id = cast(tuple[str, str, str], key)
             self.group_journal.deadline(group_id, kind, member_id)

@@ -43,6 +43,18 @@ AUTHORIZATION_CODES = frozenset(
 )
 RECORDS = make_batch([b"v"])
 PARTITIONS = [{"name": TOPIC, "partition_indexes": [0]}]
+# Share requests name topic t by its id, filled in by `ask`; one acknowledgement to carry.
+SHARE_TOPICS = [
+    {
+        "topic_id": None,
+        "partitions": [
+            {
+                "partition_index": 0,
+                "acknowledgement_batches": [{"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}],
+            }
+        ],
+    }
+]
 
 # One request per API naming the resources above; fields a version lacks are left out when built.
 REQUESTS: dict[str, dict[str, Any]] = {
@@ -204,6 +216,39 @@ REQUESTS: dict[str, dict[str, Any]] = {
         "validate_only": True,
     },
     "delete_groups": {"groups_names": [GROUP]},
+    "share_group_heartbeat": {
+        "group_id": GROUP,
+        "member_id": "m",
+        "member_epoch": 0,
+        "subscribed_topic_names": [TOPIC],
+    },
+    "share_group_describe": {"group_ids": [GROUP], "include_authorized_operations": True},
+    "share_fetch": {
+        "group_id": GROUP,
+        "member_id": "m",
+        "share_session_epoch": 0,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_records": 10,
+        "batch_size": 10,
+        "topics": [{"topic_id": None, "partitions": [{"partition_index": 0, "acknowledgement_batches": []}]}],
+        "forgotten_topics_data": [],
+    },
+    # epoch 1 of a session `ask` opens first (as the super user)
+    "share_acknowledge": {
+        "group_id": GROUP,
+        "member_id": "m",
+        "share_session_epoch": 1,
+        "topics": SHARE_TOPICS,
+    },
+    "describe_share_group_offsets": {
+        "groups": [{"group_id": GROUP, "topics": [{"topic_name": TOPIC, "partitions": [0]}]}]
+    },
+    "alter_share_group_offsets": {
+        "group_id": GROUP,
+        "topics": [{"topic_name": TOPIC, "partitions": [{"partition_index": 0, "start_offset": 0}]}],
+    },
+    "delete_share_group_offsets": {"group_id": GROUP, "topics": [{"topic_name": TOPIC}]},
     "elect_leaders": {
         "election_type": 0,
         "topic_partitions": [{"topic": TOPIC, "partitions": [0]}],
@@ -312,10 +357,13 @@ def broker_with_resources(rule: Rule, withheld: Check | None = None) -> Harness:
 
 def ask(h: Harness, module: str, version: int, principal: str) -> Any:
     request = REQUESTS[module]
-    if module == "fetch":  # v13+ names topics by id
+    if module in ("fetch", "share_fetch", "share_acknowledge"):  # Fetch v13+ and share requests: ids
         topic = h.broker.topics.get(TOPIC)
         assert topic is not None
         request = request | {"topics": [request["topics"][0] | {"topic_id": topic.topic_id}]}
+    if module == "share_acknowledge":
+        opening = REQUESTS["share_fetch"] | {"topics": []}
+        assert h.call(APIS_BY_MODULE["share_fetch"].key, 1, opening, h.context(1, ADMIN)).error_code == 0
     return h.call(APIS_BY_MODULE[module].key, version, request, h.context(version, principal))
 
 

@@ -1,0 +1,62 @@
+"""ShareGroupHeartbeat: KIP-932 share-group members join, heartbeat and leave.
+
+A group id that names a classic or consumer group is GROUP_ID_NOT_FOUND ("not a share
+group"), as Kafka answers. The manager's records reach `__consumer_offsets` before the
+answer leaves; a member that leaves gives back the records it holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.consumer_group_heartbeat import LEAVE_EPOCH
+from kafka_shim.protocol.messages.share_group_heartbeat import API
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
+from kafka_shim.shim.handlers.join_group import client_host
+
+__all__ = ["API", "handle"]
+
+
+async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    broker = ctx.broker
+    kind = broker.group_type(request.group_id)
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        answer = ShareHeartbeatAnswer(ctx.refusal(AclOperation.READ, ResourceType.GROUP))
+    elif kind not in (None, "share"):
+        answer = ShareHeartbeatAnswer(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group."
+        )
+    else:
+        beat = ShareHeartbeat(
+            group_id=request.group_id,
+            member_id=request.member_id,
+            member_epoch=request.member_epoch,
+            rack_id=request.rack_id,
+            subscribed_topic_names=(
+                None if request.subscribed_topic_names is None else tuple(request.subscribed_topic_names)
+            ),
+            client_id=ctx.client_id or "",
+            client_host=client_host(ctx),
+        )
+        answer = broker.apply(broker.share_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))
+        if answer.error == ErrorCode.NONE and request.member_epoch == LEAVE_EPOCH:
+            broker.share_member_gone(request.group_id, request.member_id, ctx.now_ms())
+    return {
+        "throttle_time_ms": 0,
+        "error_code": answer.error,
+        "error_message": answer.message,
+        "member_id": answer.member_id,
+        "member_epoch": answer.member_epoch,
+        "heartbeat_interval_ms": answer.heartbeat_interval_ms,
+        "assignment": None
+        if answer.assignment is None
+        else {
+            "topic_partitions": [
+                {"topic_id": topic_id, "partitions": sorted(parts)}
+                for topic_id, parts in sorted(answer.assignment.items())
+            ]
+        },
+    }

@@ -1,0 +1,211 @@
+"""The broker's share partitions (Kafka's SharePartitionManager): each share group's
+delivery state per topic-partition, read from the logs, written to `__share_group_state`.
+
+The state machine is coordinator/share/partition.py; this module feeds it the stored batches
+(as spans: control batches and, under read_committed, aborted transactions marked to skip),
+initializes a share partition's start offset from share.auto.offset.reset on first use, and
+writes a ShareSnapshot of every share partition a call changed before that call answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.records import iter_headers
+from kafka_shim.protocol.share_state_records import SharePartitionKey, ShareStateRecord
+from kafka_shim.shim.coordinator.share.config import BY_DURATION, EARLIEST, ShareGroupConfig
+from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.share_state_log import ShareStateLog
+
+READ_BYTES = 1 << 20  # how much of a log one acquisition looks at for new batches
+_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def duration_ms(text: str) -> int | None:
+    """An ISO-8601 duration as Java's Duration.parse reads it (PnDTnHnMn.nS), in ms."""
+    match = _DURATION.match(text.upper())
+    if match is None or text.upper() in ("P", "PT"):
+        return None
+    days, hours, minutes, seconds = match.groups()
+    total = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds or 0)
+    return int(total * 1000)
+
+
+@dataclass
+class Fetched:
+    """What one partition answers a ShareFetch: its acquired ranges and the batches holding them."""
+
+    acquired: list[Acquired]
+    records: bytes
+
+
+class SharePartitions:
+    def __init__(self, state_log: ShareStateLog, config_of: Callable[[str], ShareGroupConfig]) -> None:
+        self.state_log = state_log
+        self.config_of = config_of
+        self._partitions: dict[SharePartitionKey, SharePartition] = {}
+        self._written: dict[SharePartitionKey, tuple[int, list[StateBatch]]] = {}
+
+    def load(self) -> None:
+        """Every share partition as its last snapshot left it; acquired records come back available."""
+        for key, state in self.state_log.replay().items():
+            batches = [StateBatch(*b.values()) for b in state["state_batches"]]
+            partition = SharePartition.restored(state["start_offset"], batches)
+            self._partitions[key] = partition
+            self._written[key] = (partition.start_offset, partition.state_batches())
+
+    def get(self, key: SharePartitionKey) -> SharePartition | None:
+        return self._partitions.get(key)
+
+    def of_group(self, group_id: str) -> Iterator[tuple[SharePartitionKey, SharePartition]]:
+        return ((k, p) for k, p in list(self._partitions.items()) if k.group_id == group_id)
+
+    def _open(self, key: SharePartitionKey, log: PartitionLog, now: int) -> SharePartition:
+        partition = self._partitions.get(key)
+        if partition is None:
+            partition = self._partitions[key] = SharePartition(self._initial_offset(key.group_id, log, now))
+        elif partition.start_offset < log.log_start_offset:  # retention or DeleteRecords passed it
+            partition.move_start(log.log_start_offset)
+        partition.release_expired(self.config_of(key.group_id).limits, now)
+        return partition
+
+    def _initial_offset(self, group_id: str, log: PartitionLog, now: int) -> int:
+        reset = self.config_of(group_id).auto_offset_reset
+        if reset == EARLIEST:
+            return log.log_start_offset
+        if reset.startswith(BY_DURATION):
+            found = log.offset_for_timestamp(now - (duration_ms(reset[len(BY_DURATION) :]) or 0))
+            return log.high_watermark if found is None else found.offset
+        return log.high_watermark
+
+    # --- ShareFetch / ShareAcknowledge ----------------------------------------------------
+
+    def acquire(
+        self,
+        key: SharePartitionKey,
+        member_id: str,
+        log: PartitionLog,
+        max_records: int,
+        now: int,
+        *,
+        strict: bool = False,
+    ) -> Fetched:
+        config = self.config_of(key.group_id)
+        partition = self._open(key, log, now)
+        spans = (
+            _spans(log, partition.next_offset, config.read_committed)
+            if partition.may_acquire_new(config.limits)
+            else []
+        )
+        acquired = partition.acquire(member_id, spans, max_records, config.limits, now, strict=strict)
+        self.write([key], now)
+        return Fetched(acquired, _batches(log, acquired))
+
+    def acknowledge(
+        self,
+        key: SharePartitionKey,
+        member_id: str,
+        log: PartitionLog,
+        batches: Sequence[tuple[int, int, Sequence[int]]],
+        now: int,
+    ) -> ErrorCode:
+        partition = self._open(key, log, now)
+        error = partition.acknowledge(member_id, batches, self.config_of(key.group_id).limits, now)
+        self.write([key], now)
+        return error
+
+    def release_member(self, group_id: str, member_id: str, now: int) -> None:
+        """A member left its group or closed its share session: its records return."""
+        limits = self.config_of(group_id).limits
+        changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
+        self.write(changed, now)
+
+    def next_lock_deadline(self, keys: Sequence[SharePartitionKey]) -> int | None:
+        deadlines = [d for k in keys if (p := self._partitions.get(k)) and (d := p.next_lock_deadline())]
+        return min(deadlines, default=None)
+
+    # --- admin ---------------------------------------------------------------------------
+
+    def reset(self, key: SharePartitionKey, start_offset: int, now: int) -> None:
+        """AlterShareGroupOffsets: the share partition starts afresh at `start_offset`."""
+        self._partitions[key] = SharePartition(start_offset)
+        self.write([key], now)
+
+    def delete(self, keys: Sequence[SharePartitionKey], now: int) -> None:
+        """DeleteShareGroupOffsets, DeleteGroups: the state goes (a tombstone each)."""
+        present = [k for k in keys if k in self._partitions]
+        if present:
+            self.state_log.append([ShareStateRecord(k, None) for k in present], now)
+        for key in present:
+            del self._partitions[key]
+            self._written.pop(key, None)
+
+    def write(self, keys: Sequence[SharePartitionKey], now: int) -> None:
+        """A ShareSnapshot of each share partition whose persisted state changed."""
+        records = []
+        for key in keys:
+            partition = self._partitions[key]
+            state = (partition.start_offset, partition.state_batches())
+            if self._written.get(key) == state:
+                continue
+            self._written[key] = state
+            records.append(ShareStateRecord(key, _snapshot(partition, state[1], now)))
+        if records:
+            self.state_log.append(records, now)
+
+
+def _snapshot(partition: SharePartition, batches: list[StateBatch], now: int) -> dict[str, object]:
+    return {
+        "snapshot_epoch": 0,
+        "state_epoch": 0,
+        "leader_epoch": LEADER_EPOCH,
+        "start_offset": partition.start_offset,
+        "delivery_complete_count": partition.completed(),
+        "create_timestamp": now,
+        "write_timestamp": now,
+        "state_batches": [b._asdict() for b in batches],
+    }
+
+
+def _spans(log: PartitionLog, offset: int, read_committed: bool) -> list[BatchSpan]:
+    """The stored batches from `offset` on (below the last stable offset under read_committed),
+    control batches and aborted transactions' batches marked to skip."""
+    if offset >= log.high_watermark:
+        return []
+    offset = max(offset, log.log_start_offset)
+    data = log.read_committed(offset, READ_BYTES) if read_committed else log.read(offset, READ_BYTES)
+    if not data:
+        return []
+    headers = list(iter_headers(data))
+    aborted = log.aborted_ranges(offset, headers[-1].last_offset + 1) if read_committed else []
+    return [
+        BatchSpan(
+            h.base_offset,
+            h.last_offset,
+            h.is_control
+            or (
+                h.is_transactional
+                and any(
+                    a.producer_id == h.producer_id and a.first_offset <= h.base_offset <= a.last_offset
+                    for a in aborted
+                )
+            ),
+        )
+        for h in headers
+    ]
+
+
+def _batches(log: PartitionLog, acquired: list[Acquired]) -> bytes:
+    """The stored batches holding the acquired ranges, each once, in offset order."""
+    chunks: dict[int, bytes] = {}
+    for first, last, _ in acquired:
+        data = log.read(first, READ_BYTES)
+        for header in iter_headers(data):
+            if header.base_offset > last:
+                break
+            chunks.setdefault(header.base_offset, data[header.position : header.end])
+    return b"".join(chunks[k] for k in sorted(chunks))

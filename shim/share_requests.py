@@ -1,0 +1,127 @@
+"""What ShareFetch and ShareAcknowledge have in common: the request-level checks, the share
+session, and the acknowledgements of each partition (Kafka's KafkaApis share handling).
+
+Acknowledgements are applied before anything is fetched; each partition's are all applied
+or none (INVALID_RECORD_STATE for records its member does not hold). RENEW is valid only
+from version 2, in a request that says is_renew_ack, while share.renew.acknowledge.enable
+holds; such a request fetches nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RENEW
+from kafka_shim.protocol.share_state_records import SharePartitionKey
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
+from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+
+FIRST_RENEW_VERSION = 2
+
+
+@dataclass
+class ShareRequest:
+    """A ShareFetch or ShareAcknowledge past its request-level checks."""
+
+    group_id: str
+    member_id: str
+    session: ShareSession
+    closing: bool
+    renewing: bool
+    # per partition: its error (refused topic, unknown partition) or its acknowledgement error
+    errors: dict[TopicPartition, ErrorCode] = field(default_factory=dict)
+    acknowledged: dict[TopicPartition, ErrorCode] = field(default_factory=dict)
+
+
+def _batches(partition: Any) -> list[tuple[int, int, Sequence[int]]]:
+    return [(b.first_offset, b.last_offset, b.acknowledge_types) for b in partition.acknowledgement_batches]
+
+
+def enter(ctx: RequestContext, request: Any) -> ShareRequest | tuple[ErrorCode, str | None]:
+    """Check the request as Kafka does and enter its share session; or the top-level error."""
+    broker = ctx.broker
+    if not request.group_id:
+        return ErrorCode.INVALID_REQUEST, "The group id is empty."
+    if not request.member_id:
+        return ErrorCode.INVALID_REQUEST, "The member id is empty."
+    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return ctx.refusal(AclOperation.READ, ResourceType.GROUP), None
+    has_acks = any(p.acknowledgement_batches for t in request.topics for p in t.partitions)
+    if request.share_session_epoch == OPEN_SESSION_EPOCH and has_acks:
+        return ErrorCode.INVALID_REQUEST, "Acknowledgements are not allowed when opening a share session."
+    renewing = ctx.api_version >= FIRST_RENEW_VERSION and bool(request.is_renew_ack)
+    renews = any(
+        RENEW in b.acknowledge_types
+        for t in request.topics
+        for p in t.partitions
+        for b in p.acknowledgement_batches
+    )
+    if renews and not renewing:
+        return ErrorCode.INVALID_REQUEST, "Renew acknowledgements need IsRenewAck (version 2+)."
+    if renewing and not broker.share_config_of(request.group_id).renew_acknowledge_enable:
+        return ErrorCode.INVALID_REQUEST, "share.renew.acknowledge.enable is false for this group."
+    session = broker.share_sessions.enter(request.group_id, request.member_id, request.share_session_epoch)
+    if isinstance(session, ErrorCode):
+        return session, None
+    return ShareRequest(
+        request.group_id,
+        request.member_id,
+        session,
+        closing=request.share_session_epoch == CLOSE_SESSION_EPOCH,
+        renewing=renewing,
+    )
+
+
+def partition_log(
+    ctx: RequestContext, share: ShareRequest, topic_id: uuid.UUID, index: int
+) -> PartitionLog | None:
+    """The partition's log, or None with its error noted (unknown topic or partition, refused topic)."""
+    key = (topic_id, index)
+    topic = ctx.broker.topics.get_by_id(topic_id)
+    if topic is None:
+        share.errors[key] = ErrorCode.UNKNOWN_TOPIC_ID
+        return None
+    if not ctx.authorize(AclOperation.READ, ResourceType.TOPIC, topic.name):
+        share.errors[key] = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
+        return None
+    log = topic.partition(index)
+    if log is None:
+        share.errors[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return log
+
+
+def acknowledge(ctx: RequestContext, share: ShareRequest, request: Any) -> None:
+    """Apply every partition's acknowledgements; a closing session then gives back what its
+    member still holds."""
+    broker = ctx.broker
+    now = ctx.now_ms()
+    for topic in request.topics:
+        for partition in topic.partitions:
+            if not partition.acknowledgement_batches:
+                continue
+            log = partition_log(ctx, share, topic.topic_id, partition.partition_index)
+            if log is None:
+                continue
+            key = SharePartitionKey(share.group_id, topic.topic_id, partition.partition_index)
+            share.acknowledged[(topic.topic_id, partition.partition_index)] = (
+                broker.share_partitions.acknowledge(key, share.member_id, log, _batches(partition), now)
+            )
+    if share.closing:
+        broker.share_partitions.release_member(share.group_id, share.member_id, now)
+
+
+def leader(ctx: RequestContext) -> dict[str, int]:
+    return {"leader_id": ctx.broker.node_id, "leader_epoch": LEADER_EPOCH}
+
+
+def by_topic(partitions: dict[TopicPartition, dict[str, Any]]) -> list[dict[str, Any]]:
+    topics: dict[uuid.UUID, list[dict[str, Any]]] = {}
+    for (topic_id, _), answer in sorted(partitions.items()):
+        topics.setdefault(topic_id, []).append(answer)
+    return [{"topic_id": topic_id, "partitions": answers} for topic_id, answers in topics.items()]

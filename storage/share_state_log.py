@@ -1,0 +1,109 @@
+"""The share-group state log: the internal topic `__share_group_state`, written and replayed.
+
+The share partitions' state (start offset, in-flight delivery states and counts) is written
+as ShareSnapshot records in Kafka's share coordinator format, to the partition Kafka would
+pick for the share partition's key ("group:topicId:partition"); `replay` reads back the
+latest snapshot of each share partition at start-up. One write path, one recovery path.
+The topic is compacted: a snapshot supersedes what came before it under the same key.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
+from kafka_shim.protocol.records import RecordsError, iter_headers
+from kafka_shim.protocol.share_state_records import (
+    SharePartitionKey,
+    ShareStateRecord,
+    decode_record,
+    encode_record,
+)
+from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.storage.log import LEADER_EPOCH
+from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.memory_compaction import MemoryCompaction
+from kafka_shim.storage.offsets_log import OFFSETS_SEGMENT_BYTES, READ_CHUNK_BYTES, partition_for
+from kafka_shim.storage.topics import Topic, TopicStore
+
+log = logging.getLogger(__name__)
+
+SHARE_STATE_TOPIC = "__share_group_state"
+SHARE_STATE_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
+
+
+def shard_key(key: SharePartitionKey) -> str:
+    """What Kafka hashes to place a share partition's state: "group:topicId:partition",
+    the topic id in Kafka's text form (URL-safe base64, unpadded)."""
+    topic_id = base64.urlsafe_b64encode(key.topic_id.bytes).decode("ascii").rstrip("=")
+    return f"{key.group_id}:{topic_id}:{key.partition}"
+
+
+class ShareStateLog:
+    """`__share_group_state` in a TopicStore, created with `partitions` partitions when the
+    first record is written; a topic found on disk keeps its own count."""
+
+    def __init__(self, topics: TopicStore, partitions: int) -> None:
+        self._topics = topics
+        self._new_partitions = partitions
+        self._memory_compaction = MemoryCompaction()
+
+    @property
+    def topic(self) -> Topic | None:
+        return self._topics.get(SHARE_STATE_TOPIC)
+
+    def append(self, records: Sequence[ShareStateRecord], now_ms: int) -> None:
+        """One uncompressed batch per partition; durable under the fsync policy on return."""
+        topic = self.topic or self._topics.create(
+            SHARE_STATE_TOPIC, self._new_partitions, SHARE_STATE_TOPIC_CONFIGS
+        )
+        by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
+        for record in records:
+            index = partition_for(shard_key(record.key), len(topic.partitions))
+            by_partition.setdefault(index, []).append(encode_record(record))
+        for index, keys_values in by_partition.items():
+            partition = topic.partitions[index]
+            base = partition.log_end_offset
+            batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
+            partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
+            if isinstance(partition, MemoryLog):
+                self._memory_compaction.step(index, partition, now_ms)
+
+    def replay(self) -> dict[SharePartitionKey, dict[str, Any]]:
+        """Every share partition's latest state, as ShareSnapshot fields; records that are
+        not Kafka's are skipped with a warning."""
+        states: dict[SharePartitionKey, dict[str, Any]] = {}
+        topic = self.topic
+        for index, partition in enumerate(topic.partitions if topic is not None else ()):
+            offset = partition.log_start_offset
+            while offset < partition.log_end_offset:
+                data = partition.read(offset, READ_CHUNK_BYTES)
+                if not data:
+                    break
+                for header in iter_headers(data):
+                    offset = header.last_offset + 1
+                    try:
+                        keyed = batch_keyed_records(data, header)
+                    except RecordsError as exc:
+                        log.warning(
+                            "%s-%d: batch at %d skipped: %s",
+                            SHARE_STATE_TOPIC,
+                            index,
+                            header.base_offset,
+                            exc,
+                        )
+                        continue
+                    for _, key, value in keyed:
+                        try:
+                            record = decode_record(key, value)
+                        except ProtocolError as exc:
+                            log.warning("%s-%d: record skipped: %s", SHARE_STATE_TOPIC, index, exc)
+                            continue
+                        if record.value is None:
+                            states.pop(record.key, None)
+                        else:
+                            states[record.key] = record.value
+        return states

@@ -1,0 +1,223 @@
+"""The share-group APIs through the wire schemas: one broker on a fake clock (memory, or a
+data directory for restarts)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.share_fetch import ACCEPT, REJECT, RELEASE, RENEW
+from kafka_shim.shim.handlers import (
+    join_group,
+    share_acknowledge,
+    share_fetch,
+    share_group_describe,
+    share_group_heartbeat,
+)
+from tests.batches import batch, read_records
+from tests.helpers import Harness, subscription
+
+GROUP = "sg"
+
+
+def harness(**config: Any) -> Harness:
+    h = Harness(**config)
+    h.broker.topics.create("t", 1, {})
+    h.broker.group_configs[GROUP] = {"share.auto.offset.reset": "earliest"}
+    return h
+
+
+def topic_id(h: Harness) -> uuid.UUID:
+    topic = h.broker.topics.get("t")
+    assert topic is not None
+    return topic.topic_id
+
+
+def produce(h: Harness, *values: bytes) -> None:
+    topic = h.broker.topics.get("t")
+    assert topic is not None
+    topic.partitions[0].append(batch(*values))
+
+
+def join(h: Harness, member: str) -> Any:
+    request = {"group_id": GROUP, "member_id": member, "member_epoch": 0, "subscribed_topic_names": ["t"]}
+    return h.call(share_group_heartbeat, 1, request)
+
+
+def fetch(
+    h: Harness, member: str, epoch: int, acks: Sequence[tuple[int, int, list[int]]] = (), **fields: Any
+) -> Any:
+    request = {
+        "group_id": GROUP,
+        "member_id": member,
+        "share_session_epoch": epoch,
+        "max_wait_ms": 0,
+        "min_bytes": 1,
+        "max_records": 10,
+        "batch_size": 10,
+        "topics": [
+            {
+                "topic_id": topic_id(h),
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "acknowledgement_batches": [
+                            {"first_offset": f, "last_offset": last, "acknowledge_types": t}
+                            for f, last, t in acks
+                        ],
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        **fields,
+    }
+    return h.call(share_fetch, 2, request)
+
+
+def acquired(answer: Any) -> list[tuple[int, int, int]]:
+    assert answer.error_code == ErrorCode.NONE, answer
+    return [
+        (a.first_offset, a.last_offset, a.delivery_count)
+        for t in answer.responses
+        for p in t.partitions
+        for a in p.acquired_records
+    ]
+
+
+def test_heartbeat_assigns_every_member_every_partition_and_describe_shows_them() -> None:
+    h = harness()
+    first, second = join(h, "m1"), join(h, "m2")
+    assert (first.error_code, first.member_epoch, second.member_epoch) == (0, 1, 2)
+    for answer in (first, second):
+        (assigned,) = answer.assignment.topic_partitions
+        assert (assigned.topic_id, assigned.partitions) == (topic_id(h), [0])
+    described = h.call(
+        share_group_describe, 1, {"group_ids": [GROUP, "none"], "include_authorized_operations": False}
+    )
+    group, missing = described.groups
+    assert (group.group_state, group.assignor_name, sorted(m.member_id for m in group.members)) == (
+        "Stable",
+        "simple",
+        ["m1", "m2"],
+    )
+    assert missing.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_a_classic_group_id_is_not_a_share_group() -> None:
+    h = harness()
+    h.call(
+        join_group,
+        5,
+        {
+            "group_id": GROUP,
+            "session_timeout_ms": 10_000,
+            "rebalance_timeout_ms": 10_000,
+            "member_id": "",
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": subscription("t")}],
+        },
+    )
+    assert join(h, "m1").error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_each_record_goes_to_one_member_at_a_time_and_release_redelivers() -> None:
+    h = harness()
+    join(h, "m1")
+    join(h, "m2")
+    produce(h, b"a", b"b")
+    produce(h, b"c")
+    first = fetch(h, "m1", 0, max_records=1)
+    assert acquired(first) == [(0, 1, 1)]  # a whole batch
+    assert [v for _, _, v in read_records(first.responses[0].partitions[0].records)] == [b"a", b"b"]
+    assert acquired(fetch(h, "m2", 0)) == [(2, 2, 1)]
+    assert acquired(fetch(h, "m2", 1)) == []  # nothing left: m1 holds 0-1
+    released = fetch(h, "m1", 1, acks=[(0, 1, [RELEASE, ACCEPT])])
+    assert released.responses[0].partitions[0].acknowledge_error_code == ErrorCode.NONE
+    assert acquired(released) == [(0, 0, 2)]  # released, then acquired again: its second delivery
+    assert acquired(fetch(h, "m2", 2, acks=[(2, 2, [REJECT])])) == []
+    partition = h.broker.share_partitions.get(next(iter(dict(h.broker.share_partitions.of_group(GROUP)))))
+    assert partition is not None and partition.start_offset == 0
+
+
+def test_locks_expire_after_the_lock_duration_and_renew_extends_them() -> None:
+    h = harness()
+    h.broker.group_configs[GROUP]["share.record.lock.duration.ms"] = "1000"
+    join(h, "m1")
+    join(h, "m2")
+    produce(h, b"a")
+    produce(h, b"b")
+    assert acquired(fetch(h, "m1", 0, max_records=2)) == [(0, 1, 1)]
+    h.clock.now += 900
+    renewed = fetch(
+        h, "m1", 1, acks=[(0, 0, [RENEW])], is_renew_ack=True, max_wait_ms=0, min_bytes=0, max_records=0
+    )
+    assert acquired(renewed) == []
+    h.clock.now += 200  # offset 1's lock expired; offset 0's was renewed
+    assert acquired(fetch(h, "m2", 0)) == [(1, 1, 2)]
+
+
+def test_long_poll_waits_for_a_lock_to_expire() -> None:
+    h = harness()
+    h.broker.group_configs[GROUP]["share.record.lock.duration.ms"] = "1000"
+    join(h, "m1")
+    join(h, "m2")
+    produce(h, b"a")
+    acquired(fetch(h, "m1", 0))
+    start = h.clock.now
+    answer = fetch(h, "m2", 0, max_wait_ms=5000)
+    assert acquired(answer) == [(0, 0, 2)]
+    assert h.clock.now - start == 1000
+
+
+def test_session_epochs_and_acknowledge_errors() -> None:
+    h = harness()
+    join(h, "m1")
+    produce(h, b"a")
+    assert fetch(h, "m1", 3).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND
+    assert fetch(h, "m1", 0, acks=[(0, 0, [ACCEPT])]).error_code == ErrorCode.INVALID_REQUEST
+    acquired(fetch(h, "m1", 0))
+    assert fetch(h, "m1", 5).error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+    ack = {
+        "group_id": GROUP,
+        "member_id": "m1",
+        "share_session_epoch": 1,
+        "is_renew_ack": False,
+        "topics": [
+            {
+                "topic_id": topic_id(h),
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "acknowledgement_batches": [
+                            {"first_offset": 3, "last_offset": 3, "acknowledge_types": [1]}
+                        ],
+                    }
+                ],
+            }
+        ],
+    }
+    answer = h.call(share_acknowledge, 2, ack)
+    assert answer.responses[0].partitions[0].error_code == ErrorCode.INVALID_RECORD_STATE
+    assert answer.acquisition_lock_timeout_ms == 30_000
+    opened = h.call(share_acknowledge, 2, ack | {"share_session_epoch": 0})
+    assert opened.error_code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+
+
+def test_acknowledged_records_survive_a_restart_and_in_flight_ones_return(tmp_path: Path) -> None:
+    h = harness(data_dir=tmp_path)
+    join(h, "m1")
+    produce(h, b"a", b"b", b"c")
+    acquired(fetch(h, "m1", 0))
+    fetch(h, "m1", 1, acks=[(0, 0, [ACCEPT])], max_wait_ms=0)  # 1-2 still held, none new
+    h.broker.close()
+    restarted = Harness(data_dir=tmp_path)
+    restarted.broker.group_configs[GROUP] = {"share.auto.offset.reset": "earliest"}
+    group = restarted.broker.share_groups.group(GROUP)
+    assert group is not None and list(group.members) == ["m1"]  # membership replayed too
+    assert acquired(fetch(restarted, "m1", 0)) == [(1, 2, 2)]
+    restarted.broker.close()
