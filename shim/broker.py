@@ -33,7 +33,7 @@ from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.group_journal import GroupJournal
-from kafka_shim.shim.request_stats import RequestStats, first_error
+from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.share_partitions import SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
@@ -52,10 +52,10 @@ from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
 
-# Requests of a group's members that its journal (the console's timeline) records.
-JOURNALED_APIS = frozenset(
-    {"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "OffsetCommit", "ConsumerGroupHeartbeat"}
-)
+# Requests of a group's members that its journal (the console's timeline) records, and those
+# of them that can change the group's members or state (the others are only noted).
+GROUP_SHAPING_APIS = frozenset({"JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat"})
+JOURNALED_APIS = GROUP_SHAPING_APIS | {"Heartbeat", "OffsetCommit"}
 
 
 def new_cluster_id() -> str:
@@ -344,17 +344,26 @@ class Broker:
 
     def observe_request(self, api: str, version: int, request: Any, response: Any, seconds: float) -> None:
         """Count an answered request for /metrics and, for a member's group request, note it in
-        the group's journal with the group's shape after it."""
-        self.request_stats.observe(api, version, response, seconds)
-        if api in JOURNALED_APIS and response is not None:
-            group_id = getattr(request, "group_id", None)
-            if group_id is None:
-                return
-            members = getattr(request, "members", None)  # LeaveGroup v3+: a batch
-            member_id = members[0].member_id if members else getattr(request, "member_id", "")
+        the group's journal (with the group's shape after it, where the request can change it)."""
+        stats = self.request_stats
+        codes = stats.observe(api, version, response, seconds)
+        if api == "Produce":
+            stats.produced(request)
+        elif api == "Fetch" and response is not None:
+            stats.fetched(response, self._topic_name_of)
+        elif api in JOURNALED_APIS and response is not None:
+            group_id = request.group_id
+            members = request.members if api == "LeaveGroup" and version >= 3 else None
+            member_id = members[0].member_id if members else request.member_id
             now = self.clock()
-            self.group_journal.request(now, group_id, api, member_id or "", first_error(response))
-            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+            error = error_name(codes[0]) if codes else "NONE"
+            self.group_journal.request(now, group_id, api, member_id or "", error)
+            if api in GROUP_SHAPING_APIS:
+                self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+
+    def _topic_name_of(self, topic_id: uuid.UUID) -> str | None:
+        topic = self.topics.get_by_id(topic_id)
+        return None if topic is None else topic.name
 
     def _coordinator_partitions(self, key_type: int) -> int:
         """The partition count of the internal topic placing a key type's coordinators."""

@@ -7,13 +7,13 @@ shape (type, state, members, generation or epoch) is compared with the last one 
 that appeared or vanished and state changes become events, each naming its cause: the request
 or the deadline that made it. Pure and clock-free: the caller passes `now` in ms.
 
-Memory is bounded: the last `per_group` events of at most `max_groups` groups (the groups seen
-longest ago are forgotten first); a member's consecutive heartbeats fold into one event.
+Memory is bounded: the last `per_group` events of at most `max_groups` groups (the group first seen
+longest ago is forgotten first); a member's consecutive heartbeats fold into one event.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -61,16 +61,14 @@ class GroupJournal:
     def __init__(self, per_group: int = 500, max_groups: int = 10_000) -> None:
         self.per_group = per_group
         self.max_groups = max_groups
-        self._groups: OrderedDict[str, _GroupHistory] = OrderedDict()
+        self._groups: dict[str, _GroupHistory] = {}  # in the order first seen
 
     def _history(self, group_id: str) -> _GroupHistory:
         history = self._groups.get(group_id)
         if history is None:
             history = self._groups[group_id] = _GroupHistory(deque(maxlen=self.per_group))
-            while len(self._groups) > self.max_groups:
-                self._groups.popitem(last=False)
-        else:
-            self._groups.move_to_end(group_id)
+            if len(self._groups) > self.max_groups:
+                del self._groups[next(iter(self._groups))]
         return history
 
     def request(self, now: int, group_id: str, api: str, member_id: str, error: str) -> None:

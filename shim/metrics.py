@@ -36,27 +36,25 @@ class BrokerCollector(Collector):
         requests = CounterMetricFamily(
             "kafka_shim_requests", "Requests served, by API and version", labels=["api", "version"]
         )
-        for (api, version), count in sorted(stats.requests.items()):
-            requests.add_metric([api, str(version)], count)
-        yield requests
         errors = CounterMetricFamily(
             "kafka_shim_request_errors", "Error codes answered, by API and error", labels=["api", "error"]
         )
-        for (api, code), count in sorted(stats.errors.items()):
-            errors.add_metric([api, error_name(code)], count)
-        yield errors
         latency = HistogramMetricFamily(
             "kafka_shim_request_duration_seconds",
             "Time from a request's parse to its answer, by API",
             labels=["api"],
         )
-        for api, counts in sorted(stats.buckets.items()):
+        for api, per_api in sorted(stats.apis.items()):
+            for version, count in sorted(per_api.versions.items()):
+                requests.add_metric([api, str(version)], count)
+            for code, count in sorted(per_api.errors.items()):
+                errors.add_metric([api, error_name(code)], count)
             cumulative, total = [], 0
-            for bound, count in zip((*LATENCY_BUCKETS, float("inf")), counts, strict=True):
+            for bound, count in zip((*LATENCY_BUCKETS, float("inf")), per_api.buckets, strict=True):
                 total += count
                 cumulative.append(("+Inf" if bound == float("inf") else str(bound), total))
-            latency.add_metric([api], cumulative, stats.latency_sum[api])
-        yield latency
+            latency.add_metric([api], cumulative, per_api.latency_sum)
+        yield from (requests, errors, latency)
         for name, per_topic, what in (
             ("kafka_shim_topic_bytes_in", stats.bytes_in, "Record bytes produced"),
             ("kafka_shim_topic_bytes_out", stats.bytes_out, "Record bytes fetched"),

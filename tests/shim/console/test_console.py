@@ -144,6 +144,9 @@ def test_metrics_give_the_lag_the_admin_api_computes(broker: BrokerThread, membe
     }
     assert requests["JoinGroup"] >= 3 and requests["OffsetCommit"] >= 3
     assert families["kafka_consumergroup_members"].samples[0].value == 3
+    produced = {s.labels["topic"]: s.value for s in families["kafka_shim_topic_bytes_in"].samples}
+    fetched = {s.labels["topic"]: s.value for s in families["kafka_shim_topic_bytes_out"].samples}
+    assert produced[TOPIC] > 0 and fetched[TOPIC] > 0
 
 
 def test_the_page_shows_the_group_and_a_rebalance_live(broker: BrokerThread, members: list[Consumer]) -> None:
