@@ -31,7 +31,8 @@ def overview(broker: Broker) -> dict[str, Any]:
     return {
         "cluster_id": broker.cluster_id,
         "node_id": broker.node_id,
-        "listeners": [f"{listener.advertised} ({listener.protocol})" for listener in broker.listeners],
+        "bootstrap": f"{broker.advertised_host}:{broker.advertised_port}",
+        "listeners": [f"{listener.name} ({listener.protocol})" for listener in broker.listeners],
         "storage": str(broker.config.data_dir) if broker.config.data_dir is not None else "in memory",
         "now_ms": broker.clock(),
         "topics": len(cluster.topics),

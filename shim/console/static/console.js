@@ -119,7 +119,7 @@ async function refresh() {
   try {
     const overview = await read("/console/api/overview");
     document.getElementById("overview").textContent =
-      `cluster ${overview.cluster_id} · node ${overview.node_id} · ${overview.listeners.join(", ")} · ${overview.storage}`;
+      `${overview.bootstrap} · ${overview.listeners.join(", ")} · node ${overview.node_id} · cluster ${overview.cluster_id} · ${overview.storage}`;
     view.replaceChildren(...(await render(...args)));
   } catch (error) {
     view.replaceChildren(el("p", { class: "error" }, String(error)));
