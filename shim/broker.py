@@ -54,7 +54,9 @@ T = TypeVar("T")
 
 # Requests of a group's members that its journal (the console's timeline) records, and those
 # of them that can change the group's members or state (the others are only noted).
-GROUP_SHAPING_APIS = frozenset({"JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat"})
+GROUP_SHAPING_APIS = frozenset(
+    {"JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"}
+)
 JOURNALED_APIS = GROUP_SHAPING_APIS | {"Heartbeat", "OffsetCommit"}
 
 
@@ -321,21 +323,22 @@ class Broker:
         self.share_partitions.release_member(group_id, member_id, now)
 
     def _group_deadline_passed(self, key: Hashable, now: int) -> None:
+        group_id, kind, member_id = _deadline_of(key)
+        if group_id:  # the group's journal names the deadline as the cause of what follows
+            self.group_journal.deadline(group_id, kind, member_id)
+        self._fire_group_deadline(key, now)
+        if group_id:
+            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+
+    def _fire_group_deadline(self, key: Hashable, now: int) -> None:
         if isinstance(key, ShareSessionTimer):
             self.apply(self.share_groups.on_timer(key, now))
             self.share_member_gone(key.group_id, key.member_id, now)
             return
         if not isinstance(key, GroupTimer):
-            kind, group_id, member_id = cast(tuple[str, str, str], key)
-            self.group_journal.deadline(group_id, kind, member_id)
             self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
-            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
             return
-        if key.group_id:
-            self.group_journal.deadline(key.group_id, key.kind, key.member_id)
         self.apply(self.groups.on_timer(key, now))
-        if key.group_id:
-            self.group_journal.observe(now, key.group_id, views.group_shape(self, key.group_id))
         if key.kind == "retention":
             # Kafka deletes a consumer group that has neither members nor offsets left.
             for group in list(self.consumer_groups.groups()):
@@ -380,6 +383,16 @@ class Broker:
         """Flush and release storage (a clean shutdown)."""
         if self.storage is not None:
             self.storage.close()
+
+
+def _deadline_of(key: Hashable) -> tuple[str, str, str]:
+    """(group id, kind, member id) of a group coordinator's deadline key ("" where it has none)."""
+    if isinstance(key, ShareSessionTimer):
+        return key.group_id, "session", key.member_id
+    if isinstance(key, GroupTimer):
+        return key.group_id, key.kind, key.member_id
+    kind, group_id, member_id = cast(tuple[str, str, str], key)  # the KIP-848 coordinator's
+    return group_id, kind, member_id
 
 
 def _earliest(first: int | None, second: int | None) -> int | None:

@@ -81,12 +81,33 @@ class BrokerCollector(Collector):
             "Oldest Offset of a Broker at Topic/Partition",
             labels=["topic", "partition"],
         )
+        per_partition = {
+            name: GaugeMetricFamily(name, help_text, labels=["topic", "partition"])
+            for name, help_text in (
+                ("kafka_topic_partition_leader", "Leader Broker ID of this Topic/Partition"),
+                ("kafka_topic_partition_replicas", "Number of Replicas for this Topic/Partition"),
+                (
+                    "kafka_topic_partition_in_sync_replica",
+                    "Number of In-Sync Replicas for this Topic/Partition",
+                ),
+                (
+                    "kafka_topic_partition_under_replicated_partition",
+                    "1 if Topic/Partition is under Replicated",
+                ),
+            )
+        }
         for topic in cluster.topics:
             partitions.add_metric([topic.name], len(topic.partitions))
             for p in topic.partitions:
-                current.add_metric([topic.name, str(p.partition)], p.high_watermark)
-                oldest.add_metric([topic.name, str(p.partition)], p.log_start_offset)
-        yield from (partitions, current, oldest)
+                labels = [topic.name, str(p.partition)]
+                current.add_metric(labels, p.high_watermark)
+                oldest.add_metric(labels, p.log_start_offset)
+                per_partition["kafka_topic_partition_leader"].add_metric(labels, p.leader)
+                per_partition["kafka_topic_partition_replicas"].add_metric(labels, len(p.replicas))
+                per_partition["kafka_topic_partition_in_sync_replica"].add_metric(labels, len(p.isr))
+                under = 1 if len(p.isr) < len(p.replicas) else 0
+                per_partition["kafka_topic_partition_under_replicated_partition"].add_metric(labels, under)
+        yield from (partitions, current, oldest, *per_partition.values())
         yield from self._groups(cluster.groups)
 
     @staticmethod

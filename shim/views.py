@@ -8,6 +8,8 @@ coordinator holds a group.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.coordinator.share.group import ShareGroup
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,9 @@ class PartitionView:
     log_start_offset: int
     log_end_offset: int
     high_watermark: int
+    leader: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class OffsetView:
 @dataclass(frozen=True)
 class GroupView:
     group_id: str
-    group_type: str  # classic, consumer
+    group_type: str  # classic, consumer, share
     state: str
     protocol_type: str
     protocol_name: str
@@ -70,8 +76,18 @@ class GroupView:
     offsets: tuple[OffsetView, ...]
 
 
-def partition_view(topic: str, index: int, log: PartitionLog) -> PartitionView:
-    return PartitionView(topic, index, log.log_start_offset, log.log_end_offset, log.high_watermark)
+def partition_view(broker: Broker, topic: str, index: int, log: PartitionLog) -> PartitionView:
+    cluster = broker.cluster
+    return PartitionView(
+        topic,
+        index,
+        log.log_start_offset,
+        log.log_end_offset,
+        log.high_watermark,
+        cluster.leader(topic, index),
+        tuple(cluster.replicas(topic, index)),
+        tuple(cluster.isr(topic, index)),
+    )
 
 
 def topics(broker: Broker) -> list[TopicView]:
@@ -83,7 +99,7 @@ def topics(broker: Broker) -> list[TopicView]:
             str(topic.topic_id),
             topic.name in INTERNAL_TOPICS,
             dict(topic.configs),
-            tuple(partition_view(topic.name, i, log) for i, log in enumerate(topic.partitions)),
+            tuple(partition_view(broker, topic.name, i, log) for i, log in enumerate(topic.partitions)),
         )
         for topic in sorted(broker.topics, key=lambda t: t.name)
     ]
@@ -109,25 +125,41 @@ def _classic_assignment(protocol_type: str, data: bytes) -> tuple[tuple[str, int
         return ()  # a consumer-type group whose leader wrote bytes of its own: nothing to show
 
 
+def _assigned(broker: Broker, assignment: Mapping[uuid.UUID, Iterable[int]]) -> tuple[tuple[str, int], ...]:
+    pairs = []
+    for topic_id, partitions in assignment.items():
+        topic = broker.topics.get_by_id(topic_id)
+        name = topic.name if topic is not None else str(topic_id)
+        pairs += [(name, p) for p in sorted(partitions)]
+    return tuple(pairs)
+
+
+def _share_group(broker: Broker, group: ShareGroup) -> GroupView:
+    """A share group: its members each hold every partition they are assigned at once; its
+    "committed" offset per partition is the share partition's start offset (everything before
+    it is acknowledged or archived), from which its lag is counted, as Kafka 4.2 reports it."""
+    members = tuple(
+        MemberView(m.member_id, None, m.client_id, m.client_host, _assigned(broker, m.assignment))
+        for m in group.members.values()
+    )
+    offsets = []
+    for key, partition in sorted(broker.share_partitions.of_group(group.group_id)):
+        topic = broker.topics.get_by_id(key.topic_id)
+        if topic is None:
+            continue
+        log = topic.partition(key.partition)
+        end = None if log is None else log.high_watermark
+        offsets.append(OffsetView(topic.name, key.partition, partition.start_offset, end))
+    return GroupView(group.group_id, "share", group.state.value, "share", "", members, tuple(offsets))
+
+
 def groups(broker: Broker) -> list[GroupView]:
     views: dict[str, GroupView] = {}
     for consumer_group in broker.consumer_groups.groups():
-        members = []
-        for member in consumer_group.members.values():
-            assignment = []
-            for topic_id, partitions in member.assigned.items():
-                topic = broker.topics.get_by_id(topic_id)
-                name = topic.name if topic is not None else str(topic_id)
-                assignment += [(name, p) for p in sorted(partitions)]
-            members.append(
-                MemberView(
-                    member.member_id,
-                    member.instance_id,
-                    member.client_id,
-                    member.client_host,
-                    tuple(assignment),
-                )
-            )
+        members = [
+            MemberView(m.member_id, m.instance_id, m.client_id, m.client_host, _assigned(broker, m.assigned))
+            for m in consumer_group.members.values()
+        ]
         views[consumer_group.group_id] = GroupView(
             consumer_group.group_id,
             "consumer",
@@ -137,6 +169,8 @@ def groups(broker: Broker) -> list[GroupView]:
             tuple(members),
             _offsets(broker, consumer_group.group_id),
         )
+    for share_group in broker.share_groups.groups():
+        views[share_group.group_id] = _share_group(broker, share_group)
     for listing in broker.groups.list_groups():
         if listing.group_id in views:
             continue  # a consumer group's offsets sit in an empty classic entry of the same id
@@ -170,7 +204,7 @@ class ClusterView:
 
 
 def cluster(broker: Broker) -> ClusterView:
-    return ClusterView(1, topics(broker), groups(broker))
+    return ClusterView(len(broker.cluster.running()), topics(broker), groups(broker))
 
 
 def group_shape(broker: Broker, group_id: str) -> GroupShape | None:
@@ -183,6 +217,11 @@ def group_shape(broker: Broker, group_id: str) -> GroupShape | None:
             consumer_group.state.value,
             frozenset(consumer_group.members),
             consumer_group.group_epoch,
+        )
+    share_group = broker.share_groups.group(group_id)
+    if share_group is not None:
+        return GroupShape(
+            "share", share_group.state.value, frozenset(share_group.members), share_group.group_epoch
         )
     group = broker.groups.group(group_id)
     if group is None:

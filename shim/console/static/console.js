@@ -54,8 +54,9 @@ const views = {
   async topic(name) {
     const t = await read(`/console/api/topics/${encodeURIComponent(name)}`);
     return [el("h2", {}, `Topic ${t.name}`), el("p", {}, `id ${t.topic_id}`), table(
-      ["partition", "log start", "high watermark", "log end", ""],
-      t.partitions.map((p) => [num(p.partition), num(p.log_start_offset), num(p.high_watermark), num(p.log_end_offset),
+      ["partition", "leader", "replicas", "in sync", "log start", "high watermark", "log end", ""],
+      t.partitions.map((p) => [num(p.partition), num(p.leader), p.replicas.join(", "), p.isr.join(", "),
+        num(p.log_start_offset), num(p.high_watermark), num(p.log_end_offset),
         link(`#/records/${encodeURIComponent(t.name)}/${p.partition}`, "browse records")]), "partitions")];
   },
   async records(name, partition) {
