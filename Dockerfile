@@ -2,6 +2,7 @@
 #
 #   docker build -t kafka-shim .
 #   docker run -p 9092:9092 -v kafka-shim-data:/data kafka-shim     # clients: localhost:9092
+#   docker run -p 29092:29092 -e KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://localhost:29092 kafka-shim
 #
 # BASE_IMAGE: any Debian-like image with python3 (>= 3.11) and its venv module. CI builds
 # from a local Debian image (docker/base-image.sh) where no image registry is reachable.
@@ -32,9 +33,10 @@ VOLUME /data
 # 9092: clients on the host through `-p 9092:9092`, told to connect to localhost:9092.
 # 19092: other containers on the same Docker network, told the container's own host name.
 EXPOSE 9092 19092
+# Configured as apache/kafka's image is: KAFKA_* variables are broker configs (KAFKA_ADVERTISED_LISTENERS,
+# KAFKA_NUM_PARTITIONS, ...); arguments after the image name are added to that (shim/container.py).
 # kafka-shim is PID 1: it stops cleanly on SIGTERM (`docker stop`), flushing /data.
-ENTRYPOINT ["kafka-shim"]
-CMD ["--data-dir", "/data", \
-     "--listeners", "PLAINTEXT://:9092,DOCKER://:19092", \
-     "--advertised-listeners", "PLAINTEXT://localhost:9092,DOCKER://:19092", \
-     "--config", "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT"]
+ENTRYPOINT ["kafka-shim", "container"]
+CMD []
+# Healthy once the first listener answers ApiVersions (compose's depends_on: service_healthy).
+HEALTHCHECK --interval=2s --timeout=3s --start-period=10s --retries=5 CMD ["kafka-shim", "healthcheck"]

@@ -195,7 +195,12 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
 
 
 # Subcommands other than starting the broker, imported only when asked for (Spark is heavy).
-SUBCOMMANDS = {"lag-report": "kafka_shim.pipeline.lag.cli", "dev-certs": "kafka_shim.shim.security.dev_certs"}
+SUBCOMMANDS = {
+    "lag-report": "kafka_shim.pipeline.lag.cli:main",
+    "dev-certs": "kafka_shim.shim.security.dev_certs:main",
+    "container": "kafka_shim.shim.container:main",
+    "healthcheck": "kafka_shim.shim.container:healthcheck",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] in SUBCOMMANDS:
         import importlib
 
-        return int(importlib.import_module(SUBCOMMANDS[argv[0]]).main(argv[1:]))
+        module, _, function = SUBCOMMANDS[argv[0]].partition(":")
+        return int(getattr(importlib.import_module(module), function)(argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         config = config_from_args(args)

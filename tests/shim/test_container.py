@@ -1,0 +1,92 @@
+"""The image's entrypoint: KAFKA_* variables named as apache/kafka's image names them, the
+container's listener defaults, arguments added to them, and the healthcheck."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.container import (
+    DEFAULT_ADVERTISED,
+    DEFAULT_LISTENERS,
+    config_name,
+    container_argv,
+    env_configs,
+    healthcheck,
+)
+from kafka_shim.shim.server import BrokerThread
+
+
+@pytest.mark.parametrize(
+    ("variable", "name"),
+    [
+        ("KAFKA_NUM_PARTITIONS", "num.partitions"),
+        ("KAFKA_LOG_RETENTION_HOURS", "log.retention.hours"),
+        ("KAFKA_ADVERTISED_LISTENERS", "advertised.listeners"),
+        ("KAFKA_LISTENER_NAME_INTERNAL_SSL_CLIENT_AUTH", "listener.name.internal.ssl.client.auth"),
+        ("KAFKA_SASL_ENABLED__MECHANISMS", "sasl.enabled_mechanisms"),  # __ -> _
+        ("KAFKA_SOME___DASHED_NAME", "some-dashed.name"),  # ___ -> -
+    ],
+)
+def test_variables_are_named_by_the_official_images_rule(variable: str, name: str) -> None:
+    assert config_name(variable) == name
+
+
+def test_jvm_variables_and_the_projects_own_are_not_configs() -> None:
+    environ = {"KAFKA_HEAP_OPTS": "-Xmx1G", "KAFKA_OPTS": "-D", "KAFKA_SHIM_IMAGE": "x", "PATH": "/bin"}
+    assert env_configs(environ) == {}
+
+
+def test_listeners_follow_the_advertised_ones_on_every_interface_as_in_kafkas_image() -> None:
+    environ = {"KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://kafka:19092,HOST://localhost:29092"}
+    assert env_configs(environ)["listeners"] == "PLAINTEXT://0.0.0.0:19092,HOST://0.0.0.0:29092"
+
+
+def parse(argv: list[str]):  # type: ignore[no-untyped-def]
+    return config_from_args(build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    ("environ", "args", "listeners", "advertised", "partitions"),
+    [
+        # Nothing given: the container's defaults, every interface.
+        ({}, [], DEFAULT_LISTENERS, DEFAULT_ADVERTISED, 1),
+        # Arguments add to the defaults instead of replacing them.
+        ({}, ["--config", "num.partitions=3"], DEFAULT_LISTENERS, DEFAULT_ADVERTISED, 3),
+        # The environment configures, a flag beats it.
+        ({"KAFKA_NUM_PARTITIONS": "4"}, ["--num-partitions", "5"], DEFAULT_LISTENERS, DEFAULT_ADVERTISED, 5),
+        (
+            {"KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://localhost:29092"},
+            [],
+            "PLAINTEXT://0.0.0.0:29092",
+            "PLAINTEXT://localhost:29092",
+            1,
+        ),
+        # Only a port: still every interface of the container, advertised as localhost.
+        ({}, ["--port", "29092"], "PLAINTEXT://0.0.0.0:29092", "PLAINTEXT://localhost:29092", 1),
+    ],
+)
+def test_the_broker_configuration_of_a_container(
+    environ: dict[str, str], args: list[str], listeners: str, advertised: str, partitions: int
+) -> None:
+    config = parse(container_argv(environ, args))
+    assert config.effective_listeners() == listeners
+    assert config.effective_advertised_listeners() in (advertised, None)
+    assert config.num_partitions == partitions
+    assert str(config.data_dir) == "/data"
+
+
+def test_log_dirs_from_the_environment_is_the_data_directory() -> None:
+    config = parse(container_argv({"KAFKA_LOG_DIRS": "/var/lib/kafka/data"}, []))
+    assert str(config.data_dir) == "/var/lib/kafka/data"
+
+
+def test_healthcheck_answers_0_for_a_broker_and_1_for_nothing() -> None:
+    from kafka_shim.shim.config import BrokerConfig
+
+    thread = BrokerThread(BrokerConfig(port=0, data_dir=None)).start()
+    try:
+        assert healthcheck([thread.bootstrap]) == 0
+    finally:
+        thread.stop()
+    assert healthcheck([thread.bootstrap]) == 1
