@@ -21,15 +21,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+
+from kafka_shim.controls import BrokerControls
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.server import BrokerThread
 
 INI_OPTION = "kafka_shim_config"
+T = TypeVar("T")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,11 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-class KafkaShim:
+class KafkaShim(BrokerControls):
     """A running in-process broker: where to connect, and thin helpers over its own state.
 
     The helpers run on the broker's thread between requests, so they are safe while clients
-    are connected, and callable from sync tests and from inside asyncio or Trio tests.
+    are connected, and callable from sync tests and from inside asyncio or Trio tests. The test
+    broker's controls (fault rules, the clock, recorded requests) come from BrokerControls.
     """
 
     def __init__(self, thread: BrokerThread) -> None:
@@ -60,6 +64,19 @@ class KafkaShim:
     def broker(self) -> Broker:
         """The broker's state (topics, groups, config) for tests that look inside."""
         return self._thread.broker
+
+    @property
+    def control_url(self) -> str:
+        """The control endpoint's URL (start the broker with control_listener="127.0.0.1:0")."""
+        if not self._thread.server.control_urls:
+            raise RuntimeError('no control endpoint: start the broker with control_listener="127.0.0.1:0"')
+        return self._thread.server.control_urls[0]
+
+    def controlled(self) -> Broker:
+        return self._thread.broker
+
+    def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
+        return self._thread.call(fn, timeout_s)
 
     def create_topic(
         self, name: str, partitions: int | None = None, config: Mapping[str, object] | None = None

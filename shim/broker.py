@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import time
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar, cast
@@ -13,6 +12,7 @@ from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim import views
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
+from kafka_shim.shim.clock import BrokerClock
 from kafka_shim.shim.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
@@ -30,9 +30,11 @@ from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSe
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.group_journal import GroupJournal
+from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.share_partitions import SharePartitions
@@ -40,7 +42,7 @@ from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
-from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
+from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
 from kafka_shim.storage.errors import StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
@@ -65,14 +67,22 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
 
 
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
-
-
 class Broker:
-    def __init__(self, config: BrokerConfig, clock: Callable[[], int] = wall_clock_ms) -> None:
+    def __init__(self, config: BrokerConfig, clock: Callable[[], int] | BrokerClock = wall_clock_ms) -> None:
         self.config = config
-        self.clock = clock
+        # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
+        self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
+        self.clock = clock = self.broker_clock.now
+        # The test broker's fault rules (shim.faults), checked by the server before each handler,
+        # and its request recording (shim.recording), None unless asked for.
+        self.faults = FaultRules()
+        if config.fault_rules_file is not None:
+            load_fault_rules(self.faults, config.fault_rules_file)
+        self.recorder = (
+            RequestRecorder(config.record_requests, config.trace_file)
+            if config.record_requests or config.trace_file is not None
+            else None
+        )
         self.node_id = config.node_id
         # What to bind and advertise (ConfigError if the listener configs disagree).
         self.listeners = config.listener_endpoints()
@@ -379,10 +389,16 @@ class Broker:
         group = self.consumer_groups.group(group_id)
         return None if group is None else group.subscribed_topics()
 
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        topic = self.topics.get_by_id(topic_id)
+        return None if topic is None else topic.name
+
     def close(self) -> None:
         """Flush and release storage (a clean shutdown)."""
         if self.storage is not None:
             self.storage.close()
+        if self.recorder is not None:
+            self.recorder.close()
 
 
 def _deadline_of(key: Hashable) -> tuple[str, str, str]:

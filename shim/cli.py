@@ -20,6 +20,7 @@ from kafka_shim.shim.config import (
 )
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DEFAULT_CONTROL = "127.0.0.1:9094"  # where --control listens given no address, and ctl's default
 
 
 # Where the command line serves the console unless told otherwise (loopback only).
@@ -110,6 +111,31 @@ def build_parser() -> argparse.ArgumentParser:
         "for that long before sleeping; trades some CPU for latency, 0 turns it off "
         "(default %(default)s)",
     )
+    test_broker = parser.add_argument_group("test broker (docs/test-broker.md)")
+    test_broker.add_argument(
+        "--control",
+        nargs="?",
+        const=DEFAULT_CONTROL,
+        metavar="HOST:PORT",
+        help=f"serve the control endpoint (fault rules, the broker's clock, recorded requests) "
+        f"for `kafka-shim ctl` and HTTP clients (default address {DEFAULT_CONTROL}; port 0: a free one)",
+    )
+    test_broker.add_argument(
+        "--fault-rules", type=Path, metavar="FILE", help="fault rules to start with: a JSON list of rules"
+    )
+    test_broker.add_argument(
+        "--record-requests",
+        type=int,
+        default=defaults.record_requests,
+        metavar="N",
+        help="keep the last N requests and answers for queries (default %(default)s: none)",
+    )
+    test_broker.add_argument(
+        "--trace-file",
+        type=Path,
+        metavar="PATH",
+        help="append every request and answer to PATH as JSON lines",
+    )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
     parser.add_argument(
         "--config",
@@ -153,6 +179,15 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         raise ConfigError(f"--busy-poll-us {args.busy_poll_us} is negative")
     if args.brokers < 1:
         raise ConfigError(f"--brokers {args.brokers}: at least one broker")
+    if args.record_requests < 0:
+        raise ConfigError(f"--record-requests {args.record_requests} is negative")
+    if args.control is not None:
+        from kafka_shim.shim.http_server import parse_address
+
+        try:
+            parse_address(args.control, "--control")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     pairs: dict[str, str] = {}
     if args.config_file is not None:
         pairs.update(read_properties(args.config_file))
@@ -188,6 +223,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         console_listener=None if args.console == "off" else args.console,
         brokers=args.brokers,
         racks=tuple(r.strip() for r in (args.racks or "").split(",") if r.strip()),
+        control_listener=args.control,
+        fault_rules_file=args.fault_rules,
+        record_requests=args.record_requests,
+        trace_file=args.trace_file,
     )
     config = apply_kafka_configs(base, pairs)
     # A flag beats log.dirs from a file or --config, as the command line beats the file.
@@ -200,6 +239,7 @@ SUBCOMMANDS = {
     "dev-certs": "kafka_shim.shim.security.dev_certs:main",
     "container": "kafka_shim.shim.container:main",
     "healthcheck": "kafka_shim.shim.container:healthcheck",
+    "ctl": "kafka_shim.shim.ctl:main",
 }
 
 
@@ -224,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     import trio
 
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.faults import FaultSpecError
     from kafka_shim.shim.server import BoundListener, run_until_signalled
     from kafka_shim.storage.errors import StorageStartupError
 
@@ -231,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     fresh_data_dir = config.data_dir is not None and not config.data_dir.exists()
     try:
         broker = Broker(config)
+    except FaultSpecError as exc:
+        print(f"kafka-shim: {exc}", file=sys.stderr)
+        return 2
     except StorageStartupError as exc:
         print(f"kafka-shim: {exc}", file=sys.stderr)
         return 1

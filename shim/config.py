@@ -60,6 +60,12 @@ class BrokerConfig:
     # with the listeners, ports shifted by its position (shim.cluster); --racks their racks.
     brokers: int = 1
     racks: tuple[str, ...] = ()
+    # The test broker (docs/test-broker.md): the control endpoint's HOST:PORT (None: none),
+    # fault rules loaded at start (a JSON list), requests kept for queries, a JSON-lines trace.
+    control_listener: str | None = None
+    fault_rules_file: Path | None = None
+    record_requests: int = 0
+    trace_file: Path | None = None
     # Kafka's settings, one attribute each (the `attr` of its protocol.settings declaration,
     # default from there); tests/shim/test_settings.py checks the two agree.
     node_id: int = _kafka("node.id")

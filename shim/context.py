@@ -10,6 +10,7 @@ import Trio: the server implements the waiting primitives.
 from __future__ import annotations
 
 import logging
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -78,6 +79,11 @@ class RequestContext(ABC):
 
     def now_ms(self) -> int:
         return self.broker.clock()
+
+    def wall_ms(self) -> float:
+        """Monotonic wall time, for waits the client times itself (a Fetch long poll), which
+        the broker's clock (now_ms) must not stretch or cut short: see shim.clock."""
+        return time.monotonic() * 1000
 
     def advertised_address(self) -> tuple[str, int]:
         """Where this client is told to connect: the advertised address of the listener its

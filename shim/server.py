@@ -32,14 +32,18 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import outcome
 import trio
 
+from kafka_shim.controls import BrokerControls
 from kafka_shim.protocol.api import API_VERSIONS_KEY
+from kafka_shim.protocol.error_answers import NoErrorField, error_answer
 from kafka_shim.protocol.headers import parse_request_header, peek_api, response_frame
 from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.messages.produce import API as PRODUCE
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cluster import GROUP_KEY, TRANSACTION_KEY
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
+from kafka_shim.shim.faults import FaultRule, RequestView
 from kafka_shim.shim.handlers import Handler, handler_for
 from kafka_shim.shim.handlers.api_versions import unsupported_version_answer
 from kafka_shim.shim.limits import (
@@ -50,6 +54,7 @@ from kafka_shim.shim.limits import (
     parse_per_ip_overrides,
     release_free_heap,
 )
+from kafka_shim.shim.recording import RecordedRequest
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -494,6 +499,8 @@ class Server:
         self._timer_sleeps_until = math.inf
         self.appended = AppendWaiters()
         broker.on_append = self.appended.notify
+        # Advancing the broker's clock fires the deadlines it passed at once.
+        broker.broker_clock.on_change = self.timers_changed.fire
         config = broker.config
         self.memory = MemoryGate(config.queued_max_request_bytes)
         self.connections = ConnectionLimits(
@@ -513,6 +520,7 @@ class Server:
         self._node_scopes: dict[int, trio.CancelScope] = {}
         self._nursery: trio.Nursery | None = None
         broker.cluster.on_leader_change = self.appended.notify
+        self.control_urls: list[str] = []  # where the control endpoint listens, once it does
 
     async def bind(self) -> list[BoundListener]:
         """Bind every listener of every node outside any nursery, so a busy port is a plain
@@ -559,6 +567,12 @@ class Server:
             self._nursery = nursery
             nursery.start_soon(self._run_timers)
             nursery.start_soon(self._reap_connections)
+            address = self.broker.config.control_listener
+            if address is not None:  # the test broker's control endpoint (docs/test-broker.md)
+                from kafka_shim.shim.control_server import serve_control
+
+                self.control_urls = await nursery.start(serve_control, self.broker, address)
+                log.info("control endpoint on %s", ", ".join(self.control_urls))
             for node_id in self._node_listeners:
                 self._start_node_task(node_id)
             task_status.started(listeners)
@@ -881,8 +895,16 @@ class Server:
         ctx.correlation_id = correlation_id
         ctx.client_id = client_id
         started = time.perf_counter()
+        broker = self.broker
+        firing = None
+        if broker.faults.active:  # the only cost of fault injection while no rule is set
+            view = RequestView(api_key, api_version, client_id, ctx.principal, body, broker.topic_name)
+            firing = broker.faults.decide(view, broker.clock())
         try:
-            result = await handler.handle(ctx, body)
+            if firing is None:
+                result = await handler.handle(ctx, body)
+            else:
+                result = await self._misbehave(firing.rule, ctx, handler, body)
         except ConnectionClosed:
             raise
         except ProtocolError as exc:
@@ -904,6 +926,21 @@ class Server:
                 "<credentials, not traced>" if api_key in _CREDENTIAL_APIS else _one_line(body),
                 _one_line(result),
             )
+        if broker.recorder is not None:
+            broker.recorder.record(
+                RecordedRequest(
+                    broker.clock(),
+                    api_key,
+                    api_version,
+                    correlation_id,
+                    client_id,
+                    ctx.principal,
+                    ctx.peer,
+                    body,
+                    result,
+                    None if firing is None else firing.rule.id,
+                )
+            )
         if result is None:
             return None
         try:
@@ -912,6 +949,27 @@ class Server:
             log.error("cannot encode %s v%d response: %r", api.name, api_version, exc)
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
         return response_frame(correlation_id, route.response_flexible, encoded)
+
+    @staticmethod
+    async def _misbehave(rule: FaultRule, ctx: TrioRequestContext, handler: Handler, body: Any) -> Any:
+        """Carry out a fault rule that fired on this request instead of (or around) its handler.
+        Delays are wall time: the client times its request on its own clock (shim.clock)."""
+        if rule.action == "close":
+            raise ConnectionClosed(f"fault rule {rule.id} closes the connection", logging.INFO)
+        if rule.action == "no_answer":
+            await trio.sleep_forever()  # until the client hangs up (the reaper notices) or we stop
+        if rule.action == "delay":
+            result = await handler.handle(ctx, body)
+            await trio.sleep(rule.delay_ms / 1000)
+            return result
+        assert rule.error is not None
+        await trio.sleep(rule.delay_ms / 1000)
+        if handler.api is PRODUCE and body.acks == 0:
+            return None  # acks=0: no answer, error or not
+        try:
+            return error_answer(handler.api, ctx.api_version, body, rule.error, top=rule.top_level)
+        except NoErrorField as exc:  # e.g. a Produce of no partitions: refuse clearly
+            raise ConnectionClosed(f"fault rule {rule.id}: {exc}") from exc
 
     def _unserved(self, api_key: int, api_version: int, correlation_id: int) -> bytes:
         """An API without a handler closes the connection, as does a version it does not
@@ -945,8 +1003,9 @@ async def run_until_signalled(broker: Broker, on_listening: Callable[[list[Bound
                 break
 
 
-class BrokerThread:
-    """An in-process broker on a background thread (the pytest plugin uses it)."""
+class BrokerThread(BrokerControls):
+    """An in-process broker on a background thread (the pytest plugin uses it), with the test
+    broker's controls (kafka_shim.controls)."""
 
     def __init__(self, config: BrokerConfig) -> None:
         self.broker = Broker(config)
@@ -1009,6 +1068,9 @@ class BrokerThread:
         if key is None:
             raise ValueError("coordinator takes one of group= or transactional_id=")
         return self.call(lambda: self.broker.cluster.coordinator(key_type, key))
+
+    def controlled(self) -> Broker:
+        return self.broker
 
     def start(self, timeout_s: float = 10.0) -> BrokerThread:
         self._thread.start()

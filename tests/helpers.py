@@ -69,6 +69,9 @@ class FakeRequestContext(RequestContext):
         assert box, "the coordinator did not answer yet"
         return box[0]
 
+    def wall_ms(self) -> float:
+        return self.clock.now
+
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         self.waits.append(timeout_ms)
         self.waited_on.append(list(logs))

@@ -180,6 +180,19 @@ def _refused(index: int, error: ErrorCode, committed: bool) -> dict[str, Any]:
     }
 
 
+def _paused(log: PartitionLog, index: int, committed: bool) -> dict[str, Any]:
+    """A partition whose fetches a fault rule pauses: its offsets as they are, no records."""
+    return {
+        "partition_index": index,
+        "error_code": ErrorCode.NONE,
+        "high_watermark": log.high_watermark,
+        "last_stable_offset": log.last_stable_offset,
+        "log_start_offset": log.log_start_offset,
+        "aborted_transactions": [] if committed else None,
+        "records": b"",
+    }
+
+
 def _gather(
     ctx: RequestContext,
     request: Any,
@@ -197,6 +210,8 @@ def _gather(
     committed = request.isolation_level == READ_COMMITTED
     answers: dict[PartitionKey, dict[str, Any]] = {}
     logs: list[PartitionLog] = []
+    faults = ctx.broker.faults
+    pausing = faults.pausing  # a test broker's pause_fetch rule
     # Each topic looked up once: its name, what reading it finds, and whether this version
     # can be given its records (config lookups once per topic, not per partition).
     topics: dict[TopicKey, tuple[str | None, Topic | None, ErrorCode, ErrorCode]] = {}
@@ -228,6 +243,9 @@ def _gather(
                     answers[key]["current_leader"] = {"leader_id": leader, "leader_epoch": log.leader_epoch}
                 continue
         logs.append(log)
+        if pausing and topic is not None and faults.paused(topic.name, index, ctx.now_ms()):
+            answers[key] = _paused(log, index, committed)
+            continue
         prior = reported.get(key)
         if prior is not None:
             end = log.last_stable_offset if committed else log.high_watermark
@@ -296,13 +314,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if isinstance(context, SessionError):
         return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
     wanted = context.wanted  # an incremental fetch: every partition of the session
-    deadline = ctx.now_ms() + max(request.max_wait_ms, 0)
+    # The long poll waits on wall time, as the client times it: not on the broker's clock, which
+    # a test may freeze or advance (shim.clock).
+    deadline = ctx.wall_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     max_bytes = fetch_byte_budget(ctx, request.max_bytes)
     epochs = None if ctx.broker.cluster.single else _leader_epochs(ctx, request)
     while True:
         gathered = _gather(ctx, request, wanted, context.reported, readable, max_bytes, epochs)
-        remaining = deadline - ctx.now_ms()
+        remaining = deadline - ctx.wall_ms()
         if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes) or remaining <= 0:
             break
         await ctx.wait_for_append(gathered.logs, remaining)

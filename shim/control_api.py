@@ -1,0 +1,145 @@
+"""The test broker's control API: what the control endpoint serves, as plain functions.
+
+Each `Endpoint` is one HTTP method and path and a function of the broker and the request's
+parameters (path, query, JSON body) returning JSON-able data; shim.control_server serves them
+with an ASGI stack in the broker's own event loop, so they run between Kafka requests and touch
+the broker's state directly. `kafka-shim ctl` (shim.ctl) is their command line.
+
+To add controls (another concern of the test broker): write functions of this shape and add
+their Endpoints to ENDPOINTS (and a command to shim.ctl.COMMANDS); nothing else changes.
+
+    GET    /faults                 the rules, with how often each fired
+    POST   /faults                 add a rule (a spec, see shim.faults) or a list of them
+    DELETE /faults                 clear every rule
+    DELETE /faults/{id}            clear one rule
+    GET    /faults/firings         the latest firings, oldest first
+    GET    /clock                  the broker's clock: now_ms, frozen, offset_ms
+    POST   /clock/advance          {"seconds": 45}: move it on (fires what falls due)
+    POST   /clock/freeze           stop it
+    POST   /clock/resume           run it again from where it stands
+    GET    /requests?api=&group=   recorded requests (match keys as rules take them), &limit=N
+    DELETE /requests               forget the recorded requests
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kafka_shim.shim.faults import FaultSpecError
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
+
+class ControlError(Exception):
+    """A control request that cannot be carried out: its HTTP status and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class ControlRequest:
+    path: Mapping[str, str] = field(default_factory=dict)
+    query: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    method: str
+    path: str  # Starlette's form: /faults/{rule_id:int}
+    call: Callable[[Broker, ControlRequest], Any]
+
+
+def list_faults(broker: Broker, request: ControlRequest) -> Any:
+    return [rule.to_json() for rule in broker.faults.rules()]
+
+
+def add_faults(broker: Broker, request: ControlRequest) -> Any:
+    specs = request.body if isinstance(request.body, list) else [request.body]
+    try:
+        return [broker.faults.add(spec).to_json() for spec in specs]
+    except FaultSpecError as exc:
+        raise ControlError(400, str(exc)) from exc
+
+
+def clear_faults(broker: Broker, request: ControlRequest) -> Any:
+    rule_id = request.path.get("rule_id")
+    try:
+        return {"cleared": broker.faults.clear(None if rule_id is None else int(rule_id))}
+    except KeyError:
+        raise ControlError(404, f"no fault rule {rule_id}") from None
+
+
+def list_firings(broker: Broker, request: ControlRequest) -> Any:
+    return [firing.to_json() for firing in broker.faults.firings]
+
+
+def show_clock(broker: Broker, request: ControlRequest) -> Any:
+    return broker.broker_clock.to_json()
+
+
+def advance_clock(broker: Broker, request: ControlRequest) -> Any:
+    body = request.body if isinstance(request.body, Mapping) else {}
+    seconds = body.get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        raise ControlError(400, f'advance takes {{"seconds": N}} with N >= 0, got {request.body!r}')
+    broker.broker_clock.advance(seconds)
+    return broker.broker_clock.to_json()
+
+
+def freeze_clock(broker: Broker, request: ControlRequest) -> Any:
+    broker.broker_clock.freeze()
+    return broker.broker_clock.to_json()
+
+
+def resume_clock(broker: Broker, request: ControlRequest) -> Any:
+    broker.broker_clock.resume()
+    return broker.broker_clock.to_json()
+
+
+def recorded_requests(broker: Broker, request: ControlRequest) -> Any:
+    recorder = broker.recorder
+    if recorder is None:
+        raise ControlError(409, "requests are not recorded: start the broker with --record-requests N")
+    spec: dict[str, Any] = {key: value for key, value in request.query.items() if key != "limit"}
+    if "partition" in spec:
+        spec["partition"] = _integer("partition", spec["partition"])
+    limit = _integer("limit", request.query.get("limit", "0"))
+    try:
+        found = recorder.query(spec, broker.topic_name)
+    except FaultSpecError as exc:
+        raise ControlError(400, str(exc)) from exc
+    return [entry.to_json() for entry in found[-limit if limit else 0 :]]
+
+
+def forget_requests(broker: Broker, request: ControlRequest) -> Any:
+    if broker.recorder is not None:
+        broker.recorder.clear()
+    return {"cleared": True}
+
+
+def _integer(key: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ControlError(400, f"{key}: an integer, got {text!r}") from None
+
+
+ENDPOINTS: list[Endpoint] = [
+    Endpoint("GET", "/faults", list_faults),
+    Endpoint("POST", "/faults", add_faults),
+    Endpoint("DELETE", "/faults", clear_faults),
+    Endpoint("DELETE", "/faults/{rule_id:int}", clear_faults),
+    Endpoint("GET", "/faults/firings", list_firings),
+    Endpoint("GET", "/clock", show_clock),
+    Endpoint("POST", "/clock/advance", advance_clock),
+    Endpoint("POST", "/clock/freeze", freeze_clock),
+    Endpoint("POST", "/clock/resume", resume_clock),
+    Endpoint("GET", "/requests", recorded_requests),
+    Endpoint("DELETE", "/requests", forget_requests),
+]

@@ -1,0 +1,113 @@
+"""Request recording of the test broker: the last N requests and their answers, queryable with
+the fault rules' match (`requests(api="OffsetCommit", group="g")`), and optionally written as
+JSON lines to a trace file.
+
+Off unless asked for (`--record-requests N`, `--trace-file`, the pytest fixture): a recording
+holds each request's parsed body, record batches included, until N newer ones push it out.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.shim.faults import MATCH_KEYS, FaultSpecError, Match, RequestView, TopicNames
+
+# Bytes fields (record batches, assignments) longer than this are traced by their size alone.
+TRACED_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """A request as it came and what it was answered (None: no answer, as for acks=0)."""
+
+    at_ms: int  # the broker's clock
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    principal: str
+    peer: str
+    request: Any
+    response: Any
+    fault_rule: int | None  # the rule that answered instead of the handler, if one did
+
+    @property
+    def api(self) -> str:
+        return APIS[self.api_key].name
+
+    def view(self, topic_names: TopicNames) -> RequestView:
+        return RequestView(
+            self.api_key, self.api_version, self.client_id, self.principal, self.request, topic_names
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at_ms": self.at_ms,
+            "api": self.api,
+            "version": self.api_version,
+            "correlation_id": self.correlation_id,
+            "client_id": self.client_id,
+            "principal": self.principal,
+            "peer": self.peer,
+            "fault_rule": self.fault_rule,
+            "request": jsonable(self.request),
+            "response": jsonable(self.response),
+        }
+
+
+def jsonable(value: Any) -> Any:
+    """A parsed message as JSON: bytes in base64 (or their size, past TRACED_BYTES), UUIDs as text."""
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(each) for key, each in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(each) for each in value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        data = bytes(value)
+        return base64.b64encode(data).decode() if len(data) <= TRACED_BYTES else f"<{len(data)} bytes>"
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return value
+
+
+class RequestRecorder:
+    """The last `capacity` requests of one broker, oldest first. Owned by the broker's event loop."""
+
+    def __init__(self, capacity: int, trace_file: Path | None = None) -> None:
+        self.recorded: deque[RecordedRequest] = deque(maxlen=max(capacity, 0))
+        self._trace: IO[str] | None = None
+        if trace_file is not None:
+            self._trace = trace_file.open("a", encoding="utf-8", buffering=1)  # a line at a time
+
+    def record(self, entry: RecordedRequest) -> None:
+        if self.recorded.maxlen:
+            self.recorded.append(entry)
+        if self._trace is not None:
+            self._trace.write(json.dumps(entry.to_json()) + "\n")
+
+    def query(self, spec: Mapping[str, Any], topic_names: TopicNames) -> list[RecordedRequest]:
+        """The recorded requests `spec` (a fault rule's match keys) matches, oldest first."""
+        unknown = set(spec) - set(MATCH_KEYS)
+        if unknown:
+            known = ", ".join(MATCH_KEYS)
+            raise FaultSpecError(f"unknown key(s) {', '.join(sorted(unknown))}; queries take {known}")
+        match = Match.from_spec(spec)
+        return [entry for entry in self.recorded if match.matches(entry.view(topic_names))]
+
+    def clear(self) -> None:
+        self.recorded.clear()
+
+    def __iter__(self) -> Iterator[RecordedRequest]:
+        return iter(self.recorded)
+
+    def close(self) -> None:
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None

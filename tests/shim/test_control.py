@@ -1,0 +1,170 @@
+"""The test broker's front ends on a running broker: the control endpoint and `kafka-shim ctl`,
+the Python controls (BrokerThread), a rules file, each action on the wire, recorded requests,
+and the broker's clock expiring a session."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim import ctl
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
+from tests.helpers import subscription
+from tests.wire import WireClient
+
+COMMIT, METADATA, JOIN, HEARTBEAT, SYNC = 8, 3, 11, 12, 14
+
+
+@pytest.fixture(scope="module")
+def broker() -> Iterator[BrokerThread]:
+    config = BrokerConfig(
+        host="127.0.0.1",
+        port=0,
+        control_listener="127.0.0.1:0",
+        record_requests=100,
+        min_session_timeout_ms=6000,
+    )
+    thread = BrokerThread(config).start()
+    thread.call(lambda: thread.broker.topics.create("t", 1, {}))
+    yield thread
+    thread.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_rules(broker: BrokerThread) -> Iterator[None]:
+    yield
+    broker.clear_faults()
+
+
+def run_ctl(broker: BrokerThread, capsys: pytest.CaptureFixture[str], *words: str) -> Any:
+    code = ctl.main(["--url", broker.server.control_urls[0], *words])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def commit(client: WireClient, group: str) -> int:
+    body = {
+        "group_id": group,
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 3}]}],
+    }
+    return int(client.request(COMMIT, 8, body).topics[0].partitions[0].error_code)
+
+
+def test_ctl_adds_lists_and_clears_rules_and_each_firing_is_logged(
+    broker: BrokerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    added = run_ctl(
+        broker,
+        capsys,
+        "fault",
+        "add",
+        "api=OffsetCommit",
+        "group=g",
+        "error=REBALANCE_IN_PROGRESS",
+        "times=1",
+    )
+    assert added[0]["times"] == 1 and added[0]["active"]
+    with WireClient(broker.bootstrap) as client:
+        assert commit(client, "other") == ErrorCode.NONE
+        assert commit(client, "g") == ErrorCode.REBALANCE_IN_PROGRESS
+        assert commit(client, "g") == ErrorCode.NONE
+    assert run_ctl(broker, capsys, "fault", "list")[0]["fired"] == 1
+    firing = run_ctl(broker, capsys, "fault", "firings")[-1]
+    assert (firing["api"], firing["error"], firing["client_id"]) == (
+        "OffsetCommit",
+        "REBALANCE_IN_PROGRESS",
+        "wire-test",
+    )
+    assert run_ctl(broker, capsys, "fault", "clear") == {"cleared": 1}
+    assert run_ctl(broker, capsys, "fault", "list") == []
+
+
+def test_a_refused_command_exits_1_with_the_reason_and_an_unreachable_one_2(
+    broker: BrokerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ctl.main(["--url", broker.server.control_urls[0], "fault", "add", "api=Nope", "error=6"]) == 1
+    assert "no API 'Nope'" in capsys.readouterr().err
+    assert ctl.main(["--url", broker.server.control_urls[0], "fault", "clear", "999"]) == 1
+    assert ctl.main(["--url", "http://127.0.0.1:1", "clock"]) == 2
+    assert ctl.main(["fault", "bogus"]) == 2
+
+
+def test_close_and_no_answer_and_delay(broker: BrokerThread) -> None:
+    metadata = {"topics": None}
+    broker.add_fault(api="Metadata", client_id="wire-test", action="close", times=1)
+    with WireClient(broker.bootstrap) as client:
+        client.send_raw(client.frame(METADATA, 9, metadata))
+        assert client.is_closed_by_peer()
+    broker.add_fault(api="Metadata", action="no_answer", times=1)
+    with WireClient(broker.bootstrap, timeout_s=0.3) as client:
+        client.send_raw(client.frame(METADATA, 9, metadata))
+        with pytest.raises(socket.timeout):
+            client.receive_frame()
+    rule = broker.add_fault(api="Metadata", delay_ms=50, times=1)
+    with WireClient(broker.bootstrap) as client:
+        assert client.request(METADATA, 9, metadata).brokers  # the real answer, late
+    assert [each["fired"] for each in broker.faults() if each["id"] == rule] == [1]
+
+
+def test_recorded_requests_are_queried_by_match_keys(
+    broker: BrokerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with WireClient(broker.bootstrap) as client:
+        commit(client, "recorded")
+    found = broker.requests(api="OffsetCommit", group="recorded")
+    assert [entry.request.topics[0].partitions[0].committed_offset for entry in found] == [3]
+    assert found[0].response["topics"][0]["partitions"][0]["error_code"] == 0
+    over_http = run_ctl(broker, capsys, "requests", "api=OffsetCommit", "group=recorded", "limit=1")
+    assert over_http[0]["request"]["group_id"] == "recorded" and over_http[0]["fault_rule"] is None
+    assert ctl.main(["--url", broker.server.control_urls[0], "requests", "colour=red"]) == 1
+
+
+def test_advancing_the_clock_expires_a_session_at_once(
+    broker: BrokerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with WireClient(broker.bootstrap) as client:
+        join = {
+            "group_id": "clocked",
+            "session_timeout_ms": 6000,
+            "rebalance_timeout_ms": 6000,
+            "member_id": "",
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": subscription("t")}],
+        }
+        required = client.request(JOIN, 5, join)
+        assert required.error_code == ErrorCode.MEMBER_ID_REQUIRED
+        joined = client.request(JOIN, 5, {**join, "member_id": required.member_id})
+        assert joined.error_code == 0
+        sync = {
+            "group_id": "clocked",
+            "generation_id": joined.generation_id,
+            "member_id": joined.member_id,
+            "assignments": [],
+        }
+        assert client.request(SYNC, 3, sync).error_code == 0
+        beat = {"group_id": "clocked", "generation_id": joined.generation_id, "member_id": joined.member_id}
+        assert client.request(HEARTBEAT, 3, beat).error_code == 0
+        before = run_ctl(broker, capsys, "clock")["now_ms"]
+        advanced = run_ctl(broker, capsys, "clock", "advance", "7")
+        assert advanced["now_ms"] - before >= 7000
+        assert client.request(HEARTBEAT, 3, beat).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_a_rules_file_is_loaded_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps([{"api": "Heartbeat", "error": "REBALANCE_IN_PROGRESS", "times": 3}]))
+    thread = BrokerThread(BrokerConfig(host="127.0.0.1", port=0, fault_rules_file=path)).start()
+    try:
+        assert [(rule["api"], rule["error"], rule["times"]) for rule in thread.faults()] == [
+            ("Heartbeat", "REBALANCE_IN_PROGRESS", 3)
+        ]
+    finally:
+        thread.stop()
