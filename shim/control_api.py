@@ -1,7 +1,8 @@
 """The test broker's control API: what the control endpoint serves, as plain functions.
 
-Each `Endpoint` is one HTTP method and path and a function of the broker and the request's
-parameters (path, query, JSON body) returning JSON-able data; shim.control_server serves them
+Each `Endpoint` is one HTTP method and path and a function of the server (its `.broker`, and
+the emulated brokers' stop/start) and the request's parameters (path, query, JSON body)
+returning JSON-able data; shim.control_server serves them
 with an ASGI stack in the broker's own event loop, so they run between Kafka requests and touch
 the broker's state directly. `kafka-shim ctl` (shim.ctl) is their command line.
 
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.shim.faults import FaultSpecError
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.server import Server
 
 
 class ControlError(Exception):
@@ -52,14 +53,16 @@ class ControlRequest:
 class Endpoint:
     method: str
     path: str  # Starlette's form: /faults/{rule_id:int}
-    call: Callable[[Broker, ControlRequest], Any]
+    call: Callable[[Server, ControlRequest], Any]
 
 
-def list_faults(broker: Broker, request: ControlRequest) -> Any:
+def list_faults(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     return [rule.to_json() for rule in broker.faults.rules()]
 
 
-def add_faults(broker: Broker, request: ControlRequest) -> Any:
+def add_faults(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     specs = request.body if isinstance(request.body, list) else [request.body]
     try:
         return [broker.faults.add(spec).to_json() for spec in specs]
@@ -67,7 +70,8 @@ def add_faults(broker: Broker, request: ControlRequest) -> Any:
         raise ControlError(400, str(exc)) from exc
 
 
-def clear_faults(broker: Broker, request: ControlRequest) -> Any:
+def clear_faults(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     rule_id = request.path.get("rule_id")
     try:
         return {"cleared": broker.faults.clear(None if rule_id is None else int(rule_id))}
@@ -75,15 +79,18 @@ def clear_faults(broker: Broker, request: ControlRequest) -> Any:
         raise ControlError(404, f"no fault rule {rule_id}") from None
 
 
-def list_firings(broker: Broker, request: ControlRequest) -> Any:
+def list_firings(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     return [firing.to_json() for firing in broker.faults.firings]
 
 
-def show_clock(broker: Broker, request: ControlRequest) -> Any:
+def show_clock(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     return broker.broker_clock.to_json()
 
 
-def advance_clock(broker: Broker, request: ControlRequest) -> Any:
+def advance_clock(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     body = request.body if isinstance(request.body, Mapping) else {}
     seconds = body.get("seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
@@ -92,17 +99,20 @@ def advance_clock(broker: Broker, request: ControlRequest) -> Any:
     return broker.broker_clock.to_json()
 
 
-def freeze_clock(broker: Broker, request: ControlRequest) -> Any:
+def freeze_clock(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     broker.broker_clock.freeze()
     return broker.broker_clock.to_json()
 
 
-def resume_clock(broker: Broker, request: ControlRequest) -> Any:
+def resume_clock(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     broker.broker_clock.resume()
     return broker.broker_clock.to_json()
 
 
-def recorded_requests(broker: Broker, request: ControlRequest) -> Any:
+def recorded_requests(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     recorder = broker.recorder
     if recorder is None:
         raise ControlError(409, "requests are not recorded: start the broker with --record-requests N")
@@ -117,7 +127,8 @@ def recorded_requests(broker: Broker, request: ControlRequest) -> Any:
     return [entry.to_json() for entry in found[-limit if limit else 0 :]]
 
 
-def forget_requests(broker: Broker, request: ControlRequest) -> Any:
+def forget_requests(server: Server, request: ControlRequest) -> Any:
+    broker = server.broker
     if broker.recorder is not None:
         broker.recorder.clear()
     return {"cleared": True}

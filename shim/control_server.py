@@ -24,12 +24,12 @@ from kafka_shim.shim.control_api import ENDPOINTS, ControlError, ControlRequest,
 from kafka_shim.shim.http_server import serve_asgi
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.server import Server
 
 log = logging.getLogger("kafka_shim.control")
 
 
-def _route(broker: Broker, endpoint: Endpoint) -> Route:
+def _route(server: Server, endpoint: Endpoint) -> Route:
     async def handle(request: Request) -> Response:
         body: Any = None
         if request.method in ("POST", "PUT"):
@@ -42,19 +42,19 @@ def _route(broker: Broker, endpoint: Endpoint) -> Route:
             {key: str(value) for key, value in request.path_params.items()}, dict(request.query_params), body
         )
         try:
-            return JSONResponse(endpoint.call(broker, control))
+            return JSONResponse(endpoint.call(server, control))
         except ControlError as exc:
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     return Route(endpoint.path, handle, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}")
 
 
-def control_app(broker: Broker, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
-    return Starlette(routes=[*(_route(broker, endpoint) for endpoint in ENDPOINTS), *extra_routes])
+def control_app(server: Server, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+    return Starlette(routes=[*(_route(server, endpoint) for endpoint in ENDPOINTS), *extra_routes])
 
 
 async def serve_control(
-    broker: Broker, address: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
+    server: Server, address: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve the control endpoint on `address`; started() hands over its URLs."""
-    await serve_asgi(control_app(broker), address, "control listener", task_status=task_status)
+    await serve_asgi(control_app(server), address, "control listener", task_status=task_status)

@@ -571,7 +571,7 @@ class Server:
             if address is not None:  # the test broker's control endpoint (docs/test-broker.md)
                 from kafka_shim.shim.control_server import serve_control
 
-                self.control_urls = await nursery.start(serve_control, self.broker, address)
+                self.control_urls = await nursery.start(serve_control, self, address)
                 log.info("control endpoint on %s", ", ".join(self.control_urls))
             for node_id in self._node_listeners:
                 self._start_node_task(node_id)
