@@ -637,8 +637,10 @@ class Server:
                 urls = await nursery.start(serve_asgi, console_app(self.broker), address, "console listener")
                 self.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
                 log.info("console on %s", ", ".join(f"{url}/console" for url in self.console_urls))
-        except OSError as exc:
-            log.warning("console not served: cannot listen on %s: %s", address, exc.strerror or exc)
+        except* OSError as failed:  # the nursery wraps it in an exception group
+            reason = failed.exceptions[0]
+            why = getattr(reason, "strerror", None) or reason
+            log.warning("console not served: cannot listen on %s: %s", address, why)
 
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer

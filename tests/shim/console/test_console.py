@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -194,3 +195,21 @@ def test_the_page_shows_the_group_and_a_rebalance_live(broker: BrokerThread, mem
         assert any("member removed (LeaveGroup" in row for row in rows("timeline"))
     finally:
         browser.quit()
+
+
+def test_a_console_port_in_use_is_a_warning_and_kafka_is_served(caplog: pytest.LogCaptureFixture) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        thread = BrokerThread(BrokerConfig(port=0, console_listener=f"127.0.0.1:{port}")).start()
+        try:
+            wait_until(
+                lambda: "console not served" in caplog.text, "the warning about the console", deadline_s=30
+            )
+            producer = Producer({"bootstrap.servers": thread.bootstrap})
+            producer.produce(TOPIC, b"still served")
+            assert producer.flush(10) == 0
+            assert thread.server.console_urls == []
+        finally:
+            thread.stop()
