@@ -105,11 +105,12 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         resolved = resolve(topic.configs, config.known_value, keys)
         return result | {"configs": [_topic_entry(r, request) for r in resolved]}
     if resource.resource_type == ResourceType.BROKER:
-        # "" names the cluster-wide defaults; this broker has only its own configs.
-        if resource.resource_name not in ("", str(ctx.broker.node_id)):
+        # "" names the cluster-wide defaults; a broker answers only its own configs (with
+        # --brokers each node for itself: admin clients send it to the broker named).
+        if resource.resource_name not in ("", str(ctx.node_id)):
             return result | {
                 "error_code": ErrorCode.INVALID_REQUEST,
-                "error_message": f"broker id {resource.resource_name!r} is not {ctx.broker.node_id}",
+                "error_message": f"broker id {resource.resource_name!r} is not {ctx.node_id}",
             }
         return result | {"configs": _broker_entries(config, keys, request)}
     return result | {

@@ -45,6 +45,11 @@ def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
     assert config.auto_create_topics is False
 
 
+def test_brokers_and_racks_name_the_emulated_nodes() -> None:
+    config = parse("--brokers", "3", "--racks", "a, b", "--config", "node.id=4")
+    assert (config.brokers, config.racks, config.node_id) == (3, ("a", "b"), 4)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -55,6 +60,7 @@ def test_kafka_config_names_flags_and_files(tmp_path: Path) -> None:
         (["--config", "novalue"], "expected KEY=VALUE"),
         (["--port", "70000"], "is not a TCP port"),
         (["--busy-poll-us", "-1"], "--busy-poll-us -1 is negative"),
+        (["--brokers", "0"], "--brokers 0: at least one broker"),
         (
             ["--config", "group.min.session.timeout.ms=10", "--config", "group.max.session.timeout.ms=5"],
             "exceeds group.max.session.timeout.ms",

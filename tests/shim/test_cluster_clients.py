@@ -1,0 +1,340 @@
+"""Real clients' failover paths against three brokers in one process (docs/cluster.md), each
+with confluent-kafka (librdkafka) and kafka-python: an idempotent producer whose partition's
+leader moves twice mid-stream loses and repeats nothing; a consumer group carries on through a
+broker stopped and started again, and through its coordinator moving, every partition owned
+once and no committed offset lost, records seen twice only past what had been committed."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Message, Producer
+from kafka import KafkaConsumer, KafkaProducer
+from kafka.errors import KafkaError
+
+from kafka_shim.pytest_plugin import KafkaShim
+
+pytestmark = pytest.mark.clients
+
+TOPIC, GROUP = "orders", "billing"
+PARTITIONS, PER_PARTITION = 4, 40
+DEADLINE_S = 30.0
+STACKS = ("confluent", "kafka-python")
+
+Seen = tuple[int, int]  # partition, offset
+
+
+@pytest.fixture
+def cluster(kafka_shim_factory: Callable[..., KafkaShim]) -> KafkaShim:
+    shim = kafka_shim_factory(brokers=3)
+    shim.create_topic(TOPIC, partitions=PARTITIONS)
+    return shim
+
+
+def deadline() -> Callable[[str], None]:
+    """A check to call in a wait loop: raises once DEADLINE_S has passed, naming what was awaited."""
+    ends = time.monotonic() + DEADLINE_S
+    return lambda what: None if time.monotonic() < ends else pytest.fail(f"not within {DEADLINE_S}s: {what}")
+
+
+# -- producers ---------------------------------------------------------------------------------
+
+
+def produce_moving_leader(cluster: KafkaShim, stack: str, count: int) -> None:
+    """`count` records to partition 0 with an idempotent acks=all producer, in three runs sent
+    without waiting; the partition's leader moves after each of the first two is handed over
+    (its records queued or in flight, the next run sent to a leader that no longer is one)."""
+    runs = [range(start, min(start + count // 3, count)) for start in range(0, count, count // 3)]
+
+    def move() -> None:
+        cluster.move_leader(TOPIC, 0, (cluster.leader(TOPIC, 0) + 1) % 3)
+
+    if stack == "confluent":
+        producer = Producer(
+            {"bootstrap.servers": cluster.bootstrap, "enable.idempotence": True, "acks": "all"}
+        )
+        for index, run in enumerate(runs):
+            for i in run:
+                producer.produce(TOPIC, str(i).encode(), partition=0)
+            producer.poll(0)
+            if index < 2:
+                move()
+        assert producer.flush(DEADLINE_S) == 0
+        return
+    client = KafkaProducer(bootstrap_servers=cluster.bootstrap, enable_idempotence=True, acks="all")
+    try:
+        futures = []
+        for index, run in enumerate(runs):
+            futures += [client.send(TOPIC, str(i).encode(), partition=0) for i in run]
+            if index < 2:
+                move()
+        client.flush(timeout=DEADLINE_S)
+        assert all(f.succeeded() for f in futures)
+    finally:
+        client.close(timeout=5)
+
+
+def fill(cluster: KafkaShim) -> None:
+    producer = Producer({"bootstrap.servers": cluster.bootstrap})
+    for partition in range(PARTITIONS):
+        for i in range(PER_PARTITION):
+            producer.produce(TOPIC, f"{partition}-{i}".encode(), partition=partition)
+    assert producer.flush(DEADLINE_S) == 0
+
+
+# -- group members, one interface over both stacks ------------------------------------------------
+
+
+class Member(Protocol):
+    def poll(self) -> list[Seen]: ...  # what was read, committed after
+    def assignment(self) -> set[int]: ...
+    def close(self) -> None: ...
+
+
+def position(message: Message) -> Seen:
+    partition, offset = message.partition(), message.offset()
+    assert partition is not None and offset is not None
+    return partition, offset
+
+
+class ConfluentMember:
+    def __init__(self, bootstrap: str) -> None:
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": GROUP,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": 6000,
+                "heartbeat.interval.ms": 500,
+            }
+        )
+        self._consumer.subscribe([TOPIC])
+
+    def poll(self) -> list[Seen]:
+        messages = [m for m in self._consumer.consume(num_messages=20, timeout=0.1) if m.error() is None]
+        if messages:
+            with contextlib.suppress(KafkaException):  # a rebalance, a moved coordinator: seen again
+                self._consumer.commit(asynchronous=False)
+        return [position(m) for m in messages]
+
+    def assignment(self) -> set[int]:
+        return {tp.partition for tp in self._consumer.assignment()}
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class KafkaPythonMember:
+    def __init__(self, bootstrap: str) -> None:
+        self._consumer = KafkaConsumer(
+            TOPIC,
+            bootstrap_servers=bootstrap,
+            group_id=GROUP,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            session_timeout_ms=6000,
+            heartbeat_interval_ms=500,
+        )
+
+    def poll(self) -> list[Seen]:
+        batches = self._consumer.poll(timeout_ms=100, max_records=20)
+        records = [(r.partition, r.offset) for rs in batches.values() for r in rs]
+        if records:
+            with contextlib.suppress(KafkaError):  # a rebalance, a moved coordinator: seen again
+                self._consumer.commit()
+        return records
+
+    def assignment(self) -> set[int]:
+        return {tp.partition for tp in self._consumer.assignment()}
+
+    def close(self) -> None:
+        self._consumer.close()
+
+
+class Running:
+    """A member polling on a thread of its own, as an application runs it: what it has seen and
+    what it owns are read from the test's thread."""
+
+    def __init__(self, member: Member) -> None:
+        self._member = member
+        self._seen: list[Seen] = []
+        self._owned: set[int] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            records = self._member.poll()
+            owned = self._member.assignment()
+            with self._lock:
+                self._seen += records
+                self._owned = owned
+
+    def seen(self) -> list[Seen]:
+        with self._lock:
+            return list(self._seen)
+
+    def owned(self) -> set[int]:
+        with self._lock:
+            return set(self._owned)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(DEADLINE_S)
+        self._member.close()
+
+
+@pytest.fixture(params=STACKS)
+def members(request: pytest.FixtureRequest, cluster: KafkaShim) -> Iterator[list[Running]]:
+    """Two members of the group, of one client stack, each owning partitions before any record
+    is written (so nothing is seen twice before the fault under test)."""
+    make = ConfluentMember if request.param == "confluent" else KafkaPythonMember
+    group = [Running(make(cluster.bootstrap)), Running(make(cluster.bootstrap))]
+    try:
+        wait_for_split(group)
+        yield group
+    finally:
+        for member in group:
+            member.close()
+
+
+def owned(group: list[Running]) -> list[set[int]]:
+    return [member.owned() for member in group]
+
+
+def split_once(group: list[Running]) -> bool:
+    """Every partition owned, each by one member, and each member owning some."""
+    now = owned(group)
+    return all(now) and sorted(p for each in now for p in each) == list(range(PARTITIONS))
+
+
+def wait_for_split(group: list[Running]) -> None:
+    check = deadline()
+    while not split_once(group):
+        check(f"each partition owned once, owned now {owned(group)}")
+        time.sleep(0.02)
+
+
+def seen(group: list[Running]) -> list[Seen]:
+    return [record for member in group for record in member.seen()]
+
+
+def consume(group: list[Running], during: Callable[[], None]) -> list[Seen]:
+    """Wait until the members have seen every record `fill` wrote, calling `during` once they
+    have seen half; returns every record seen, as often as it was."""
+    total = PARTITIONS * PER_PARTITION
+    check = deadline()
+    while len(set(seen(group))) < total // 2:
+        check(f"{total // 2} records consumed, {len(set(seen(group)))} so far")
+        time.sleep(0.01)
+    during()
+    while len(set(seen(group))) < total:
+        check(f"{total} records consumed, {len(set(seen(group)))} so far")
+        time.sleep(0.02)
+    return seen(group)
+
+
+def committed_everything(cluster: KafkaShim) -> bool:
+    return cluster.committed(GROUP) == {(TOPIC, p): PER_PARTITION for p in range(PARTITIONS)}
+
+
+def wait_for_commits(cluster: KafkaShim) -> None:
+    check = deadline()
+    while not committed_everything(cluster):
+        check(f"every offset committed, committed now {cluster.committed(GROUP)}")
+        time.sleep(0.05)
+
+
+def seen_twice(seen: list[Seen]) -> set[Seen]:
+    return {record for record, times in Counter(seen).items() if times > 1}
+
+
+# -- the scenarios ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_idempotent_producer_loses_and_repeats_nothing_while_the_leader_moves(
+    cluster: KafkaShim, stack: str
+) -> None:
+    count = 300
+    produce_moving_leader(cluster, stack, count)
+    log = cluster.broker.topics.partition(TOPIC, 0)
+    assert log is not None
+    values = [int(v) for v in read_all(cluster, 0)]
+    assert values == list(range(count))
+    assert log.leader_epoch == 2  # both moves happened while it produced
+
+
+def read_all(cluster: KafkaShim, partition: int) -> list[bytes]:
+    """The partition as a plain consumer (no group) reads it from its current leader."""
+    from confluent_kafka import TopicPartition
+
+    consumer = Consumer(
+        {"bootstrap.servers": cluster.bootstrap, "group.id": "reader", "enable.auto.commit": False}
+    )
+    consumer.assign([TopicPartition(TOPIC, partition, 0)])
+    log = cluster.broker.topics.partition(TOPIC, partition)
+    assert log is not None
+    records: list[bytes] = []
+    check = deadline()
+    try:
+        while len(records) < log.log_end_offset:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                records.append(message.value() or b"")
+            check("the partition read to its end")
+    finally:
+        consumer.close()
+    return records
+
+
+def test_a_group_carries_on_while_a_broker_is_stopped_and_started(
+    cluster: KafkaShim, members: list[Running]
+) -> None:
+    victim = cluster.coordinator(group=GROUP)
+    assert victim in {cluster.leader(TOPIC, p) for p in range(PARTITIONS)}  # and a leader of the topic
+    fill(cluster)
+    before: dict[tuple[str, int], int] = {}
+
+    def stop() -> None:
+        before.update(cluster.committed(GROUP))
+        cluster.stop_broker(victim)
+
+    records = consume(members, during=stop)
+    cluster.start_broker(victim)
+    wait_for_commits(cluster)
+    after = cluster.committed(GROUP)
+    assert all(after[tp] >= offset for tp, offset in before.items())  # no committed offset lost
+    wait_for_split(members)
+    assert cluster.coordinator(group=GROUP) != victim
+    twice = seen_twice(records)
+    assert all(offset >= before.get((TOPIC, partition), 0) for partition, offset in twice)
+
+
+def test_members_follow_a_moved_coordinator_repeating_only_what_was_uncommitted(
+    cluster: KafkaShim, members: list[Running]
+) -> None:
+    fill(cluster)
+    at_move: dict[tuple[str, int], int] = {}
+    target = (cluster.coordinator(group=GROUP) + 1) % 3
+
+    def move() -> None:
+        at_move.update(cluster.committed(GROUP))
+        cluster.move_coordinator(target, group=GROUP)
+
+    records = consume(members, during=move)
+    wait_for_commits(cluster)  # committed through the new coordinator
+    assert cluster.coordinator(group=GROUP) == target
+    described = cluster.broker.groups.describe_group(GROUP)
+    assert (described.state, len(described.members)) == ("Stable", 2)
+    twice = seen_twice(records)
+    assert all(offset >= at_move.get((TOPIC, partition), 0) for partition, offset in twice)
