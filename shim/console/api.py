@@ -142,3 +142,13 @@ def transactions(broker: Broker) -> list[dict[str, Any]]:
         {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "state": t.state.name}
         for t in sorted(listings)
     ]
+
+
+def test_broker(broker: Broker) -> dict[str, Any]:
+    """The test broker's state (docs/test-broker.md): its clock, fault rules with how often each
+    fired, and the latest firings. Changed only through the control endpoint, never here."""
+    return {
+        "clock": broker.broker_clock.to_json(),
+        "rules": [rule.to_json() for rule in broker.faults.rules()],
+        "firings": [firing.to_json() for firing in list(broker.faults.firings)[-50:]],
+    }

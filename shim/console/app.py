@@ -83,6 +83,7 @@ def console_app(broker: Broker) -> Starlette:
             "/console/api/groups/{group_id}", json_of(lambda r: api.group(broker, r.path_params["group_id"]))
         ),
         Route("/console/api/transactions", json_of(lambda r: api.transactions(broker))),
+        Route("/console/api/test-broker", json_of(lambda r: api.test_broker(broker))),
         Mount("/console/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
     return Starlette(routes=routes)

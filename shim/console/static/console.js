@@ -111,6 +111,19 @@ const views = {
     return [el("h2", {}, "Transactions"), table(["transactional id", "producer id", "state"],
       txns.map((t) => [t.transactional_id, num(t.producer_id), t.state]), "transactions")];
   },
+  async "test-broker"() {
+    const state = await read("/console/api/test-broker");
+    const clock = state.clock;
+    return [
+      el("h2", {}, "The broker's clock"),
+      el("p", { id: "clock" }, `${time(clock.now_ms)}${clock.frozen ? " (frozen)" : ""}, `,
+        `${clock.offset_ms} ms ahead of wall time (control: kafka-shim ctl clock ...)`),
+      el("h3", {}, "Fault rules"),
+      table(["rule", "match and action"], state.rules.map((rule) => [num(rule.id), JSON.stringify(rule)]), "rules"),
+      el("h3", {}, "Latest firings"),
+      table(["firing"], state.firings.slice().reverse().map((f) => [JSON.stringify(f)]), "firings"),
+    ];
+  },
 };
 
 async function refresh() {

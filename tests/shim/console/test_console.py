@@ -213,3 +213,21 @@ def test_a_console_port_in_use_is_a_warning_and_kafka_is_served(caplog: pytest.L
             assert thread.server.console_urls == []
         finally:
             thread.stop()
+
+
+def test_the_test_broker_page_shows_the_clock_and_the_rules_with_their_firings(broker: BrokerThread) -> None:
+    rule = broker.call(
+        lambda: broker.broker.faults.add({"api": "Metadata", "error": "NOT_CONTROLLER", "times": 1})
+    )
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    producer.list_topics(timeout=10)  # the first Metadata gets the error; the client retries
+    state = get(f"{broker.server.console_urls[0]}/console/api/test-broker")
+    assert state["clock"]["frozen"] is False
+    (shown,) = state["rules"]
+    assert (shown["id"], shown["api"], shown["error"], shown["fired"]) == (
+        rule.id,
+        "Metadata",
+        "NOT_CONTROLLER",
+        1,
+    )
+    assert len(state["firings"]) == 1
