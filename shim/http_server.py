@@ -5,6 +5,7 @@ between Kafka requests, without locks or copies."""
 from __future__ import annotations
 
 import logging
+import ssl
 from typing import Any
 
 import trio
@@ -22,12 +23,33 @@ def parse_address(text: str, what: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+class _TlsConfig(Config):
+    """Hypercorn's config with a TLS context made elsewhere (a Kafka listener's: PEM keystores
+    inline or in files, client-certificate checks), instead of its own from file paths."""
+
+    def __init__(self, context: ssl.SSLContext) -> None:
+        super().__init__()
+        self._context = context
+
+    @property
+    def ssl_enabled(self) -> bool:
+        return True
+
+    def create_ssl_context(self) -> ssl.SSLContext:
+        self._context.set_alpn_protocols(["http/1.1"])
+        return self._context
+
+
 async def serve_asgi(
-    app: Any, address: str, what: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
+    app: Any,
+    address: str,
+    what: str,
+    tls: ssl.SSLContext | None = None,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `app` on `address`; started() hands over the URLs it listens on."""
+    """Serve `app` on `address` (over TLS with `tls`); started() hands over its URLs."""
     host, port = parse_address(address, what)
-    config = Config()
+    config = Config() if tls is None else _TlsConfig(tls)
     config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = log

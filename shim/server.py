@@ -631,10 +631,20 @@ class Server:
         warning: the broker serves Kafka without its console rather than not at all."""
         from kafka_shim.shim.console.app import console_app
         from kafka_shim.shim.http_server import serve_asgi
+        from kafka_shim.shim.security.tls import server_context
 
+        # Secured as the listeners are (shim.console.access): TLS as the first TLS listener.
+        tls_listener = next((listener for listener in self.broker.listeners if listener.tls), None)
+        config = self.broker.config
+        tls = (
+            None
+            if tls_listener is None
+            else server_context(config.for_listener(tls_listener.name), tls_listener.name)
+        )
+        app = console_app(self.broker)
         try:
             async with trio.open_nursery() as nursery:
-                urls = await nursery.start(serve_asgi, console_app(self.broker), address, "console listener")
+                urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
                 self.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
                 log.info("console on %s", ", ".join(f"{url}/console" for url in self.console_urls))
         except* OSError as failed:  # the nursery wraps it in an exception group

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -18,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 
 from kafka_shim.shim import views
 from kafka_shim.shim.console import api
+from kafka_shim.shim.console.access import LoginRequired, needs_login
 from kafka_shim.shim.metrics import BrokerCollector
 
 if TYPE_CHECKING:
@@ -86,4 +88,5 @@ def console_app(broker: Broker) -> Starlette:
         Route("/console/api/test-broker", json_of(lambda r: api.test_broker(broker))),
         Mount("/console/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    return Starlette(routes=routes)
+    middleware = [Middleware(LoginRequired, broker=broker)] if needs_login(broker) else []
+    return Starlette(routes=routes, middleware=middleware)

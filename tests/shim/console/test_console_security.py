@@ -1,0 +1,79 @@
+"""The console is secured as the listeners are: over TLS with a TLS listener's keystore, behind
+HTTP Basic credentials of a SASL user where a listener speaks SASL, and within the authorizer's
+DESCRIBE on the cluster; on PLAINTEXT-only listeners it asks nothing (the other tests)."""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.security.dev_certs import write_dev_certs
+from kafka_shim.shim.server import BrokerThread
+from tests.helpers import wait_until
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_dev_certs(tmp_path_factory.mktemp("certs"), ("localhost", "127.0.0.1"), "client", 2)
+
+
+@pytest.fixture(scope="module")
+def broker(certs: dict[str, Path]) -> Iterator[BrokerThread]:
+    argv = ["--memory", "--listeners", "SASL_SSL://127.0.0.1:0", "--console", "127.0.0.1:0"]
+    argv += ["--user", "admin:admin-secret", "--user", "bob:bob-secret"]
+    for pair in (
+        "listener.security.protocol.map=SASL_SSL:SASL_SSL",
+        f"ssl.keystore.location={certs['broker']}",
+        f"ssl.truststore.location={certs['ca']}",
+        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users=User:admin",
+    ):
+        argv += ["--config", pair]
+    started = BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
+    wait_until(lambda: bool(started.server.console_urls), "the console listening", deadline_s=30)
+    yield started
+    started.stop()
+
+
+def status(broker: BrokerThread, certs: dict[str, Path], user: str | None, password: str = "") -> int:
+    url = f"{broker.server.console_urls[0]}/console/api/overview"
+    request = urllib.request.Request(url)
+    if user is not None:
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    context = ssl.create_default_context(cafile=str(certs["ca"]))
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+@pytest.mark.parametrize(
+    ("user", "password", "expected"),
+    [
+        (None, "", 401),
+        ("admin", "wrong", 401),
+        ("nobody", "admin-secret", 401),
+        ("bob", "bob-secret", 403),  # a SASL user without DESCRIBE on the cluster
+        ("admin", "admin-secret", 200),
+    ],
+)
+def test_logins_over_tls(
+    broker: BrokerThread, certs: dict[str, Path], user: str | None, password: str, expected: int
+) -> None:
+    assert broker.server.console_urls[0].startswith("https://")
+    assert status(broker, certs, user, password) == expected
+
+
+def test_plain_http_is_not_served(broker: BrokerThread) -> None:
+    plain = broker.server.console_urls[0].replace("https://", "http://")
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(f"{plain}/console/api/overview", timeout=10)
