@@ -687,6 +687,8 @@ class Server:
                 await self._connection_ended.wait(math.inf)
             try:
                 stream = await socket_listener.accept()
+            except trio.ClosedResourceError:
+                return  # its broker was stopped: stop_node closed the socket at once, so it refuses
             except OSError as exc:
                 if exc.errno not in _OUT_OF_RESOURCES:
                     raise
