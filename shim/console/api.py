@@ -46,9 +46,23 @@ def topics(broker: Broker) -> list[dict[str, Any]]:
 
 
 def topic(broker: Broker, name: str) -> dict[str, Any]:
+    """A topic, with the producers each partition knows (as DescribeProducers reports them)."""
+    found = broker.topics.get(name)
     for view in views.topics(broker):
-        if view.name == name:
-            return asdict(view)
+        if view.name == name and found is not None:
+            producers = [
+                {
+                    "partition": index,
+                    "producer_id": producer_id,
+                    "epoch": entry.epoch,
+                    "last_sequence": entry.last_sequence,
+                    "last_timestamp": entry.last_timestamp,
+                    "open_transaction_from": entry.txn_first_offset,
+                }
+                for index, log in enumerate(found.partitions)
+                for producer_id, entry in log.producers
+            ]
+            return {**asdict(view), "producers": producers}
     raise NotFound(f"no topic {name!r}")
 
 

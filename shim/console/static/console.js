@@ -57,7 +57,11 @@ const views = {
       ["partition", "leader", "replicas", "in sync", "log start", "high watermark", "log end", ""],
       t.partitions.map((p) => [num(p.partition), num(p.leader), p.replicas.join(", "), p.isr.join(", "),
         num(p.log_start_offset), num(p.high_watermark), num(p.log_end_offset),
-        link(`#/records/${encodeURIComponent(t.name)}/${p.partition}`, "browse records")]), "partitions")];
+        link(`#/records/${encodeURIComponent(t.name)}/${p.partition}`, "browse records")]), "partitions"),
+      el("h3", {}, "Producers"),
+      table(["partition", "producer id", "epoch", "last sequence", "last write", "open transaction from"],
+        t.producers.map((p) => [num(p.partition), num(p.producer_id), num(p.epoch), num(p.last_sequence),
+          time(p.last_timestamp), p.open_transaction_from === null ? "" : num(p.open_transaction_from)]), "producers")];
   },
   async records(name, partition) {
     const params = new URLSearchParams(location.hash.split("?")[1] || "");

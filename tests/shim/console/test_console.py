@@ -54,7 +54,7 @@ def consumer(bootstrap: str, name: str) -> Consumer:
 
 
 def produce(bootstrap: str, count: int) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap})
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
     for n in range(count):
         producer.produce(
             TOPIC, json.dumps({"order": n}).encode(), key=f"k{n}".encode(), partition=n % PARTITIONS
@@ -113,6 +113,9 @@ def test_the_group_shows_members_assignment_offsets_and_lag(
     records = get(f"{console}/console/api/topics/{TOPIC}/records?partition=0&offset=0&limit=2")
     assert [json.loads(r["value"]["text"]) for r in records["records"]] == [{"order": 0}, {"order": 3}]
     assert [r["key"]["text"] for r in records["records"]] == ["k0", "k3"]
+    topic = get(f"{console}/console/api/topics/{TOPIC}")
+    assert [p["high_watermark"] for p in topic["partitions"]] == [RECORDS // PARTITIONS] * PARTITIONS
+    assert {p["partition"] for p in topic["producers"]} == set(range(PARTITIONS))  # the idempotent producer
 
 
 def test_metrics_give_the_lag_the_admin_api_computes(broker: BrokerThread, members: list[Consumer]) -> None:
