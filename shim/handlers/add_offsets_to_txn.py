@@ -18,10 +18,10 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    denial = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    denial = denial or ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        return {"throttle_time_ms": 0, "error_code": denial}
     if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     broker = ctx.broker

@@ -14,10 +14,9 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
-        results: list[tuple[ErrorCode, str | None]] = [
-            (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None) for _ in request.entries
-        ]
+    denial = ctx.denial(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        results: list[tuple[ErrorCode, str | None]] = [(denial, None) for _ in request.entries]
     else:
         entries = [
             (

@@ -37,14 +37,12 @@ def _move(ctx: RequestContext, topic: str, partition: int, path: str) -> ErrorCo
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+    denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
         refused = [
             {
                 "topic_name": t.name,
-                "partitions": [
-                    {"partition_index": p, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
-                    for p in t.partitions
-                ],
+                "partitions": [{"partition_index": p, "error_code": denial} for p in t.partitions],
             }
             for d in request.dirs
             for t in d.topics

@@ -43,8 +43,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             "The consumer group protocol is disabled (group.version 0: "
             "group.coordinator.rebalance.protocols or UpdateFeatures).",
         )
-    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        answer = HeartbeatResponse(ErrorCode.GROUP_AUTHORIZATION_FAILED, None)
+    elif denial := ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        answer = HeartbeatResponse(denial, None)
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         answer = HeartbeatResponse(ErrorCode.NOT_COORDINATOR, None)
     elif _is_live_classic_group(ctx, request.group_id):

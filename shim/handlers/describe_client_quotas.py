@@ -19,8 +19,9 @@ def _refused(code: ErrorCode, message: str | None) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME):
-        return _refused(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    denial = ctx.denial(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        return _refused(denial, None)
     components = [(c.entity_type, c.match_type, c.match) for c in request.components]
     try:
         found = ctx.broker.client_quotas.store.describe(components, request.strict)

@@ -45,9 +45,10 @@ def _log_dir(storage: DiskStore, wanted: set[tuple[str, int]] | None) -> dict[st
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
         # v0-2 have no top-level error: they just see no directory.
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "results": []}
+        return {"throttle_time_ms": 0, "error_code": denial, "results": []}
     wanted = None
     if request.topics is not None:
         wanted = {(t.topic, index) for t in request.topics for index in t.partitions}

@@ -44,10 +44,9 @@ def _failed(request: Any, code: ErrorCode, message: str) -> dict[str, Any]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
-        return _failed(
-            request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {API.name} is not authorized."
-        )
+    denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        return _failed(request, denial, f"Request {API.name} is not authorized.")
     if request.election_type not in tuple(ElectionType):
         return _failed(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
     results: list[dict[str, Any]]

@@ -22,8 +22,9 @@ FIRST_TV2_VERSION = 5
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
+    denial = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    if denial is not None:
+        return {"throttle_time_ms": 0, "error_code": denial}
     if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     now = ctx.now_ms()

@@ -16,8 +16,9 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        return {"throttle_time_ms": 0, "error_code": denial}
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     beat = HeartbeatRequest(

@@ -36,8 +36,9 @@ def _refused(version: int, code: ErrorCode) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     version = ctx.api_version
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _refused(version, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        return _refused(version, denial)
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return _refused(version, ErrorCode.NOT_COORDINATOR)
     broker = ctx.broker

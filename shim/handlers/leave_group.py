@@ -15,8 +15,9 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED, "members": []}
+    denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        return {"throttle_time_ms": 0, "error_code": denial, "members": []}
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR, "members": []}
     if ctx.api_version >= 3:

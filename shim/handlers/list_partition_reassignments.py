@@ -15,7 +15,8 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
         # Kafka's getErrorResponse: each partition asked for, with nothing but its index.
         asked = [
             {"name": t.name, "partitions": [{"partition_index": p} for p in t.partition_indexes]}
@@ -23,7 +24,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         ]
         return {
             "throttle_time_ms": 0,
-            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_code": denial,
             "error_message": f"Request {API.name} is not authorized.",
             "topics": asked,
         }

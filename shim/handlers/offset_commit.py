@@ -36,10 +36,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
     # READ on the group, then on each topic (before its existence), as Kafka checks them.
-    group_allowed = ctx.authorize(AclOperation.READ, ResourceType.GROUP, group_id)
+    group_denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, group_id)
+    topic_denial = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
     readable = (
         ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [t.name for t in topics])
-        if group_allowed
+        if group_denial is None
         else set()
     )
     partition_log = broker.topics.partition
@@ -47,10 +48,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         name = topic.name
         for p in topic.partitions:
             tp = TopicPartition(name, p.partition_index)
-            if not group_allowed:
-                errors[tp] = ErrorCode.GROUP_AUTHORIZATION_FAILED
+            if group_denial is not None:
+                errors[tp] = group_denial
             elif name not in readable:
-                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                errors[tp] = topic_denial
             elif partition_log(name, tp.partition) is None:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:

@@ -17,8 +17,9 @@ __all__ = ["API", "handle"]
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     errors: dict[TopicPartition, ErrorCode] = {}
-    if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, request.group_id):
-        error = ErrorCode.GROUP_AUTHORIZATION_FAILED
+    denial = ctx.denial(AclOperation.DELETE, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        error = denial
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         error = ErrorCode.NOT_COORDINATOR
     else:

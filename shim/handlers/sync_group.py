@@ -20,8 +20,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # From v5 both are mandatory, as Kafka's request validation has it (before authorization).
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
-    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        result = SyncResult(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    elif denial := ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        result = SyncResult(denial)
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         result = SyncResult(ErrorCode.NOT_COORDINATOR)
     else:

@@ -72,22 +72,22 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
     commits: dict[TopicPartition, OffsetCommit] = {}
     # As KafkaApis: WRITE on the transactional id, then READ on the group refuse the whole
     # request; READ on each topic refuses its partitions.
-    denied = ErrorCode.NONE
-    if not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
-        denied = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        denied = ErrorCode.GROUP_AUTHORIZATION_FAILED
-    elif not ctx.coordinates(GROUP_KEY, request.group_id):  # the group's coordinator commits them
+    denied = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
+    denied = denied or ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
+    if denied is None and not ctx.coordinates(
+        GROUP_KEY, request.group_id
+    ):  # the group's coordinator commits them
         denied = ErrorCode.NOT_COORDINATOR
+    topic_denial = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
     names = (t.name for t in request.topics)
     readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, names) if not denied else set()
     for topic in request.topics:
         for p in topic.partitions:
             tp = TopicPartition(topic.name, p.partition_index)
-            if denied != ErrorCode.NONE:
+            if denied is not None:
                 errors[tp] = denied
             elif topic.name not in readable:
-                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                errors[tp] = topic_denial
             elif broker.topics.partition(topic.name, p.partition_index) is None:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:

@@ -16,10 +16,11 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+    denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
         return {
             "throttle_time_ms": 0,
-            "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_code": denial,
             "error_message": None,
             "results": [],
         }

@@ -16,10 +16,10 @@ from kafka_shim.shim.transactions.markers import write_markers
 __all__ = ["API", "handle"]
 
 
-def _write(ctx: RequestContext, marker: Any, allowed: bool) -> dict[str, Any]:
+def _write(ctx: RequestContext, marker: Any, denial: ErrorCode | None) -> dict[str, Any]:
     partitions = [TopicPartition(t.name, index) for t in marker.topics for index in t.partition_indexes]
-    if not allowed:
-        results = dict.fromkeys(partitions, ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+    if denial is not None:
+        results = dict.fromkeys(partitions, denial)
     else:
         results = write_markers(
             ctx.broker,
@@ -45,5 +45,5 @@ def _write(ctx: RequestContext, marker: Any, allowed: bool) -> dict[str, Any]:
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     # Brokers send it to each other: Kafka asks CLUSTER_ACTION on the cluster, and refuses
     # every partition of the request without it.
-    allowed = ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
-    return {"markers": [_write(ctx, marker, allowed) for marker in request.markers]}
+    denial = ctx.denial(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    return {"markers": [_write(ctx, marker, denial) for marker in request.markers]}
