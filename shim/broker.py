@@ -46,11 +46,11 @@ from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_m
 from kafka_shim.storage.errors import StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.offsets_log import OffsetsLog
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
-from kafka_shim.storage.share_state_log import ShareStateLog
+from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
 from kafka_shim.storage.topics import TopicStore
-from kafka_shim.storage.transaction_log import TransactionLog
+from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC, TransactionLog
 
 T = TypeVar("T")
 
@@ -136,37 +136,27 @@ class Broker:
         # before the call that made them answers; start-up replays them: one write and one
         # recovery path), their deadlines are kept here, their delayed answers delivered.
         self._group_deadlines = Deadlines()
-        self._waiting: dict[Waiter, Callable[[Any], None]] = {}
+        # Each waiting request's `respond`, and its answer should the groups be unloaded.
+        self._waiting: dict[Waiter, tuple[Callable[[Any], None], Any]] = {}
         self._waiter_ids = itertools.count(1)
-        self.groups = GroupCoordinator(
-            CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
-        )
-        self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
-        replayed = list(self.offsets_log.replay())
-        self.apply(
-            self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), clock())
-        )
-        # None without authorizer.class.name: every request is allowed, as in Kafka.
-        self.authorizer = self._authorizer() if config.authorizer_class_name else None
-        # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
-        self.client_quotas = ClientQuotaEnforcement(
-            self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
-        )
-        # KIP-848 consumer groups: their own coordinator, their offsets in the one above (a
+        # KIP-848 consumer groups: their own coordinator, their offsets in the classic one (a
         # consumer group's offsets live in an empty classic entry of the same id, so commits,
         # fetches, retention and the offsets log are shared). Its timers are kept here. Groups
         # move between the two online (KIP-848's migration): see upgrade and apply.
-        self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
         self.consumer_topics = StoreTopics(self.topics)
-        self.apply(self.consumer_groups.load(replayed, clock()))
         # KIP-932 share groups: membership beside the other group types (its records in
         # __consumer_offsets too), each share partition's delivery state in
         # __share_group_state, and the members' share sessions. A group's own share.*
         # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
         self.group_configs: dict[str, dict[str, str]] = {}
         self.share_config = ShareGroupConfig.from_broker(config)
-        self.share_groups = ShareGroupManager(self.share_config_of)
-        self.apply(self.share_groups.load(replayed, clock()))
+        self._load_groups()
+        # None without authorizer.class.name: every request is allowed, as in Kafka.
+        self.authorizer = self._authorizer() if config.authorizer_class_name else None
+        # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
+        self.client_quotas = ClientQuotaEnforcement(
+            self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
+        )
         self.share_partitions = SharePartitions(
             ShareStateLog(self.topics, config.share_state_topic_num_partitions), self.share_config_of
         )
@@ -176,18 +166,7 @@ class Broker:
         self.features = self._feature_levels()
         # The transaction coordinator likewise, over __transaction_state; transactions found
         # preparing to commit or abort get their markers before the broker serves anyone.
-        transaction_version = self.features.level(TRANSACTION_VERSION)
-        self.transactions = TransactionCoordinator(
-            transaction_config(config)._replace(transaction_version=transaction_version),
-            self.producer_ids.allocate,
-        )
-        self.transaction_log = TransactionLog(
-            self.topics, config.transaction_state_log_num_partitions, transaction_version
-        )
-        self.transactions.load(self.transaction_log.replay(), clock())
-        self.transactions.on_records = lambda: self.transaction_log.append(
-            self.transactions.take_records(), self.clock()
-        )
+        self._load_transactions()
         # The emulated brokers (--brokers): who leads each partition, who coordinates what.
         self.cluster = Cluster(
             [config.node_id + i for i in range(config.brokers)],
@@ -196,6 +175,55 @@ class Broker:
             self._coordinator_partitions,
         )
         complete_transactions(self, clock())
+
+    def _load_groups(self) -> None:
+        """The group coordinators, replayed from __consumer_offsets."""
+        config, now = self.config, self.clock()
+        self.groups = GroupCoordinator(
+            CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
+        )
+        self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
+        self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
+        replayed = list(self.offsets_log.replay())
+        self.apply(self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), now))
+        self.apply(self.consumer_groups.load(replayed, now))
+        self.share_groups = ShareGroupManager(self.share_config_of)
+        self.apply(self.share_groups.load(replayed, now))
+
+    def _load_transactions(self) -> None:
+        """The transaction coordinator, replayed from __transaction_state."""
+        transaction_version = self.features.level(TRANSACTION_VERSION)
+        self.transactions = TransactionCoordinator(
+            transaction_config(self.config)._replace(transaction_version=transaction_version),
+            self.producer_ids.allocate,
+        )
+        self.transaction_log = TransactionLog(
+            self.topics, self.config.transaction_state_log_num_partitions, transaction_version
+        )
+        self.transactions.load(self.transaction_log.replay(), self.clock())
+        self.transactions.on_records = lambda: self.transaction_log.append(
+            self.transactions.take_records(), self.clock()
+        )
+
+    def internal_topic_deleted(self, name: str) -> None:
+        """A client deleted an internal topic, as Kafka lets one with DELETE on it. Kafka's
+        coordinators then resign its partitions (BrokerMetadataPublisher.updateCoordinator):
+        their groups, share-partition states or transactions are forgotten, joins and syncs
+        held for a group are answered NOT_COORDINATOR, and the topic is made anew when a
+        record next needs it."""
+        if name == OFFSETS_TOPIC:
+            waiting, self._waiting = self._waiting, {}
+            self._group_deadlines = Deadlines()
+            self._load_groups()
+            for respond, unloaded in waiting.values():
+                respond(unloaded)
+        elif name == TRANSACTION_TOPIC:
+            self._load_transactions()
+            complete_transactions(self, self.clock())
+        elif name == SHARE_STATE_TOPIC:
+            self.share_partitions = SharePartitions(
+                ShareStateLog(self.topics, self.config.share_state_topic_num_partitions), self.share_config_of
+            )
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
@@ -257,11 +285,11 @@ class Broker:
             ),
         )
 
-    def waiter(self, respond: Callable[[T], None]) -> Waiter:
+    def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
         """Name a request that waits for its answer: `apply` hands `respond` the reply an
-        outcome brings for it."""
+        outcome brings for it, or `unloaded` if its group is unloaded first."""
         waiter = next(self._waiter_ids)
-        self._waiting[waiter] = respond
+        self._waiting[waiter] = (respond, unloaded)
         return waiter
 
     def apply(self, outcome: Outcome[T] | Result[T]) -> T:
@@ -277,9 +305,9 @@ class Broker:
                 self._group_deadlines.schedule(key, at)
         if isinstance(outcome, Outcome):
             for waiter, answer in outcome.replies:
-                respond = self._waiting.pop(waiter, None)
-                if respond is not None:
-                    respond(answer)
+                waiting = self._waiting.pop(waiter, None)
+                if waiting is not None:
+                    waiting[0](answer)
         elif outcome.downgraded is not None:  # its last consumer-protocol member left
             self.apply(self.groups.adopt_group(outcome.downgraded, self.clock()))
         return outcome.response
@@ -382,8 +410,7 @@ class Broker:
         """The partition count of the internal topic placing a key type's coordinators."""
         if key_type == GROUP_KEY:
             return self.offsets_log.partitions
-        topic = self.transaction_log.topic
-        return self.config.transaction_state_log_num_partitions if topic is None else len(topic.partitions)
+        return self.transaction_log.partitions
 
     def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
         group = self.consumer_groups.group(group_id)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from kafka_shim.protocol.consumer_protocol import decode_assignment
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.group_journal import GroupShape
+from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -91,8 +92,6 @@ def partition_view(broker: Broker, topic: str, index: int, log: PartitionLog) ->
 
 
 def topics(broker: Broker) -> list[TopicView]:
-    from kafka_shim.shim.handlers.metadata import INTERNAL_TOPICS  # the handler imports the broker
-
     return [
         TopicView(
             topic.name,

@@ -46,7 +46,12 @@ OFFSETS_TOPIC = "__consumer_offsets"
 # (offsets.topic.segment.bytes): the cleaner never touches the active segment and
 # start-up replays it whole, so its size bounds recovery time (bench/offsets_recovery.py).
 OFFSETS_SEGMENT_BYTES = 4 * 1024 * 1024
-OFFSETS_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
+# Kafka's offsetsTopicConfigs: its overrides, as DescribeConfigs shows them.
+OFFSETS_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "compression.type": "producer",
+    "segment.bytes": str(OFFSETS_SEGMENT_BYTES),
+}
 READ_CHUNK_BYTES = 8 * 1024 * 1024
 _INT32_MASK = 0xFFFFFFFF
 # Consecutive records of one producer ((id, epoch); none, or a transaction's), encoded: one batch.
@@ -72,11 +77,14 @@ def partition_for(group_id: str, partitions: int) -> int:
 class OffsetsLog:
     """`__consumer_offsets` in a TopicStore. Like Kafka, the topic is created when the
     first group needs it (here: its first record), with `partitions` partitions; a
-    topic found on disk keeps its own partition count."""
+    topic found on disk keeps its own partition count. Groups are placed by the count the
+    topic had when first seen, as Kafka's coordinator reads it once at start-up: a client
+    growing the topic (CreatePartitions) moves no group until the next start."""
 
     def __init__(self, topics: TopicStore, partitions: int) -> None:
         self._topics = topics
         self._new_partitions = partitions
+        self._placed_by: int | None = None  # the pinned partition count, once the topic exists
         self._memory_compaction = MemoryCompaction()
 
     @property
@@ -89,10 +97,18 @@ class OffsetsLog:
             topic = self._topics.create(OFFSETS_TOPIC, self._new_partitions, OFFSETS_TOPIC_CONFIGS)
         return topic
 
+    def create_if_missing(self) -> None:
+        """Kafka makes the topic when a client first looks for a group's coordinator."""
+        self._open()
+
     @property
     def partitions(self) -> int:
-        topic = self.topic
-        return self._new_partitions if topic is None else len(topic.partitions)
+        if self._placed_by is None:
+            topic = self.topic
+            if topic is None:
+                return self._new_partitions
+            self._placed_by = len(topic.partitions)
+        return self._placed_by
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.partitions)
@@ -102,15 +118,16 @@ class OffsetsLog:
         partition and run of records of the same producer (none, or a transaction's).
         The log applies its fsync policy before it returns (storage.durability)."""
         partitions = self._open().partitions
+        count = self.partitions
         if len(records) == 1:  # a commit of one partition: what nearly every request writes
             record = records[0]
-            index = partition_for(record.key.group, len(partitions))
+            index = partition_for(record.key.group, count)
             producer = (record.producer_id, record.producer_epoch)
             self._write(index, partitions[index], [(producer, [encode_record(record)])], now_ms)
             return
         by_partition: dict[int, list[Run]] = {}
         for record in records:
-            runs = by_partition.setdefault(partition_for(record.key.group, len(partitions)), [])
+            runs = by_partition.setdefault(partition_for(record.key.group, count), [])
             producer = (record.producer_id, record.producer_epoch)
             if not runs or runs[-1][0] != producer:
                 runs.append((producer, []))

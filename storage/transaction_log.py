@@ -32,12 +32,21 @@ TRANSACTION_TOPIC = "__transaction_state"
 # Compacted with small segments, for the reason the offsets topic has them: start-up
 # replays the uncleaned active segment whole (Kafka: transaction.state.log.segment.bytes,
 # 100 MiB).
-TRANSACTION_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
+# Kafka's transactionTopicConfigs, as DescribeConfigs shows them. min.insync.replicas is
+# Kafka's transaction.state.log.min.isr (default 2), which a single broker must set to 1.
+TRANSACTION_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "compression.type": "uncompressed",
+    "min.insync.replicas": "1",
+    "segment.bytes": str(OFFSETS_SEGMENT_BYTES),
+    "unclean.leader.election.enable": "false",
+}
 
 
 class TransactionLog:
     """`__transaction_state` in a TopicStore, created with `partitions` partitions when
-    the first record is written; a topic found on disk keeps its own count.
+    the first record is written; a topic found on disk keeps its own count, and the count
+    it had when first opened places every transactional id (as the offsets log's does).
     `transaction_version` (the finalized feature level, which UpdateFeatures may change)
     picks the value version."""
 
@@ -45,6 +54,7 @@ class TransactionLog:
         self._topics = topics
         self._new_partitions = partitions
         self.transaction_version = transaction_version
+        self._placed_by: int | None = None
         self._memory_compaction = MemoryCompaction()
 
     @property
@@ -57,13 +67,28 @@ class TransactionLog:
             topic = self._topics.create(TRANSACTION_TOPIC, self._new_partitions, TRANSACTION_TOPIC_CONFIGS)
         return topic
 
+    def create_if_missing(self) -> None:
+        """Kafka makes the topic when a client first looks for a transaction's coordinator."""
+        self._open()
+
+    @property
+    def partitions(self) -> int:
+        """The partition count transactional ids are placed by (pinned once the topic exists)."""
+        if self._placed_by is None:
+            topic = self.topic
+            if topic is None:
+                return self._new_partitions
+            self._placed_by = len(topic.partitions)
+        return self._placed_by
+
     def append(self, records: Sequence[TransactionRecord], now_ms: int) -> None:
         """One uncompressed batch per partition, records in emission order; the log applies
         its fsync policy before it returns, so a transition is durable before it is answered."""
         partitions = self._open().partitions
+        count = self.partitions
         by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
         for record in records:
-            index = partition_for(record.transactional_id, len(partitions))
+            index = partition_for(record.transactional_id, count)
             by_partition.setdefault(index, []).append(encode_record(record, self.transaction_version))
         for index, keys_values in by_partition.items():
             partition = partitions[index]

@@ -13,6 +13,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.describe_configs import config_source
 from kafka_shim.shim.placement import new_topic_partitions
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve
 from kafka_shim.storage.topics import check_configs
 
@@ -88,11 +89,20 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     for requested in request.topics:
         if counts[requested.name] > 1:
             continue
+        if requested.name == CLUSTER_METADATA_TOPIC:  # whatever the ACLs, as Kafka's controller
+            results.append(
+                {
+                    "name": requested.name,
+                    "error_code": ErrorCode.INVALID_REQUEST,
+                    "error_message": f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.",
+                }
+            )
+            continue
         if requested.name not in creatable:
             results.append(
                 {
                     "name": requested.name,
-                    "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                    "error_code": ctx.refusal(AclOperation.CREATE, ResourceType.TOPIC),
                     "error_message": "Authorization failed.",
                 }
             )

@@ -18,11 +18,8 @@ from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
-# What a principal must be allowed to DESCRIBE to find a key's coordinator, and the error if not.
-_DESCRIBED_AS = {
-    GROUP_KEY: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
-    TRANSACTION_KEY: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
-}
+# What a principal must be allowed to DESCRIBE to find a key's coordinator.
+_DESCRIBED_AS = {GROUP_KEY: ResourceType.GROUP, TRANSACTION_KEY: ResourceType.TRANSACTIONAL_ID}
 
 
 # Java's Errors.X.message() for the errors answered here (v1-3 send it).
@@ -38,10 +35,14 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     if key_type not in (GROUP_KEY, TRANSACTION_KEY):
         # Share groups (key type 2) and anything newer are not coordinated here.
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
-    resource_type, denied = _DESCRIBED_AS[key_type]
-    if not ctx.authorize(AclOperation.DESCRIBE, resource_type, key):
-        return {"key": key, "error_code": denied, "node_id": -1, "host": "", "port": -1}
-    node = ctx.broker.cluster.coordinator(key_type, key)
+    denial = ctx.denial(AclOperation.DESCRIBE, _DESCRIBED_AS[key_type], key)
+    if denial is not None:
+        return {"key": key, "error_code": denial, "node_id": -1, "host": "", "port": -1}
+    # The coordinator's internal topic is made now, as Kafka makes it (unlike Kafka, the
+    # answer need not wait for it).
+    broker = ctx.broker
+    (broker.offsets_log if key_type == GROUP_KEY else broker.transaction_log).create_if_missing()
+    node = broker.cluster.coordinator(key_type, key)
     if node == NO_LEADER:
         return {
             "key": key,

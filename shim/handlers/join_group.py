@@ -69,8 +69,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     else:
         if consumer_group is not None:
             broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
+        unloaded = JoinResult(ErrorCode.NOT_COORDINATOR, join.member_id)  # if the group is, meanwhile
         result = await ctx.deferred(
-            lambda respond: broker.apply(broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond)))
+            lambda respond: broker.apply(
+                broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond, unloaded))
+            )
         )
     return {
         "throttle_time_ms": 0,

@@ -15,13 +15,10 @@ from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cluster import NO_LEADER, Cluster
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
+from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic, invalid_topic_name
-from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
-__all__ = ["API", "INTERNAL_TOPICS", "brokers", "handle", "partition_state"]
-
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC})
+__all__ = ["API", "brokers", "handle", "partition_state"]
 
 
 def partition_state(cluster: Cluster, topic: Topic, index: int) -> dict[str, Any]:
@@ -59,7 +56,7 @@ def _refused(name: str | None, topic_id: Any = ZERO_UUID) -> dict[str, Any]:
         "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         "name": name,
         "topic_id": topic_id,
-        "is_internal": name == OFFSETS_TOPIC,
+        "is_internal": name in INTERNAL_TOPICS,
     }
 
 
@@ -75,7 +72,8 @@ def _resolve(
     ctx: RequestContext, requested: Any, auto_create: bool, described: set[str]
 ) -> Topic | dict[str, Any]:
     """The topic, or the error entry for it. DESCRIBE is checked before anything that would
-    tell whether the topic exists."""
+    tell whether the topic exists. Internal is a name's property, as in Kafka: a deleted
+    __consumer_offsets is still internal."""
     topics = ctx.broker.topics
     if requested.name is None and ctx.api_version < 12:
         # v10-11 parse a null name but cannot answer one: only v12 looks topics up by id.
@@ -88,7 +86,7 @@ def _resolve(
     name = requested.name
     if name not in described:
         return _refused(name)
-    error = {"name": name, "topic_id": requested.topic_id}
+    error = {"name": name, "topic_id": requested.topic_id, "is_internal": name in INTERNAL_TOPICS}
     if invalid_topic_name(name) is not None:
         return error | {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION}
     topic = topics.get(name)

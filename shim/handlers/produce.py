@@ -29,6 +29,7 @@ from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.throttling import throttle_produce
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic, invalid_topic_name
@@ -200,11 +201,15 @@ def _append(
 ) -> dict[str, Any]:
     try:
         if name not in writable:  # before anything else, so the topic's existence stays private
-            raise Refused(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            raise Refused(ctx.refusal(AclOperation.WRITE, ResourceType.TOPIC))
         topic = _topic(ctx, name)
         log = topic.partition(index)
         if log is None:
             raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        if name in INTERNAL_TOPICS:
+            # Kafka's "Cannot append to internal topic", whatever the ACLs: only the broker's
+            # coordinators write them (Kafka lets client.id __admin_client through; not here).
+            raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION)
         if not ctx.broker.cluster.single:
             _check_leader(ctx, name, index, log)
         batches = _validated(ctx, topic, index, records)
@@ -255,9 +260,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
     txn_id = request.transactional_id
     if request.acks not in VALID_ACKS:
         responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)
-    elif txn_id is not None and not ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id):
+    elif txn_id is not None and (
+        denial := ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)
+    ):
         # Kafka refuses the whole request before looking at any topic.
-        responses = _refuse_all(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        responses = _refuse_all(request, denial)
     else:
         writable = ctx.authorized_names(
             AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data)

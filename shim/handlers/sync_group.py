@@ -41,8 +41,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             )
         else:
             groups = broker.groups
+            unloaded = SyncResult(ErrorCode.NOT_COORDINATOR)  # if the group is, meanwhile
             result = await ctx.deferred(
-                lambda respond: broker.apply(groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond)))
+                lambda respond: broker.apply(
+                    groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond, unloaded))
+                )
             )
     return {
         "throttle_time_ms": 0,

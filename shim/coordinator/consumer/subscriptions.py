@@ -12,8 +12,9 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
+from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
+
 # Internal topics are never a subscription's: Kafka's consumers exclude them by default.
-INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 class InvalidRegex(ValueError):
