@@ -46,6 +46,7 @@ from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_m
 from kafka_shim.storage.errors import StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.memory_compaction import clean_user_topics
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
@@ -73,6 +74,11 @@ class Broker:
         # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now
+        # --memory: user topics' retention and compaction run every log.retention.check.interval.ms
+        # of the broker's clock (storage.memory_compaction); on disk, the store's housekeeper does.
+        self._memory_check_at = (
+            clock() + config.log_retention_check_interval_ms if config.data_dir is None else None
+        )
         # The test broker's fault rules (shim.faults), checked by the server before each handler,
         # and its request recording (shim.recording), None unless asked for.
         self.faults = FaultRules()
@@ -104,7 +110,7 @@ class Broker:
         self.storage: DiskStore | None = None
         if config.data_dir is None:
             self.topics = TopicStore(
-                lambda topic, partition: MemoryLog(lambda log: self.on_append(log)),
+                lambda topic, partition: MemoryLog(lambda log: self.on_append(log), self.clock),
                 default_partitions=config.num_partitions,
                 auto_create=config.auto_create_topics,
                 broker_value=config.known_value,
@@ -326,7 +332,14 @@ class Broker:
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""
-        return _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
+        deadline = _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
+        return _earliest(deadline, self._memory_check_at)
+
+    def clock_moved(self) -> None:
+        """The broker's clock was advanced (or resumed): the retention check of in-memory logs
+        runs at once, as if its interval had passed, so what the advance expired goes now."""
+        if self._memory_check_at is not None:
+            self._memory_check_at = self.clock()
 
     def deadline_sooner_than(self, at: float) -> bool:
         """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
@@ -342,6 +355,9 @@ class Broker:
         self._group_deadlines.fire_due(now, self._group_deadline_passed)
         self.transactions.tick(now)
         complete_transactions(self, now)
+        if self._memory_check_at is not None and now >= self._memory_check_at:
+            clean_user_topics(self.topics, now)
+            self._memory_check_at = now + self.config.log_retention_check_interval_ms
 
     def share_config_of(self, group_id: str) -> ShareGroupConfig:
         return self.share_config.with_overrides(self.group_configs.get(group_id, {}))

@@ -500,7 +500,7 @@ class Server:
         self.appended = AppendWaiters()
         broker.on_append = self.appended.notify
         # Advancing the broker's clock fires the deadlines it passed at once.
-        broker.broker_clock.on_change = self.timers_changed.fire
+        broker.broker_clock.on_change = self._clock_moved
         config = broker.config
         self.memory = MemoryGate(config.queued_max_request_bytes)
         self.connections = ConnectionLimits(
@@ -651,6 +651,10 @@ class Server:
             reason = failed.exceptions[0]
             why = getattr(reason, "strerror", None) or reason
             log.warning("console not served: cannot listen on %s: %s", address, why)
+
+    def _clock_moved(self) -> None:
+        self.broker.clock_moved()
+        self.timers_changed.fire()
 
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer

@@ -5,7 +5,7 @@ transactions."""
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import accumulate, islice
 from typing import Any
 
@@ -15,8 +15,11 @@ from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
 
 class MemoryLog(PartitionLog):
-    def __init__(self, on_append: AppendHook = lambda log: None) -> None:
+    def __init__(
+        self, on_append: AppendHook = lambda log: None, clock: Callable[[], int] | None = None
+    ) -> None:
         super().__init__(on_append)
+        self._clock = clock  # the broker's, for segment.ms; None: rolls by segment.bytes only
         self._batches: list[bytes] = []
         self._base_offsets: list[int] = []
         self._last_offsets: list[int] = []
@@ -29,6 +32,12 @@ class MemoryLog(PartitionLog):
         # pass spread over several steps checks it before swapping its result in.
         self._rewrites = 0
         self._aborted: list[AbortedTxn] = []
+        # Segments as a disk log rolls them (segment.bytes, segment.ms), without files, so that
+        # retention and compaction work in the same units as on disk: the base offset each one
+        # starts at, the last one active; its bytes and when its first batch came.
+        self._segment_bases: list[int] = [0]
+        self._active_bytes = 0
+        self._active_since: int | None = None
 
     @property
     def log_start_offset(self) -> int:
@@ -40,6 +49,12 @@ class MemoryLog(PartitionLog):
 
     def _write(self, batches: RecordBatches) -> None:
         data = batches.data
+        now = self._clock() if self._clock is not None else None
+        if self._active_bytes and self._should_roll(len(data), now):
+            self._roll(batches.headers[0].base_offset)
+        self._active_bytes += len(data)
+        if self._active_since is None:
+            self._active_since = now
         for h in batches.headers:
             self._batches.append(data[h.position : h.end])
             self._base_offsets.append(h.base_offset)
@@ -48,6 +63,75 @@ class MemoryLog(PartitionLog):
             ceiling = self._timestamp_ceiling[-1] if self._timestamp_ceiling else h.max_timestamp
             self._timestamp_ceiling.append(max(ceiling, h.max_timestamp))
         self._end = batches.last.last_offset + 1
+
+    def _should_roll(self, incoming: int, now: int | None) -> bool:
+        if self._active_bytes + incoming > self.config.segment_bytes:
+            return True
+        since = self._active_since
+        return now is not None and since is not None and now - since >= self.config.segment_ms
+
+    def _roll(self, base_offset: int) -> None:
+        self._segment_bases.append(base_offset)
+        self._active_bytes = 0
+        self._active_since = None
+
+    def _segments(self) -> list[tuple[int, int]]:
+        """Each segment's batches, as (first, end) indexes into the columns, the active one last."""
+        bounds = [bisect_left(self._base_offsets, base) for base in self._segment_bases[1:]]
+        starts = [0, *bounds]
+        return list(zip(starts, [*bounds, len(self._batches)], strict=True))
+
+    def apply_retention(self, now_ms: int) -> int:
+        """Drop leading segments past retention.ms / retention.bytes (delete policy), or emptied
+        below the log start, as DiskLog.apply_retention deletes files: an expired active segment
+        is rolled and goes too. Returns how many segments went."""
+        config = self.config
+        segments = self._segments()
+        sizes = [sum(map(len, self._batches[first:end])) for first, end in segments]
+        excess = sum(sizes) - config.retention_bytes
+        count = 0
+        for (first, end), size in zip(segments, sizes, strict=True):
+            newest = max(self._max_timestamps[first:end], default=None)
+            expired = (
+                config.deletes
+                and config.retention_ms >= 0
+                and newest is not None
+                and now_ms - newest > config.retention_ms
+            )
+            if count == len(segments) - 1:  # the active segment
+                if expired:
+                    self._roll(self._end)
+                    count += 1
+                break
+            over = config.deletes and config.retention_bytes >= 0 and excess >= size
+            if not (expired or over or size == 0):
+                break
+            excess -= size
+            count += 1
+        if count:
+            del self._segment_bases[:count]
+            self._drop_below(max(self._start, self._segment_bases[0]))
+        return count
+
+    def clean(self, now_ms: int) -> int:
+        """Compact the closed segments whose records are all older than min.compaction.lag.ms,
+        as the disk log's cleaner does (the active segment and an open transaction's are left);
+        returns how many batches remain in them."""
+        config = self.config
+        newest_allowed = now_ms - config.min_compaction_lag_ms
+        clean_below = None
+        for first, end in self._segments()[:-1]:
+            if max(self._max_timestamps[first:end], default=newest_allowed) > newest_allowed:
+                break
+            if end:
+                clean_below = self._last_offsets[end - 1] + 1
+        if clean_below is None:
+            return 0
+        for _ in self.compaction_steps(
+            now_ms, config.delete_retention_ms, max(1, len(self._batches)), clean_below
+        ):
+            pass
+        return bisect_left(self._base_offsets, clean_below)
 
     def _index_aborted(self, entry: AbortedTxn) -> None:
         self._aborted.append(entry)
@@ -66,7 +150,12 @@ class MemoryLog(PartitionLog):
         return self._batches, self._base_offsets, self._last_offsets, self._max_timestamps
 
     def delete_records(self, offset: int) -> int:
-        self._start = self.records_deletion_target(offset)
+        self._drop_below(self.records_deletion_target(offset))
+        return self._start
+
+    def _drop_below(self, start: int) -> None:
+        """Move the log start to `start`, dropping the batches wholly below it."""
+        self._start = start
         self._rewrites += 1
         # Drop whole batches below the new start; the one holding it stays.
         keep = bisect_left(self._last_offsets, self._start)
@@ -77,7 +166,6 @@ class MemoryLog(PartitionLog):
         self._aborted = (
             [e for e in self._aborted if e.last_offset >= self._base_offsets[0]] if self._base_offsets else []
         )
-        return self._start
 
     def compact(self, now_ms: int, delete_retention_ms: int) -> int:
         """Log compaction (storage.compaction) over every batch, in one go.
@@ -86,7 +174,9 @@ class MemoryLog(PartitionLog):
             pass
         return len(self._batches)
 
-    def compaction_steps(self, now_ms: int, delete_retention_ms: int, step_batches: int) -> Iterator[None]:
+    def compaction_steps(
+        self, now_ms: int, delete_retention_ms: int, step_batches: int, clean_below: int | None = None
+    ) -> Iterator[None]:
         """Log compaction (storage.compaction) of the batches held now, `step_batches`
         at a time: it yields after each step, so a caller can spread one pass over
         many requests. Memory has no segments, so nothing is spared as active;
@@ -117,6 +207,12 @@ class MemoryLog(PartitionLog):
             scanned.append(chunk)
             yield
         cleaned = MemoryLog()
+        # Every batch held tells the latest offset of its keys; only those below `clean_below`
+        # (closed segments of a user topic; all, for an internal one) are cleaned.
+        if clean_below is not None:
+            held = held[: bisect_left(self._base_offsets, clean_below, hi=len(held))]
+            flat = [batch for chunk in scanned for batch in chunk][: len(held)]
+            scanned = [flat[start : start + step_batches] for start in range(0, len(flat), step_batches)]
         for chunk in scanned:
             kept = compaction.compact_scanned(
                 chunk,

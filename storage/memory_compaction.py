@@ -1,6 +1,10 @@
-"""Compaction of an internal topic kept in memory (`__consumer_offsets`,
-`__transaction_state`): nothing else cleans it there, so its writer steps a pass along with
-its appends.
+"""Cleaning of logs kept in memory (--memory).
+
+An internal topic (`__consumer_offsets`, `__transaction_state`) is compacted by its writer, a
+pass stepped along with its appends (MemoryCompaction). User topics are kept as a disk store's
+housekeeper keeps them: retention by time and size, and compaction of closed segments with
+delete.retention.ms, every log.retention.check.interval.ms of the broker's clock
+(`clean_user_topics`, which the broker calls).
 
 A partition is compacted once it holds MIN_BATCHES batches and twice what survived its last
 clean (amortised O(1) per append), STEP_BATCHES batches per append, so no request waits for
@@ -9,9 +13,10 @@ a whole pass (a step costs well under a millisecond; a pass over 100k batches, s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.topics import Topic
 
 MIN_BATCHES = 1_000
 STEP_BATCHES = 100
@@ -38,3 +43,16 @@ class MemoryCompaction:
         if next(steps, _PASS_DONE) is _PASS_DONE:
             del self._cleaning[index]
             self._clean_at[index] = max(MIN_BATCHES, 2 * partition.batch_count)
+
+
+def clean_user_topics(topics: Iterable[Topic], now_ms: int) -> None:
+    """Retention, then compaction, of every user topic's in-memory partitions, by their configs
+    (internal topics, whose names start with "__", are their writers' to compact)."""
+    for topic in topics:
+        if topic.name.startswith("__"):
+            continue
+        for partition in topic.partitions:
+            if type(partition) is MemoryLog:
+                partition.apply_retention(now_ms)
+                if partition.config.compacts:
+                    partition.clean(now_ms)

@@ -16,7 +16,8 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim import ctl
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
-from tests.helpers import subscription
+from tests.batches import batch
+from tests.helpers import subscription, wait_until
 from tests.wire import WireClient
 
 COMMIT, METADATA, JOIN, HEARTBEAT, SYNC = 8, 3, 11, 12, 14
@@ -168,3 +169,24 @@ def test_a_rules_file_is_loaded_at_start(tmp_path: Path) -> None:
         ]
     finally:
         thread.stop()
+
+
+def test_advancing_the_clock_applies_retention_to_memory_topics_at_once(broker: BrokerThread) -> None:
+    def create_and_fill() -> None:
+        topic = broker.broker.topics.create(
+            "short-lived", 1, {"retention.ms": "60000", "segment.bytes": "14"}
+        )
+        now = broker.broker.clock()
+        for value in (b"1", b"2"):
+            topic.partitions[0].append(batch(value, base_timestamp=now))
+
+    broker.call(create_and_fill)
+
+    def start() -> int:
+        log = broker.call(lambda: broker.broker.topics.partition("short-lived", 0))
+        assert log is not None
+        return broker.call(lambda: log.log_start_offset)
+
+    assert start() == 0
+    broker.advance_clock(61)
+    wait_until(lambda: start() == 2, "retention.ms passed on the broker's clock", deadline_s=5)
