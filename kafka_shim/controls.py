@@ -1,4 +1,5 @@
-"""The test broker's Python front end: fault rules, the broker's clock and recorded requests, as
+"""The test broker's Python front end: fault rules, the broker's clock, recorded requests and the
+emulated brokers (stop, start, move a leader or a coordinator), as
 methods of an in-process broker (shim.server.BrokerThread) and of the pytest fixture's object.
 
     shim.add_fault(api="OffsetCommit", group="g", error="REBALANCE_IN_PROGRESS", times=1)
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.recording import RecordedRequest
+    from kafka_shim.shim.server import Server
 
 T = TypeVar("T")
 
@@ -27,6 +29,10 @@ class BrokerControls(ABC):
     @abstractmethod
     def controlled(self) -> Broker:
         """The broker these controls act on."""
+
+    @abstractmethod
+    def controlled_server(self) -> Server:
+        """Its server: what stops and starts the emulated brokers' listeners."""
 
     @abstractmethod
     def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
@@ -76,3 +82,46 @@ class BrokerControls(ABC):
             return recorder.query(match, self.controlled().topic_name)
 
         return self.call(query)
+
+    # -- several brokers (--brokers N, brokers=N; shim.cluster, docs/cluster.md) ---------------
+
+    def stop_broker(self, node_id: int) -> None:
+        """Stop broker `node_id`: its connections close, its ports refuse connections, and each
+        partition it led (coordinators with them) moves to a running broker in a new epoch."""
+        self.call(lambda: self.controlled_server().stop_node(node_id))
+
+    def start_broker(self, node_id: int) -> None:
+        """Start a stopped broker again on its ports; it rejoins every ISR."""
+        self.call(lambda: self.controlled_server().start_node(node_id))
+
+    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
+        """Make `node_id` the partition's leader; returns the new leader epoch. Clients still
+        sending to the old leader get NOT_LEADER_OR_FOLLOWER."""
+        return self.call(lambda: self.controlled().cluster.move_leader(topic, partition, node_id))
+
+    def move_coordinator(
+        self, node_id: int, *, group: str | None = None, transactional_id: str | None = None
+    ) -> None:
+        """Make `node_id` the coordinator of a group or a transactional id (with the others of
+        its internal topic partition): requests to the old one get NOT_COORDINATOR."""
+        from kafka_shim.shim.cluster import coordinator_key
+
+        key_type, key = coordinator_key(group, transactional_id)
+        self.call(lambda: self.controlled().cluster.move_coordinator(key_type, key, node_id))
+
+    def leader(self, topic: str, partition: int) -> int:
+        """The partition's current leader (-1: no replica running)."""
+        return self.call(lambda: self.controlled().cluster.leader(topic, partition))
+
+    def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
+        """The broker coordinating a group or a transactional id."""
+        from kafka_shim.shim.cluster import coordinator_key
+
+        key_type, key = coordinator_key(group, transactional_id)
+        return self.call(lambda: self.controlled().cluster.coordinator(key_type, key))
+
+    def address(self, node_id: int) -> str:
+        """Broker `node_id`'s first listener, "host:port"."""
+        broker = self.controlled()
+        host, port = broker.cluster.nodes[node_id].endpoints[broker.listeners[0].name]
+        return f"{host}:{port}"

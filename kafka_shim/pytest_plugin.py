@@ -29,7 +29,7 @@ from kafka_shim.controls import BrokerControls
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
-    from kafka_shim.shim.server import BrokerThread
+    from kafka_shim.shim.server import BrokerThread, Server
 
 INI_OPTION = "kafka_shim_config"
 T = TypeVar("T")
@@ -49,7 +49,8 @@ class KafkaShim(BrokerControls):
 
     The helpers run on the broker's thread between requests, so they are safe while clients
     are connected, and callable from sync tests and from inside asyncio or Trio tests. The test
-    broker's controls (fault rules, the clock, recorded requests) come from BrokerControls.
+    broker's controls (fault rules, the clock, recorded requests, stopping brokers and moving
+    leaders of several) come from BrokerControls.
     """
 
     def __init__(self, thread: BrokerThread) -> None:
@@ -75,6 +76,9 @@ class KafkaShim(BrokerControls):
     def controlled(self) -> Broker:
         return self._thread.broker
 
+    def controlled_server(self) -> Server:
+        return self._thread.server
+
     def call(self, fn: Callable[[], T], timeout_s: float = 10.0) -> T:
         return self._thread.call(fn, timeout_s)
 
@@ -92,38 +96,6 @@ class KafkaShim(BrokerControls):
         all partitions answers; empty for a group that committed nothing."""
         fetched = self._thread.call(lambda: self._thread.broker.groups.fetch_offsets(group_id, None))
         return {(tp.topic, tp.partition): committed.offset for tp, committed in fetched.items()}
-
-    # -- several brokers (kafka_shim_factory(brokers=3)): docs/cluster.md ------------------
-
-    def stop_broker(self, node_id: int) -> None:
-        """Stop broker `node_id`: its connections close, its port refuses connections, the
-        partitions it led (and the groups and transactions it coordinated) move to a running one."""
-        self._thread.stop_broker(node_id)
-
-    def start_broker(self, node_id: int) -> None:
-        """Start a stopped broker again on its port."""
-        self._thread.start_broker(node_id)
-
-    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
-        """Make `node_id` the partition's leader (a new leader epoch, returned): clients still
-        sending to the old one get NOT_LEADER_OR_FOLLOWER."""
-        return self._thread.move_leader(topic, partition, node_id)
-
-    def move_coordinator(
-        self, node_id: int, *, group: str | None = None, transactional_id: str | None = None
-    ) -> None:
-        """Make `node_id` the coordinator of a group or transactional id: NOT_COORDINATOR elsewhere."""
-        self._thread.move_coordinator(node_id, group=group, transactional_id=transactional_id)
-
-    def leader(self, topic: str, partition: int) -> int:
-        return self._thread.leader(topic, partition)
-
-    def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
-        return self._thread.coordinator(group=group, transactional_id=transactional_id)
-
-    def address(self, node_id: int) -> str:
-        """Broker `node_id`'s "host:port" (its first listener)."""
-        return self._thread.address(node_id)
 
     def stop(self) -> None:
         self._thread.stop()

@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const=DEFAULT_CONTROL,
         metavar="HOST:PORT",
-        help=f"serve the control endpoint (fault rules, the broker's clock, recorded requests) "
+        help=f"serve the control endpoint (fault rules, the broker's clock, recorded requests, "
+        "--brokers' stops and moves) "
         f"for `kafka-shim ctl` and HTTP clients (default address {DEFAULT_CONTROL}; port 0: a free one)",
     )
     test_broker.add_argument(

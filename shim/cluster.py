@@ -22,6 +22,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.storage.log import PartitionLog
@@ -35,7 +36,21 @@ NO_LEADER = -1
 
 
 class ClusterError(ValueError):
-    """A control asked of the emulated cluster that cannot be done (unknown node, topic...)."""
+    """A control asked of the emulated cluster that cannot be done now (a stopped broker asked
+    to lead, a running one to start...)."""
+
+
+class ClusterNotFound(ClusterError):
+    """A control naming a broker or partition that does not exist."""
+
+
+def coordinator_key(group: str | None, transactional_id: str | None) -> tuple[int, str]:
+    """(key type, key) of a control naming either a group or a transactional id."""
+    if group is not None and transactional_id is None:
+        return GROUP_KEY, group
+    if transactional_id is not None and group is None:
+        return TRANSACTION_KEY, transactional_id
+    raise ClusterError("name one of group or transactional_id")
 
 
 @dataclass
@@ -145,7 +160,7 @@ class Cluster:
         found = self._topics.get(topic)
         log = found.partition(index) if found is not None else None
         if log is None:
-            raise ClusterError(f"no partition {topic}-{index}")
+            raise ClusterNotFound(f"no partition {topic}-{index}")
         self._elect(topic, index, log, node_id)
         return log.leader_epoch
 
@@ -184,6 +199,37 @@ class Cluster:
         found = self._topics.get(topic)
         self._elect(topic, index, found.partition(index) if found is not None else None, node_id)
 
+    # -- what the controls show --------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "controller": self.controller_id,
+            "brokers": [
+                {
+                    "node_id": node.node_id,
+                    "rack": node.rack,
+                    "running": node.running,
+                    "endpoints": {name: f"{host}:{port}" for name, (host, port) in node.endpoints.items()},
+                }
+                for node in (self.nodes[n] for n in self._order)
+            ],
+        }
+
+    def partition_json(self, topic: str, index: int) -> dict[str, Any]:
+        found = self._topics.get(topic)
+        log = found.partition(index) if found is not None else None
+        if log is None:
+            raise ClusterNotFound(f"no partition {topic}-{index}")
+        return {
+            "topic": topic,
+            "partition": index,
+            "leader": self.leader(topic, index),
+            "leader_epoch": log.leader_epoch,
+            "replicas": self.replicas(topic, index),
+            "isr": self.isr(topic, index),
+            "offline": self.offline(topic, index),
+        }
+
     # -- nodes -------------------------------------------------------------------------------
 
     def stop(self, node_id: int) -> None:
@@ -213,7 +259,7 @@ class Cluster:
     def _node(self, node_id: int) -> Node:
         node = self.nodes.get(node_id)
         if node is None:
-            raise ClusterError(f"no broker {node_id}; the brokers are {', '.join(map(str, self._order))}")
+            raise ClusterNotFound(f"no broker {node_id}; the brokers are {', '.join(map(str, self._order))}")
         return node
 
     def _running_node(self, node_id: int) -> None:

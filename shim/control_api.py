@@ -20,14 +20,23 @@ their Endpoints to ENDPOINTS (and a command to shim.ctl.COMMANDS); nothing else 
     POST   /clock/resume           run it again from where it stands
     GET    /requests?api=&group=   recorded requests (match keys as rules take them), &limit=N
     DELETE /requests               forget the recorded requests
+    GET    /cluster                the emulated brokers (--brokers): running or not, racks, addresses
+    POST   /cluster/brokers/{id}/stop    stop one: its connections close, its ports refuse
+    POST   /cluster/brokers/{id}/start   start it again on its ports
+    GET    /cluster/partitions/{topic}/{partition}          leader, epoch, replicas, ISR
+    POST   /cluster/partitions/{topic}/{partition}/leader   {"node": 2}: move the leader
+    GET    /cluster/coordinator?group=g (or transactional_id=t)    who coordinates it
+    POST   /cluster/coordinator    {"group": "g", "node": 1} (or "transactional_id"): move it
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.shim.cluster import ClusterError, ClusterNotFound, coordinator_key
 from kafka_shim.shim.faults import FaultSpecError
 
 if TYPE_CHECKING:
@@ -134,6 +143,70 @@ def forget_requests(server: Server, request: ControlRequest) -> Any:
     return {"cleared": True}
 
 
+@contextmanager
+def _cluster_refusals() -> Iterator[None]:
+    """ClusterError as the endpoint answers it: 404 for what does not exist, 409 otherwise."""
+    try:
+        yield
+    except ClusterNotFound as exc:
+        raise ControlError(404, str(exc)) from exc
+    except ClusterError as exc:
+        raise ControlError(409, str(exc)) from exc
+
+
+def show_cluster(server: Server, request: ControlRequest) -> Any:
+    return server.broker.cluster.to_json()
+
+
+def stop_broker(server: Server, request: ControlRequest) -> Any:
+    with _cluster_refusals():
+        server.stop_node(int(request.path["node_id"]))
+    return server.broker.cluster.to_json()
+
+
+def start_broker(server: Server, request: ControlRequest) -> Any:
+    with _cluster_refusals():
+        server.start_node(int(request.path["node_id"]))
+    return server.broker.cluster.to_json()
+
+
+def show_partition(server: Server, request: ControlRequest) -> Any:
+    with _cluster_refusals():
+        return server.broker.cluster.partition_json(request.path["topic"], int(request.path["partition"]))
+
+
+def move_leader(server: Server, request: ControlRequest) -> Any:
+    topic, partition = request.path["topic"], int(request.path["partition"])
+    node = _node(request.body)
+    cluster = server.broker.cluster
+    with _cluster_refusals():
+        cluster.move_leader(topic, partition, node)
+        return cluster.partition_json(topic, partition)
+
+
+def show_coordinator(server: Server, request: ControlRequest) -> Any:
+    with _cluster_refusals():
+        key_type, key = coordinator_key(request.query.get("group"), request.query.get("transactional_id"))
+        return {"node": server.broker.cluster.coordinator(key_type, key)}
+
+
+def move_coordinator(server: Server, request: ControlRequest) -> Any:
+    body = request.body if isinstance(request.body, Mapping) else {}
+    node = _node(body)
+    cluster = server.broker.cluster
+    with _cluster_refusals():
+        key_type, key = coordinator_key(body.get("group"), body.get("transactional_id"))
+        cluster.move_coordinator(key_type, key, node)
+        return {"node": cluster.coordinator(key_type, key)}
+
+
+def _node(body: Any) -> int:
+    node = body.get("node") if isinstance(body, Mapping) else None
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise ControlError(400, f'name the broker as {{"node": ID}}, got {body!r}')
+    return node
+
+
 def _integer(key: str, text: str) -> int:
     try:
         return int(text)
@@ -153,4 +226,11 @@ ENDPOINTS: list[Endpoint] = [
     Endpoint("POST", "/clock/resume", resume_clock),
     Endpoint("GET", "/requests", recorded_requests),
     Endpoint("DELETE", "/requests", forget_requests),
+    Endpoint("GET", "/cluster", show_cluster),
+    Endpoint("POST", "/cluster/brokers/{node_id:int}/stop", stop_broker),
+    Endpoint("POST", "/cluster/brokers/{node_id:int}/start", start_broker),
+    Endpoint("GET", "/cluster/partitions/{topic}/{partition:int}", show_partition),
+    Endpoint("POST", "/cluster/partitions/{topic}/{partition:int}/leader", move_leader),
+    Endpoint("GET", "/cluster/coordinator", show_coordinator),
+    Endpoint("POST", "/cluster/coordinator", move_coordinator),
 ]

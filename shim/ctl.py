@@ -4,6 +4,9 @@
     kafka-shim ctl fault list
     kafka-shim ctl clock advance 46
     kafka-shim ctl requests api=OffsetCommit group=g --limit 5
+    kafka-shim ctl broker stop 1
+    kafka-shim ctl leader orders 0 2
+    kafka-shim ctl coordinator group=billing node=2
 
 KEY=VALUE values are read as JSON where they parse (times=1 is a number, topic=orders a
 string). The endpoint is --url, else $KAFKA_SHIM_CONTROL, else http://127.0.0.1:9094 (what
@@ -80,6 +83,35 @@ def _requests(words: list[str]) -> Call:
     return "GET", "/requests" + ("?" + urllib.parse.urlencode(query) if query else ""), None
 
 
+def _broker(action: str) -> Callable[[list[str]], Call]:
+    def call(words: list[str]) -> Call:
+        if len(words) != 1:
+            raise UsageError(f"broker {action} ID")
+        return "POST", f"/cluster/brokers/{int(words[0])}/{action}", None
+
+    return call
+
+
+def _leader(words: list[str]) -> Call:
+    if len(words) not in (2, 3):
+        raise UsageError("leader TOPIC PARTITION [NODE]")
+    path = f"/cluster/partitions/{urllib.parse.quote(words[0], safe='')}/{int(words[1])}"
+    if len(words) == 2:
+        return "GET", path, None
+    return "POST", path + "/leader", {"node": int(words[2])}
+
+
+def _coordinator(words: list[str]) -> Call:
+    given = pairs(words)
+    if "node" in given:
+        return "POST", "/cluster/coordinator", given
+    return (
+        "GET",
+        "/cluster/coordinator?" + urllib.parse.urlencode({k: str(v) for k, v in given.items()}),
+        None,
+    )
+
+
 @dataclass(frozen=True)
 class Command:
     words: tuple[str, ...]
@@ -101,6 +133,21 @@ COMMANDS: list[Command] = [
     Command(("clock",), "  show the broker's clock", lambda w: _none(w, "GET", "/clock")),
     Command(("requests", "clear"), "  forget recorded requests", lambda w: _none(w, "DELETE", "/requests")),
     Command(("requests",), "[KEY=VALUE...] [limit=N]  recorded requests that match", _requests),
+    Command(
+        ("cluster",),
+        "  the emulated brokers (--brokers): running, racks, addresses",
+        lambda w: _none(w, "GET", "/cluster"),
+    ),
+    Command(
+        ("broker", "stop"), "ID  stop a broker: its connections close, its ports refuse", _broker("stop")
+    ),
+    Command(("broker", "start"), "ID  start it again on its ports", _broker("start")),
+    Command(("leader",), "TOPIC PARTITION [NODE]  show the partition's leader, or move it to NODE", _leader),
+    Command(
+        ("coordinator",),
+        "group=G|transactional_id=T [node=N]  show who coordinates it, or move it to N",
+        _coordinator,
+    ),
 ]
 
 

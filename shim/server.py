@@ -40,7 +40,6 @@ from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.messages.produce import API as PRODUCE
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.cluster import GROUP_KEY, TRANSACTION_KEY
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.faults import FaultRule, RequestView
@@ -1045,50 +1044,11 @@ class BrokerThread(BrokerControls):
             addresses = [(self.broker.advertised_host, self.broker.advertised_port)]
         return ",".join(f"{host}:{port}" for host, port in addresses)
 
-    def address(self, node_id: int) -> str:
-        """Broker `node_id`'s first listener, "host:port"."""
-        host, port = self.broker.cluster.nodes[node_id].endpoints[self.broker.listeners[0].name]
-        return f"{host}:{port}"
-
-    # -- the emulated brokers' controls (shim.cluster; ClusterError when they cannot be done) --
-
-    def stop_broker(self, node_id: int) -> None:
-        """Stop broker `node_id`: its connections close, its ports refuse connections, and each
-        partition it led (coordinators with them) moves to a running broker with a new epoch."""
-        self.call(lambda: self.server.stop_node(node_id))
-
-    def start_broker(self, node_id: int) -> None:
-        """Start a stopped broker again on its ports; it rejoins every ISR."""
-        self.call(lambda: self.server.start_node(node_id))
-
-    def move_leader(self, topic: str, partition: int, node_id: int) -> int:
-        """Make `node_id` the partition's leader; returns the new leader epoch."""
-        return self.call(lambda: self.broker.cluster.move_leader(topic, partition, node_id))
-
-    def move_coordinator(
-        self, node_id: int, *, group: str | None = None, transactional_id: str | None = None
-    ) -> None:
-        """Make `node_id` the coordinator of a group or a transactional id (with the others of
-        its internal topic partition): requests to the old one get NOT_COORDINATOR."""
-        if (group is None) == (transactional_id is None):
-            raise ValueError("move_coordinator takes one of group= or transactional_id=")
-        key_type, key = (GROUP_KEY, group) if group is not None else (TRANSACTION_KEY, transactional_id)
-        assert key is not None
-        self.call(lambda: self.broker.cluster.move_coordinator(key_type, key, node_id))
-
-    def leader(self, topic: str, partition: int) -> int:
-        """The partition's current leader (-1: none running)."""
-        return self.call(lambda: self.broker.cluster.leader(topic, partition))
-
-    def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
-        """The node coordinating a group or a transactional id."""
-        key_type, key = (GROUP_KEY, group) if group is not None else (TRANSACTION_KEY, transactional_id)
-        if key is None:
-            raise ValueError("coordinator takes one of group= or transactional_id=")
-        return self.call(lambda: self.broker.cluster.coordinator(key_type, key))
-
     def controlled(self) -> Broker:
         return self.broker
+
+    def controlled_server(self) -> Server:
+        return self.server
 
     def start(self, timeout_s: float = 10.0) -> BrokerThread:
         self._thread.start()
