@@ -193,5 +193,10 @@ class RequestContext(ABC):
         """
 
     @abstractmethod
+    async def off_loop(self, work: Callable[[], None]) -> None:
+        """Run `work` (CPU-bound and thread-safe: a login's key derivation) away from the event
+        loop, at most a few at once broker-wide, and return when it is done."""
+
+    @abstractmethod
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         """Return when one of `logs` is appended to, or after `timeout_ms`."""

@@ -82,6 +82,7 @@ _SMALL_FRAME_HEADROOM = 8 << 20
 # accept() failing for want of file descriptors or memory: back off, doubling up to the max.
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _ACCEPT_BACKOFF_S = (0.01, 1.0)
+_DERIVATION_THREADS = max(1, (os.cpu_count() or 2) - 1)
 
 
 def _one_line(value: object) -> str:
@@ -166,6 +167,9 @@ class TrioRequestContext(RequestContext):
         self._server.wake_timers_if_sooner()
         await done.wait()
         return box[0]
+
+    async def off_loop(self, work: Callable[[], None]) -> None:
+        await trio.to_thread.run_sync(work, limiter=self._server.derivations)
 
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         await self._server.appended.wait(logs, timeout_ms / 1000)
@@ -511,6 +515,9 @@ class Server:
         self._open: dict[FrameReader, Reaped] = {}
         self._log_budget = LogBudget()
         self._routes: dict[tuple[int, int], Route] = {}
+        # Logins' key derivations (PLAIN's PBKDF2, which releases the GIL) run on worker
+        # threads, this many at once: a flood of logins queues here, leaving a core to the loop.
+        self.derivations = trio.CapacityLimiter(_DERIVATION_THREADS)
         self.console_urls: list[str] = []  # where the console listens, once it does
         # The emulated brokers (--brokers): each node's listeners, where their sockets were
         # bound (to bind them again when a stopped node starts), and the scope it runs in.
@@ -742,7 +749,7 @@ class Server:
                     reader.waiting_on = ""
                     response = None
                     if ctx.sasl is not None and not ctx.sasl.authenticated:
-                        response = self._before_authentication(ctx, security, frame)
+                        response = await self._before_authentication(ctx, security, frame)
                     if response is None:
                         response = await self._handle_frame(ctx, frame)
                         self.wake_timers_if_sooner()
@@ -830,7 +837,7 @@ class Server:
             ctx.failure_delayed = True
             await trio.sleep(self.broker.config.failed_authentication_delay_ms / 1000)
 
-    def _before_authentication(
+    async def _before_authentication(
         self, ctx: TrioRequestContext, security: ListenerSecurity | None, frame: bytes
     ) -> bytes | None:
         """The pre-authentication gate of a SASL listener: frames are bounded by
@@ -845,6 +852,9 @@ class Server:
             )
         if not session.raw_tokens:
             return None
+        derivation = session.derivation(frame)
+        if derivation is not None:
+            await ctx.off_loop(derivation)
         answer = session.raw_token(frame, self.broker.clock())
         if session.failure is not None:
             raise ConnectionClosed(session.failure)

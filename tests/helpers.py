@@ -72,6 +72,9 @@ class FakeRequestContext(RequestContext):
     def wall_ms(self) -> float:
         return self.clock.now
 
+    async def off_loop(self, work: Callable[[], None]) -> None:
+        work()  # no loop to keep free here
+
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
         self.waits.append(timeout_ms)
         self.waited_on.append(list(logs))

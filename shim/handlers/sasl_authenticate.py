@@ -20,6 +20,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             "error_message": "SaslAuthenticate request received after successful authentication",
             "auth_bytes": b"",
         }
+    derivation = session.derivation(request.auth_bytes)
+    if derivation is not None:  # PLAIN's PBKDF2: milliseconds no other connection should wait for
+        await ctx.off_loop(derivation)
     result = session.authenticate(request.auth_bytes, ctx.now_ms())
     if session.authenticated and session.principal is not None:
         ctx.principal = session.principal

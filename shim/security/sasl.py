@@ -14,6 +14,8 @@ mechanism and principal, or the connection is closed at its next request.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -52,22 +54,38 @@ class AuthenticationFailed(Exception):
 
 
 class _Plain:
+    """PLAIN: the password's keys are derived (PBKDF2, milliseconds of CPU) in `derive`, which
+    the server runs off its event loop before `evaluate`; `evaluate` derives inline only when
+    nobody did (tests, benchmarks)."""
+
     def __init__(self, credentials: CredentialStore) -> None:
         self._credentials = credentials
         self.username: str | None = None
         self.complete = False
+        self._verdict: tuple[bytes, bool] | None = None  # (token, whether it holds valid credentials)
+
+    def derive(self, token: bytes) -> None:
+        """The costly part, safe on a worker thread: it only reads the credential store."""
+        parts = _plain_parts(token)
+        if parts is not None and parts[1] and parts[2]:
+            self._verdict = token, self._credentials.verify_plain(parts[1], parts[2])
 
     def evaluate(self, token: bytes) -> bytes:
-        parts = token.decode("utf-8", errors="replace").split("\0")
-        if len(parts) != 3:
-            raise AuthenticationFailed(f"Invalid SASL/PLAIN response: expected 3 tokens, got {len(parts)}")
+        parts = _plain_parts(token)
+        if parts is None:
+            count = len(token.decode("utf-8", errors="replace").split("\0"))
+            raise AuthenticationFailed(f"Invalid SASL/PLAIN response: expected 3 tokens, got {count}")
         authorization_id, username, password = parts
         if not username:
             raise AuthenticationFailed("Authentication failed: username not specified")
         if not password:
             raise AuthenticationFailed("Authentication failed: password not specified")
         self.username = username
-        if not self._credentials.verify_plain(username, password):
+        if self._verdict is not None and self._verdict[0] == token:
+            valid = self._verdict[1]
+        else:
+            valid = self._credentials.verify_plain(username, password)
+        if not valid:
             raise AuthenticationFailed("Authentication failed: Invalid username or password")
         if authorization_id and authorization_id != username:
             raise AuthenticationFailed(
@@ -75,6 +93,12 @@ class _Plain:
             )
         self.complete = True
         return b""
+
+
+def _plain_parts(token: bytes) -> tuple[str, str, str] | None:
+    """RFC 4616's authzid, authcid and password, or None when the token has not three."""
+    parts = token.decode("utf-8", errors="replace").split("\0")
+    return (parts[0], parts[1], parts[2]) if len(parts) == 3 else None
 
 
 class _Scram:
@@ -177,6 +201,15 @@ class SaslSession:
         self._exchange = _Plain(self._credentials) if scram is None else _Scram(self._credentials, scram)
         self.state = State.AUTHENTICATE
         return ErrorCode.NONE
+
+    def derivation(self, token: bytes) -> Callable[[], None] | None:
+        """The key derivation `token` needs before `authenticate` (PLAIN: PBKDF2), for the
+        server to run off its event loop with bounded concurrency; None if there is none
+        (SCRAM's server side only computes HMACs)."""
+        exchange = self._exchange
+        if self.state is State.AUTHENTICATE and isinstance(exchange, _Plain):
+            return functools.partial(exchange.derive, token)
+        return None
 
     def authenticate(self, token: bytes, now_ms: int) -> AuthResult:
         """One SASL token from the client: the server's token, or Kafka's failure."""

@@ -10,9 +10,11 @@ from --user or the admin API logs in with any enabled mechanism.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
+import os
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -42,6 +44,9 @@ class ScramMechanism(IntEnum):
     @classmethod
     def by_sasl_name(cls, name: str) -> ScramMechanism | None:
         return next((m for m in cls if m is not cls.UNKNOWN and m.sasl_name == name), None)
+
+
+MECHANISMS = (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,13 @@ class ScramCredential:
         return self.salt, self.stored_key, self.server_key, self.iterations
 
 
+@functools.cache
+def _dummy_credential(mechanism: ScramMechanism) -> ScramCredential:
+    """A credential no password matches (random keys), at the default iteration count."""
+    size = hashlib.new(mechanism.digest).digest_size
+    return ScramCredential(os.urandom(16), os.urandom(size), os.urandom(size), MIN_ITERATIONS)
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -115,13 +127,22 @@ class CredentialStore:
         return dict(self._users.get(name, {}))
 
     def verify_plain(self, name: str, password: str) -> bool:
-        return any(c.matches_password(m, password) for m, c in self._users.get(name, {}).items())
+        """PLAIN's check: the password's key derived for both mechanisms, the user's credential
+        or, for a mechanism it lacks (an unknown user lacks both), a dummy salted one, and
+        never a short cut: every login costs the same two derivations, so the time taken
+        tells no one whether the user exists (for users at the default iteration count)."""
+        credentials = self._users.get(name, {})
+        matches = [
+            credentials.get(mechanism, _dummy_credential(mechanism)).matches_password(mechanism, password)
+            for mechanism in MECHANISMS
+        ]
+        return any(matches) and bool(credentials)
 
     def set_password(self, name: str, password: str, iterations: int = MIN_ITERATIONS) -> None:
         """--user NAME:PASSWORD: credentials for both mechanisms."""
         self._users[name] = {
             mechanism: ScramCredential.from_password(mechanism, password, iterations)
-            for mechanism in (ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512)
+            for mechanism in MECHANISMS
         }
         self._save()
 

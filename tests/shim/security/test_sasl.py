@@ -89,6 +89,43 @@ def test_plain_checks_the_password_against_the_salted_credentials(store: Credent
     )
 
 
+@pytest.mark.parametrize(
+    ("token", "ok"),
+    [
+        (b"\0alice\0alice-secret", True),  # known, right password
+        (b"\0alice\0nope", False),  # known, wrong password
+        (b"\0mallory\0nope", False),  # unknown: a dummy credential costs the same
+    ],
+)
+def test_every_plain_login_derives_the_same_two_keys_off_the_loop(
+    store: CredentialStore, monkeypatch: pytest.MonkeyPatch, token: bytes, ok: bool
+) -> None:
+    """The derivation the server runs on a worker thread is the login's only one, and it is
+    the same work whether the user exists or not: timing tells nothing."""
+    derived: list[int] = []
+    real = hashlib.pbkdf2_hmac
+
+    def counting(name: str, password: bytes, salt: bytes, iterations: int) -> bytes:
+        derived.append(iterations)
+        return real(name, password, salt, iterations)
+
+    monkeypatch.setattr(hashlib, "pbkdf2_hmac", counting)
+    session = SaslSession(MECHANISMS, store, 0)
+    session.handshake("PLAIN", 1)
+    derivation = session.derivation(token)
+    assert derivation is not None
+    derivation()
+    assert derived == [4096, 4096]
+    assert (session.authenticate(token, 0).error_code == ErrorCode.NONE) is ok
+    assert derived == [4096, 4096]  # authenticate used the derived verdict
+
+
+def test_scram_has_no_derivation_to_move_off_the_loop(store: CredentialStore) -> None:
+    session = SaslSession(MECHANISMS, store, 0)
+    session.handshake("SCRAM-SHA-256", 1)
+    assert session.derivation(b"n,,n=alice,r=abc") is None
+
+
 def test_an_unsupported_mechanism_is_refused_with_the_enabled_ones(store: CredentialStore) -> None:
     session = SaslSession(("SCRAM-SHA-256",), store, 0)
     assert session.handshake("PLAIN", 1) == ErrorCode.UNSUPPORTED_SASL_MECHANISM
