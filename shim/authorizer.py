@@ -126,6 +126,18 @@ SUPPORTED_OPERATIONS: dict[ResourceType, tuple[AclOperation, ...]] = {
     ResourceType.USER: (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS),
 }
 
+# Groups have configs from Kafka 4.0 (KIP-848's group configs): before, their bit field holds
+# neither config operation (protocol.releases' `group_configs`).
+_CONFIG_OPERATIONS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
+
+
+def supported_operations(resource_type: ResourceType, group_configs: bool = True) -> tuple[AclOperation, ...]:
+    operations = SUPPORTED_OPERATIONS[resource_type]
+    if resource_type is ResourceType.GROUP and not group_configs:
+        return tuple(op for op in operations if op not in _CONFIG_OPERATIONS)
+    return operations
+
+
 # An ALLOW of one of these also allows the key operation.
 _IMPLIED_BY: dict[AclOperation, frozenset[AclOperation]] = {
     AclOperation.DESCRIBE: frozenset(
@@ -304,10 +316,12 @@ class Authorizer:
             return True
         return self.allow_if_no_acl and not applying
 
-    def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> int:
+    def authorized_operations(
+        self, principal: str, host: str, resource_type: ResourceType, name: str, group_configs: bool = True
+    ) -> int:
         return operations_bitfield(
             op
-            for op in SUPPORTED_OPERATIONS[resource_type]
+            for op in supported_operations(resource_type, group_configs)
             if self.authorize(principal, host, op, resource_type, name)
         )
 

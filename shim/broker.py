@@ -37,6 +37,7 @@ from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.scram_store import CredentialStore
+from kafka_shim.shim.served_versions import served_versions
 from kafka_shim.shim.share_partitions import SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
@@ -70,7 +71,11 @@ def new_cluster_id() -> str:
 
 class Broker:
     def __init__(self, config: BrokerConfig, clock: Callable[[], int] | BrokerClock = wall_clock_ms) -> None:
+        # The emulated release's defaults apply to what the command line did not set.
+        config = config.with_release_defaults()
         self.config = config
+        # The API versions served, of the emulated release's (--emulate).
+        self.served = served_versions(config.emulate)
         # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now
@@ -267,7 +272,7 @@ class Broker:
         levels = {**from_config, **stored}
         levels.update({f: from_config[f] for f, name in config_names.items() if name in config.explicit})
         return FeatureLevels(
-            levels, epoch=self.clock(), on_change=self._features_changed, node_id=self.node_id
+            config.release, levels, epoch=self.clock(), on_change=self._features_changed, node_id=self.node_id
         )
 
     def _features_changed(self, levels: Mapping[str, int]) -> None:

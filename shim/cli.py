@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from kafka_shim.protocol.releases import RELEASES
 from kafka_shim.shim.config import (
     BrokerConfig,
     ConfigError,
@@ -137,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="append every request and answer to PATH as JSON lines",
     )
+    parser.add_argument(
+        "--emulate",
+        choices=list(RELEASES),
+        default=defaults.emulate,
+        help="answer as this Apache Kafka release: its API versions (KIP-896's removals from 4.0), "
+        "feature levels, changed defaults and answers; see docs/emulation.md (default %(default)s)",
+    )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
     parser.add_argument(
         "--config",
@@ -228,8 +236,9 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         fault_rules_file=args.fault_rules,
         record_requests=args.record_requests,
         trace_file=args.trace_file,
+        emulate=args.emulate,
     )
-    config = apply_kafka_configs(base, pairs)
+    config = apply_kafka_configs(base, pairs).with_release_defaults()
     # A flag beats log.dirs from a file or --config, as the command line beats the file.
     return replace(config, data_dir=args.data_dir) if args.data_dir is not None else config
 

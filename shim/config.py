@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kafka_shim.protocol.releases import NEWEST, RELEASES, TRANSACTION_VERSION, Release
 from kafka_shim.protocol.settings import (
     BROKER_SETTINGS,
     Setting,
@@ -66,6 +67,8 @@ class BrokerConfig:
     fault_rules_file: Path | None = None
     record_requests: int = 0
     trace_file: Path | None = None
+    # --emulate: the Kafka release this broker answers as (protocol.releases).
+    emulate: str = NEWEST
     # Kafka's settings, one attribute each (the `attr` of its protocol.settings declaration,
     # default from there); tests/shim/test_settings.py checks the two agree.
     node_id: int = _kafka("node.id")
@@ -194,10 +197,38 @@ class BrokerConfig:
         except ListenerError as exc:
             raise ConfigError(str(exc)) from exc
 
+    @property
+    def release(self) -> Release:
+        return RELEASES[self.emulate]
+
+    def default_text(self, name: str) -> str | None:
+        """Broker setting `name`'s default in the emulated release."""
+        return self.release.defaults.get(name, BROKER_SETTINGS[name].default)
+
+    def with_release_defaults(self) -> BrokerConfig:
+        """These settings with the emulated release's defaults for those not set at start;
+        ConfigError for an unknown release or a setting the release cannot have."""
+        if self.emulate not in RELEASES:
+            raise ConfigError(f"cannot emulate Kafka {self.emulate!r}; releases: {', '.join(RELEASES)}")
+        changes: dict[str, Any] = {}
+        for name, text in self.release.defaults.items():
+            setting = BROKER_SETTINGS[name]
+            if name not in self.explicit:
+                assert setting.attr is not None
+                changes[setting.attr] = setting.parse(text)
+        result = replace(self, **changes)
+        highest = self.release.supported_features.get(TRANSACTION_VERSION, (0, 0))[1]
+        if result.transaction_version > highest:
+            raise ConfigError(
+                f"transaction.version={result.transaction_version}: "
+                f"Kafka {self.emulate} supports at most {highest}"
+            )
+        return result
+
     def is_set(self, name: str) -> bool:
         """Whether broker setting `name` was set (named at start, or given a value other than
         its default): DescribeConfigs reports it as a static broker config, not a default."""
-        return name in self.explicit or self.kafka_value(name) != BROKER_SETTINGS[name].default
+        return name in self.explicit or self.kafka_value(name) != self.default_text(name)
 
     def known_value(self, name: str) -> str | None:
         """What a topic config inherits from broker setting `name` (its synonym): the value set

@@ -19,10 +19,10 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.authorization import Check, Rule, UndeclaredCheck
 from kafka_shim.shim.authorizer import (
     ANONYMOUS,
-    SUPPORTED_OPERATIONS,
     AclOperation,
     ResourceType,
     operations_bitfield,
+    supported_operations,
 )
 
 if TYPE_CHECKING:
@@ -180,9 +180,12 @@ class RequestContext(ABC):
     def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
         """The `*_authorized_operations` bit field of a resource for this principal."""
         authorizer = self.broker.authorizer
+        group_configs = self.broker.config.release.group_configs
         if authorizer is None:
-            return operations_bitfield(SUPPORTED_OPERATIONS[resource_type])
-        return authorizer.authorized_operations(self.principal, self.client_host, resource_type, name)
+            return operations_bitfield(supported_operations(resource_type, group_configs))
+        return authorizer.authorized_operations(
+            self.principal, self.client_host, resource_type, name, group_configs
+        )
 
     @abstractmethod
     async def deferred(self, start: Callable[[Respond[T]], None]) -> T:

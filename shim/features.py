@@ -1,8 +1,11 @@
-"""Feature levels (KIP-584) as a Kafka 3.9 single-node KRaft cluster reports them, plus
-Kafka 4's transaction.version and group.version, which this broker serves: the supported
-ranges, the finalized levels and their epoch (ApiVersions v3+), and UpdateFeatures'
-validation as Kafka's FeatureControlManager does it. Pure: the broker applies a change
-(switching what it serves) and keeps it.
+"""Feature levels (KIP-584) as a single-node KRaft cluster of the emulated release reports
+them (protocol.releases): the supported ranges, the finalized levels and their epoch
+(ApiVersions v3+), and UpdateFeatures' validation as Kafka's FeatureControlManager does it.
+Pure: the broker applies a change (switching what it serves) and keeps it.
+
+transaction.version and group.version switch what the broker serves in every release; in
+one that has no such feature (Kafka 3.9) the level follows the configuration and is neither
+reported nor changed by UpdateFeatures.
 """
 
 from __future__ import annotations
@@ -12,20 +15,18 @@ from dataclasses import dataclass
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
+from kafka_shim.protocol.releases import (
+    GROUP_VERSION,
+    KRAFT_VERSION,
+    METADATA_VERSION,
+    TRANSACTION_VERSION,
+    Release,
+)
 
-METADATA_VERSION = "metadata.version"
-KRAFT_VERSION = "kraft.version"
-TRANSACTION_VERSION = "transaction.version"
-GROUP_VERSION = "group.version"
+__all__ = ["GROUP_VERSION", "KRAFT_VERSION", "METADATA_VERSION", "TRANSACTION_VERSION", "FeatureLevels"]
 
-# 3.9-IV0, the newest metadata.version of Kafka 3.9; 1 is 3.0-IV1, the oldest KRaft one.
-METADATA_VERSION_3_9 = 21
-SUPPORTED: dict[str, tuple[int, int]] = {
-    METADATA_VERSION: (1, METADATA_VERSION_3_9),
-    KRAFT_VERSION: (0, 1),
-    TRANSACTION_VERSION: (0, 2),
-    GROUP_VERSION: (0, 1),
-}
+# Levels the broker runs by whether or not the release reports them as features.
+SERVING_FEATURES = (TRANSACTION_VERSION, GROUP_VERSION)
 
 
 @dataclass(frozen=True)
@@ -46,24 +47,36 @@ class FeatureLevels:
 
     def __init__(
         self,
+        release: Release,
         finalized: Mapping[str, int],
         epoch: int,
         on_change: Callable[[Mapping[str, int]], None] = lambda levels: None,
         node_id: int = 1,
     ) -> None:
         self._node_id = node_id
-        self._levels = {name: finalized.get(name, 0) for name in SUPPORTED}
-        self._levels[METADATA_VERSION] = finalized.get(METADATA_VERSION, METADATA_VERSION_3_9)
+        self.supported = release.supported_features
+        names = [*self.supported, *(name for name in SERVING_FEATURES if name not in self.supported)]
+        self._levels = {name: release.finalized_features.get(name, 0) for name in names}
+        # Levels kept from a run that emulated another release count only where this one has them.
+        self._levels.update(
+            (name, level)
+            for name, level in finalized.items()
+            if name in SERVING_FEATURES or (name in self.supported and self._within(name, level))
+        )
         self.epoch = epoch
         self._on_change = on_change
+
+    def _within(self, feature: str, level: int) -> bool:
+        low, high = self.supported[feature]
+        return low <= level <= high
 
     def level(self, feature: str) -> int:
         return self._levels[feature]
 
     @property
     def finalized(self) -> dict[str, int]:
-        """The features finalized above level 0 (a feature at 0 is not finalized at all)."""
-        return {name: level for name, level in self._levels.items() if level > 0}
+        """The release's features finalized above level 0 (a feature at 0 is not finalized)."""
+        return {name: level for name, level in self._levels.items() if level > 0 and name in self.supported}
 
     def update(
         self, updates: Mapping[str, tuple[int, int]], validate_only: bool
@@ -87,7 +100,7 @@ class FeatureLevels:
             return _invalid(feature, level, "The controller does not support the given upgrade type.")
         if level < 0:
             return _invalid(feature, level, "A feature version cannot be less than 0.")
-        supported = SUPPORTED.get(feature)
+        supported = self.supported.get(feature)
         if supported is None:
             return _invalid(
                 feature, level, f"Local controller {self._node_id} does not support this feature."

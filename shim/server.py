@@ -54,6 +54,7 @@ from kafka_shim.shim.limits import (
     release_free_heap,
 )
 from kafka_shim.shim.recording import RecordedRequest
+from kafka_shim.shim.served_versions import ServedVersions
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -469,10 +470,10 @@ class Route:
     response_flexible: bool
 
 
-def _route(api_key: int, api_version: int) -> Route | None:
-    """None: no handler, or a version it does not serve."""
+def _route(api_key: int, api_version: int, served: ServedVersions) -> Route | None:
+    """None: no handler, or a version the emulated release does not serve."""
     handler = handler_for(api_key)
-    if handler is None or api_version not in handler.api.versions:
+    if handler is None or not served.serves(api_key, api_version):
         return None
     api = handler.api
     request, response = api.request.codec(api_version), api.response.codec(api_version)
@@ -906,7 +907,7 @@ class Server:
                 raise ConnectionClosed(refusal)
         route = self._routes.get((api_key, api_version))
         if route is None:
-            route = _route(api_key, api_version)
+            route = _route(api_key, api_version, self.broker.served)
             if route is None:
                 return self._unserved(api_key, api_version, correlation_id)
             self._routes[api_key, api_version] = route
@@ -1006,10 +1007,9 @@ class Server:
             raise ConnectionClosed(f"unknown api key {api_key}")
         if api_key == API_VERSIONS_KEY:
             return self._unsupported_api_versions(correlation_id)
-        versions = handler.api.versions
-        raise ConnectionClosed(
-            f"unsupported {handler.api.name} version {api_version} (supported {versions.low}-{versions.high})"
-        )
+        low, high = self.broker.served.ranges.get(api_key, (0, -1))
+        name = handler.api.name
+        raise ConnectionClosed(f"unsupported {name} version {api_version} (supported {low}-{high})")
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""

@@ -1,6 +1,7 @@
 """ListOffsets (key 2): offsets by timestamp or by the special timestamps
 (-1 latest, -2 earliest, -3 max timestamp from v7, -4 earliest local from v8,
--5 latest tiered from v9).
+-5 latest tiered from v9, -6 earliest pending upload from v11). v10 (KIP-1075) adds the
+time the broker may take to ask remote storage; v11 is v10 on the wire.
 
 v0 (the magic 0/1 era) answers up to `max_num_offsets` offsets per partition, segment
 base offsets at or before the timestamp, in `old_style_offsets`.
@@ -11,7 +12,7 @@ from kafka_shim.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array,
 
 ListOffsetsRequest = Message(
     "ListOffsetsRequest",
-    versions="0-9",
+    versions="0-11",
     flexible="6+",
     fields=[
         Field("replica_id", INT32),
@@ -31,12 +32,13 @@ ListOffsetsRequest = Message(
                 ),
             ),
         ),
+        Field("timeout_ms", INT32, "10+", default=0),
     ],
 )
 
 ListOffsetsResponse = Message(
     "ListOffsetsResponse",
-    versions="0-9",
+    versions="0-11",
     flexible="6+",
     fields=[
         Field("throttle_time_ms", INT32, "2+"),

@@ -31,6 +31,13 @@ MAX_TIMESTAMP = -3  # v7+
 EARLIEST_LOCAL = -4  # v8+: no tiered storage, so the same as earliest
 LATEST_TIERED = -5  # v9+: nothing is tiered, so no offset
 LATEST_TIERED_VERSION = 9
+EARLIEST_PENDING_UPLOAD = -6  # v11+: nothing is uploaded, so no offset
+EARLIEST_PENDING_UPLOAD_VERSION = 11
+# The special timestamps without an offset here, and the first version that may ask for them.
+NOTHING_TIERED = {
+    LATEST_TIERED: LATEST_TIERED_VERSION,
+    EARLIEST_PENDING_UPLOAD: EARLIEST_PENDING_UPLOAD_VERSION,
+}
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
 NO_TIMESTAMP = -1
@@ -83,7 +90,7 @@ def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, in
         return NO_TIMESTAMP, fetchable
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return NO_TIMESTAMP, log.log_start_offset
-    if timestamp == LATEST_TIERED:
+    if timestamp in NOTHING_TIERED:
         return NO_TIMESTAMP, -1
     if timestamp == MAX_TIMESTAMP:
         found = log.max_timestamp()
@@ -108,7 +115,7 @@ def _partition(
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
     found = _lookup(log, request.timestamp, committed)
-    if found is None or (request.timestamp == LATEST_TIERED and ctx.api_version < LATEST_TIERED_VERSION):
+    if found is None or ctx.api_version < NOTHING_TIERED.get(request.timestamp, 0):
         return answer | {"error_code": ErrorCode.INVALID_REQUEST}
     timestamp, offset = found
     epoch = (log.leader_epoch if request.timestamp == LATEST else log.epoch_at(offset)) if offset >= 0 else -1

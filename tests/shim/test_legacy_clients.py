@@ -2,11 +2,13 @@
 3.0.12 forced to api_version (0, 10) / (0, 9) produces magic 1 / magic 0 message sets
 (Produce v2 / v1) and consumes in a group through Fetch v2 / v1 and ListOffsets v0;
 librdkafka (confluent-kafka) with `broker.version.fallback=0.9.0` does the same with every
-codec, magic 0 LZ4 with Kafka 0.8's frame checksum included."""
+codec, magic 0 LZ4 with Kafka 0.8's frame checksum included. Against a broker emulating Kafka
+3.9: Kafka 4 removed these versions (KIP-896)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -18,6 +20,11 @@ from kafka_shim.pytest_plugin import KafkaShim
 pytestmark = pytest.mark.clients
 
 DEADLINE_S = 20
+
+
+@pytest.fixture
+def kafka_shim(kafka_shim_factory: Callable[..., KafkaShim]) -> KafkaShim:
+    return kafka_shim_factory(emulate="3.9")
 
 
 def stored(kafka_shim: KafkaShim, topic: str) -> list[tuple[int, int, int, bytes | None, bytes | None]]:

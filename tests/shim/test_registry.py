@@ -8,8 +8,17 @@ import pkgutil
 
 import kafka_shim.shim.handlers
 from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.protocol.releases import NEWEST
 from kafka_shim.shim.handlers import ADVERTISED_APIS, handler_for
-from kafka_shim.shim.handlers.api_versions import supported_ranges
+from kafka_shim.shim.handlers.api_versions import advertised_ranges
+from kafka_shim.shim.served_versions import served_versions
+from tests.helpers import Harness
+
+
+def advertised(**config: object) -> dict[int, tuple[int, int]]:
+    broker = Harness(**config).broker
+    ranges = advertised_ranges(broker.served, broker.features)
+    return {r["api_key"]: (r["min_version"], r["max_version"]) for r in ranges}
 
 
 def test_every_handler_module_serves_the_api_it_is_named_after() -> None:
@@ -24,23 +33,22 @@ def test_every_handler_module_serves_the_api_it_is_named_after() -> None:
         assert handler is not None and handler.handle.__module__ == module.__name__, name
 
 
-def test_api_versions_lists_exactly_the_handlers() -> None:
-    advertised = {r["api_key"]: (r["min_version"], r["max_version"]) for r in supported_ranges(2)}
-    assert advertised == {key: (api.versions.low, api.versions.high) for key, api in ADVERTISED_APIS.items()}
+def test_api_versions_lists_exactly_the_handlers_within_their_schemas() -> None:
+    ranges = served_versions(NEWEST).ranges
+    assert set(ranges) == set(ADVERTISED_APIS) == set(advertised())
+    for key, (low, high) in ranges.items():
+        assert ADVERTISED_APIS[key].versions.low <= low <= high <= ADVERTISED_APIS[key].versions.high
     assert handler_for(9999) is None
 
 
 def test_below_transaction_version_2_the_tv2_only_versions_are_not_advertised() -> None:
-    # As a 3.x cluster: Produce up to 11, EndTxn up to 4 (TxnOffsetCommit 4 once it exists).
+    # As a 3.x cluster: Produce up to 11, EndTxn and TxnOffsetCommit up to 4.
+    full = advertised()
     for level in (0, 1):
-        advertised = {r["api_key"]: r["max_version"] for r in supported_ranges(level)}
-        assert (advertised[0], advertised[26]) == (11, 4)
-        assert advertised.get(28, 4) == 4
-        unchanged = {k: v for k, v in advertised.items() if k not in (0, 26, 28)}
-        assert unchanged == {
-            k: v
-            for k, v in ((r["api_key"], r["max_version"]) for r in supported_ranges(2))
-            if k not in (0, 26, 28)
+        capped = advertised(transaction_version=level)
+        assert (capped[0][1], capped[26][1], capped[28][1]) == (11, 4, 4)
+        assert {k: v for k, v in capped.items() if k not in (0, 26, 28)} == {
+            k: v for k, v in full.items() if k not in (0, 26, 28)
         }
 
 

@@ -1,11 +1,13 @@
-"""Feature levels in ApiVersions and UpdateFeatures through the wire schemas (node.id 0): what a Kafka
-3.9 single node reports (plus transaction.version and group.version), Kafka's validation
-messages, and a change that really switches what the broker serves."""
+"""Feature levels in ApiVersions and UpdateFeatures through the wire schemas (node.id 0): what a
+single node of each emulated release reports, Kafka's validation messages, and a change that
+really switches what the broker serves."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
@@ -55,23 +57,65 @@ def results(response: Any) -> dict[str, tuple[int, str | None]]:
     return {r.feature: (r.error_code, r.error_message) for r in response.results}
 
 
-def test_api_versions_reports_a_39_node_with_transaction_and_group_versions() -> None:
-    response = api_versions(Harness())
-    assert {f.name: (f.min_version, f.max_version) for f in response.supported_features} == {
-        "metadata.version": (1, 21),
-        "kraft.version": (0, 1),
-        "transaction.version": (0, 2),
-        "group.version": (0, 1),
-    }
-    # kraft.version is at 0 on a static single-node quorum: not finalized.
+# What a fresh single-node KRaft cluster of each release reports: the newest production level
+# of each feature (server-common's *Version.java LATEST_PRODUCTION at the release's tag; a
+# feature whose newest level is 0 is not advertised) and metadata.version's levels (3.9-IV0 =
+# 21, 4.0-IV3 = 25, 4.1-IV1 = 27, 4.2-IV1 = 29; KIP-896 dropped those below 3.3-IV3 = 7).
+# kraft.version is 0 on a static quorum: not finalized. ELR is on for new 4.1+ clusters.
+FEATURES_4 = {"kraft.version": (0, 1), "transaction.version": (0, 2), "group.version": (0, 1)} | {
+    "eligible.leader.replicas.version": (0, 1)
+}
+FEATURES_BY_RELEASE = [
+    ("3.9", {"metadata.version": (1, 21), "kraft.version": (0, 1)}, {"metadata.version": 21}),
+    (
+        "4.0",
+        {"metadata.version": (7, 25), **FEATURES_4},
+        {"metadata.version": 25, "transaction.version": 2, "group.version": 1},
+    ),
+    (
+        "4.1",
+        {"metadata.version": (7, 27), **FEATURES_4},
+        {"metadata.version": 27, "transaction.version": 2, "group.version": 1}
+        | {"eligible.leader.replicas.version": 1},
+    ),
+    (
+        "4.2",
+        {"metadata.version": (7, 29), **FEATURES_4},
+        {"metadata.version": 29, "transaction.version": 2, "group.version": 1}
+        | {"eligible.leader.replicas.version": 1},
+    ),
+]
+
+
+@pytest.mark.parametrize(("release", "supported", "levels"), FEATURES_BY_RELEASE)
+def test_api_versions_reports_the_features_of_the_emulated_release(
+    release: str, supported: dict[str, tuple[int, int]], levels: dict[str, int]
+) -> None:
+    # 3.9's defaults (group.coordinator.rebalance.protocols=classic) leave its transaction and
+    # group coordinators as they were; they are no features there.
+    response = api_versions(Harness(emulate=release))
+    assert {f.name: (f.min_version, f.max_version) for f in response.supported_features} == supported
     assert {f.name: (f.min_version_level, f.max_version_level) for f in response.finalized_features} == {
-        "metadata.version": (21, 21),
-        "transaction.version": (2, 2),
-        "group.version": (1, 1),
+        name: (level, level) for name, level in levels.items()
     }
-    # Before v4 a supported minimum of 0 reads as 1 (KAFKA-17011).
+
+
+def test_before_v4_a_supported_minimum_of_0_reads_as_1() -> None:
+    # KAFKA-17011
     v3 = api_versions(Harness(), 3)
     assert {f.name: f.min_version for f in v3.supported_features}["kraft.version"] == 1
+
+
+def test_features_a_release_lacks_are_refused() -> None:
+    h = Harness(emulate="3.9")
+    assert results(update(h, ("transaction.version", 2, UPGRADE))) == {
+        "transaction.version": (
+            INVALID,
+            "Invalid update version 2 for feature transaction.version. "
+            "Local controller 0 does not support this feature.",
+        )
+    }
+    assert h.broker.transactions.config.transaction_version == 0
 
 
 def test_downgrading_transaction_version_switches_the_protocol_served() -> None:
@@ -111,7 +155,7 @@ def test_kafka_validation_messages() -> None:
             ("transaction.version", 1, UPGRADE),
             ("group.version", 5, UPGRADE),
             ("no.such.feature", 1, UPGRADE),
-            ("metadata.version", 20, SAFE_DOWNGRADE),
+            ("metadata.version", 28, SAFE_DOWNGRADE),
             ("kraft.version", 1, UPGRADE),
         )
     )
@@ -133,7 +177,7 @@ def test_kafka_validation_messages() -> None:
         ),
         "metadata.version": (
             INVALID,
-            "Invalid update version 20 for feature metadata.version. Refusing to perform the requested "
+            "Invalid update version 28 for feature metadata.version. Refusing to perform the requested "
             "downgrade because it might delete metadata information.",
         ),
         "kraft.version": (
@@ -142,11 +186,11 @@ def test_kafka_validation_messages() -> None:
             "this broker.",
         ),
     }
-    unsafe = results(update(h, ("metadata.version", 20, UNSAFE_DOWNGRADE)))["metadata.version"]
+    unsafe = results(update(h, ("metadata.version", 28, UNSAFE_DOWNGRADE)))["metadata.version"]
     assert unsafe[1] is not None and unsafe[1].endswith(
         "Unsafe metadata downgrade is not supported in this version."
     )
-    assert results(update(h, ("metadata.version", 21, UPGRADE)))["metadata.version"] == (ErrorCode.NONE, None)
+    assert results(update(h, ("metadata.version", 29, UPGRADE)))["metadata.version"] == (ErrorCode.NONE, None)
 
 
 def test_v0_allow_downgrade() -> None:
