@@ -32,6 +32,7 @@ from typing import Any
 from construct import Construct
 
 from kafka_shim.protocol import types as t
+from kafka_shim.protocol.file_records import FileRecords, Spliced
 from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct, Parsed
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
@@ -56,7 +57,8 @@ class Codec:
 
     # (frame, offset of the body) -> (value, offset just after the body)
     parse: Callable[[bytes, int], tuple[Parsed, int]]
-    build: Callable[[Mapping[str, Any]], bytes]
+    # A mapping holding FileRecords builds to Spliced parts (protocol.file_records).
+    build: Callable[[Mapping[str, Any]], bytes | Spliced]
 
 
 def derive(struct_: FieldsConstruct, what: str) -> Codec:
@@ -174,6 +176,8 @@ class _Run:
 
 
 _LITERAL_TYPES = (bool, int, str, bytes, type(None))
+# Byte values written as they are: bytes, and records left in their files (protocol.file_records).
+_KEPT = frozenset({bytes, FileRecords})
 
 
 class _Generator:
@@ -191,6 +195,8 @@ class _Generator:
             "_null": _null,
             "_uvarint_bytes": encode_uvarint,
             "_encode_tags": _encode_tags,
+            "_KEPT": _KEPT,
+            "_splice": Spliced,
             "_PARSE_ERRORS": _PARSE_ERRORS,
             "_BUILD_ERRORS": _BUILD_ERRORS,
         }
@@ -234,7 +240,11 @@ class _Generator:
         build.add(2, "raise")
         build.add(1, "except _BUILD_ERRORS as exc:")
         build.add(2, f"raise ProtocolError({self.what + ': '!r} + str(exc)) from exc")
-        build.add(1, "return b''.join(out)")
+        # Record bytes still in their files make the build return parts around them.
+        build.add(1, "try:")
+        build.add(2, "return b''.join(out)")
+        build.add(1, "except TypeError:")
+        build.add(2, "return _splice(out)")
 
         source = "\n\n".join("\n".join(f.lines) for f in [*self.functions, parse, build]) + "\n"
         # A filename of its own, registered with linecache, lets tracebacks
@@ -442,7 +452,9 @@ class _Generator:
         if_null = "-1" if con._nullable else f"_null({path!r})"
         if isinstance(con, t.Sized):
             data = self.name("b")
-            encode = f"{var}.encode()" if con._text else f"bytes({var})"
+            encode = (
+                f"{var}.encode()" if con._text else f"({var} if {var}.__class__ in _KEPT else bytes({var}))"
+            )
             fn.add(ind, f"{data} = {encode} if ({var} := {value}) is not None else b''")
             fn.add(ind, f"{length} = len({data}) if {var} is not None else {if_null}")
         else:

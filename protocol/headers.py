@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 
+from kafka_shim.protocol.file_records import Spliced
 from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message
 from kafka_shim.protocol.types import ProtocolError
 
@@ -63,6 +64,13 @@ def parse_request_header(frame: bytes, flexible: bool) -> tuple[str | None, int]
                 pass
     header, end = RequestHeader.parse_at(frame, 0, 2 if flexible else 1)
     return header.client_id, end
+
+
+def spliced_response_frame(correlation_id: int, flexible: bool, body: Spliced) -> Spliced:
+    """`response_frame` of a body holding records left in their files."""
+    size = len(body) + (5 if flexible else 4)
+    header = _SIZE_AND_CORRELATION.pack(size, correlation_id) + (_NO_TAGGED_FIELDS if flexible else b"")
+    return body.prefixed(header)
 
 
 def response_frame(correlation_id: int, flexible: bool, body: bytes) -> bytes:

@@ -350,7 +350,8 @@ class Message:
         return self.codec(version).parse(data, pos)
 
     def build(self, obj: Mapping[str, Any], version: int) -> bytes:
-        return self.codec(version).build(obj)
+        built = self.codec(version).build(obj)
+        return built if isinstance(built, bytes) else bytes(built)
 
     def __repr__(self) -> str:
         return f"Message({self.name})"

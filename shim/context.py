@@ -74,6 +74,9 @@ class RequestContext(ABC):
     # Set by a handler whose request went over a client quota (shim.throttling): the server
     # stops reading the connection this long after answering (KIP-219), then resets it.
     throttle_ms: int = 0
+    # Whether a response may carry records left in their files (protocol.file_records): the
+    # server sends them with sendfile. Only on a plaintext socket; TLS copies through Python.
+    zero_copy: bool = False
     # The authorization row of the API being served, set by the dispatcher for each request.
     rule: Rule | None = None
 

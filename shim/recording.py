@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.faults import MATCH_KEYS, FaultSpecError, Match, RequestView, TopicNames
 
@@ -74,6 +75,8 @@ def jsonable(value: Any) -> Any:
         return base64.b64encode(data).decode() if len(data) <= TRACED_BYTES else f"<{len(data)} bytes>"
     if isinstance(value, uuid.UUID):
         return str(value)
+    if isinstance(value, FileRecords):  # a Fetch's records sent from their files: never short
+        return f"<{len(value)} bytes>"
     return value
 
 

@@ -35,7 +35,8 @@ import trio
 from kafka_shim.controls import BrokerControls
 from kafka_shim.protocol.api import API_VERSIONS_KEY
 from kafka_shim.protocol.error_answers import NoErrorField, error_answer
-from kafka_shim.protocol.headers import parse_request_header, peek_api, response_frame
+from kafka_shim.protocol.file_records import FileRecords, Spliced
+from kafka_shim.protocol.headers import parse_request_header, peek_api, response_frame, spliced_response_frame
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.messages.produce import API as PRODUCE
 from kafka_shim.protocol.types import ProtocolError
@@ -150,6 +151,7 @@ class TrioRequestContext(RequestContext):
         self.peer = peer
         self.listener = listener
         self.listener_name = listener.name
+        self.zero_copy = listener.security is None
         self.api_version = 0
         self.correlation_id = 0
         self.client_id = None
@@ -401,13 +403,21 @@ class TlsFrameReader(FrameReader):
         return chunk
 
 
-async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReader) -> None:
+async def send_all(sock: trio.socket.SocketType, data: bytes | Spliced, reader: FrameReader) -> None:
     """A client that stops reading its responses is not read from either (the
     connection handles one request at a time); the reaper closes it once nothing has
-    moved for connections.max.idle.ms."""
+    moved for connections.max.idle.ms. Spliced parts go out in order, records left in
+    their files by sendfile (Kafka's zero-copy path)."""
     if isinstance(reader, TlsFrameReader):
         reader.mark_active("its responses to be read")
-        await reader.stream.send_all(data)
+        await reader.stream.send_all(data if isinstance(data, bytes) else bytes(data))
+        return
+    if isinstance(data, Spliced):
+        for part in data.parts:
+            if isinstance(part, FileRecords):
+                await _send_file(sock, part, reader)
+            else:
+                await send_all(sock, part, reader)
         return
     fd = reader.fileno
     try:
@@ -425,6 +435,24 @@ async def send_all(sock: trio.socket.SocketType, data: bytes, reader: FrameReade
             await trio.lowlevel.wait_writable(sock)
             continue
         view = view[sent:]
+
+
+async def _send_file(sock: trio.socket.SocketType, records: FileRecords, reader: FrameReader) -> None:
+    try:
+        for file_fd, offset, size in records.ranges:
+            end = offset + size
+            while offset < end:
+                try:
+                    sent = os.sendfile(reader.fileno, file_fd, offset, end - offset)
+                except BlockingIOError:
+                    reader.mark_active("its responses to be read")
+                    await trio.lowlevel.wait_writable(sock)
+                    continue
+                if sent == 0:  # the file is shorter than the range: the frame cannot be finished
+                    raise ConnectionClosed(f"record file ended {end - offset} bytes early")
+                offset += sent
+    finally:
+        records.close()
 
 
 @dataclass(frozen=True)
@@ -465,7 +493,7 @@ class Route:
 
     handler: Handler
     parse: Callable[[bytes, int], tuple[Any, int]]
-    build: Callable[[Any], bytes]
+    build: Callable[[Any], bytes | Spliced]
     flexible: bool
     response_flexible: bool
 
@@ -748,7 +776,7 @@ class Server:
                 while True:
                     frame = await reader.next_frame()
                     reader.waiting_on = ""
-                    response = None
+                    response: bytes | Spliced | None = None
                     if ctx.sasl is not None and not ctx.sasl.authenticated:
                         response = await self._before_authentication(ctx, security, frame)
                     if response is None:
@@ -895,7 +923,7 @@ class Server:
                 for fd, _ in hangups.poll(0):
                     busy[fd].scope.cancel()
 
-    async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | None:
+    async def _handle_frame(self, ctx: TrioRequestContext, frame: bytes) -> bytes | Spliced | None:
         try:
             api_key, api_version, correlation_id = peek_api(frame)
         except ProtocolError as exc:
@@ -976,6 +1004,8 @@ class Server:
         except Exception as exc:
             log.error("cannot encode %s v%d response: %r", api.name, api_version, exc)
             raise ConnectionClosed(f"internal error encoding {api.name}") from exc
+        if isinstance(encoded, Spliced):
+            return spliced_response_frame(correlation_id, route.response_flexible, encoded)
         return response_frame(correlation_id, route.response_flexible, encoded)
 
     @staticmethod

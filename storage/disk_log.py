@@ -27,6 +27,7 @@ from itertools import chain, pairwise
 from pathlib import Path
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import CorruptLog, StorageError
@@ -41,6 +42,9 @@ from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex,
 log = logging.getLogger("kafka_shim.storage")
 
 LOG_START_FILE = "log-start-offset"
+# Below this a fetch's records are read and copied: a duplicated descriptor and a sendfile
+# per range cost more than copying a few kilobytes.
+SENDFILE_MIN_BYTES = 32 * 1024
 # Producers' last batches and open transactions, written at every roll and at a
 # clean close (Kafka's .snapshot files).
 PRODUCER_SNAPSHOT_FILE = "producer-state.json"
@@ -267,22 +271,37 @@ class DiskLog(PartitionLog):
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         with self._lock:
-            self._check_open()
-            self.check_fetch_offset(offset)
-            if offset == self.log_end_offset:
-                return b""  # the common empty fetch: no segment search
-            chunks: list[bytes] = []
-            budget = max_bytes
-            for segment in self._segments[self._segment_for(offset) :]:
-                data, to_the_end = segment.read(offset, budget, min_one and not chunks)
-                chunks.append(data)
-                budget -= len(data)
-                # Go on into the next segment (also across a compaction gap that
-                # leaves nothing at or after `offset` here) while budget remains.
-                if not to_the_end or budget <= 0:
-                    break
-                offset = segment.next_offset
-            return b"".join(chunks)
+            return _pread_spans(self._spans(offset, max_bytes, min_one))
+
+    def read_file_records(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes | FileRecords:
+        """As `read`, left in the segment files when there is enough to be worth a sendfile."""
+        with self._lock:
+            spans = self._spans(offset, max_bytes, min_one)
+            if sum(length for _, _, length in spans) < SENDFILE_MIN_BYTES:
+                return _pread_spans(spans)
+            # Own descriptors: retention or compaction may close the segment's before it is sent.
+            return FileRecords((os.dup(fd), position, length) for fd, position, length in spans)
+
+    def _spans(self, offset: int, max_bytes: int, min_one: bool) -> list[tuple[int, int, int]]:
+        """(descriptor, position, length) of whole batches from the one holding `offset`,
+        across segments while the budget lasts. Called under the lock."""
+        self._check_open()
+        self.check_fetch_offset(offset)
+        if offset == self.log_end_offset:
+            return []  # the common empty fetch: no segment search
+        spans: list[tuple[int, int, int]] = []
+        budget = max_bytes
+        for segment in self._segments[self._segment_for(offset) :]:
+            position, length, to_the_end = segment.span(offset, budget, min_one and not spans)
+            if length:
+                spans.append((segment.fd, position, length))
+            budget -= length
+            # Go on into the next segment (also across a compaction gap that
+            # leaves nothing at or after `offset` here) while budget remains.
+            if not to_the_end or budget <= 0:
+                break
+            offset = segment.next_offset
+        return spans
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         with self._lock:
@@ -469,6 +488,10 @@ class DiskLog(PartitionLog):
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted")
+
+
+def _pread_spans(spans: list[tuple[int, int, int]]) -> bytes:
+    return b"".join(os.pread(fd, length, position) for fd, position, length in spans)
 
 
 def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later: list[int]) -> None:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from kafka_shim.protocol.control_records import EndTxnMarker, build_marker_batch
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.records import RecordBatches, iter_headers
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log_config import LogConfig
@@ -96,6 +97,11 @@ class PartitionLog(ABC):
         """Whole batches from the one holding `offset`, up to `max_bytes`; with
         `min_one`, at least one batch however large (KIP-74). b"" at the log
         end. StorageError(OFFSET_OUT_OF_RANGE) outside [log_start, log_end]."""
+
+    def read_file_records(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes | FileRecords:
+        """As `read`; a log on disk may leave the batches in its files (protocol.file_records)
+        for the server to send without copying them."""
+        return self.read(offset, max_bytes, min_one=min_one)
 
     @abstractmethod
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,19 +280,34 @@ class Segment:
                 return batch
         return None
 
-    def read(self, offset: int, max_bytes: int, min_one: bool) -> tuple[bytes, bool]:
-        """Whole batches from the one holding `offset`, and whether they run to
-        the end of the segment (the caller may go on in the next one)."""
+    def span(self, offset: int, max_bytes: int, min_one: bool) -> tuple[int, int, bool]:
+        """Where the whole batches from the one holding `offset` lie in the file (position,
+        length), and whether they run to the end of the segment (the caller may go on in the
+        next one). Only batch headers are read."""
         first = self.batch_holding(offset)
         if first is None:
-            return b"", True
+            return 0, 0, True
         if first.size > max_bytes:
             if not min_one:
-                return b"", False
-            return os.pread(self.fd, first.size, first.position), first.position + first.size == self.size
-        data = os.pread(self.fd, min(max_bytes, self.size - first.position), first.position)
-        whole = whole_batches_length(data)
-        return data[:whole], first.position + whole == self.size
+                return first.position, 0, False
+            return first.position, first.size, first.position + first.size == self.size
+        end = first.position + min(max_bytes, self.size - first.position)
+        if end < self.size:
+            end = self._whole_batches_end(first.position, end)
+        return first.position, end - first.position, end == self.size
+
+    def _whole_batches_end(self, start: int, limit: int) -> int:
+        """The end of the last whole batch between `start` (a batch's position) and `limit`:
+        the headers from the last indexed batch before `limit` on are read, in one pread."""
+        positions = self.offset_index.values
+        at = bisect_right(positions, limit) - 1
+        start = max(start, positions[at]) if at >= 0 else start
+        return start + whole_batches_length(os.pread(self.fd, limit - start, start))
+
+    def read(self, offset: int, max_bytes: int, min_one: bool) -> tuple[bytes, bool]:
+        """Whole batches from the one holding `offset` (see `span`)."""
+        position, length, to_the_end = self.span(offset, max_bytes, min_one)
+        return (os.pread(self.fd, length, position) if length else b""), to_the_end
 
     def find_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first batch whose max timestamp is >= `timestamp`."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.records import RecordsError, iter_headers
@@ -122,10 +123,21 @@ def _readable(ctx: RequestContext, wanted: Mapping[PartitionKey, Wanted]) -> set
     return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
 
 
+def _unfiltered(log: PartitionLog, offset: int, committed: bool) -> bool:
+    """Whether what is read is served as stored, every batch to the end: then it may stay in
+    its files (no open transaction to cut at, no aborted one to list)."""
+    if not committed:
+        return True
+    stable = log.last_stable_offset
+    return stable >= log.log_end_offset and not log.aborted_ranges(offset, stable)
+
+
 def _read(
-    log: PartitionLog, offset: int, limit: int, min_one: bool, committed: bool
-) -> tuple[ErrorCode, bytes]:
+    ctx: RequestContext, log: PartitionLog, offset: int, limit: int, min_one: bool, committed: bool
+) -> tuple[ErrorCode, bytes | FileRecords]:
     try:
+        if ctx.zero_copy and ctx.api_version > LAST_LEGACY_VERSION and _unfiltered(log, offset, committed):
+            return ErrorCode.NONE, log.read_file_records(offset, limit, min_one=min_one)
         if committed:
             return ErrorCode.NONE, log.read_committed(offset, limit, min_one=min_one)
         return ErrorCode.NONE, log.read(offset, limit, min_one=min_one)
@@ -133,11 +145,11 @@ def _read(
         return exc.code, b""
 
 
-def _aborted(log: PartitionLog, offset: int, records: bytes) -> list[dict[str, int]]:
+def _aborted(log: PartitionLog, offset: int, records: bytes | FileRecords) -> list[dict[str, int]]:
     """The aborted transactions with records among those served, as Kafka lists them."""
     if not records or not log.aborted_ranges(offset, log.last_stable_offset):
         return []  # the common case: no walk over the batches served
-    *_, last = iter_headers(records)
+    *_, last = iter_headers(bytes(records))  # bytes already: left in files only when none is aborted
     return [
         {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
         for txn in log.aborted_transactions(offset, last.last_offset + 1)
@@ -159,10 +171,10 @@ def _unconvertible(ctx: RequestContext, topic: Topic) -> ErrorCode:
     return ErrorCode.NONE
 
 
-def _down_converted(version: int, records: bytes, fetch_offset: int) -> tuple[ErrorCode, bytes]:
+def _down_converted(version: int, records: bytes | FileRecords, fetch_offset: int) -> tuple[ErrorCode, bytes]:
     magic = 0 if version <= LAST_MAGIC_0_VERSION else 1
     try:
-        return ErrorCode.NONE, downconvert(records, magic, fetch_offset)
+        return ErrorCode.NONE, downconvert(bytes(records), magic, fetch_offset)  # read, for v0-3
     except RecordsError as exc:
         return exc.code, b""
 
@@ -254,7 +266,7 @@ def _gather(
         # KIP-74: only the first partition with data may exceed the limits.
         limit = min(want.max_bytes, budget - size)
         min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
-        code, records = _read(log, want.fetch_offset, limit, min_one, committed)
+        code, records = _read(ctx, log, want.fetch_offset, limit, min_one, committed)
         must_answer |= code != ErrorCode.NONE
         size += len(records)
         if ctx.api_version <= LAST_LEGACY_VERSION and code == ErrorCode.NONE:

@@ -62,15 +62,18 @@ def test_java_admin_describes_and_updates_features(broker: BrokerThread) -> None
     steps = {e["step"]: (e["error"], e["result"]) for e in events if e["event"] == "feature_step"}
     error, described = steps["describe"]
     assert error is None and isinstance(described, dict)
+    # Kafka 4.2's (the default --emulate, docs/emulation.md).
     assert described["supported"] == {
+        "eligible.leader.replicas.version": [0, 1],
         "group.version": [0, 1],
         "kraft.version": [0, 1],
-        "metadata.version": [1, 21],
+        "metadata.version": [7, 29],
         "transaction.version": [0, 2],
     }
     assert described["finalized"] == {
+        "eligible.leader.replicas.version": [1, 1],
         "group.version": [1, 1],
-        "metadata.version": [21, 21],
+        "metadata.version": [29, 29],
         "transaction.version": [2, 2],
     }
     assert steps["upgrade_to_lower"] == ("INVALID_UPDATE_VERSION", None)
