@@ -37,6 +37,9 @@ SHIM_ARGS = (
     "--host=127.0.0.1",
     "--port=0",
     "--memory",
+    # The corpus was recorded from Kafka 3.9.0, set up as kafka-golden/probe2/kafka39.sh sets it.
+    "--emulate=3.9",
+    "--config=group.coordinator.rebalance.protocols=classic,consumer",
     "--initial-rebalance-delay-ms=0",
     "--config=authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "--config=allow.everyone.if.no.acl.found=true",
