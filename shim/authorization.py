@@ -248,6 +248,7 @@ RULES: dict[str, Rule] = {
         (
             Check(DESCRIBE_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="topic resources"),
             Check(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_DENIED, EACH, when="broker resources"),
+            Check(DESCRIBE_CONFIGS, GROUP, GROUP_DENIED, EACH, when="group resources"),
         ),
     ),
     "alter_configs": Rule(
@@ -262,6 +263,7 @@ RULES: dict[str, Rule] = {
         (
             Check(ALTER_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="topic resources"),
             Check(ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, EACH, when="broker resources"),
+            Check(ALTER_CONFIGS, GROUP, GROUP_DENIED, EACH, when="group resources"),
         ),
     ),
     # -- the cluster -------------------------------------------------------------------------

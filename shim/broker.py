@@ -159,7 +159,7 @@ class Broker:
         # __consumer_offsets too), each share partition's delivery state in
         # __share_group_state, and the members' share sessions. A group's own share.*
         # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
-        self.group_configs: dict[str, dict[str, str]] = {}
+        self.group_configs = self.storage.data_dir.read_group_configs() if self.storage else {}
         self.share_config = ShareGroupConfig.from_broker(config)
         self._load_groups()
         # None without authorizer.class.name: every request is allowed, as in Kafka.
@@ -363,6 +363,15 @@ class Broker:
         if self._memory_check_at is not None and now >= self._memory_check_at:
             clean_user_topics(self.topics, now)
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
+
+    def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        """A group's own configs (IncrementalAlterConfigs), kept in the data directory."""
+        if configs:
+            self.group_configs[group_id] = configs
+        else:
+            self.group_configs.pop(group_id, None)
+        if self.storage is not None:
+            self.storage.data_dir.write_group_configs(self.group_configs)
 
     def share_config_of(self, group_id: str) -> ShareGroupConfig:
         return self.share_config.with_overrides(self.group_configs.get(group_id, {}))

@@ -9,30 +9,23 @@ writes a ShareSnapshot of every share partition a call changed before that call 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import iter_headers
 from kafka_shim.protocol.share_state_records import SharePartitionKey, ShareStateRecord
-from kafka_shim.shim.coordinator.share.config import BY_DURATION, EARLIEST, ShareGroupConfig
+from kafka_shim.shim.coordinator.share.config import (
+    BY_DURATION,
+    EARLIEST,
+    ShareGroupConfig,
+    parse_duration_ms,
+)
 from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.share_state_log import ShareStateLog
 
 READ_BYTES = 1 << 20  # how much of a log one acquisition looks at for new batches
-_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
-
-
-def duration_ms(text: str) -> int | None:
-    """An ISO-8601 duration as Java's Duration.parse reads it (PnDTnHnMn.nS), in ms."""
-    match = _DURATION.match(text.upper())
-    if match is None or text.upper() in ("P", "PT"):
-        return None
-    days, hours, minutes, seconds = match.groups()
-    total = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds or 0)
-    return int(total * 1000)
 
 
 @dataclass
@@ -78,7 +71,7 @@ class SharePartitions:
         if reset == EARLIEST:
             return log.log_start_offset
         if reset.startswith(BY_DURATION):
-            found = log.offset_for_timestamp(now - (duration_ms(reset[len(BY_DURATION) :]) or 0))
+            found = log.offset_for_timestamp(now - (parse_duration_ms(reset[len(BY_DURATION) :]) or 0))
             return log.high_watermark if found is None else found.offset
         return log.high_watermark
 

@@ -31,6 +31,7 @@ CLEAN_SHUTDOWN_FILE = ".clean-shutdown"
 ACLS_FILE = "acls.json"
 QUOTAS_FILE = "quotas.json"
 FEATURES_FILE = "features.json"
+GROUP_CONFIGS_FILE = "group-configs.json"
 CATALOG_VERSION = 1
 ACLS_VERSION = 1
 QUOTAS_VERSION = 1
@@ -185,6 +186,24 @@ class DataDir:
 
     def write_features(self, levels: dict[str, int]) -> None:
         write_atomically(self.path, FEATURES_FILE, json.dumps({"version": 1, "finalized": levels}, indent=1))
+
+    # -- group configs (IncrementalAlterConfigs on the GROUP resource) -----------------
+
+    def read_group_configs(self) -> dict[str, dict[str, str]]:
+        path = self.path / GROUP_CONFIGS_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return {str(g): {str(k): str(v) for k, v in c.items()} for g, c in document["groups"].items()}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageStartupError(f"group configs file {path} is not valid: {exc}") from exc
+
+    def write_group_configs(self, configs: dict[str, dict[str, str]]) -> None:
+        """Atomically, as the ACLs."""
+        write_atomically(
+            self.path, GROUP_CONFIGS_FILE, json.dumps({"version": 1, "groups": configs}, indent=1)
+        )
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:
         """The cluster id in meta.properties, written by the first start: clients

@@ -10,6 +10,7 @@ class ResourceType(IntEnum):
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
+    GROUP = 32  # Kafka 4's group configs (KIP-848, KIP-932)
 
 
 class ConfigSource(IntEnum):
@@ -19,6 +20,7 @@ class ConfigSource(IntEnum):
     DYNAMIC_DEFAULT_BROKER_CONFIG = 3
     STATIC_BROKER_CONFIG = 4
     DEFAULT_CONFIG = 5
+    DYNAMIC_GROUP_CONFIG = 8
 
 
 DescribeConfigsRequest = Message(

@@ -1,5 +1,6 @@
 """DeleteGroups: empty groups are deleted with their offsets; others are refused. A KIP-848
-consumer group's own records go too (its offsets are the classic coordinator's)."""
+consumer group's own records go too (its offsets are the classic coordinator's); an empty
+share group goes with its share partitions' state (tombstones in __share_group_state)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     for group_id in allowed:
         if broker.consumer_groups.group(group_id) is not None:
             consumer[group_id] = broker.apply(broker.consumer_groups.delete_empty(group_id))
+        elif broker.share_groups.group(group_id) is not None:
+            consumer[group_id] = broker.apply(broker.share_groups.delete(group_id))
+            if consumer[group_id] == ErrorCode.NONE:
+                keys = [key for key, _ in broker.share_partitions.of_group(group_id)]
+                broker.share_partitions.delete(keys, ctx.now_ms())
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
     results = broker.apply(broker.groups.delete_groups(classic, ctx.now_ms())) if classic else {}
-    # A consumer group's answer is its own: without committed offsets it has no classic entry.
+    # A consumer or share group's answer is its own: without committed offsets it has no classic entry.
     results.update(consumer)
     return {
         "throttle_time_ms": 0,

@@ -12,6 +12,7 @@ from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperati
 from kafka_shim.shim.authorizer import ResourceType as AclResourceType
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.share.config import GROUP_CONFIG_FIELDS, GROUP_CONFIG_TYPES
 from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
 
 __all__ = ["API", "config_denial", "config_source", "handle"]
@@ -44,6 +45,35 @@ def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
         "config_type": resolved.config.type,
         "documentation": resolved.config.doc if request.include_documentation else None,
     }
+
+
+def _group_entries(
+    ctx: RequestContext, group_id: str, keys: list[str] | None, request: Any
+) -> list[dict[str, Any]]:
+    """A group's share.* configs: its own values, else the broker's."""
+    own = ctx.broker.group_configs.get(group_id, {})
+    effective = ctx.broker.share_config_of(group_id)
+    names = sorted(GROUP_CONFIG_FIELDS) if keys is None else [k for k in keys if k in GROUP_CONFIG_FIELDS]
+    entries = []
+    for name in names:
+        source = ConfigSource.DYNAMIC_GROUP_CONFIG if name in own else ConfigSource.DEFAULT_CONFIG
+        value = effective.value_of(name)
+        entries.append(
+            {
+                "name": name,
+                "value": value,
+                "read_only": False,
+                "is_default": name not in own,
+                "config_source": source,
+                "is_sensitive": False,
+                "synonyms": [{"name": name, "value": value, "source": source}]
+                if request.include_synonyms
+                else [],
+                "config_type": GROUP_CONFIG_TYPES[name],
+                "documentation": None,
+            }
+        )
+    return entries
 
 
 def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
@@ -79,6 +109,8 @@ def config_denial(
     ALTER_CONFIGS): a topic's own, a broker's on the cluster, as Kafka checks them."""
     if resource_type == ResourceType.TOPIC and not ctx.authorize(operation, AclResourceType.TOPIC, name):
         return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if resource_type == ResourceType.GROUP and not ctx.authorize(operation, AclResourceType.GROUP, name):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
     on_cluster = resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER)
     if on_cluster and not ctx.authorize(operation, AclResourceType.CLUSTER, CLUSTER_NAME):
         return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
@@ -113,6 +145,8 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
                 "error_message": f"broker id {resource.resource_name!r} is not {ctx.node_id}",
             }
         return result | {"configs": _broker_entries(config, keys, request)}
+    if resource.resource_type == ResourceType.GROUP:
+        return result | {"configs": _group_entries(ctx, resource.resource_name, keys, request)}
     return result | {
         "error_code": ErrorCode.INVALID_REQUEST,
         "error_message": f"resource type {resource.resource_type} is not supported",

@@ -1,7 +1,8 @@
 """DescribeGroups: state, protocol and members; member metadata and assignments only when Stable.
 
-A KIP-848 consumer group is not a classic group: v0-5 describe it as Kafka does, Dead with no
-members (clients describe it with ConsumerGroupDescribe)."""
+A KIP-848 consumer group or a share group is not a classic group: v0-5 describe it as Kafka
+does, Dead with no members (clients describe them with ConsumerGroupDescribe and
+ShareGroupDescribe)."""
 
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if not ctx.coordinates(GROUP_KEY, group_id):
             described.append(_refused(group_id) | {"error_code": ErrorCode.NOT_COORDINATOR})
             continue
-        if ctx.broker.consumer_groups.group(group_id) is not None:
-            # Kafka up to DescribeGroups v5 answers Dead for a consumer group.
+        if ctx.broker.group_type(group_id) in ("consumer", "share"):
+            # Kafka up to DescribeGroups v5 answers Dead for a consumer or share group.
             operations = AUTHORIZED_OPERATIONS_OMITTED
             if request.include_authorized_operations:
                 operations = ctx.authorized_operations(ResourceType.GROUP, group_id)

@@ -1,5 +1,6 @@
 """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT topic configs,
-validated like CreateTopics configs, persisted by the topic store.
+validated like CreateTopics configs, persisted by the topic store; SET / DELETE of a
+group's configs (the GROUP resource, Kafka 4: the share.* group configs here).
 
 Broker configs are static here (fixed at start-up), so altering them is
 refused; Kafka's dynamic broker configs are not supported.
@@ -15,7 +16,9 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
 from kafka_shim.shim.authorizer import AclOperation
+from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.coordinator.share.config import invalid_group_config
 from kafka_shim.shim.handlers.describe_configs import config_denial
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import (
@@ -93,6 +96,8 @@ def alter_resource(
     denied = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS)
     if denied is not None:
         return denied, None
+    if resource.resource_type == ResourceType.GROUP:
+        return _alter_group(ctx, resource.resource_name, alteration, validate_only)
     if resource.resource_type != ResourceType.TOPIC:
         kind = "broker configs are fixed at start-up (--config)"
         if resource.resource_type != ResourceType.BROKER:
@@ -111,6 +116,40 @@ def alter_resource(
     return ErrorCode.NONE, None
 
 
+def _alter_group(
+    ctx: RequestContext, group_id: str, alteration: Alteration, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
+    """A group's own configs (Kafka 4's GROUP resource; the share.* ones here), kept whether
+    or not the group exists yet, as Kafka keeps them."""
+    broker = ctx.broker
+    try:
+        overrides = alteration(broker.group_configs.get(group_id, {}))
+    except StorageError as exc:
+        return exc.code, exc.message
+    if not validate_only:
+        broker.set_group_configs(group_id, overrides)
+    return ErrorCode.NONE, None
+
+
+def altered_group(overrides: dict[str, str], changes: list[Any], broker: BrokerConfig) -> dict[str, str]:
+    """A group's configs after `changes` (SET and DELETE: none of them is a list); StorageError
+    for the first bad one."""
+    result = dict(overrides)
+    for change in changes:
+        if change.config_operation == AlterConfigOp.DELETE:
+            result.pop(change.name, None)
+            continue
+        if change.config_operation != AlterConfigOp.SET or change.value is None:
+            raise StorageError(
+                ErrorCode.INVALID_CONFIG, f"only SET and DELETE apply to group config {change.name}"
+            )
+        reason = invalid_group_config(change.name, change.value, broker)
+        if reason is not None:
+            raise StorageError(ErrorCode.INVALID_CONFIG, reason)
+        result[change.name] = change.value
+    return result
+
+
 def duplicate_keys(resource: Any) -> str | None:
     """Why the resource is refused for a config key named twice (INVALID_REQUEST), if it is."""
     names = Counter(c.name for c in resource.configs)
@@ -124,6 +163,11 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[Err
         return ErrorCode.INVALID_REQUEST, duplicated
     broker_value = ctx.broker.config.known_value
     changes = list(resource.configs)
+    if resource.resource_type == ResourceType.GROUP:
+        config = ctx.broker.config
+        return alter_resource(
+            ctx, resource, lambda current: altered_group(current, changes, config), validate_only
+        )
     return alter_resource(
         ctx, resource, lambda current: altered(current, changes, broker_value), validate_only
     )

@@ -1,4 +1,4 @@
-"""ListGroups: every group, classic and consumer (v4+ filtered by state, v5+ by type)."""
+"""ListGroups: every group, classic, consumer and share (v4+ filtered by state, v5+ by type)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         listings += [
             GroupListing(g.group_id, "consumer", g.state.value, "consumer")
             for g in consumer_groups.values()
+            if (not states or g.state.value.lower() in states) and ctx.coordinates(GROUP_KEY, g.group_id)
+        ]
+    if not request.types_filter or "share" in {t.lower() for t in request.types_filter}:
+        listings += [
+            GroupListing(g.group_id, "share", g.state.value, "share")
+            for g in broker.share_groups.groups()
             if (not states or g.state.value.lower() in states) and ctx.coordinates(GROUP_KEY, g.group_id)
         ]
     # DESCRIBE on the cluster lists every group; else those the principal may describe, unlogged.

@@ -3,16 +3,19 @@ configs (IncrementalAlterConfigs on the GROUP resource, as Kafka 4.2 names them)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kafka_shim.protocol.settings import ConfigType
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator.share.partition import PartitionLimits
 
 EARLIEST, LATEST = "earliest", "latest"
 BY_DURATION = "by_duration:"  # followed by an ISO-8601 duration (PnDTnHnMn.nS)
 READ_UNCOMMITTED, READ_COMMITTED = "read_uncommitted", "read_committed"
+_DURATION = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
 
 # group config name -> ShareGroupConfig field
 GROUP_CONFIG_FIELDS: Mapping[str, str] = {
@@ -25,6 +28,55 @@ GROUP_CONFIG_FIELDS: Mapping[str, str] = {
     "share.isolation.level": "isolation_level",
     "share.renew.acknowledge.enable": "renew_acknowledge_enable",
 }
+
+STRING_CONFIGS = frozenset({"share.auto.offset.reset", "share.isolation.level"})
+GROUP_CONFIG_TYPES: Mapping[str, ConfigType] = {
+    name: ConfigType.STRING
+    if name in STRING_CONFIGS
+    else ConfigType.BOOLEAN
+    if name == "share.renew.acknowledge.enable"
+    else ConfigType.INT
+    for name in GROUP_CONFIG_FIELDS
+}
+
+
+def invalid_group_config(name: str, value: str, broker: BrokerConfig) -> str | None:
+    """Why `value` cannot be the group config `name` (INVALID_CONFIG), as Kafka's GroupConfig
+    validates it; None if it can."""
+    if name not in GROUP_CONFIG_FIELDS:
+        return f"Unknown group config name: {name} (this broker has the share.* group configs)"
+    if name == "share.auto.offset.reset":
+        duration_ok = (
+            value.startswith(BY_DURATION) and parse_duration_ms(value[len(BY_DURATION) :]) is not None
+        )
+        return None if value in (EARLIEST, LATEST) or duration_ok else f"Invalid value {value} for {name}"
+    if name == "share.isolation.level":
+        return None if value in (READ_UNCOMMITTED, READ_COMMITTED) else f"Invalid value {value} for {name}"
+    if name == "share.renew.acknowledge.enable":
+        return None if value.lower() in ("true", "false") else f"Invalid value {value} for {name}"
+    try:
+        number = int(value)
+    except ValueError:
+        return f"Invalid value {value} for {name}: not an integer"
+    low, high = {
+        "share.record.lock.duration.ms": (
+            broker.share_min_record_lock_duration_ms,
+            broker.share_max_record_lock_duration_ms,
+        ),
+        "share.delivery.count.limit": (2, 10),
+        "share.partition.max.record.locks": (100, 10_000),
+    }.get(name, (1, 2**31 - 1))
+    return None if low <= number <= high else f"{name} must be between {low} and {high}"
+
+
+def parse_duration_ms(text: str) -> int | None:
+    """An ISO-8601 duration as Java's Duration.parse reads it (PnDTnHnMn.nS), in ms."""
+    match = _DURATION.match(text.upper())
+    if match is None or text.upper() in ("P", "PT"):
+        return None
+    days, hours, minutes, seconds = match.groups()
+    total = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + float(seconds or 0)
+    return int(total * 1000)
 
 
 @dataclass(frozen=True)
@@ -48,6 +100,11 @@ class ShareGroupConfig:
     @property
     def read_committed(self) -> bool:
         return self.isolation_level == READ_COMMITTED
+
+    def value_of(self, name: str) -> str:
+        """A group config's value in Kafka's text form."""
+        value = getattr(self, GROUP_CONFIG_FIELDS[name])
+        return str(value).lower() if isinstance(value, bool) else str(value)
 
     def with_overrides(self, overrides: Mapping[str, str]) -> ShareGroupConfig:
         """This config with a group's own share.* values (already validated) in place."""

@@ -4,14 +4,23 @@ data directory for restarts)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import ConfigSource
 from kafka_shim.protocol.messages.share_fetch import ACCEPT, REJECT, RELEASE, RENEW
 from kafka_shim.shim.handlers import (
+    alter_share_group_offsets,
+    delete_groups,
+    delete_share_group_offsets,
+    describe_configs,
+    describe_groups,
+    describe_share_group_offsets,
+    incremental_alter_configs,
     join_group,
+    list_groups,
     share_acknowledge,
     share_fetch,
     share_group_describe,
@@ -221,3 +230,118 @@ def test_acknowledged_records_survive_a_restart_and_in_flight_ones_return(tmp_pa
     assert group is not None and list(group.members) == ["m1"]  # membership replayed too
     assert acquired(fetch(restarted, "m1", 0)) == [(1, 2, 2)]
     restarted.broker.close()
+
+
+def alter_group(h: Harness, configs: Mapping[str, str | None]) -> Any:
+    resource = {
+        "resource_type": 32,
+        "resource_name": GROUP,
+        "configs": [
+            {"name": n, "config_operation": 0 if v is not None else 1, "value": v} for n, v in configs.items()
+        ],
+    }
+    (answer,) = h.call(
+        incremental_alter_configs, 1, {"resources": [resource], "validate_only": False}
+    ).responses
+    return answer
+
+
+def test_group_configs_through_incremental_alter_configs(tmp_path: Path) -> None:
+    h = Harness(data_dir=tmp_path)
+    assert (
+        alter_group(
+            h, {"share.record.lock.duration.ms": "2000", "share.isolation.level": "read_committed"}
+        ).error_code
+        == 0
+    )
+    refused = [
+        {"share.record.lock.duration.ms": "500"},  # below group.share.min.record.lock.duration.ms
+        {"share.delivery.count.limit": "11"},
+        {"share.auto.offset.reset": "sometimes"},
+        {"consumer.session.timeout.ms": "5000"},  # a Kafka group config this broker has no effect for
+    ]
+    for configs in refused:
+        assert alter_group(h, configs).error_code == ErrorCode.INVALID_CONFIG, configs
+    assert alter_group(h, {"share.auto.offset.reset": "by_duration:PT1H"}).error_code == 0
+    assert alter_group(h, {"share.isolation.level": None}).error_code == 0
+    config = h.broker.share_config_of(GROUP)
+    assert (config.record_lock_duration_ms, config.isolation_level, config.auto_offset_reset) == (
+        2000,
+        "read_uncommitted",
+        "by_duration:PT1H",
+    )
+    described = h.call(
+        describe_configs,
+        4,
+        {
+            "resources": [{"resource_type": 32, "resource_name": GROUP, "configuration_keys": None}],
+            "include_synonyms": False,
+            "include_documentation": False,
+        },
+    )
+    values = {c.name: (c.value, c.config_source) for c in described.results[0].configs}
+    assert values["share.record.lock.duration.ms"] == ("2000", ConfigSource.DYNAMIC_GROUP_CONFIG)
+    assert values["share.delivery.count.limit"] == ("5", ConfigSource.DEFAULT_CONFIG)
+    h.broker.close()
+    assert Harness(data_dir=tmp_path).broker.share_config_of(GROUP).record_lock_duration_ms == 2000
+
+
+def test_read_committed_skips_aborted_transactions_and_markers() -> None:
+    h = harness()
+    h.broker.group_configs[GROUP]["share.isolation.level"] = "read_committed"
+    topic = h.broker.topics.get("t")
+    assert topic is not None
+    log = topic.partitions[0]
+    log.append(batch(b"c1", producer_id=7, producer_epoch=0, base_sequence=0, transactional=True))
+    log.append(batch(b"a1", producer_id=8, producer_epoch=0, base_sequence=0, transactional=True))
+    log.write_txn_marker(8, 0, False, 0, 0)  # abort 8 at offset 2
+    log.write_txn_marker(7, 0, True, 0, 0)  # commit 7 at offset 3
+    produce(h, b"p")
+    join(h, "m1")
+    assert acquired(fetch(h, "m1", 0)) == [(0, 0, 1), (4, 4, 1)]
+
+
+def test_list_describe_and_delete_groups_know_share_groups() -> None:
+    h = harness()
+    join(h, "m1")
+    produce(h, b"a")
+    acquired(fetch(h, "m1", 0))
+    listed = h.call(list_groups, 5, {"states_filter": [], "types_filter": ["share"]}).groups
+    assert [(g.group_id, g.protocol_type, g.group_state, g.group_type) for g in listed] == [
+        (GROUP, "share", "Stable", "share")
+    ]
+    assert h.call(list_groups, 5, {"states_filter": [], "types_filter": ["classic"]}).groups == []
+    (described,) = h.call(
+        describe_groups, 5, {"groups": [GROUP], "include_authorized_operations": False}
+    ).groups
+    assert described.group_state == "Dead"
+    delete = {"groups_names": [GROUP]}
+    assert h.call(delete_groups, 2, delete).results[0].error_code == ErrorCode.NON_EMPTY_GROUP
+    h.call(share_group_heartbeat, 1, {"group_id": GROUP, "member_id": "m1", "member_epoch": -1})
+    assert h.call(delete_groups, 2, delete).results[0].error_code == ErrorCode.NONE
+    assert h.broker.share_groups.group(GROUP) is None
+    assert list(h.broker.share_partitions.of_group(GROUP)) == []
+
+
+def test_share_group_offsets_admin() -> None:
+    h = harness()
+    join(h, "m1")
+    produce(h, b"a", b"b", b"c")
+    acquired(fetch(h, "m1", 0, max_records=1))
+    fetch(h, "m1", 1, acks=[(0, 0, [ACCEPT])], max_wait_ms=0)
+    describe = {"groups": [{"group_id": GROUP, "topics": None}]}
+    (group,) = h.call(describe_share_group_offsets, 1, describe).groups
+    (partition,) = group.topics[0].partitions
+    assert (group.topics[0].topic_name, partition.start_offset, partition.lag) == ("t", 1, 2)
+    alter = {
+        "group_id": GROUP,
+        "topics": [{"topic_name": "t", "partitions": [{"partition_index": 0, "start_offset": 2}]}],
+    }
+    assert h.call(alter_share_group_offsets, 0, alter).error_code == ErrorCode.NON_EMPTY_GROUP
+    h.call(share_group_heartbeat, 1, {"group_id": GROUP, "member_id": "m1", "member_epoch": -1})
+    assert h.call(alter_share_group_offsets, 0, alter).responses[0].partitions[0].error_code == ErrorCode.NONE
+    (group,) = h.call(describe_share_group_offsets, 1, describe).groups
+    assert group.topics[0].partitions[0].start_offset == 2
+    deleted = h.call(delete_share_group_offsets, 0, {"group_id": GROUP, "topics": [{"topic_name": "t"}]})
+    assert (deleted.error_code, deleted.responses[0].error_code) == (ErrorCode.NONE, ErrorCode.NONE)
+    assert h.call(describe_share_group_offsets, 1, describe).groups[0].topics == []
