@@ -48,6 +48,9 @@ SENDFILE_MIN_BYTES = 32 * 1024
 # Producers' last batches and open transactions, written at every roll and at a
 # clean close (Kafka's .snapshot files).
 PRODUCER_SNAPSHOT_FILE = "producer-state.json"
+# The leader-epoch cache, in Kafka's own checkpoint format (version 0, a count, "epoch offset"
+# lines), written when a leader epoch starts (shim.cluster moves), read back at open.
+LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 
 
 class DiskLog(PartitionLog):
@@ -132,6 +135,9 @@ class DiskLog(PartitionLog):
             segments.append(loaded)
             expected = loaded.next_offset
         log = cls(directory, config, options, segments, start, on_append)
+        # Epochs that began past a torn tail cut off at recovery are gone with it.
+        epochs = [(e, s) for e, s in _read_epochs(directory) if s <= log.log_end_offset]
+        log.epoch_starts = epochs or log.epoch_starts
         log._adopt_orphan_txn_indexes()
         log.producers = log._restored_producers(clean)
         return log
@@ -245,6 +251,10 @@ class DiskLog(PartitionLog):
         # A restart replays from here at most: a transaction open in an older segment
         # stays open without reading that segment again.
         self._write_producer_snapshot()
+
+    def _epochs_changed(self) -> None:
+        lines = [f"{epoch} {start}" for epoch, start in self.epoch_starts]
+        write_atomically(self.directory, LEADER_EPOCH_FILE, "\n".join(["0", str(len(lines)), *lines]) + "\n")
 
     def _write_producer_snapshot(self) -> None:
         snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
@@ -534,6 +544,22 @@ def _read_producer_snapshot(directory: Path) -> tuple[int, ProducerStates] | Non
 
 def _marker_offset(entry: AbortedTxn) -> int:
     return entry.last_offset
+
+
+def _read_epochs(directory: Path) -> list[tuple[int, int]]:
+    """The leader-epoch checkpoint's entries; none when there is no (readable) file."""
+    path = directory / LEADER_EPOCH_FILE
+    try:
+        version, count, *lines = path.read_text(encoding="ascii").split("\n")
+        entries = [(int(e), int(s)) for e, s in (line.split() for line in lines if line.strip())]
+        if int(version) != 0 or int(count) != len(entries):
+            raise ValueError(f"version {version}, {count} entries announced, {len(entries)} found")
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring %s (%s): every offset is taken to be of epoch 0", path, exc)
+        return []
+    return entries
 
 
 def _read_start(directory: Path) -> int:

@@ -163,6 +163,10 @@ class PartitionLog(ABC):
         start = self.log_end_offset
         kept = [(e, s) for e, s in self.epoch_starts if e < epoch and s < start]
         self.epoch_starts = [*kept, (epoch, start)]
+        self._epochs_changed()
+
+    def _epochs_changed(self) -> None:  # noqa: B027
+        """Keep the leader-epoch cache where the log keeps its state (on disk: a file)."""
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
         """(epoch, end offset) as Kafka's leader-epoch cache answers OffsetForLeaderEpoch: the

@@ -171,3 +171,22 @@ def test_segment_spans_give_listoffsets_v0_each_segment_s_base_and_file_time(tmp
     ]
     log.roll()
     assert log.segment_spans(now_ms=0)[-1][:2] == (5, True)
+
+
+def test_leader_epochs_survive_a_restart_in_kafkas_checkpoint_format(tmp_path: Path) -> None:
+    log = disk_log(tmp_path / "t-0")
+    log.append(batch(b"a"))
+    log.begin_leader_epoch(3)
+    log.append(batch(b"b"))
+    assert (log.directory / "leader-epoch-checkpoint").read_text() == "0\n2\n0 0\n3 1\n"
+    for clean in (True, False):
+        log = reopen(log, clean=clean)
+        assert log.epoch_starts == [(0, 0), (3, 1)]
+        assert log.end_offset_for_epoch(0) == (0, 1)
+
+
+def test_an_unreadable_epoch_checkpoint_is_ignored(tmp_path: Path) -> None:
+    log = disk_log(tmp_path / "t-0")
+    log.append(batch(b"a"))
+    (log.directory / "leader-epoch-checkpoint").write_text("0\n5\n1 0\n")  # five announced, one there
+    assert reopen(log, clean=True).epoch_starts == [(0, 0)]
