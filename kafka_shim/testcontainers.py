@@ -51,6 +51,7 @@ IMAGE_ENV = "KAFKA_SHIM_IMAGE"
 DEFAULT_IMAGE = "kafka-shim:latest"  # what `docker build -t kafka-shim .` tags
 CLIENT_PORT = 9092  # the PLAINTEXT listener, published on the host
 NETWORK_PORT = 19092  # the BROKER listener, for containers on the same network
+CONTROL_PORT = 9094  # the test broker's control endpoint (with_control), published on a free port
 LISTENING = "kafka-shim listening on"
 _PORT_TAKEN = ("port is already allocated", "address already in use")
 # Images of Apache Kafka that code written for KafkaContainer names: kafka-shim runs instead.
@@ -176,12 +177,26 @@ class KafkaShimContainer(MappedPortContainer):
         super().__init__(chosen, start_timeout_s, **kwargs)
         self.client_port = port
         self.broker_config: dict[str, str] = {}
+        self.control = False
         self.with_exposed_ports(NETWORK_PORT)
 
     def with_broker_config(self, name: str, value: object) -> Self:
         """A Kafka broker config (`--config name=value`), e.g. ("num.partitions", 3)."""
         self.broker_config[name] = str(value).lower() if isinstance(value, bool) else str(value)
         return self
+
+    def with_control(self) -> Self:
+        """Serve the test broker's control endpoint (fault rules, the broker's clock, recorded
+        requests: docs/test-broker.md) on a published port; `get_control_url()` says where."""
+        self.control = True
+        self.with_exposed_ports(CONTROL_PORT)
+        return self
+
+    def get_control_url(self) -> str:
+        """The control endpoint as the host reaches it, for `kafka-shim ctl --url` or HTTP."""
+        if not self.control:
+            raise RuntimeError("no control endpoint: start the container with with_control()")
+        return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(CONTROL_PORT)}"
 
     def with_kraft(self) -> Self:
         """KafkaContainer's KRaft mode: kafka-shim has no ZooKeeper mode to leave."""
@@ -209,6 +224,8 @@ class KafkaShimContainer(MappedPortContainer):
         ]
         for name, value in self.broker_config.items():
             args += ["--config", f"{name}={value}"]
+        if self.control:
+            args += ["--control", f"0.0.0.0:{CONTROL_PORT}"]
         return args
 
     def start(self, timeout: float | None = None) -> Self:
@@ -242,7 +259,7 @@ RUN useradd --system --uid 1000 --user-group --home-dir /data --no-create-home k
     && mkdir /data && chown kafka-shim:kafka-shim /data
 USER kafka-shim
 VOLUME /data
-EXPOSE 9092 19092
+EXPOSE 9092 19092 9094
 ENTRYPOINT ["python3", "-m", "kafka_shim", "container"]
 HEALTHCHECK --interval=2s --timeout=3s --start-period=10s --retries=5 \\
     CMD ["python3", "-m", "kafka_shim", "healthcheck"]

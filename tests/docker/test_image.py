@@ -1,12 +1,15 @@
 """The Docker image and `KafkaShimContainer`, on a real Docker engine: start to first answer,
 produce/consume through the mapped port, data kept across a restart, a clean stop, the
-container-network listener, the image's own default command, non-root with a /data volume."""
+container-network listener, the image's own default command, non-root with a /data volume,
+fault rules over the control endpoint."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 
@@ -176,3 +179,27 @@ def test_the_default_command_serves_the_hosts_port_9092_with_no_flags(image: str
         assert consume("localhost:9092", topic, "g", 1) == [b"no flags"]
     finally:
         container.remove(force=True, v=True)
+
+
+def test_fault_rules_over_the_control_endpoint_of_the_image(image: str) -> None:
+    """The same rules against the image: `kafka-shim ctl` from the host adds one, a client meets it."""
+    from kafka_shim.shim import ctl
+
+    with KafkaShimContainer(image).with_control() as running:
+        url = running.get_control_url()
+        topic = f"faults-{uuid.uuid4().hex[:8]}"
+        rule = ["fault", "add", "api=Produce", f"topic={topic}", "error=NOT_LEADER_OR_FOLLOWER", "times=2"]
+        assert ctl.main(["--url", url, *rule]) == 0
+        producer = Producer(
+            {
+                "bootstrap.servers": running.get_bootstrap_server(),
+                "enable.idempotence": True,
+                "retry.backoff.ms": 10,
+            }
+        )
+        reports: list[object] = []
+        producer.produce(topic, b"once", on_delivery=lambda err, _msg: reports.append(err))
+        assert producer.flush(CLIENT_TIMEOUT_S) == 0 and reports == [None]
+        assert consume(running.get_bootstrap_server(), topic, "faults", 1) == [b"once"]
+        firings = json.loads(urllib.request.urlopen(f"{url}/faults/firings", timeout=10).read())
+        assert [firing["error"] for firing in firings] == ["NOT_LEADER_OR_FOLLOWER"] * 2
