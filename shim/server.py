@@ -676,8 +676,8 @@ class Server:
             if tls_listener is None
             else server_context(config.for_listener(tls_listener.name), tls_listener.name)
         )
-        app = console_app(self.broker)
         try:
+            app = console_app(self.broker)
             async with trio.open_nursery() as nursery:
                 urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
                 self.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
@@ -686,6 +686,9 @@ class Server:
             reason = failed.exceptions[0]
             why = getattr(reason, "strerror", None) or reason
             log.warning("console not served: cannot listen on %s: %s", address, why)
+        except* Exception as failed:  # whatever breaks the console, Kafka is still served
+            log.error("console stopped: %r", failed.exceptions[0])
+            log.debug("traceback", exc_info=failed)
 
     def _clock_moved(self) -> None:
         self.broker.clock_moved()
