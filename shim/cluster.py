@@ -164,6 +164,25 @@ class Cluster:
         self._elect(topic, index, log, node_id)
         return log.leader_epoch
 
+    def elect(self, topic: str, index: int, unclean: bool) -> ErrorCode:
+        """ElectLeaders for one existing partition, as Kafka's controller answers it: a preferred
+        election gives it back to its first replica if that runs; an unclean one is needed only
+        without a leader, and possible only with a replica running."""
+        leader = self.leader(topic, index)
+        if unclean:
+            return (
+                ErrorCode.ELECTION_NOT_NEEDED
+                if leader != NO_LEADER
+                else ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE
+            )
+        preferred = self.replicas(topic, index)[0]
+        if leader == preferred:
+            return ErrorCode.ELECTION_NOT_NEEDED
+        if not self.nodes[preferred].running:
+            return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
+        self.move_leader(topic, index, preferred)
+        return ErrorCode.NONE
+
     def _elect(self, topic: str, index: int, log: PartitionLog | None, node_id: int) -> None:
         self._leaders[topic, index] = Leadership(self._topic_id(topic), node_id)
         if log is not None:

@@ -1,7 +1,9 @@
-"""ElectLeaders: this broker is every partition's only replica, its preferred leader and its
-leader, so no election is ever needed: ELECTION_NOT_NEEDED for each partition named, as a
-KRaft controller answers (ReplicationControlManager.electLeaders). Asked for every partition
-(null), Kafka leaves out those needing none: each topic comes back with no partition.
+"""ElectLeaders, as a KRaft controller answers it (ReplicationControlManager.electLeaders), over
+the emulated brokers' leaders (shim.cluster): a preferred election hands the partition back to
+its first replica, ELECTION_NOT_NEEDED when it leads already, PREFERRED_LEADER_NOT_AVAILABLE
+when it is stopped; an unclean one is never needed while a replica runs. A single broker is
+every partition's preferred leader, so it never elects. Asked for every partition (null),
+Kafka leaves out those needing no election.
 """
 
 from __future__ import annotations
@@ -15,17 +17,25 @@ from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
-_NOT_NEEDED = "Leader election not needed for topic partition."
+# Kafka's messages: its own for ELECTION_NOT_NEEDED, the errors' default ones otherwise.
+_MESSAGES = {
+    ErrorCode.NONE: None,
+    ErrorCode.ELECTION_NOT_NEEDED: "Leader election not needed for topic partition.",
+    ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE: "The preferred leader was not available.",
+    ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE: "Eligible topic partition leaders are not available.",
+}
 
 
-def _elect(ctx: RequestContext, topic: str, partition: int) -> dict[str, Any]:
+def _elect(ctx: RequestContext, topic: str, partition: int, election_type: int) -> dict[str, Any]:
     found = ctx.broker.topics.get(topic)
+    message: str | None
     if found is None:
         code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {topic}"
     elif found.partition(partition) is None:
         code, message = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {topic}-{partition}"
     else:
-        code, message = ErrorCode.ELECTION_NOT_NEEDED, _NOT_NEEDED
+        code = ctx.broker.cluster.elect(topic, partition, unclean=election_type == ElectionType.UNCLEAN)
+        message = _MESSAGES[code]
     return {"partition_id": partition, "error_code": code, "error_message": message}
 
 
@@ -50,11 +60,16 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if request.election_type not in tuple(ElectionType):
         return _failed(request, ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
     results: list[dict[str, Any]]
+    kind = request.election_type
     if request.topic_partitions is None:
-        results = [{"topic": t.name, "partition_result": []} for t in ctx.broker.topics]
+        results = []
+        for topic in list(ctx.broker.topics):
+            elected = [_elect(ctx, topic.name, p, kind) for p in range(len(topic.partitions))]
+            needed = [e for e in elected if e["error_code"] != ErrorCode.ELECTION_NOT_NEEDED]
+            results.append({"topic": topic.name, "partition_result": needed})
     else:
         results = [
-            {"topic": t.topic, "partition_result": [_elect(ctx, t.topic, p) for p in t.partitions]}
+            {"topic": t.topic, "partition_result": [_elect(ctx, t.topic, p, kind) for p in t.partitions]}
             for t in request.topic_partitions
         ]
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "replica_election_results": results}

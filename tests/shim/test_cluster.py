@@ -147,3 +147,21 @@ def test_one_broker_leads_and_coordinates_everything() -> None:
     assert cluster.single
     assert [cluster.leader("t", i) for i in range(3)] == [0, 0, 0]
     assert cluster.coordinates(0, GROUP_KEY, "g")
+
+
+def test_a_preferred_election_gives_each_partition_back_to_its_first_replica() -> None:
+    broker = three_brokers(partitions=1)
+    cluster = broker.cluster
+    preferred = cluster.replicas("t", 0)[0]
+    cases = [  # (what happens first, election, answer, leader after)
+        (lambda: None, False, ErrorCode.ELECTION_NOT_NEEDED, preferred),
+        (lambda: cluster.stop(preferred), False, ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None),
+        (lambda: cluster.start(preferred), True, ErrorCode.ELECTION_NOT_NEEDED, None),
+        (lambda: None, False, ErrorCode.NONE, preferred),
+    ]
+    for before, unclean, answer, leader in cases:
+        before()
+        assert cluster.elect("t", 0, unclean) == answer
+        if leader is not None:
+            assert cluster.leader("t", 0) == leader
+    assert log_of(broker, "t", 0).leader_epoch == 2  # moved away by the stop, back by the election

@@ -338,3 +338,17 @@ def test_members_follow_a_moved_coordinator_repeating_only_what_was_uncommitted(
     assert (described.state, len(described.members)) == ("Stable", 2)
     twice = seen_twice(records)
     assert all(offset >= at_move.get((TOPIC, partition), 0) for partition, offset in twice)
+
+
+def test_an_admin_client_elects_the_preferred_leaders_back(cluster: KafkaShim) -> None:
+    from confluent_kafka import ElectionType, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    preferred = cluster.leader(TOPIC, 0)
+    cluster.stop_broker(preferred)
+    cluster.start_broker(preferred)
+    assert cluster.leader(TOPIC, 0) != preferred  # a started broker leads nothing by itself
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    elected = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, 0)])
+    assert elected.result(DEADLINE_S) == {TopicPartition(TOPIC, 0): None}
+    assert cluster.leader(TOPIC, 0) == preferred
