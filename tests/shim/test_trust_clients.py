@@ -48,13 +48,13 @@ def stop(broker: BrokerThread) -> None:
     broker.broker.close()  # flush and unlock the data directory for the restart
 
 
-def as_user(broker: BrokerThread, user: str, password: str | None = None, **extra: Any) -> dict[str, Any]:
+def as_user(broker: BrokerThread, user: str, **extra: Any) -> dict[str, Any]:
     return {
         "bootstrap.servers": broker.bootstrap,
         "security.protocol": "sasl_plaintext",
         "sasl.mechanism": "SCRAM-SHA-256",
         "sasl.username": user,
-        "sasl.password": password or f"{user}-pw",
+        "sasl.password": f"{user}-pw",
         **extra,
     }
 
