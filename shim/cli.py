@@ -32,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     defaults = BrokerConfig()
     parser = argparse.ArgumentParser(
         prog="kafka-shim",
-        description="A Kafka wire-protocol-compatible broker for local development.",
+        description="A Kafka wire-protocol-compatible broker for local development. Other commands: "
+        "topics, groups, produce, consume (Kafka's everyday tools, for any broker), lag-report, "
+        "dev-certs, container, healthcheck (each with --help).",
     )
     parser.add_argument(
         "--host", help=f"address to listen on, one PLAINTEXT listener with --port (default {defaults.host})"
@@ -146,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         "feature levels, changed defaults and answers; see docs/emulation.md (default %(default)s)",
     )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
+    parser.add_argument("--version", action="store_true", help="print kafka-shim's version and exit")
     parser.add_argument(
         "--config",
         action="append",
@@ -249,17 +252,52 @@ SUBCOMMANDS = {
     "dev-certs": "kafka_shim.shim.security.dev_certs:main",
     "container": "kafka_shim.shim.container:main",
     "healthcheck": "kafka_shim.shim.container:healthcheck",
-    "ctl": "kafka_shim.shim.ctl:main",
 }
+# Kafka's everyday tools for any broker (shim.kafka_tools): given the command name too.
+TOOLS = ("topics", "groups", "produce", "consume")
+# What a subcommand's missing import is installed with: `pip install 'kafka-shim[EXTRA]'`.
+EXTRAS = {"pyspark": "spark", "pyarrow": "spark", "confluent_kafka": "cli"}
+
+
+def subcommand(argv: list[str]) -> int:
+    import importlib
+
+    try:
+        if argv[0] in TOOLS:
+            from kafka_shim.shim import kafka_tools
+
+            return kafka_tools.main(argv)
+        module, _, function = SUBCOMMANDS[argv[0]].partition(":")
+        return int(getattr(importlib.import_module(module), function)(argv[1:]))
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(
+            f"kafka-shim {argv[0]} needs {exc.name}, which is not installed: "
+            f"pip install 'kafka-shim[{extra}]'",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("kafka-shim")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in SUBCOMMANDS:
-        import importlib
-
-        module, _, function = SUBCOMMANDS[argv[0]].partition(":")
-        return int(getattr(importlib.import_module(module), function)(argv[1:]))
+    if argv and (argv[0] in SUBCOMMANDS or argv[0] in TOOLS):
+        return subcommand(argv)
+    if "--version" in argv:
+        print(f"kafka-shim {version()}")
+        return 0
     args = build_parser().parse_args(argv)
     try:
         config = config_from_args(args)

@@ -92,6 +92,20 @@ def _one_line(value: object) -> str:
     return text if len(text) <= _TRACE_CHARS else text[:_TRACE_CHARS] + "..."
 
 
+# What else a client may speak to a Kafka port, told by the first 4 bytes where Kafka's frame
+# length is expected: an HTTP request line (or HTTP/2's preface), a TLS handshake record.
+_HTTP_STARTS = (b"GET ", b"POST", b"PUT ", b"HEAD", b"DELE", b"OPTI", b"PATC", b"CONN", b"TRAC", b"PRI ")
+
+
+def foreign_protocol(prefix: bytes) -> str:
+    """A hint naming the protocol a frame's first bytes belong to, or "" for none known."""
+    if prefix[:4] in _HTTP_STARTS:
+        return " (an HTTP request on a Kafka listener: point the client at a Kafka bootstrap server)"
+    if prefix[:2] == b"\x16\x03":  # a TLS handshake record (ClientHello)
+        return " (a TLS client on a plaintext listener?)"
+    return ""
+
+
 class ConnectionClosed(Exception):
     """The peer went away, or sent something we close the connection for."""
 
@@ -349,8 +363,7 @@ class FrameReader:
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
         if size < 0 or size > self._max_frame:
-            # 0x16 0x03: a TLS handshake record (ClientHello) where a length was expected.
-            hint = " (a TLS client on a plaintext listener?)" if size >> 16 == 0x1603 else ""
+            hint = foreign_protocol(bytes(self._buffer[:4]))
             raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}{hint}")
         end = 4 + size
         if end > len(self._buffer) and end > _READ_CHUNK:

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim import kafka_tools
+from kafka_shim.shim.cli import TOOLS, build_parser, config_from_args
+from kafka_shim.shim.container import container_argv
 from kafka_shim.shim.security import dev_certs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +100,13 @@ def check_command(words: list[str], cwd: Path) -> None:
         return  # another program's command: see the module docstring
     if argv[:1] == ["dev-certs"]:
         assert dev_certs.main([str(cwd / argv[1]), *argv[2:]]) == 0
+        return
+    if argv[:1] and argv[0] in TOOLS:  # Kafka's everyday tools: parsed, not run (they need a broker)
+        kafka_tools.build_parser(argv[0]).parse_args(argv[1:])
+        return
+    if argv[:1] == ["container"]:
+        argv = container_argv({}, argv[1:])
+    if argv == ["--version"]:
         return
     previous = Path.cwd()
     os.chdir(cwd)  # relative paths in the sample (certs/broker.pem) are the sample's own

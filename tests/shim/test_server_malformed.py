@@ -134,6 +134,13 @@ CASES = [
         "frame length 2147483647",
         raw=True,
     ),
+    Case(
+        "an HTTP request",
+        b"GET / HTTP/1.1\r\nHost: localhost:9092\r\n\r\n",
+        None,
+        "(an HTTP request on a Kafka listener",
+        raw=True,
+    ),
 ]
 
 
