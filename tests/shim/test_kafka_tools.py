@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import socket
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,9 +16,9 @@ from kafka_shim.shim.server import BrokerThread
 
 
 @pytest.fixture(scope="module")
-def bootstrap() -> str:
+def bootstrap() -> Iterator[str]:
     thread = BrokerThread(BrokerConfig(port=0, data_dir=None)).start()
-    yield thread.bootstrap  # type: ignore[misc]
+    yield thread.bootstrap
     thread.stop()
 
 
