@@ -381,6 +381,7 @@ def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> Broke
         from kafka_shim.shim.security.listener_security import check_listeners
 
         check_listeners(result, listeners)
+    _check_emulated_ports(result, listeners)
     if 0 < result.queued_max_request_bytes < result.max_request_bytes:
         raise ConfigError("queued.max.request.bytes must be larger or equal to socket.request.max.bytes")
     try:
@@ -401,6 +402,31 @@ def no_effect_report(config: BrokerConfig) -> list[str]:
         if reason:
             by_reason.setdefault(reason, []).append(name)
     return [f"accepted, no effect here: {', '.join(names)}: {reason}" for reason, names in by_reason.items()]
+
+
+def _check_emulated_ports(config: BrokerConfig, listeners: tuple[Listener, ...]) -> None:
+    """--brokers N shifts each fixed listener port by the broker's position (shim.cluster): no
+    port may be taken twice, by two brokers' listeners or by one and the control or console
+    endpoint (--brokers 3 takes 9092-9094, the control endpoint's default)."""
+    if config.brokers == 1:
+        return
+    taken: dict[int, str] = {}
+    for position in range(config.brokers):
+        for listener in listeners:
+            port = listener.for_node(position).bind.port
+            holder = f"broker {config.node_id + position}'s listener {listener.name}"
+            if port and port in taken:
+                raise ConfigError(
+                    f"--brokers {config.brokers}: {holder} would take port {port}, {taken[port]}'s"
+                )
+            taken[port] = holder
+    for flag, address in (("--control", config.control_listener), ("--console", config.console_listener)):
+        port_text = (address or "").rpartition(":")[2]
+        if port_text.isdigit() and int(port_text) in taken:
+            raise ConfigError(
+                f"{flag} {address}: port {port_text} is {taken[int(port_text)]}'s (--brokers "
+                f"{config.brokers} shifts each listener's port by the broker's position): use another"
+            )
 
 
 def _check_principals(super_users: str) -> None:

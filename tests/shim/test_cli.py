@@ -62,6 +62,21 @@ def test_brokers_and_racks_name_the_emulated_nodes() -> None:
         (["--busy-poll-us", "-1"], "--busy-poll-us -1 is negative"),
         (["--brokers", "0"], "--brokers 0: at least one broker"),
         (
+            ["--brokers", "3", "--control"],
+            "--control 127.0.0.1:9094: port 9094 is broker 2's listener PLAINTEXT's",
+        ),
+        (
+            [
+                "--brokers",
+                "2",
+                "--listeners",
+                "A://:9092,B://:9093",
+                "--config",
+                "listener.security.protocol.map=A:PLAINTEXT,B:PLAINTEXT",
+            ],
+            "broker 1's listener A would take port 9093, broker 0's listener B's",
+        ),
+        (
             ["--config", "group.min.session.timeout.ms=10", "--config", "group.max.session.timeout.ms=5"],
             "exceeds group.max.session.timeout.ms",
         ),
