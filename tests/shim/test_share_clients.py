@@ -1,0 +1,188 @@
+"""Share groups (KIP-932) with real clients: the Java KafkaShareConsumer and Admin of
+kafka-clients 4.3 (compat/java/ShareDriver) and confluent-kafka's ShareConsumer, against an
+in-process broker. Each record goes to one member at a time; RELEASE redelivers, REJECT never;
+a member that stops acknowledging loses its records after the lock duration; the
+delivery-count limit archives; a restart keeps what was acknowledged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import AcknowledgeType, Consumer, Producer, ShareConsumer
+
+from compat.java_build import compiled_classpath
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
+
+pytestmark = pytest.mark.clients
+
+DEADLINE_S = 30.0
+
+
+def start(data_dir: Path | None = None) -> BrokerThread:
+    return BrokerThread(
+        replace(BrokerConfig(), listeners="PLAINTEXT://127.0.0.1:0", data_dir=data_dir)
+    ).start()
+
+
+def stop(thread: BrokerThread) -> None:
+    thread.stop()
+    thread.broker.close()  # releases the data directory for the next start
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    thread = start()
+    yield thread
+    stop(thread)
+
+
+def produce(thread: BrokerThread, topic: str, values: list[str], group_configs: dict[str, str]) -> None:
+    """One batch per value, the group's configs set first (earliest: it reads what is there)."""
+    configs = {"share.auto.offset.reset": "earliest", **group_configs}
+    thread.call(lambda: thread.broker.topics.create(topic, 1, {}))
+    thread.call(lambda: thread.broker.set_group_configs(topic, configs))
+    producer = Producer({"bootstrap.servers": thread.bootstrap, "linger.ms": 0})
+    for value in values:
+        producer.produce(topic, value.encode())
+        producer.flush(10)
+
+
+def share_driver(thread: BrokerThread, **command: Any) -> list[dict[str, Any]]:
+    """Run compat/java/ShareDriver (group and topic named alike); its events."""
+    command = {"bootstrap": thread.bootstrap, "group": command["topic"], "timeout_s": DEADLINE_S, **command}
+    done = subprocess.run(
+        [
+            "java",
+            "-XX:TieredStopAtLevel=1",
+            "-Xmx256m",
+            "-cp",
+            compiled_classpath(),
+            "ShareDriver",
+            json.dumps(command),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S + 30,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert not [e for e in events if e["event"] == "error"], events
+    return events
+
+
+def deliveries(events: list[dict[str, Any]]) -> list[tuple[str, int, str, int]]:
+    return [(e["value"], e["count"], e["ack"], e["member"]) for e in events if e["event"] == "delivery"]
+
+
+def test_java_three_members_share_one_partition_release_and_reject(broker: BrokerThread) -> None:
+    values = [f"r{i}" for i in range(30)] + ["release-once", "reject"]
+    produce(broker, "three", values, {})
+    events = share_driver(
+        broker, op="consume", topic="three", members=3, expect=32, handle_ms=5, max_poll_records=4
+    )
+    seen = deliveries(events)
+    accepted = Counter(v for v, _, ack, _ in seen if ack == "accept")
+    assert accepted == Counter(v for v in values if v != "reject")  # every record once
+    assert len({member for *_, member in seen}) == 3  # all three took part
+    assert [(c, a) for v, c, a, _ in seen if v == "release-once"] == [(1, "release"), (2, "accept")]
+    assert [(c, a) for v, c, a, _ in seen if v == "reject"] == [(1, "reject")]
+    # The admin client sees the share group, its start offset past every record, and resets it.
+    admin = share_driver(
+        broker, op="admin", topic="three", actions="list,describe,offsets,reset,offsets", offset=5
+    )
+    listed, described, offsets, _, reset = [e for e in admin if e["event"] not in ("ready",)]
+    assert {"group": "three", "type": "Share"} in listed["groups"]
+    assert (described["state"], described["members"]) == ("Empty", [])
+    assert offsets["offsets"] == {"three-0": {"start": 32, "lag": 0}}
+    assert reset["offsets"]["three-0"]["start"] == 5
+    gone = share_driver(broker, op="admin", topic="three", actions="delete_offsets,delete_group,list")
+    assert {"group": "three", "type": "Share"} not in gone[-1]["groups"]
+
+
+def test_java_lock_expiry_and_the_delivery_count_limit(broker: BrokerThread) -> None:
+    configs = {"share.record.lock.duration.ms": "1000", "share.delivery.count.limit": "2"}
+    produce(broker, "locks", ["r0", "r1", "r2", "r3", "release-always"], configs)
+    events = share_driver(
+        broker,
+        op="consume",
+        topic="locks",
+        members=2,
+        stall_member=0,
+        stall_ms=2500,
+        expect=4,
+        handle_ms=150,
+        max_poll_records=2,
+        quiet_ms=1500,
+    )
+    seen = deliveries(events)
+    held = [v for v, _, ack, member in seen if member == 0 and ack == "none"]
+    assert held, "the stalling member acquired nothing"
+    for value in held:  # after its lock expired, the other member got it, delivered a second time
+        assert (value, 2, "accept", 1) in seen or (value, 2, "release", 1) in seen
+    accepted = Counter(v for v, _, ack, _ in seen if ack == "accept")
+    assert accepted == Counter(["r0", "r1", "r2", "r3"])
+    # Released at its first and second delivery: archived at the limit, never delivered a third time.
+    assert sorted(c for v, c, ack, _ in seen if v == "release-always" and ack == "release") == [1, 2]
+
+
+def test_java_restart_keeps_acknowledged_records_and_redelivers_in_flight_ones(tmp_path: Path) -> None:
+    values = [f"r{i}" for i in range(20)]
+    first = start(tmp_path)
+    try:
+        produce(first, "restart", values, {})
+        crashed = share_driver(
+            first, op="consume", topic="restart", members=1, exit_after=8, max_poll_records=4
+        )
+    finally:
+        stop(first)
+    before = {v for v, _, ack, _ in deliveries(crashed) if ack == "accept"}
+    assert len(before) >= 8 and [e for e in crashed if e["event"] == "crash"]
+    second = start(tmp_path)
+    try:
+        after = deliveries(
+            share_driver(second, op="consume", topic="restart", members=1, expect=len(values) - len(before))
+        )
+    finally:
+        stop(second)
+    assert not before & {v for v, *_ in after}  # nothing acknowledged comes back
+    assert before | {v for v, _, ack, _ in after if ack == "accept"} == set(values)
+
+
+def test_confluent_share_consumer_and_a_consumer_group_read_independently(broker: BrokerThread) -> None:
+    values = [f"v{i}" for i in range(10)] + ["release-once"]
+    produce(broker, "both", values, {})
+    share = ShareConsumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "both", "share.acknowledgement.mode": "explicit"}
+    )
+    share.subscribe(["both"])
+    classic = Consumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "classic", "auto.offset.reset": "earliest"}
+    )
+    classic.subscribe(["both"])
+    shared: list[str] = []
+    read: list[str] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while (len(shared) < len(values) or len(read) < len(values)) and time.monotonic() < deadline:
+        for message in share.poll(0.2) or []:
+            value = (message.value() or b"").decode()
+            again = value == "release-once" and value not in shared and value + "#1" not in shared
+            share.acknowledge(message, AcknowledgeType.RELEASE if again else AcknowledgeType.ACCEPT)
+            shared.append(value + "#1" if again else value)
+        share.commit_sync()
+        record = classic.poll(0.05)
+        if record is not None and record.error() is None:
+            read.append((record.value() or b"").decode())
+    share.close()
+    classic.close()
+    assert sorted(read) == sorted(values)
+    assert sorted(v for v in shared if not v.endswith("#1")) == sorted(values)
+    assert "release-once#1" in shared  # released once, delivered again
