@@ -23,6 +23,7 @@ from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartit
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
 FIRST_RENEW_VERSION = 2
+NO_LEADER_EPOCH = -1  # share requests carry none: leadership alone is checked
 
 
 @dataclass
@@ -93,6 +94,11 @@ def partition_log(
     log = topic.partition(index)
     if log is None:
         share.errors[key] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return None
+    not_leader = ctx.leader_error(topic.name, index, NO_LEADER_EPOCH, log)  # several emulated brokers
+    if not_leader != ErrorCode.NONE:
+        share.errors[key] = not_leader
+        return None
     return log
 
 

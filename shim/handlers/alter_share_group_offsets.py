@@ -11,12 +11,15 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
 
 def _group_error(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:
+    if not ctx.coordinates(GROUP_KEY, group_id):
+        return ErrorCode.NOT_COORDINATOR, None
     group = ctx.broker.share_groups.group(group_id)
     if group is None:
         return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."

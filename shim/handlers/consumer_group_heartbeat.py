@@ -47,6 +47,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         answer = HeartbeatResponse(denial, None)
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         answer = HeartbeatResponse(ErrorCode.NOT_COORDINATOR, None)
+    elif broker.group_type(request.group_id) == "share":
+        answer = HeartbeatResponse(
+            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
+        )
     elif _is_live_classic_group(ctx, request.group_id):
         if request.member_epoch == JOIN_EPOCH:
             answer = broker.upgrade(_request(ctx, request), ctx.now_ms())

@@ -11,6 +11,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.storage.log import LEADER_EPOCH
 
@@ -46,6 +47,8 @@ def _group(ctx: RequestContext, group: Any, allowed: bool) -> dict[str, Any]:
     answer: dict[str, Any] = {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NONE}
     if not allowed:
         return answer | {"error_code": ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP)}
+    if not ctx.coordinates(GROUP_KEY, group.group_id):
+        return answer | {"error_code": ErrorCode.NOT_COORDINATOR}
     wanted: dict[str, list[int]] = {}
     if group.topics is None:
         for key, _ in broker.share_partitions.of_group(group.group_id):

@@ -42,6 +42,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return _refused(version, ErrorCode.NOT_COORDINATOR)
     broker = ctx.broker
+    if broker.group_type(request.group_id) == "share":
+        return _refused(version, ErrorCode.GROUP_ID_NOT_FOUND)  # Kafka: "... is not a classic group."
     join = JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,

@@ -10,6 +10,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.protocol.messages.share_group_describe import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
@@ -68,6 +69,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         group = broker.share_groups.group(group_id)
         if group_id not in allowed:
             described = _refused(group_id, ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP), None)
+        elif not ctx.coordinates(GROUP_KEY, group_id):
+            described = _refused(group_id, ErrorCode.NOT_COORDINATOR, None)
         elif not group_id:
             described = _refused(group_id, ErrorCode.INVALID_GROUP_ID, "Group id can't be empty.")
         elif group is None:

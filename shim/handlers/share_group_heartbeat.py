@@ -13,6 +13,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import LEAVE_EPOCH
 from kafka_shim.protocol.messages.share_group_heartbeat import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
 from kafka_shim.shim.handlers.join_group import client_host
@@ -25,6 +26,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     kind = broker.group_type(request.group_id)
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = ShareHeartbeatAnswer(ctx.refusal(AclOperation.READ, ResourceType.GROUP))
+    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+        answer = ShareHeartbeatAnswer(ErrorCode.NOT_COORDINATOR)
     elif kind not in (None, "share"):
         answer = ShareHeartbeatAnswer(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group."

@@ -13,6 +13,7 @@ from kafka_shim.protocol.messages.describe_configs import ConfigSource
 from kafka_shim.protocol.messages.share_fetch import ACCEPT, REJECT, RELEASE, RENEW
 from kafka_shim.shim.handlers import (
     alter_share_group_offsets,
+    consumer_group_heartbeat,
     delete_groups,
     delete_share_group_offsets,
     describe_configs,
@@ -345,3 +346,31 @@ def test_share_group_offsets_admin() -> None:
     deleted = h.call(delete_share_group_offsets, 0, {"group_id": GROUP, "topics": [{"topic_name": "t"}]})
     assert (deleted.error_code, deleted.responses[0].error_code) == (ErrorCode.NONE, ErrorCode.NONE)
     assert h.call(describe_share_group_offsets, 1, describe).groups[0].topics == []
+
+
+def test_a_share_group_id_is_not_a_classic_or_consumer_group() -> None:
+    h = harness()
+    join(h, "m1")
+    joined = h.call(
+        join_group,
+        5,
+        {
+            "group_id": GROUP,
+            "session_timeout_ms": 10_000,
+            "rebalance_timeout_ms": 10_000,
+            "member_id": "",
+            "group_instance_id": None,
+            "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": subscription("t")}],
+        },
+    )
+    assert joined.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+    beat = {
+        "group_id": GROUP,
+        "member_id": "c1",
+        "member_epoch": 0,
+        "rebalance_timeout_ms": 30_000,
+        "subscribed_topic_names": ["t"],
+        "topic_partitions": [],
+    }
+    assert h.call(consumer_group_heartbeat, 1, beat).error_code == ErrorCode.GROUP_ID_NOT_FOUND
