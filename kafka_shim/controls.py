@@ -59,9 +59,9 @@ class BrokerControls(ABC):
     # -- the broker's clock ----------------------------------------------------------------
 
     def advance_clock(self, seconds: float) -> int:
-        """Move the broker's clock on (clients keep theirs); deadlines it passes fire at once.
-        Returns the broker's new now (epoch ms)."""
-        return self.call(lambda: self.controlled().broker_clock.advance(seconds))
+        """Move the broker's clock on (clients keep theirs); what falls due has fired when this
+        returns (sessions expired, transactions aborted, logs retained). The new now (epoch ms)."""
+        return self.call(lambda: self.controlled().advance_clock(seconds))
 
     def freeze_clock(self) -> int:
         return self.call(self.controlled().broker_clock.freeze)

@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from kafka_shim.shim.server import BrokerThread, Server
 
 INI_OPTION = "kafka_shim_config"
+# A fixture's broker keeps its last requests for `requests(...)` queries (a test asserts what
+# its application sent); the command line keeps none unless asked (--record-requests).
+FIXTURE_RECORDED_REQUESTS = 1000
 T = TypeVar("T")
 
 
@@ -134,7 +137,7 @@ def start_broker(kafka_configs: Mapping[str, object], settings: Mapping[str, Any
                 f"config={{{name!r}: ...}}, keywords are BrokerConfig fields: {', '.join(sorted(fields))}"
             )
     config = apply_kafka_configs(
-        BrokerConfig(host="127.0.0.1", port=0),
+        BrokerConfig(host="127.0.0.1", port=0, record_requests=FIXTURE_RECORDED_REQUESTS),
         {name: kafka_text(value) for name, value in kafka_configs.items()},
     )
     return KafkaShim(BrokerThread(dataclasses.replace(config, **settings)).start())

@@ -340,6 +340,13 @@ class Broker:
         deadline = _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
         return _earliest(deadline, self._memory_check_at)
 
+    def advance_clock(self, seconds: float) -> int:
+        """Move the broker's clock on and fire what falls due before returning, so a test sees
+        the expired sessions, aborted transactions and retained logs at once; the new now."""
+        now = self.broker_clock.advance(seconds)
+        self.tick(now)
+        return now
+
     def clock_moved(self) -> None:
         """The broker's clock was advanced (or resumed): the retention check of in-memory logs
         runs at once, as if its interval had passed, so what the advance expired goes now."""

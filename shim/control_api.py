@@ -104,7 +104,7 @@ def advance_clock(server: Server, request: ControlRequest) -> Any:
     seconds = body.get("seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise ControlError(400, f'advance takes {{"seconds": N}} with N >= 0, got {request.body!r}')
-    broker.broker_clock.advance(seconds)
+    broker.advance_clock(seconds)
     return broker.broker_clock.to_json()
 
 

@@ -4,9 +4,10 @@ site, built with warnings as errors).
 A ```python sample is a complete file: one that defines `test_*` functions runs under pytest
 with this tree's plugin (so `kafka_shim` and the other fixtures are there), any other runs as
 a script. A ```sh sample runs line by line where a line is a command of this project's that
-finishes: `kafka-shim dev-certs` is run; the broker's own command line (`kafka-shim ...`,
-`python -m kafka_shim ...`) is parsed and its configuration validated, exactly as at start, but
-not started (it would serve until stopped); `python -m MODULE` must name a module of this tree.
+finishes: `kafka-shim dev-certs` is run, `kafka-shim ctl` parsed (no endpoint is running); the
+broker's own command line (`kafka-shim ...`, `python -m kafka_shim ...`) is parsed and its
+configuration validated, exactly as at start, but not started (it would serve until stopped);
+`python -m MODULE` must name a module of this tree.
 Commands of other programs (docker, pip, bash, mkdocs) are run by the tests that own them
 (tests/docker) or by CI itself, not here."""
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_shim.shim import kafka_tools
+from kafka_shim.shim import ctl, kafka_tools
 from kafka_shim.shim.cli import TOOLS, build_parser, config_from_args
 from kafka_shim.shim.container import container_argv
 from kafka_shim.shim.security import dev_certs
@@ -100,6 +101,9 @@ def check_command(words: list[str], cwd: Path) -> None:
         return  # another program's command: see the module docstring
     if argv[:1] == ["dev-certs"]:
         assert dev_certs.main([str(cwd / argv[1]), *argv[2:]]) == 0
+        return
+    if argv[:1] == ["ctl"]:
+        ctl.parse(argv[1:])  # what it would send (the endpoint is not running here)
         return
     if argv[:1] and argv[0] in TOOLS:  # Kafka's everyday tools: parsed, not run (they need a broker)
         kafka_tools.build_parser(argv[0]).parse_args(argv[1:])
