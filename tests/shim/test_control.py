@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim import ctl
+from kafka_shim.shim import cli, ctl
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.batches import batch
 from tests.helpers import subscription, wait_until
 from tests.wire import WireClient
 
-COMMIT, METADATA, JOIN, HEARTBEAT, SYNC = 8, 3, 11, 12, 14
+FETCH, COMMIT, METADATA, JOIN, HEARTBEAT, SYNC = 1, 8, 3, 11, 12, 14
 
 
 @pytest.fixture(scope="module")
@@ -190,3 +190,75 @@ def test_advancing_the_clock_applies_retention_to_memory_topics_at_once(broker: 
     assert start() == 0
     broker.advance_clock(61)
     wait_until(lambda: start() == 2, "retention.ms passed on the broker's clock", deadline_s=5)
+
+
+def fetch(client: WireClient, topic: str, max_wait_ms: int) -> Any:
+    partition = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}
+    body = {
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": 1,
+        "session_epoch": -1,
+        "topics": [{"topic": topic, "partitions": [partition]}],
+    }
+    return client.request(FETCH, 12, body).responses[0].partitions[0]
+
+
+def test_pause_fetch_holds_back_records_until_cleared_and_long_polls_run_on_wall_time(
+    broker: BrokerThread,
+) -> None:
+    broker.call(lambda: broker.broker.topics.create("paused", 1, {}).partitions[0].append(batch(b"held")))
+    rule = broker.add_fault(action="pause_fetch", topic="paused", partition=0)
+    broker.freeze_clock()  # a long poll waits on wall time: a frozen clock does not hold it
+    try:
+        with WireClient(broker.bootstrap) as client:
+            held = fetch(client, "paused", max_wait_ms=100)
+            assert (held.records, held.high_watermark) == (b"", 1)
+            broker.clear_faults(rule)
+            assert fetch(client, "paused", max_wait_ms=100).records  # the record, now
+    finally:
+        broker.resume_clock()
+
+
+def test_a_trace_file_gets_every_request_and_answer_as_json_lines(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    thread = BrokerThread(BrokerConfig(host="127.0.0.1", port=0, trace_file=trace)).start()
+    try:
+        with WireClient(thread.bootstrap) as client:
+            client.request(METADATA, 9, {"topics": None})
+    finally:
+        thread.stop()
+        thread.broker.close()
+    [line] = [json.loads(text) for text in trace.read_text().splitlines()]
+    assert (line["api"], line["version"], line["client_id"]) == ("Metadata", 9, "wire-test")
+    assert line["response"]["brokers"][0]["port"] == int(thread.bootstrap.rsplit(":", 1)[1])
+
+
+@pytest.mark.parametrize(
+    ("argv", "refused"),
+    [
+        (["--control", "nowhere"], "is not HOST:PORT"),
+        (["--record-requests", "-1"], "--record-requests -1 is negative"),
+        (["--fault-rules", "{rules}"], "a JSON list of rules"),
+    ],
+)
+def test_the_command_line_refuses_bad_test_broker_flags(
+    argv: list[str], refused: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"error": 6}')
+    words = ["--memory", "--port", "0", *(word.replace("{rules}", str(rules)) for word in argv)]
+    assert cli.main(words) == 2
+    assert refused in capsys.readouterr().err
+
+
+def test_the_command_line_reads_the_test_broker_flags() -> None:
+    config = cli.config_from_args(
+        cli.build_parser().parse_args(
+            ["--memory", "--control", "--record-requests", "50", "--trace-file", "t.jsonl"]
+        )
+    )
+    assert (config.control_listener, config.record_requests, config.trace_file) == (
+        cli.DEFAULT_CONTROL,
+        50,
+        Path("t.jsonl"),
+    )
