@@ -30,6 +30,7 @@ from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSe
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
 from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
@@ -118,7 +119,7 @@ class Broker:
                 lambda topic, partition: MemoryLog(lambda log: self.on_append(log), self.clock),
                 default_partitions=config.num_partitions,
                 auto_create=config.auto_create_topics,
-                broker_value=config.known_value,
+                broker_value=self._broker_value,
             )
         else:
             # StorageStartupError (locked, corrupt) propagates: the CLI reports it.
@@ -126,11 +127,18 @@ class Broker:
                 config.data_dir,
                 disk_options(config, clock),
                 on_append=lambda log: self.on_append(log),
-                broker_value=config.known_value,
+                broker_value=self._broker_value,
                 default_partitions=config.num_partitions,
                 auto_create=config.auto_create_topics,
             )
             self.topics = self.storage.topics
+        # Dynamic broker configs (shim.dynamic_configs) over the configuration it started with.
+        self.static_config = config
+        self.dynamic_configs = DynamicBrokerConfigs(
+            self.storage.data_dir if self.storage else None, self.node_id
+        )
+        self.config = self.dynamic_configs.effective(config)
+        self.topics.reconfigure()
         # SASL users: SCRAM credentials kept beside the topics (in memory for --memory);
         # --user sets theirs anew at every start.
         self.credentials = CredentialStore(config.data_dir)
@@ -370,6 +378,22 @@ class Broker:
         if self._memory_check_at is not None and now >= self._memory_check_at:
             clean_user_topics(self.topics, now)
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
+
+    def _broker_value(self, name: str) -> str | None:
+        """A broker config a topic config defaults to, from the configuration in force."""
+        return self.config.known_value(name)
+
+    def set_broker_configs(self, scope: str, overrides: dict[str, str], validate_only: bool) -> None:
+        """`scope`'s dynamic broker configs replaced (AlterError if the result is not valid):
+        kept in the data directory, then in force, every log's config resolved anew."""
+        config = self.dynamic_configs.effective(
+            self.static_config, self.dynamic_configs.with_scope(scope, overrides)
+        )
+        if validate_only:
+            return
+        self.dynamic_configs.replace(scope, overrides)
+        self.config = config
+        self.topics.reconfigure()
 
     def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
         """A group's own configs (IncrementalAlterConfigs), kept in the data directory."""

@@ -7,6 +7,7 @@
   acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
   quotas.json           client quotas (shim.client_quotas): entity parts and their values
   features.json         finalized feature levels changed by UpdateFeatures (shim.features)
+  broker-configs.json   dynamic broker configs (shim.dynamic_configs): per broker and cluster default
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """
@@ -32,6 +33,7 @@ ACLS_FILE = "acls.json"
 QUOTAS_FILE = "quotas.json"
 FEATURES_FILE = "features.json"
 GROUP_CONFIGS_FILE = "group-configs.json"
+BROKER_CONFIGS_FILE = "broker-configs.json"
 CATALOG_VERSION = 1
 ACLS_VERSION = 1
 QUOTAS_VERSION = 1
@@ -203,6 +205,25 @@ class DataDir:
         """Atomically, as the ACLs."""
         write_atomically(
             self.path, GROUP_CONFIGS_FILE, json.dumps({"version": 1, "groups": configs}, indent=1)
+        )
+
+    # -- dynamic broker configs (IncrementalAlterConfigs / AlterConfigs on BROKER) ---------
+
+    def read_broker_configs(self) -> dict[str, dict[str, str]]:
+        """Scope ("" the cluster default, else a node id) -> config name -> value."""
+        path = self.path / BROKER_CONFIGS_FILE
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            return {str(s): {str(k): str(v) for k, v in c.items()} for s, c in document["scopes"].items()}
+        except FileNotFoundError:
+            return {}
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageStartupError(f"broker configs file {path} is not valid: {exc}") from exc
+
+    def write_broker_configs(self, configs: dict[str, dict[str, str]]) -> None:
+        """Atomically, as the ACLs."""
+        write_atomically(
+            self.path, BROKER_CONFIGS_FILE, json.dumps({"version": 1, "scopes": configs}, indent=1)
         )
 
     def cluster_id(self, new_id: Callable[[], str]) -> str:

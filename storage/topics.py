@@ -100,6 +100,11 @@ class TopicStore:
     def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
         return self._configure(topic, [self._new_log(topic.name, i) for i in indexes])
 
+    def reconfigure(self) -> None:
+        """Every log's config resolved anew: a broker config its topic defaults to changed."""
+        for topic in self._by_name.values():
+            self._configure(topic, topic.partitions)
+
     def restore(self, topic: Topic) -> None:
         """Adopt a topic read back from a catalog, its logs already open."""
         self._configure(topic, topic.partitions)

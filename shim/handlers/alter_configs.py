@@ -18,6 +18,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.incremental_alter_configs import (
     alter_resource,
     altered,
+    altered_broker,
     duplicate_keys,
     respond,
 )
@@ -53,6 +54,11 @@ def _replace(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[E
     broker_value = ctx.broker.config.known_value
     given = [_SetConfig(c.name, c.value) for c in resource.configs]
     # The whole set is replaced: start from no overrides at all.
+    if resource.resource_type == ResourceType.BROKER:
+        scope, config = resource.resource_name, ctx.broker.config
+        return alter_resource(
+            ctx, resource, lambda current: altered_broker({}, given, scope, config), validate_only
+        )
     return alter_resource(ctx, resource, lambda current: altered({}, given, broker_value), validate_only)
 
 

@@ -3,17 +3,20 @@ defaults) and this broker's own configs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import BROKER_SETTINGS
 from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
 from kafka_shim.shim.authorizer import ResourceType as AclResourceType
-from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import GROUP_CONFIG_FIELDS, GROUP_CONFIG_TYPES
+from kafka_shim.shim.dynamic_configs import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
 
 __all__ = ["API", "config_denial", "config_source", "handle"]
 
@@ -76,30 +79,55 @@ def _group_entries(
     return entries
 
 
-def _broker_entries(config: BrokerConfig, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
+def _broker_levels(broker: Broker, name: str) -> list[tuple[str | None, ConfigSource]]:
+    """Every level that sets broker config `name`, most specific first (Kafka's synonyms):
+    this broker's dynamic value, the cluster default's, the value it started with, the default."""
+    dynamic = broker.dynamic_configs
+    levels: list[tuple[str | None, ConfigSource]] = []
+    own, cluster = dynamic.get(dynamic.own_scope), dynamic.get(CLUSTER_DEFAULT)
+    if name in own:
+        levels.append((own[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
+    if name in cluster:
+        levels.append((cluster[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+    if broker.static_config.is_set(name):
+        levels.append((broker.static_config.kafka_value(name), ConfigSource.STATIC_BROKER_CONFIG))
+    levels.append((BROKER_SETTINGS[name].default, ConfigSource.DEFAULT_CONFIG))
+    return levels
+
+
+def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
+    setting = BROKER_SETTINGS[name]
+    levels = _broker_levels(broker, name)
+    if cluster_default:  # the "" resource: only what is set at that level
+        levels = [level for level in levels if level[1] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    source = levels[0][1]
+    value = (
+        None if setting.sensitive else (levels[0][0] if cluster_default else broker.config.kafka_value(name))
+    )
+    return {
+        "name": name,
+        "value": value,
+        "read_only": setting.update_mode == "read-only",  # Kafka's dynamic update mode
+        "is_default": source == ConfigSource.DEFAULT_CONFIG,
+        "config_source": source,
+        "is_sensitive": setting.sensitive,
+        "synonyms": [
+            {"name": name, "value": None if setting.sensitive else text, "source": level}
+            for text, level in levels
+        ]
+        if request.include_synonyms
+        else [],
+        "config_type": setting.type,
+        "documentation": setting.doc if request.include_documentation else None,
+    }
+
+
+def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
+    """This broker's configs, or (scope "") the cluster defaults set dynamically."""
     names = sorted(BROKER_SETTINGS) if keys is None else [k for k in keys if k in BROKER_SETTINGS]
-    entries = []
-    for name in names:
-        setting = BROKER_SETTINGS[name]
-        value = None if setting.sensitive else config.kafka_value(name)
-        explicit = config.is_set(name)
-        source = ConfigSource.STATIC_BROKER_CONFIG if explicit else ConfigSource.DEFAULT_CONFIG
-        entries.append(
-            {
-                "name": name,
-                "value": value,
-                "read_only": setting.update_mode == "read-only",  # Kafka's dynamic update mode
-                "is_default": not explicit,
-                "config_source": source,
-                "is_sensitive": setting.sensitive,
-                "synonyms": [{"name": name, "value": value, "source": source}]
-                if request.include_synonyms
-                else [],
-                "config_type": setting.type,
-                "documentation": setting.doc if request.include_documentation else None,
-            }
-        )
-    return entries
+    if scope == CLUSTER_DEFAULT:
+        names = [name for name in names if name in broker.dynamic_configs.get(CLUSTER_DEFAULT)]
+    return [_broker_entry(broker, name, request, scope == CLUSTER_DEFAULT) for name in names]
 
 
 def config_denial(
@@ -139,12 +167,11 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
     if resource.resource_type == ResourceType.BROKER:
         # "" names the cluster-wide defaults; a broker answers only its own configs (with
         # --brokers each node for itself: admin clients send it to the broker named).
-        if resource.resource_name not in ("", str(ctx.node_id)):
-            return result | {
-                "error_code": ErrorCode.INVALID_REQUEST,
-                "error_message": f"broker id {resource.resource_name!r} is not {ctx.node_id}",
-            }
-        return result | {"configs": _broker_entries(config, keys, request)}
+        try:
+            check_scope(resource.resource_name, ctx.node_id)
+        except AlterError as exc:
+            return result | {"error_code": exc.code, "error_message": exc.message}
+        return result | {"configs": _broker_entries(ctx.broker, resource.resource_name, keys, request)}
     if resource.resource_type == ResourceType.GROUP:
         return result | {"configs": _group_entries(ctx, resource.resource_name, keys, request)}
     return result | {

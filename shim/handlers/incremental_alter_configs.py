@@ -1,9 +1,8 @@
 """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT topic configs,
 validated like CreateTopics configs, persisted by the topic store; SET / DELETE of a
-group's configs (the GROUP resource, Kafka 4: the share.* group configs here).
-
-Broker configs are static here (fixed at start-up), so altering them is
-refused; Kafka's dynamic broker configs are not supported.
+group's configs (the GROUP resource, Kafka 4: the share.* group configs here); dynamic
+broker configs, per broker and as the cluster default "" (shim.dynamic_configs: which may
+change while the broker runs, kept across restarts).
 """
 
 from __future__ import annotations
@@ -15,10 +14,12 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
+from kafka_shim.protocol.settings import BROKER_SETTINGS
 from kafka_shim.shim.authorizer import AclOperation
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import invalid_group_config
+from kafka_shim.shim.dynamic_configs import CLUSTER_DEFAULT, AlterError, check_change, check_scope
 from kafka_shim.shim.handlers.describe_configs import config_denial
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import (
@@ -35,6 +36,7 @@ __all__ = [
     "Alteration",
     "alter_resource",
     "altered",
+    "altered_broker",
     "duplicate_keys",
     "handle",
     "respond",
@@ -98,11 +100,10 @@ def alter_resource(
         return denied, None
     if resource.resource_type == ResourceType.GROUP:
         return _alter_group(ctx, resource.resource_name, alteration, validate_only)
+    if resource.resource_type == ResourceType.BROKER:
+        return _alter_broker(ctx, resource.resource_name, alteration, validate_only)
     if resource.resource_type != ResourceType.TOPIC:
-        kind = "broker configs are fixed at start-up (--config)"
-        if resource.resource_type != ResourceType.BROKER:
-            kind = f"resource type {resource.resource_type} is not supported"
-        return ErrorCode.INVALID_REQUEST, kind
+        return ErrorCode.INVALID_REQUEST, f"resource type {resource.resource_type} is not supported"
     topics = ctx.broker.topics
     topic = topics.get(resource.resource_name)
     if topic is None:
@@ -129,6 +130,51 @@ def _alter_group(
     if not validate_only:
         broker.set_group_configs(group_id, overrides)
     return ErrorCode.NONE, None
+
+
+def _alter_broker(
+    ctx: RequestContext, name: str, alteration: Alteration, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
+    """Dynamic broker configs of this broker (its id) or of the cluster default ("")."""
+    broker = ctx.broker
+    try:
+        check_scope(name, ctx.node_id)
+        scope = CLUSTER_DEFAULT if name == CLUSTER_DEFAULT else broker.dynamic_configs.own_scope
+        broker.set_broker_configs(scope, alteration(broker.dynamic_configs.get(scope)), validate_only)
+    except AlterError as exc:
+        return exc.code, exc.message
+    return ErrorCode.NONE, None
+
+
+def altered_broker(
+    overrides: dict[str, str], changes: list[Any], scope: str, config: BrokerConfig
+) -> dict[str, str]:
+    """A scope's dynamic broker configs after `changes`; AlterError for the first bad one.
+    APPEND and SUBTRACT work on the value in force (LIST configs only), as Kafka's do."""
+    result = dict(overrides)
+    for change in changes:
+        name, value = change.name, change.value
+        if change.config_operation == AlterConfigOp.DELETE:
+            result.pop(name, None)
+            continue
+        if change.config_operation in (AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
+            setting = BROKER_SETTINGS.get(name)
+            if setting is None or setting.type is not ConfigType.LIST or value is None:
+                raise AlterError(
+                    ErrorCode.INVALID_CONFIG, f"Config value append is not allowed for config {name}"
+                )
+            current = _list_items(result.get(name) or config.kafka_value(name) or "")
+            given = _list_items(value)
+            if change.config_operation == AlterConfigOp.APPEND:
+                value = ",".join(current + [item for item in given if item not in current])
+            else:
+                value = ",".join(item for item in current if item not in given)
+        elif change.config_operation != AlterConfigOp.SET:
+            raise AlterError(ErrorCode.INVALID_REQUEST, f"unknown config operation {change.config_operation}")
+        check_change(scope, name, value)
+        assert value is not None
+        result[name] = value
+    return result
 
 
 def altered_group(overrides: dict[str, str], changes: list[Any], broker: BrokerConfig) -> dict[str, str]:
@@ -163,10 +209,15 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[Err
         return ErrorCode.INVALID_REQUEST, duplicated
     broker_value = ctx.broker.config.known_value
     changes = list(resource.configs)
+    config = ctx.broker.config
     if resource.resource_type == ResourceType.GROUP:
-        config = ctx.broker.config
         return alter_resource(
             ctx, resource, lambda current: altered_group(current, changes, config), validate_only
+        )
+    if resource.resource_type == ResourceType.BROKER:
+        scope = resource.resource_name
+        return alter_resource(
+            ctx, resource, lambda current: altered_broker(current, changes, scope, config), validate_only
         )
     return alter_resource(
         ctx, resource, lambda current: altered(current, changes, broker_value), validate_only

@@ -171,7 +171,7 @@ def test_incremental_alter_configs_other_resources(broker: Harness) -> None:
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     )
     request = {
-        "resources": [{"resource_type": ResourceType.BROKER, "resource_name": "0", "configs": []}],
+        "resources": [{"resource_type": ResourceType.BROKER_LOGGER, "resource_name": "0", "configs": []}],
         "validate_only": False,
     }
     response = broker.call(incremental_alter_configs, 1, request)
