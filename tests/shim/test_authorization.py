@@ -5,6 +5,7 @@ nothing, where the row hides), the second must see no authorization error at all
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages import APIS_BY_MODULE
 from kafka_shim.shim.authorization import RULES, Check, Rule, Scope, UndeclaredCheck
+from kafka_shim.shim.authorization_doc import with_table
 from kafka_shim.shim.authorizer import (
     CLUSTER_NAME,
     AclBinding,
@@ -438,3 +440,9 @@ def test_a_handler_asking_for_an_undeclared_check_is_a_bug_not_an_answer() -> No
     assert ctx.authorize(AclOperation.READ, ResourceType.GROUP, GROUP)
     with pytest.raises(UndeclaredCheck, match="declares no WRITE on TOPIC"):
         ctx.authorize(AclOperation.WRITE, ResourceType.TOPIC, TOPIC)
+
+
+def test_the_documented_table_is_generated_from_the_rows() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "security.md"
+    text = page.read_text(encoding="utf-8")
+    assert text == with_table(text), "run: python -m kafka_shim.shim.authorization_doc"
