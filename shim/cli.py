@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RACK,...",
         help="the brokers' racks (broker.rack), given in turn to node 0, 1, ...: e.g. a,b,c",
     )
+    parser.add_argument(
+        "--console-actions",
+        action="store_true",
+        help="let the console reset an inactive group's offsets and delete records (default: read-only)",
+    )
     storage = parser.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir", type=Path, help=f"keep topics on disk here (default {default_data_dir()})"
@@ -233,6 +238,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         busy_poll_us=args.busy_poll_us,
         users=tuple(parse_user(text) for text in args.user),
         console_listener=None if args.console == "off" else args.console,
+        console_actions=args.console_actions,
         brokers=args.brokers,
         racks=tuple(r.strip() for r in (args.racks or "").split(",") if r.strip()),
         control_listener=args.control,

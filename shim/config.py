@@ -57,6 +57,8 @@ class BrokerConfig:
     # The command line serves it on 127.0.0.1:8080 unless told otherwise; an embedded broker
     # (the pytest fixture) only when asked.
     console_listener: str | None = None
+    # --console-actions: the console may reset an inactive group's offsets and delete records.
+    console_actions: bool = False
     # --brokers N: emulated brokers in this process, node ids node.id .. node.id+N-1, each
     # with the listeners, ports shifted by its position (shim.cluster); --racks their racks.
     brokers: int = 1

@@ -61,6 +61,8 @@ class LoginRequired:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
+        user, _ = _credentials(scope) or ("", "")
+        scope.setdefault("state", {})["principal"] = f"User:{user}"  # what actions are authorized as
         await self.app(scope, receive, send)
 
     async def _refusal(self, scope: Scope) -> Any:

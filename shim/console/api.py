@@ -38,6 +38,7 @@ def overview(broker: Broker) -> dict[str, Any]:
         "topics": len(cluster.topics),
         "partitions": sum(len(t.partitions) for t in cluster.topics),
         "groups": len(cluster.groups),
+        "actions": broker.config.console_actions,
     }
 
 

@@ -6,6 +6,7 @@ broker's state directly, between Kafka requests; it is read-only: nothing here c
 
 from __future__ import annotations
 
+import logging
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kafka_shim.shim import views
-from kafka_shim.shim.console import api
+from kafka_shim.shim.console import actions, api
 from kafka_shim.shim.console.access import LoginRequired, needs_login
 from kafka_shim.shim.metrics import BrokerCollector
 
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
 
 STATIC = resources.files("kafka_shim.shim.console") / "static"
+ANONYMOUS = "User:ANONYMOUS"  # the principal of a PLAINTEXT listener's clients, as in Kafka
+log = logging.getLogger("kafka_shim.console")
 
 
 def _int(request: Request, name: str, default: int | None = None) -> int | None:
@@ -72,6 +75,39 @@ def console_app(broker: Broker) -> Starlette:
             limit,
         )
 
+    async def act(request: Request) -> Response:
+        """A POST of JSON (so no cross-site form can make one) carrying out one action."""
+        if not broker.config.console_actions:
+            return JSONResponse({"error": "the console is read-only (start with --console-actions)"}, 403)
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return JSONResponse({"error": "actions take a JSON body (Content-Type: application/json)"}, 415)
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the body is not JSON"}, 400)
+        principal = getattr(request.state, "principal", ANONYMOUS)
+        host = request.client.host if request.client is not None else ""
+        params = request.path_params
+        try:
+            if "group_id" in params:
+                done = actions.reset_offset(
+                    broker,
+                    principal,
+                    host,
+                    params["group_id"],
+                    body.get("topic"),
+                    body.get("partition"),
+                    body.get("to"),
+                )
+            else:
+                done = actions.delete_records(
+                    broker, principal, host, params["name"], body.get("partition"), body.get("before", -1)
+                )
+        except actions.ActionRefused as refused:
+            return JSONResponse({"error": str(refused)}, refused.status)
+        log.info("console action by %s: %s", principal, done)
+        return JSONResponse(done)
+
     routes = [
         Route("/", lambda request: RedirectResponse("/console")),
         Route("/metrics", metrics),
@@ -85,6 +121,8 @@ def console_app(broker: Broker) -> Starlette:
             "/console/api/groups/{group_id}", json_of(lambda r: api.group(broker, r.path_params["group_id"]))
         ),
         Route("/console/api/transactions", json_of(lambda r: api.transactions(broker))),
+        Route("/console/api/groups/{group_id}/reset-offsets", act, methods=["POST"]),
+        Route("/console/api/topics/{name}/delete-records", act, methods=["POST"]),
         Route("/console/api/test-broker", json_of(lambda r: api.test_broker(broker))),
         Mount("/console/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]

@@ -17,7 +17,8 @@ __all__ = ["API", "handle"]
 NO_LOW_WATERMARK = -1
 
 
-def _delete(topic: Topic | None, requested: Any) -> dict[str, Any]:
+def delete_partition_records(topic: Topic | None, requested: Any) -> dict[str, Any]:
+    """One partition's part of a DeleteRecords answer (also the console's delete action)."""
     answer = {"partition_index": requested.partition_index, "low_watermark": NO_LOW_WATERMARK}
     log = topic.partition(requested.partition_index) if topic is not None else None
     if log is None:
@@ -51,7 +52,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": t.name,
                 "partitions": [
-                    _delete(topics.get(t.name), p) if t.name in deletable else _refused(p)
+                    delete_partition_records(topics.get(t.name), p) if t.name in deletable else _refused(p)
                     for p in t.partitions
                 ],
             }

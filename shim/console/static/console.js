@@ -4,6 +4,7 @@
 
 const view = document.getElementById("view");
 let format = "text";  // how record keys and values are shown: text, json or hex
+let actions = false;  // whether the broker lets the console change things (--console-actions)
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -21,6 +22,19 @@ function table(headers, rows, id) {
 const num = (value) => el("td", { class: "num" }, value === null || value === undefined ? "-" : value);
 const link = (href, text) => el("a", { href }, text);
 const time = (ms) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
+
+async function post(path, body) {
+  const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const answer = await response.json();
+  if (!response.ok) alert(answer.error || response.statusText);
+  refresh();
+}
+
+function action(label, run) {
+  const button = el("button", { type: "button" }, label);
+  button.addEventListener("click", run);
+  return button;
+}
 
 async function read(path) {
   const response = await fetch(path);
@@ -79,6 +93,11 @@ const views = {
         link(`#/records/${encodeURIComponent(name)}/${partition}?offset=${page.next_offset}`, "next page"),
         " · from an offset: add ?offset=N, from a time: ?timestamp=MS"),
       formats,
+      actions ? action("delete records before…", () => {
+        const before = prompt(`Delete the records of ${name}-${partition} before offset:`, String(page.high_watermark));
+        if (before !== null) post(`/console/api/topics/${encodeURIComponent(name)}/delete-records`,
+          { partition: Number(partition), before: Number(before) });
+      }) : "",
       table(["offset", "timestamp", "key", "value", "headers"], page.records.map((r) => [
         num(r.offset), time(r.timestamp), el("pre", {}, blob(r.key)), el("pre", {}, blob(r.value)),
         r.headers.map((h) => `${h.key}=${blob(h.value)}`).join(", "),
@@ -102,8 +121,13 @@ const views = {
         m.member_id, m.instance_id || "", m.client_id, m.client_host,
         m.assignment.map(([topic, p]) => `${topic}-${p}`).join(", ")]), "members"),
       el("h3", {}, "Committed offsets and lag"),
-      table(["topic", "partition", "committed", "log end", "lag"], g.offsets.map((o) => [
-        o.topic, num(o.partition), num(o.committed), num(o.log_end_offset), num(o.lag)]), "offsets"),
+      table(["topic", "partition", "committed", "log end", "lag", ""], g.offsets.map((o) => [
+        o.topic, num(o.partition), num(o.committed), num(o.log_end_offset), num(o.lag),
+        actions && g.group_type !== "share" ? action("reset", () => {
+          const to = prompt(`Reset ${g.group_id} on ${o.topic}-${o.partition} to (earliest, latest or an offset):`, "earliest");
+          if (to !== null) post(`/console/api/groups/${encodeURIComponent(g.group_id)}/reset-offsets`,
+            { topic: o.topic, partition: o.partition, to: /^\d+$/.test(to) ? Number(to) : to });
+        }) : ""]), "offsets"),
       el("h3", {}, "Timeline"),
       table(["time", "event", "member", "what"], g.timeline.slice().reverse().map((e) => [
         time(e.at_ms), el("td", { class: `kind-${e.kind}` }, e.kind), e.member_id,
@@ -136,6 +160,9 @@ async function refresh() {
   const render = views[name] || views.topics;
   try {
     const overview = await read("/console/api/overview");
+    actions = overview.actions;
+    document.getElementById("footer").textContent = "Live: refreshed every second from the broker's own state. " +
+      (actions ? "Actions are on (--console-actions)." : "Read-only.");
     document.getElementById("overview").textContent =
       `${overview.bootstrap} · ${overview.listeners.join(", ")} · node ${overview.node_id} · cluster ${overview.cluster_id} · ${overview.storage}`;
     view.replaceChildren(...(await render(...args)));

@@ -1,0 +1,90 @@
+"""What the console may change when the user enables it (`--console-actions`): reset an inactive
+group's committed offset of a partition, and delete a partition's records before an offset.
+Each goes the way the Kafka API would (the coordinator's commit, as an admin tool's OffsetCommit
+to an Empty group; DeleteRecords' own partition step), with the same authorization for the
+console's user: READ on the group and the topic, DELETE on the topic."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim import views
+from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.shim.handlers.delete_records import delete_partition_records
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
+INACTIVE = frozenset({"Empty", "Dead"})
+
+
+class ActionRefused(Exception):
+    """An action that may not be done: its HTTP status and Kafka's reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _allowed(
+    broker: Broker, principal: str, host: str, operation: AclOperation, kind: ResourceType, name: str
+) -> None:
+    authorizer = broker.authorizer
+    if authorizer is not None and not authorizer.authorize(principal, host, operation, kind, name):
+        raise ActionRefused(403, f"{principal} may not {operation.name} {kind.name} {name}")
+
+
+def _partition(broker: Broker, topic: str, partition: int) -> Any:
+    log = broker.topics.partition(topic, partition)
+    if log is None:
+        raise ActionRefused(404, f"no partition {topic}-{partition}")
+    return log
+
+
+def reset_offset(
+    broker: Broker, principal: str, host: str, group_id: str, topic: str, partition: int, to: str | int
+) -> dict[str, Any]:
+    """Commit `to` (an offset, "earliest" or "latest", kept within the log) for the group, as
+    kafka-consumer-groups.sh --reset-offsets does: only while the group has no members."""
+    _allowed(broker, principal, host, AclOperation.READ, ResourceType.GROUP, group_id)
+    _allowed(broker, principal, host, AclOperation.READ, ResourceType.TOPIC, topic)
+    log = _partition(broker, topic, partition)
+    shape = views.group_shape(broker, group_id)
+    if shape is not None and shape.state not in INACTIVE:
+        raise ActionRefused(
+            409, f"group {group_id} is {shape.state}: offsets are reset only while it has no members"
+        )
+    if to == "earliest":
+        offset = log.log_start_offset
+    elif to == "latest":
+        offset = log.high_watermark
+    elif isinstance(to, int) and not isinstance(to, bool):
+        offset = min(max(to, log.log_start_offset), log.high_watermark)
+    else:
+        raise ActionRefused(400, f"reset to {to!r}: an offset, earliest or latest")
+    tp = TopicPartition(topic, partition)
+    errors = broker.apply(
+        broker.groups.commit_offsets(CommitRequest(group_id, {tp: OffsetCommit(offset)}), broker.clock())
+    )
+    error = errors.get(tp, ErrorCode.NONE)
+    if error != ErrorCode.NONE:
+        raise ActionRefused(409, f"the commit was answered {ErrorCode(error).name}")
+    return {"group_id": group_id, "topic": topic, "partition": partition, "offset": offset}
+
+
+def delete_records(
+    broker: Broker, principal: str, host: str, topic: str, partition: int, before: int
+) -> dict[str, Any]:
+    """Delete the partition's records before offset `before` (-1: the high watermark), as
+    DeleteRecords does."""
+    _allowed(broker, principal, host, AclOperation.DELETE, ResourceType.TOPIC, topic)
+    _partition(broker, topic, partition)
+    answer = delete_partition_records(
+        broker.topics.get(topic), SimpleNamespace(partition_index=partition, offset=before)
+    )
+    if answer["error_code"] != ErrorCode.NONE:
+        raise ActionRefused(409, f"DeleteRecords answered {ErrorCode(answer['error_code']).name}")
+    return {"topic": topic, "partition": partition, "low_watermark": answer["low_watermark"]}

@@ -1,0 +1,104 @@
+"""The console's actions, on only with --console-actions: resetting an inactive group's offset
+(as kafka-consumer-groups.sh --reset-offsets: refused while the group has members) and deleting
+a partition's records (as DeleteRecords), each a JSON POST."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Producer
+
+from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.server import BrokerThread
+from tests.helpers import wait_until
+
+TOPIC, GROUP = "payments", "ledger"
+
+
+def start(actions: bool) -> BrokerThread:
+    thread = BrokerThread(
+        BrokerConfig(port=0, console_listener="127.0.0.1:0", console_actions=actions)
+    ).start()
+    wait_until(lambda: bool(thread.server.console_urls), "the console listening", deadline_s=30)
+    producer = Producer({"bootstrap.servers": thread.bootstrap})
+    for n in range(10):
+        producer.produce(TOPIC, str(n).encode(), partition=0)
+    assert producer.flush(10) == 0
+    return thread
+
+
+@pytest.fixture
+def broker() -> Iterator[BrokerThread]:
+    thread = start(actions=True)
+    yield thread
+    thread.stop()
+
+
+def post(
+    thread: BrokerThread, path: str, body: Any, content_type: str = "application/json"
+) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{thread.server.console_urls[0]}{path}", json.dumps(body).encode(), {"Content-Type": content_type}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def committed(thread: BrokerThread) -> dict[tuple[str, int], int]:
+    fetched = thread.call(lambda: thread.broker.groups.fetch_offsets(GROUP, None))
+    return {(tp.topic, tp.partition): c.offset for tp, c in fetched.items()}
+
+
+def test_reset_offsets_of_an_inactive_group_and_refused_while_it_has_members(broker: BrokerThread) -> None:
+    path = f"/console/api/groups/{GROUP}/reset-offsets"
+    assert post(broker, path, {"topic": TOPIC, "partition": 0, "to": "latest"}) == (
+        200,
+        {"group_id": GROUP, "topic": TOPIC, "partition": 0, "offset": 10},
+    )
+    assert post(broker, path, {"topic": TOPIC, "partition": 0, "to": 4})[0] == 200
+    assert committed(broker) == {(TOPIC, 0): 4}
+    assert post(broker, path, {"topic": TOPIC, "partition": 0, "to": 99})[1]["offset"] == 10  # within the log
+    member = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": GROUP, "enable.auto.commit": False})
+    member.subscribe([TOPIC])
+    try:
+        wait_until(
+            lambda: bool(member.poll(0.2) or member.assignment()),
+            "a member owning the partition",
+            deadline_s=30,
+        )
+        status, answer = post(broker, path, {"topic": TOPIC, "partition": 0, "to": "earliest"})
+        assert status == 409 and "only while it has no members" in answer["error"]
+    finally:
+        member.close()
+    assert post(broker, path, {"topic": TOPIC, "partition": 0, "to": "sometime"})[0] == 400
+
+
+def test_delete_records_moves_the_log_start(broker: BrokerThread) -> None:
+    status, answer = post(
+        broker, f"/console/api/topics/{TOPIC}/delete-records", {"partition": 0, "before": 6}
+    )
+    assert (status, answer["low_watermark"]) == (200, 6)
+    assert broker.call(lambda: broker.broker.topics.partition(TOPIC, 0).log_start_offset) == 6  # type: ignore[union-attr]
+
+
+def test_actions_are_off_unless_asked_and_take_only_json() -> None:
+    thread = start(actions=False)
+    try:
+        path = f"/console/api/topics/{TOPIC}/delete-records"
+        assert post(thread, path, {"partition": 0, "before": 5})[0] == 403
+    finally:
+        thread.stop()
+    thread = start(actions=True)
+    try:
+        path = f"/console/api/topics/{TOPIC}/delete-records"
+        assert post(thread, path, {"partition": 0, "before": 5}, "text/plain")[0] == 415
+    finally:
+        thread.stop()
