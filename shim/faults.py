@@ -42,7 +42,17 @@ from kafka_shim.protocol.schema import ALL, VersionRange
 log = logging.getLogger("kafka_shim.faults")
 
 ACTIONS = ("error", "delay", "no_answer", "close", "pause_fetch")
-MATCH_KEYS = ("api", "versions", "client_id", "principal", "group", "transactional_id", "topic", "partition")
+MATCH_KEYS = (
+    "api",
+    "versions",
+    "broker",
+    "client_id",
+    "principal",
+    "group",
+    "transactional_id",
+    "topic",
+    "partition",
+)
 _RULE_KEYS = frozenset({*MATCH_KEYS, "action", "error", "delay_ms", "times", "fraction", "seed", "where"})
 FIRINGS_KEPT = 1000
 FETCH_KEY = 1
@@ -87,6 +97,7 @@ class RequestView:
     principal: str
     body: Mapping[str, Any]
     topic_names: TopicNames = lambda topic_id: None
+    node_id: int = 0  # the (emulated) broker it came to
     _partitions: dict[str, set[int]] | None = None
 
     def groups(self) -> set[str]:
@@ -163,6 +174,7 @@ class Match:
 
     api_key: int | None = None
     versions: VersionRange = ALL
+    broker: int | None = None
     client_id: str | None = None
     principal: str | None = None
     group: str | None = None
@@ -178,9 +190,12 @@ class Match:
                 raise FaultSpecError(f"{key}: expected a string, got {value!r}")
             return value
 
-        partition = spec.get("partition")
-        if partition is not None and (not isinstance(partition, int) or isinstance(partition, bool)):
-            raise FaultSpecError(f"partition: expected an integer, got {partition!r}")
+        def integer(key: str) -> int | None:
+            value = spec.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise FaultSpecError(f"{key}: expected an integer, got {value!r}")
+            return value
+
         versions = spec.get("versions")
         try:
             version_range = ALL if versions is None else VersionRange.parse(str(versions))
@@ -189,18 +204,21 @@ class Match:
         return cls(
             api_key=None if spec.get("api") is None else api_key_of(spec["api"]),
             versions=version_range,
+            broker=integer("broker"),
             client_id=text("client_id"),
             principal=text("principal"),
             group=text("group"),
             transactional_id=text("transactional_id"),
             topic=text("topic"),
-            partition=partition,
+            partition=integer("partition"),
         )
 
     def matches(self, request: RequestView) -> bool:
         if self.api_key is not None and request.api_key != self.api_key:
             return False
         if request.api_version not in self.versions:
+            return False
+        if self.broker is not None and request.node_id != self.broker:
             return False
         if self.client_id is not None and request.client_id != self.client_id:
             return False
@@ -226,6 +244,7 @@ class Match:
         fields: dict[str, Any] = {
             "api": None if self.api_key is None else APIS[self.api_key].name,
             "versions": None if self.versions == ALL else _range_text(self.versions),
+            "broker": self.broker,
             "client_id": self.client_id,
             "principal": self.principal,
             "group": self.group,

@@ -36,6 +36,7 @@ class RecordedRequest:
     client_id: str | None
     principal: str
     peer: str
+    node_id: int  # the (emulated) broker it came to
     request: Any
     response: Any
     fault_rule: int | None  # the rule that answered instead of the handler, if one did
@@ -46,7 +47,13 @@ class RecordedRequest:
 
     def view(self, topic_names: TopicNames) -> RequestView:
         return RequestView(
-            self.api_key, self.api_version, self.client_id, self.principal, self.request, topic_names
+            self.api_key,
+            self.api_version,
+            self.client_id,
+            self.principal,
+            self.request,
+            topic_names,
+            self.node_id,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -58,6 +65,7 @@ class RecordedRequest:
             "client_id": self.client_id,
             "principal": self.principal,
             "peer": self.peer,
+            "broker": self.node_id,
             "fault_rule": self.fault_rule,
             "request": jsonable(self.request),
             "response": jsonable(self.response),

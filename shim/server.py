@@ -970,7 +970,9 @@ class Server:
         broker = self.broker
         firing = None
         if broker.faults.active:  # the only cost of fault injection while no rule is set
-            view = RequestView(api_key, api_version, client_id, ctx.principal, body, broker.topic_name)
+            view = RequestView(
+                api_key, api_version, client_id, ctx.principal, body, broker.topic_name, ctx.node_id
+            )
             firing = broker.faults.decide(view, broker.clock())
         try:
             if firing is None:
@@ -1008,6 +1010,7 @@ class Server:
                     client_id,
                     ctx.principal,
                     ctx.peer,
+                    ctx.node_id,
                     body,
                     result,
                     None if firing is None else firing.rule.id,

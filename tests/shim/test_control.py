@@ -262,3 +262,17 @@ def test_the_command_line_reads_the_test_broker_flags() -> None:
         50,
         Path("t.jsonl"),
     )
+
+
+def test_a_rule_and_a_query_can_name_one_of_several_brokers() -> None:
+    thread = BrokerThread(BrokerConfig(host="127.0.0.1", port=0, brokers=2, record_requests=10)).start()
+    try:
+        thread.add_fault(api="Metadata", broker=1, action="close")
+        with WireClient(thread.address(0)) as first, WireClient(thread.address(1)) as second:
+            assert first.request(METADATA, 9, {"topics": None}).brokers
+            second.send_raw(second.frame(METADATA, 9, {"topics": None}))
+            assert second.is_closed_by_peer()
+        assert [entry.node_id for entry in thread.requests(api="Metadata")] == [0]
+        assert thread.requests(api="Metadata", broker=1) == []
+    finally:
+        thread.stop()

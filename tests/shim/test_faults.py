@@ -33,7 +33,11 @@ FETCH_BY_ID = view(1, {"topics": [{"topic_id": TOPIC_ID, "partitions": [{"partit
 OFFSET_FETCH_V8 = view(9, {"groups": [{"group_id": "g2", "topics": None}]})
 FIND_TXN_COORDINATOR = view(10, {"key_type": 1, "coordinator_keys": ["tx"]}, 4)
 
+ON_BROKER_2 = RequestView(8, 8, "app", "User:ANONYMOUS", COMMIT.body, node_id=2)
+
 MATCHES = [
+    ({"broker": 2}, ON_BROKER_2, True),
+    ({"broker": 2}, COMMIT, False),
     ({"api": "OffsetCommit"}, COMMIT, True),
     ({"api": 8}, COMMIT, True),
     ({"api": "offsetcommit", "versions": "0-7"}, COMMIT, False),
