@@ -1,7 +1,7 @@
 """Fetch at Kafka's speed: broker CPU per MB fetched and MB/s, kafka-shim beside Tansu in the
 same run, and the physical floor (sendfile of the same bytes over loopback).
 
-    python -m bench.fetch_throughput [--messages 1000000] [--rounds 3] [--shim-tree DIR]
+    python -m bench.fetch_throughput [--messages 1000000] [--rounds 3] [--before-tree DIR]
 
 Each broker gets N records of 100 B (one partition, produced by librdkafka in large batches),
 then they are read back twice, from offset 0 to the end:
@@ -13,8 +13,8 @@ For each: MB/s (MB = 10^6 bytes of record values, as Kafka's consumer perf tool 
 there in MiB) and the broker's process CPU (user + system, /proc) per MB over the read. The
 floor serves the bytes the raw client received, from a file, with os.sendfile in 1 MiB
 requests, to the same client loop over loopback: its CPU per MB is the server thread's.
-`--shim-tree` runs the broker from another checkout (e.g. the commit before a change), the
-client and this script from this one. Only 127.0.0.1 is contacted.
+`--before-tree` also runs kafka-shim from another checkout (e.g. the commit before a change),
+as "before", in the same run. Only 127.0.0.1 is contacted.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from statistics import median
 from typing import Any
 
@@ -222,17 +222,29 @@ def floor(records: list[bytes]) -> tuple[float, float]:
 
 @contextmanager
 def shim_from(tree: str | None) -> Iterator[RunningBroker]:
-    before = os.environ.get("PYTHONPATH")
-    if tree is not None:
-        os.environ["PYTHONPATH"] = tree
+    """kafka-shim started from `tree` (another checkout), or from this one."""
+    # PYTHONSAFEPATH: `python -m` would otherwise put the working directory (this checkout)
+    # ahead of PYTHONPATH.
+    changed = {"PYTHONPATH": tree, "PYTHONSAFEPATH": "1"} if tree is not None else {}
+    saved = {name: os.environ.get(name) for name in changed}
+    os.environ.update(changed)
     try:
         broker = start_shim()
     finally:
-        if tree is not None:
-            if before is None:
-                del os.environ["PYTHONPATH"]
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
             else:
-                os.environ["PYTHONPATH"] = before
+                os.environ[name] = value
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+@contextmanager
+def tansu() -> Iterator[RunningBroker]:
+    broker = start_tansu()
     try:
         yield broker
     finally:
@@ -245,7 +257,7 @@ def main() -> None:
     )
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--shim-tree", help="run kafka-shim from this checkout (default: this one)")
+    parser.add_argument("--before-tree", help="also run kafka-shim from this checkout, as 'before'")
     args = parser.parse_args()
     count = args.messages
     megabytes = count * VALUE_BYTES / MB
@@ -253,48 +265,45 @@ def main() -> None:
     raw: dict[str, list[tuple[float, float]]] = {}
     real: dict[str, list[tuple[float, float]]] = {}
     floors: list[tuple[float, float]] = []
-    with shim_from(args.shim_tree) as shim:
-        brokers: list[RunningBroker] = [shim]
+    with ExitStack() as stack:
+        brokers = {"shim": stack.enter_context(shim_from(None))}
+        if args.before_tree:
+            brokers["before"] = stack.enter_context(shim_from(args.before_tree))
         try:
-            brokers.append(start_tansu())
+            brokers["tansu"] = stack.enter_context(tansu())
         except TargetUnavailable as exc:
             print(f"  tansu: unavailable ({str(exc).splitlines()[0]})")
-        try:
-            topics = {}
-            for broker in brokers:
-                topic = topics[broker.name] = f"bench-fetch-{uuid.uuid4().hex[:8]}"
-                create_topic(broker.bootstrap, topic, 1)
-                produce(broker, topic, count)
-            kept: list[bytes] = []  # the shim's record bytes, for the floor
-            for round_ in range(args.rounds):
-                for broker in brokers:
-                    keep = kept if broker.name == "shim" and round_ == 0 else None
-                    raw.setdefault(broker.name, []).append(raw_read(broker, topics[broker.name], count, keep))
-                    if broker.name == "shim":
-                        floors.append(floor(kept))
-                    topic = topics[broker.name]
-                    real.setdefault(broker.name, []).append(
-                        timed(broker, lambda: consume(broker, topic, count))  # noqa: B023
-                    )
-        finally:
-            for broker in brokers[1:]:
-                broker.stop()
-    for label, samples in (("raw Fetch client", raw), ("librdkafka consumer", real)):
+        topics = {label: f"bench-fetch-{uuid.uuid4().hex[:8]}" for label in brokers}
+        for label, broker in brokers.items():
+            create_topic(broker.bootstrap, topics[label], 1)
+            produce(broker, topics[label], count)
+        kept: list[bytes] = []  # the shim's record bytes, for the floor
+        for round_ in range(args.rounds):
+            for label, broker in brokers.items():
+                keep = kept if label == "shim" and round_ == 0 else None
+                raw.setdefault(label, []).append(raw_read(broker, topics[label], count, keep))
+                if label == "shim":
+                    floors.append(floor(kept))
+                topic = topics[label]
+                real.setdefault(label, []).append(
+                    timed(broker, lambda: consume(broker, topic, count))  # noqa: B023
+                )
+    for what, samples in (("raw Fetch client", raw), ("librdkafka consumer", real)):
         print_row(
-            f"{label}: MB/s",
-            {name: megabytes / median(wall for wall, _ in runs) for name, runs in samples.items()},
+            f"{what}: MB/s",
+            {label: megabytes / median(wall for wall, _ in runs) for label, runs in samples.items()},
             "MB/s",
             higher_is_better=True,
         )
         print_row(
-            f"{label}: broker CPU per MB",
-            {name: 1e6 * median(cpu for _, cpu in runs) / megabytes for name, runs in samples.items()},
+            f"{what}: broker CPU per MB",
+            {label: 1e6 * median(cpu for _, cpu in runs) / megabytes for label, runs in samples.items()},
             "us/MB",
             higher_is_better=False,
         )
     print(
-        f"{'floor (sendfile over loopback): MB/s':<40}{megabytes / median(w for w, _ in floors):>12,.1f}"
-        f"  CPU per MB {1000 * median(c for _, c in floors) / megabytes:.3f} ms/MB"
+        f"{'floor (sendfile over loopback)':<40}MB/s {megabytes / median(w for w, _ in floors):,.1f}"
+        f"  CPU {1e6 * median(c for _, c in floors) / megabytes:,.1f} us/MB"
     )
 
 

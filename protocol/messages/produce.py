@@ -5,14 +5,27 @@ Produce range starts above 0). v0-2 may carry magic 0/1 message sets, which the
 handler up-converts; v3+ carry record batches v2 only.
 v12 (KIP-890) is v11 on the wire: a transactional producer on transaction
 version 2 sends it, and the broker adds the partition to its transaction.
+v13 (KIP-516, Kafka 4.1) names each topic by its id instead of its name.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, RECORDS, STRING, Array, Field, Message, Struct
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.schema import (
+    INT16,
+    INT32,
+    INT64,
+    RECORDS,
+    STRING,
+    UUID,
+    Array,
+    Field,
+    Message,
+    Struct,
+)
 
 ProduceRequest = Message(
     "ProduceRequest",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field("transactional_id", STRING, "3+", nullable="3+", default=None),
@@ -21,7 +34,8 @@ ProduceRequest = Message(
         Field(
             "topic_data",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, "0-12", default=""),
+                Field("topic_id", UUID, "13+", default=ZERO_UUID),
                 Field(
                     "partition_data",
                     Array(
@@ -36,13 +50,14 @@ ProduceRequest = Message(
 
 ProduceResponse = Message(
     "ProduceResponse",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field(
             "responses",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, "0-12", default=""),
+                Field("topic_id", UUID, "13+", default=ZERO_UUID),
                 Field(
                     "partition_responses",
                     Array(

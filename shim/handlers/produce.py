@@ -244,10 +244,28 @@ def _append(
     }
 
 
+FIRST_TOPIC_ID_VERSION = 13  # KIP-516: topics named by id
+
+
+def _name(ctx: RequestContext, topic: Any) -> str | None:
+    """The topic's name; from v13 that of the topic with the id given (None: no such topic)."""
+    if ctx.api_version < FIRST_TOPIC_ID_VERSION:
+        return topic.name  # type: ignore[no-any-return]
+    found = ctx.broker.topics.get_by_id(topic.topic_id)
+    return None if found is None else found.name
+
+
+def _unknown_id(partitions: Any) -> list[dict[str, Any]]:
+    return [
+        {"index": p.index, "error_code": ErrorCode.UNKNOWN_TOPIC_ID, "base_offset": -1} for p in partitions
+    ]
+
+
 def _refuse_all(request: Any, code: ErrorCode) -> list[dict[str, Any]]:
     return [
         {
             "name": topic.name,
+            "topic_id": topic.topic_id,
             "partition_responses": [
                 {"index": p.index, "error_code": code, "base_offset": -1} for p in topic.partition_data
             ],
@@ -266,18 +284,19 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
         # Kafka refuses the whole request before looking at any topic.
         responses = _refuse_all(request, denial)
     else:
+        names = [_name(ctx, topic) for topic in request.topic_data]
         writable = ctx.authorized_names(
-            AclOperation.WRITE, ResourceType.TOPIC, (t.name for t in request.topic_data)
+            AclOperation.WRITE, ResourceType.TOPIC, (name for name in names if name is not None)
         )
         responses = [
             {
-                "name": topic.name,
-                "partition_responses": [
-                    _append(ctx, txn_id, topic.name, p.index, p.records, writable)
-                    for p in topic.partition_data
-                ],
+                "name": name or "",
+                "topic_id": topic.topic_id,
+                "partition_responses": _unknown_id(topic.partition_data)
+                if name is None
+                else [_append(ctx, txn_id, name, p.index, p.records, writable) for p in topic.partition_data],
             }
-            for topic in request.topic_data
+            for topic, name in zip(request.topic_data, names, strict=True)
         ]
     throttle_time_ms = throttle_produce(ctx, request)
     if request.acks == 0:

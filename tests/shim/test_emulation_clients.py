@@ -17,9 +17,9 @@ from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient
 
 TIMEOUT_MS = 10_000
-# What kafka-python infers: 4.1 reads as 4.0 until Produce v13 (KIP-516) is served here, the
-# version kafka-python tells 4.1 by (docs/emulation.md lists the versions not yet served).
-INFERRED = {"3.9": (3, 9), "4.0": (4, 0), "4.1": (4, 0), "4.2": (4, 2)}
+# What kafka-python infers (it tells 4.0 by ListOffsets v10, 4.1 by Produce v13, 4.2 by
+# ListOffsets v11); against 4.1 and 4.2 its producer then names topics by id (Produce v13).
+INFERRED = {"3.9": (3, 9), "4.0": (4, 0), "4.1": (4, 1), "4.2": (4, 2)}
 FETCH, PRODUCE = 1, 0
 
 

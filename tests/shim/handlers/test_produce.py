@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -40,6 +41,20 @@ def test_every_version_appends_and_answers_offsets(version: int) -> None:
     assert second.log_start_offset == (0 if version >= 5 else -1)
     assert second.log_append_time_ms == -1
     assert h.broker.topics.partition("t", 0).log_end_offset == 4  # type: ignore[union-attr]
+
+
+def test_v13_names_topics_by_id_and_answers_an_unknown_one_with_100() -> None:
+    h = Harness()
+    topic_id = h.broker.topics.create("t", 1).topic_id
+    request = produce_request(make_batch([b"a"]))
+    request["topic_data"] = [
+        {"topic_id": topic_id, "partition_data": [{"index": 0, "records": make_batch([b"a"])}]},
+        {"topic_id": uuid.uuid4(), "partition_data": [{"index": 0, "records": make_batch([b"b"])}]},
+    ]
+    known, unknown = h.call(produce, 13, request).responses
+    assert (known.topic_id, known.partition_responses[0].error_code) == (topic_id, ErrorCode.NONE)
+    assert unknown.partition_responses[0].error_code == ErrorCode.UNKNOWN_TOPIC_ID
+    assert h.broker.topics.partition("t", 0).log_end_offset == 1  # type: ignore[union-attr]
 
 
 def test_acks_zero_appends_without_a_response() -> None:
