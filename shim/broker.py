@@ -39,7 +39,7 @@ from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.served_versions import served_versions
-from kafka_shim.shim.share_partitions import SharePartitions
+from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -176,9 +176,7 @@ class Broker:
         self.client_quotas = ClientQuotaEnforcement(
             self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
         )
-        self.share_partitions = SharePartitions(
-            ShareStateLog(self.topics, config.share_state_topic_num_partitions), self.share_config_of
-        )
+        self.share_partitions = self._share_partitions()
         self.share_partitions.load()
         self.share_sessions = ShareSessions()
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
@@ -240,9 +238,19 @@ class Broker:
             self._load_transactions()
             complete_transactions(self, self.clock())
         elif name == SHARE_STATE_TOPIC:
-            self.share_partitions = SharePartitions(
-                ShareStateLog(self.topics, self.config.share_state_topic_num_partitions), self.share_config_of
-            )
+            self.share_partitions = self._share_partitions()
+
+    def _share_partitions(self) -> SharePartitions:
+        """The share partitions over __share_group_state; their lock deadlines are kept with
+        the groups' (the timer task expires them)."""
+        log = ShareStateLog(self.topics, self.config.share_state_topic_num_partitions)
+        return SharePartitions(log, self.share_config_of, self._set_deadline)
+
+    def _set_deadline(self, key: Hashable, at: int | None) -> None:
+        if at is None:
+            self._group_deadlines.cancel(key)
+        else:
+            self._group_deadlines.schedule(key, at)
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
@@ -430,6 +438,9 @@ class Broker:
             self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
 
     def _fire_group_deadline(self, key: Hashable, now: int) -> None:
+        if isinstance(key, ShareLockTimer):
+            self.share_partitions.expire(key.partition, now)
+            return
         if isinstance(key, ShareSessionTimer):
             self.apply(self.share_groups.on_timer(key, now))
             self.share_member_gone(key.group_id, key.member_id, now)
@@ -493,6 +504,8 @@ def _deadline_of(key: Hashable) -> tuple[str, str, str]:
     """(group id, kind, member id) of a group coordinator's deadline key ("" where it has none)."""
     if isinstance(key, ShareSessionTimer):
         return key.group_id, "session", key.member_id
+    if isinstance(key, ShareLockTimer):
+        return key.group_id, "record-lock", ""
     if isinstance(key, GroupTimer):
         return key.group_id, key.kind, key.member_id
     kind, group_id, member_id = cast(tuple[str, str, str], key)  # the KIP-848 coordinator's

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import iter_headers
@@ -28,6 +29,20 @@ from kafka_shim.storage.share_state_log import ShareStateLog
 READ_BYTES = 1 << 20  # how much of a log one acquisition looks at for new batches
 
 
+class ShareLockTimer(NamedTuple):
+    """When the earliest acquisition lock of a share partition expires."""
+
+    partition: SharePartitionKey
+
+    @property
+    def group_id(self) -> str:
+        return self.partition.group_id
+
+
+# Sets (at: ms) or cancels (None) a deadline of the broker's; the broker calls `expire` then.
+Schedule = Callable[[ShareLockTimer, int | None], None]
+
+
 @dataclass
 class Fetched:
     """What one partition answers a ShareFetch: its acquired ranges and the batches holding them."""
@@ -37,9 +52,12 @@ class Fetched:
 
 
 class SharePartitions:
-    def __init__(self, state_log: ShareStateLog, config_of: Callable[[str], ShareGroupConfig]) -> None:
+    def __init__(
+        self, state_log: ShareStateLog, config_of: Callable[[str], ShareGroupConfig], schedule: Schedule
+    ) -> None:
         self.state_log = state_log
         self.config_of = config_of
+        self.schedule = schedule
         self._partitions: dict[SharePartitionKey, SharePartition] = {}
         self._written: dict[SharePartitionKey, tuple[int, list[StateBatch]]] = {}
 
@@ -136,12 +154,21 @@ class SharePartitions:
         for key in present:
             del self._partitions[key]
             self._written.pop(key, None)
+            self.schedule(ShareLockTimer(key), None)
+
+    def expire(self, key: SharePartitionKey, now: int) -> None:
+        """Its earliest lock's deadline passed: the expired locks return their records."""
+        if key in self._partitions:
+            self._partitions[key].release_expired(self.config_of(key.group_id).limits, now)
+            self.write([key], now)
 
     def write(self, keys: Sequence[SharePartitionKey], now: int) -> None:
-        """A ShareSnapshot of each share partition whose persisted state changed."""
+        """A ShareSnapshot of each share partition whose persisted state changed; and the
+        deadline of its earliest lock, which every change may move."""
         records = []
         for key in keys:
             partition = self._partitions[key]
+            self.schedule(ShareLockTimer(key), partition.next_lock_deadline())
             state = (partition.start_offset, partition.state_batches())
             if self._written.get(key) == state:
                 continue

@@ -374,3 +374,25 @@ def test_a_share_group_id_is_not_a_classic_or_consumer_group() -> None:
         "topic_partitions": [],
     }
     assert h.call(consumer_group_heartbeat, 1, beat).error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+def test_the_timer_task_expires_locks_nobody_asks_about() -> None:
+    h = harness()
+    h.broker.group_configs[GROUP]["share.record.lock.duration.ms"] = "1000"
+    h.broker.group_configs[GROUP]["share.delivery.count.limit"] = "2"
+    join(h, "m1")
+    produce(h, b"a")
+    acquired(fetch(h, "m1", 0))
+    h.broker.share_partitions.acknowledge(
+        next(k for k, _ in h.broker.share_partitions.of_group(GROUP)),
+        "m1",
+        h.broker.topics.get("t").partitions[0],  # type: ignore[union-attr]
+        [(0, 0, [RELEASE])],
+        h.clock.now,
+    )
+    acquired(fetch(h, "m1", 1))  # its second delivery, the last one
+    assert h.broker.watch_deadlines() == h.clock.now + 1000
+    h.clock.now += 1000
+    h.broker.tick(h.clock.now)  # nobody fetches: the timer archives it
+    (partition,) = [p for _, p in h.broker.share_partitions.of_group(GROUP)]
+    assert (partition.start_offset, partition.records) == (1, {})
