@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import itertools
+import logging
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim import views
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
@@ -29,7 +31,7 @@ from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSessionTimer
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.coordinator.timers import Deadlines
-from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.coordinator.types import GroupTimer, JoinResult, SyncResult
 from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
 from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
@@ -45,7 +47,7 @@ from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
-from kafka_shim.storage.errors import StorageStartupError
+from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.memory_compaction import clean_user_topics
@@ -63,6 +65,12 @@ GROUP_SHAPING_APIS = frozenset(
     {"JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"}
 )
 JOURNALED_APIS = GROUP_SHAPING_APIS | {"Heartbeat", "OffsetCommit"}
+
+log = logging.getLogger(__name__)
+
+# A deadline whose records could not be written is retried after this, as Kafka's
+# CoordinatorTimer retries an operation scheduled with retry (its default backoff).
+COORDINATOR_RETRY_BACKOFF_MS = 500
 
 
 def new_cluster_id() -> str:
@@ -322,9 +330,16 @@ class Broker:
     def apply(self, outcome: Outcome[T] | Result[T]) -> T:
         """Carry out a group coordinator call's outcome: its records are appended (under the
         fsync policy) before any answer goes out, its deadlines are set or cancelled, and
-        waiting requests get their replies. Returns the call's own answer."""
+        waiting requests get their replies. Returns the call's own answer.
+
+        When the append fails (a full disk): StorageError with the code Kafka's coordinator
+        answers for it (`coordinator_error`), after the coordinator was put back as it was
+        before the call and the requests this outcome would have answered were told."""
         if outcome.records:
-            self.offsets_log.append(outcome.records, self.clock())
+            try:
+                self.offsets_log.append(outcome.records, self.clock())
+            except StorageError as exc:
+                raise self._not_written(outcome, exc) from exc
         for key, at in outcome.timers:
             if at is None:
                 self._group_deadlines.cancel(key)
@@ -338,6 +353,45 @@ class Broker:
         elif outcome.downgraded is not None:  # its last consumer-protocol member left
             self.apply(self.groups.adopt_group(outcome.downgraded, self.clock()))
         return outcome.response
+
+    def _not_written(self, outcome: Outcome[T] | Result[T], exc: StorageError) -> StorageError:
+        code = coordinator_error(exc.code)
+        undo = outcome.undo if isinstance(outcome, Outcome) else None
+        if undo is not None:
+            undo()
+        else:  # a KIP-848 consumer group's call: its memory is not rolled back (docs/storage.md)
+            log.error("__consumer_offsets write failed; a consumer group's state is ahead of the log")
+        if isinstance(outcome, Outcome):
+            for waiter, answer in outcome.replies:
+                waiting = self._waiting.pop(waiter, None)
+                if waiting is not None:
+                    waiting[0](refusal(answer, code))
+        log.warning("__consumer_offsets write failed, answered %s: %s", code.name, exc.message)
+        return StorageError(code, f"the group's records were not written: {exc.message}")
+
+    def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
+        """`apply`, or the call's answer made by `refuse` from the coordinator's error when its
+        records could not be written (the coordinator was put back)."""
+        try:
+            return self.apply(outcome)
+        except StorageError as exc:
+            return refuse(exc.code)
+
+    def start_waiting(
+        self,
+        call: Callable[[Waiter], Outcome[None]],
+        respond: Callable[[T], None],
+        refuse: Callable[[ErrorCode], T],
+    ) -> None:
+        """Run a coordinator call whose answer comes to `respond`, now or later (JoinGroup,
+        SyncGroup); one whose records could not be written is answered `refuse(code)` now, and
+        `refuse(NOT_COORDINATOR)` if its group is unloaded while it waits."""
+        waiter = self.waiter(respond, refuse(ErrorCode.NOT_COORDINATOR))
+        try:
+            self.apply(call(waiter))
+        except StorageError as exc:
+            self._waiting.pop(waiter, None)
+            respond(refuse(exc.code))
 
     def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
         """A consumer-protocol member joins a classic group with members: the group becomes a
@@ -379,10 +433,15 @@ class Broker:
         return transactions is not None and transactions < at
 
     def tick(self, now: int) -> None:
-        """Fire every coordinator's due deadlines; transactions they ended get their markers."""
+        """Fire every coordinator's due deadlines; transactions they ended get their markers.
+        A deadline whose records cannot be written (a full disk) fires again
+        COORDINATOR_RETRY_BACKOFF_MS later; the broker goes on serving meanwhile."""
         self._group_deadlines.fire_due(now, self._group_deadline_passed)
-        self.transactions.tick(now)
-        complete_transactions(self, now)
+        try:
+            self.transactions.tick(now)
+            complete_transactions(self, now)
+        except StorageError as exc:
+            log.error("transaction deadlines at %d: %s", now, exc.message)
         if self._memory_check_at is not None and now >= self._memory_check_at:
             clean_user_topics(self.topics, now)
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
@@ -433,7 +492,10 @@ class Broker:
         group_id, kind, member_id = _deadline_of(key)
         if group_id:  # the group's journal names the deadline as the cause of what follows
             self.group_journal.deadline(group_id, kind, member_id)
-        self._fire_group_deadline(key, now)
+        try:
+            self._fire_group_deadline(key, now)
+        except StorageError:
+            self._group_deadlines.schedule(key, now + COORDINATOR_RETRY_BACKOFF_MS)
         if group_id:
             self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
 
@@ -536,6 +598,31 @@ class StoreTopics:
         return [topic.name for topic in self._store]
 
 
+def coordinator_error(code: ErrorCode) -> ErrorCode:
+    """The error a coordinator answers when its records could not be appended: Kafka's
+    GroupCoordinatorService / CoordinatorRuntime (and the older GroupMetadataManager and
+    TransactionStateManager) map KafkaStorageException and NotLeaderOrFollower to
+    NOT_COORDINATOR, UnknownTopicOrPartition and NotEnoughReplicas to
+    COORDINATOR_NOT_AVAILABLE, record-too-large to UNKNOWN_SERVER_ERROR."""
+    if code in (ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.NOT_LEADER_OR_FOLLOWER):
+        return ErrorCode.NOT_COORDINATOR
+    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+    return code
+
+
+def refusal(answer: object, code: ErrorCode) -> object:
+    """The error answer, in the reply's own type, for a request waiting on an outcome that
+    was not carried out."""
+    if isinstance(answer, JoinResult):
+        return JoinResult(code, answer.member_id)
+    if isinstance(answer, SyncResult):
+        return SyncResult(code)
+    raise TypeError(f"no refusal for a {type(answer).__name__}")
+
+
 def transaction_config(config: BrokerConfig) -> TransactionConfig:
     return TransactionConfig(
         max_timeout_ms=config.transaction_max_timeout_ms,
@@ -550,6 +637,9 @@ def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:
         fsync=FsyncPolicy(config.fsync),
         fsync_interval_ms=config.log_flush_interval_ms,
         retention_check_interval_ms=config.log_retention_check_interval_ms,
+        cleaner_dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+        producer_id_expiration_ms=config.producer_id_expiration_ms,
+        producer_id_expiration_check_interval_ms=config.producer_id_expiration_check_interval_ms,
         truncate_corrupt=config.truncate_corrupt,
         clock=clock,
     )

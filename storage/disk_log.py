@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 from bisect import bisect_right
 from collections.abc import Iterator
 from itertools import chain, pairwise
@@ -35,7 +34,7 @@ from kafka_shim.storage.log import AppendHook, PartitionLog, SegmentSpan, Timest
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.scan import Damage
-from kafka_shim.storage.segment import LOG_SUFFIX, Segment, file_stem
+from kafka_shim.storage.segment import LOG_SUFFIX, Segment, SegmentMark, file_stem
 from kafka_shim.storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
 from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex, overlapping
 
@@ -69,7 +68,6 @@ class DiskLog(PartitionLog):
         self.options = options
         self._segments = segments
         self._start = max(start_offset, segments[0].base_offset)
-        self._lock = threading.RLock()
         self._dirty = False
         self._closed = False
         # segment.ms counts from the broker's clock at the active segment's
@@ -220,19 +218,52 @@ class DiskLog(PartitionLog):
 
     def _write(self, batches: RecordBatches) -> None:
         with self._lock:
-            self._check_open()
-            now = self.options.clock()
-            active = self._segments[-1]
-            if self._should_roll(active, len(batches.data), now):
+            self._append(batches)
+
+    def _append(self, batches: RecordBatches) -> tuple[Segment, SegmentMark]:
+        """All of `batches` or nothing: StorageError(KAFKA_STORAGE_ERROR) for a full or broken
+        disk, the log as it was (a batch written but not fsynced under `always` is cut off).
+        Returns the segment written and where it ended before, to undo the write."""
+        self._check_open()
+        now = self.options.clock()
+        active = self._segments[-1]
+        if self._should_roll(active, len(batches.data), now):
+            try:
                 self._roll()
-                active = self._segments[-1]
-            if self._active_since is None:
-                self._active_since = now
-            active.append(batches)
-            if self.options.fsync is FsyncPolicy.ALWAYS:
+            except OSError as exc:
+                raise StorageError(
+                    ErrorCode.KAFKA_STORAGE_ERROR, f"cannot roll {self.directory.name}: {exc}"
+                ) from exc
+            active = self._segments[-1]
+        mark = active.mark()
+        active.append(batches)
+        if self.options.fsync is FsyncPolicy.ALWAYS:
+            try:
                 active.flush()
-            else:
-                self._dirty = True
+            except OSError as exc:
+                active.rewind(mark)
+                raise StorageError(
+                    ErrorCode.KAFKA_STORAGE_ERROR, f"cannot fsync {active.log_path}: {exc}"
+                ) from exc
+        else:
+            self._dirty = True
+        if self._active_since is None:
+            self._active_since = now
+        return active, mark
+
+    def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
+        with self._lock:
+            active, mark = self._append(batch)
+            if aborted is None:
+                return
+            try:
+                active.txn_index.append(aborted)
+            except OSError as exc:
+                # A marker without its aborted range would show aborted records as committed.
+                active.rewind(mark)
+                raise StorageError(
+                    ErrorCode.KAFKA_STORAGE_ERROR, f"cannot index the abort in {active.log_path}: {exc}"
+                ) from exc
 
     def _should_roll(self, active: Segment, incoming: int, now: int) -> bool:
         if active.size == 0:
@@ -242,15 +273,20 @@ class DiskLog(PartitionLog):
         return self._active_since is not None and now - self._active_since >= self.config.segment_ms
 
     def _roll(self) -> None:
-        self._active_since = None
-        self.active.seal()
-        self._segments.append(
-            Segment.create(self.directory, self.log_end_offset, self.config.index_interval_bytes)
-        )
-        fsync_directory(self.directory)
+        """OSError (a full disk) leaves the active segment active and no new one behind."""
         # A restart replays from here at most: a transaction open in an older segment
         # stays open without reading that segment again.
         self._write_producer_snapshot()
+        fresh = Segment(self.directory, self.log_end_offset, self.config.index_interval_bytes)
+        try:
+            fresh = Segment.create(self.directory, self.log_end_offset, self.config.index_interval_bytes)
+            fsync_directory(self.directory)
+            self.active.seal()
+        except OSError:
+            fresh.delete()
+            raise
+        self._segments.append(fresh)
+        self._active_since = None
 
     def _epochs_changed(self) -> None:
         lines = [f"{epoch} {start}" for epoch, start in self.epoch_starts]
@@ -259,10 +295,6 @@ class DiskLog(PartitionLog):
     def _write_producer_snapshot(self) -> None:
         snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
         write_atomically(self.directory, PRODUCER_SNAPSHOT_FILE, json.dumps(snapshot))
-
-    def _index_aborted(self, entry: AbortedTxn) -> None:
-        with self._lock:
-            self.active.txn_index.append(entry)
 
     def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         with self._lock:
@@ -336,8 +368,14 @@ class DiskLog(PartitionLog):
             self._check_open()
             target = self.records_deletion_target(offset)
             if target > self._start:
+                try:
+                    _write_start(self.directory, target)
+                except OSError as exc:
+                    raise StorageError(
+                        ErrorCode.KAFKA_STORAGE_ERROR,
+                        f"cannot move the start of {self.directory.name}: {exc}",
+                    ) from exc
                 self._start = target
-                _write_start(self.directory, target)
                 self._delete_leading(self._below_start())
             return self._start
 
@@ -375,6 +413,13 @@ class DiskLog(PartitionLog):
                     excess -= segment.size
                     count += 1
             return self._delete_leading(count)
+
+    def expire_producers(self, now_ms: int | None = None) -> int:
+        """producer.id.expiration.ms: forget idle producers (see ProducerStates.expire);
+        returns how many went. A snapshot written later no longer holds them."""
+        now = self.options.clock() if now_ms is None else now_ms
+        with self._lock:
+            return len(self.producers.expire(now, self.options.producer_id_expiration_ms))
 
     def _delete_leading(self, count: int) -> int:
         count = min(count, len(self._segments) - 1)
@@ -478,15 +523,23 @@ class DiskLog(PartitionLog):
         finally:
             os.close(fd)
 
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Whether the log closed cleanly: False when its last segment or producer snapshot
+        could not be written (a full disk), so the next start verifies it as after a crash."""
         with self._lock:
             if self._closed:
-                return
-            self.active.seal()
-            self._write_producer_snapshot()
+                return True
+            clean = True
+            try:
+                self.active.seal()
+                self._write_producer_snapshot()
+            except OSError as exc:
+                log.error("cannot close %s cleanly: %s", self.directory, exc)
+                clean = False
             for segment in self._segments:
                 segment.close()
             self._closed = True
+            return clean
 
     def delete(self) -> None:
         with self._lock:

@@ -122,11 +122,15 @@ class DiskStore:
         self._housekeeper.flush_all()
 
     def close(self) -> None:
-        """Stop housekeeping, flush and close every log, mark the shutdown clean."""
+        """Stop housekeeping, flush and close every log, mark the shutdown clean (unless a log
+        could not be written: the next start then recovers as after a crash)."""
         self._housekeeper.stop()
-        for disk_log in self.logs():
-            disk_log.close()
-        self.data_dir.mark_clean()
+        clean = [disk_log.close() for disk_log in self.logs()]
+        if all(clean):
+            try:
+                self.data_dir.mark_clean()
+            except OSError as exc:
+                log.error("cannot mark %s as shut down cleanly: %s", self.data_dir.path, exc)
         self.data_dir.unlock()
 
 

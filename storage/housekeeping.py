@@ -1,5 +1,6 @@
 """The background thread of a disk store: interval fsyncs, retention and
-compaction (every log.retention.check.interval.ms).
+compaction (every log.retention.check.interval.ms), producer expiry (every
+producer.id.expiration.check.interval.ms).
 
 Storage has no event loop (only the server imports Trio), so periodic work
 runs on one daemon thread; each log's own lock serialises it with appends.
@@ -37,21 +38,37 @@ class Housekeeper:
     def _run(self) -> None:
         options = self._options
         flushing = options.fsync is FsyncPolicy.INTERVAL
-        tick_s = (options.fsync_interval_ms if flushing else options.retention_check_interval_ms) / 1000
+        periods = [options.retention_check_interval_ms, options.producer_id_expiration_check_interval_ms]
+        tick_s = min([*periods, options.fsync_interval_ms] if flushing else periods) / 1000
         next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
+        next_expiry = time.monotonic() + options.producer_id_expiration_check_interval_ms / 1000
         while not self._stop.wait(tick_s):
-            try:
-                if flushing:
-                    self.flush_all()
-                if time.monotonic() >= next_retention:
-                    next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
-                    for disk_log in self._logs():
-                        disk_log.apply_retention()
-                        if disk_log.config.compacts:
-                            clean(disk_log, options.clock())
-            except Exception:  # keep housekeeping alive; the next pass retries
-                log.exception("storage housekeeping failed")
+            if flushing:
+                self.flush_all()
+            if time.monotonic() >= next_retention:
+                next_retention = time.monotonic() + options.retention_check_interval_ms / 1000
+                for disk_log in self._logs():
+                    self._each(disk_log, self._retain)
+            if time.monotonic() >= next_expiry:
+                next_expiry = time.monotonic() + options.producer_id_expiration_check_interval_ms / 1000
+                for disk_log in self._logs():
+                    self._each(disk_log, DiskLog.expire_producers)
+
+    def _retain(self, disk_log: DiskLog) -> None:
+        disk_log.apply_retention()
+        if disk_log.config.compacts:
+            clean(disk_log, self._options.clock())
+
+    @staticmethod
+    def _each(disk_log: DiskLog, work: Callable[[DiskLog], object]) -> None:
+        """One log's work; a failure (a full disk) is logged and retried at the next pass,
+        the other logs' work goes on."""
+        try:
+            work(disk_log)
+        except Exception as exc:
+            log.error("storage housekeeping of %s failed: %r", disk_log.directory.name, exc)
+            log.debug("traceback", exc_info=True)
 
     def flush_all(self) -> None:
         for disk_log in self._logs():
-            disk_log.flush()
+            self._each(disk_log, DiskLog.flush)

@@ -13,6 +13,7 @@ Unlike Kafka the files are not preallocated; they grow by appends.
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from array import array
@@ -20,6 +21,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+
+from kafka_shim.storage import faults
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,26 @@ class SparseIndex:
         return (self.keys[at], self.values[at]) if at >= 0 else None
 
     def append(self, key: int, value: int) -> None:
-        self.keys.append(key)
-        self.values.append(value)
+        """To the file, then to memory: OSError leaves both as they were (a torn entry cut off)."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._fd, self._entry(key, value))
+        try:
+            faults.check("index")
+            written = os.write(self._fd, self._entry(key, value))
+            if written != self.layout.entry_size:
+                raise OSError(errno.ENOSPC, f"short write to {self.path}")
+        except OSError:
+            self.truncate(len(self.keys))
+            raise
+        self.keys.append(key)
+        self.values.append(value)
+
+    def truncate(self, count: int) -> None:
+        """Keep the first `count` entries only, in memory and in the file."""
+        del self.keys[count:]
+        del self.values[count:]
+        if self.path.exists():
+            os.truncate(self.path, count * self.layout.entry_size)
 
     def _entry(self, key: int, value: int) -> bytes:
         return struct.pack(self.layout.struct_format, key, value)
@@ -100,6 +118,7 @@ class SparseIndex:
 
     def flush(self) -> None:
         if self._fd is not None:
+            faults.check("fsync")
             os.fsync(self._fd)
 
     def close(self) -> None:

@@ -4,12 +4,13 @@ Batches are stored exactly as produced except for `baseOffset`, which the log
 assigns. `append` and `write_txn_marker` are templates shared by every implementation
 (idempotence and transaction checks, offset assignment, the append hook); an
 implementation provides `_write`, the reads and where aborted transactions are
-kept (`_index_aborted`, `aborted_ranges`). The two implementations are the in-memory
+kept (`_write_marker`, `aborted_ranges`). The two implementations are the in-memory
 `storage.memory.MemoryLog` and the durable segment log `storage.disk_log.DiskLog`.
 """
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -74,6 +75,12 @@ class PartitionLog(ABC):
         # Kafka's leader-epoch cache: (epoch, first offset written in it), epochs ascending.
         # Appended batches are stamped with the last one.
         self.epoch_starts: list[tuple[int, int]] = [(LEADER_EPOCH, 0)]
+        # The one owner of this partition's storage state: its batches AND its producer
+        # state change only under this lock, taken by the request path (append, markers)
+        # and by the housekeeping thread (roll, snapshot, retention, the cleaner's swap,
+        # producer expiry), so a snapshot never sees a batch without its producer entry.
+        # Reentrant: an append's roll snapshots under the same lock.
+        self._lock = threading.RLock()
 
     # -- the contract -------------------------------------------------------
 
@@ -117,8 +124,9 @@ class PartitionLog(ABC):
         """Store batches whose offsets are already assigned."""
 
     @abstractmethod
-    def _index_aborted(self, entry: AbortedTxn) -> None:
-        """Keep an aborted transaction whose ABORT marker was just written."""
+    def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
+        """Store a marker batch (offset assigned) and keep the transaction it aborts, if
+        any: both or neither."""
 
     @abstractmethod
     def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
@@ -145,8 +153,9 @@ class PartitionLog(ABC):
     def flush(self) -> None:  # noqa: B027
         """Make everything appended so far durable against power loss."""
 
-    def close(self) -> None:  # noqa: B027
-        """Release files; the log is not used afterwards."""
+    def close(self) -> bool:
+        """Release files; the log is not used afterwards. Whether everything was written."""
+        return True
 
     def delete(self) -> None:  # noqa: B027
         """The topic was deleted: close and remove whatever the log holds."""
@@ -221,6 +230,7 @@ class PartitionLog(ABC):
         return data[:end]
 
     def append(self, batches: RecordBatches) -> AppendResult:
+        """StorageError(KAFKA_STORAGE_ERROR) when the write fails: nothing of it stays."""
         first = batches.headers[0]
         idempotent = first.has_producer_id
         if idempotent:
@@ -232,13 +242,15 @@ class PartitionLog(ABC):
                 # Kafka requires one batch per partition from v3 producers; for
                 # idempotent ones the sequence bookkeeping depends on it.
                 raise StorageError(ErrorCode.INVALID_RECORD, "an idempotent produce holds one batch")
-            earlier = self.producers.check(first)
-            if earlier is not None:
-                return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
-        placed = batches.with_base_offset(self.log_end_offset, self.leader_epoch)
-        self._write(placed)
-        if idempotent:
-            self.producers.record(placed.first)
+        with self._lock:
+            if idempotent:
+                earlier = self.producers.check(first)
+                if earlier is not None:
+                    return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
+            placed = batches.with_base_offset(self.log_end_offset, self.leader_epoch)
+            self._write(placed)
+            if idempotent:
+                self.producers.record(placed.first)
         self._on_append(self)
         return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
@@ -249,22 +261,21 @@ class PartitionLog(ABC):
         here (an abort keeps its range for Fetch); returns the marker's offset.
         StorageError(INVALID_PRODUCER_EPOCH) for an epoch older than the partition's,
         (TRANSACTION_COORDINATOR_FENCED) for a coordinator epoch older than the last marker's."""
-        self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        offset = self.log_end_offset
-        marker = EndTxnMarker(commit, coordinator_epoch)
-        batch = build_marker_batch(
-            marker,
-            offset=offset,
-            producer_id=producer_id,
-            producer_epoch=producer_epoch,
-            timestamp_ms=timestamp_ms,
-            partition_leader_epoch=self.leader_epoch,
-        )
-        self._write(batch)
-        completed = self.producers.record_marker(producer_id, producer_epoch, marker, offset, timestamp_ms)
-        if completed is not None and completed.aborted:
-            stable = self.producers.stable_after(offset)
-            self._index_aborted(AbortedTxn(producer_id, completed.first_offset, offset, stable))
+        with self._lock:
+            self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            offset = self.log_end_offset
+            marker = EndTxnMarker(commit, coordinator_epoch)
+            batch = build_marker_batch(
+                marker,
+                offset=offset,
+                producer_id=producer_id,
+                producer_epoch=producer_epoch,
+                timestamp_ms=timestamp_ms,
+                partition_leader_epoch=self.leader_epoch,
+            )
+            # Written (with the aborted range it closes) before the producer state changes.
+            self._write_marker(batch, None if commit else self.producers.aborted_by(producer_id, offset))
+            self.producers.record_marker(producer_id, producer_epoch, marker, offset, timestamp_ms)
         self._on_append(self)
         return offset
 

@@ -133,8 +133,10 @@ class MemoryLog(PartitionLog):
             pass
         return bisect_left(self._base_offsets, clean_below)
 
-    def _index_aborted(self, entry: AbortedTxn) -> None:
-        self._aborted.append(entry)
+    def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
+        self._write(batch)
+        if aborted is not None:
+            self._aborted.append(aborted)
 
     def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         first = bisect_left(self._aborted, start_offset, key=lambda e: e.last_offset)

@@ -203,6 +203,29 @@ class ProducerStates:
             return None
         return CompletedTxn(producer_id, first, offset, not marker.commit)
 
+    def expire(self, now_ms: int, expiration_ms: int) -> list[int]:
+        """Forget producers whose last batch or marker is `expiration_ms` old and that have no
+        transaction open here (Kafka's producer.id.expiration.ms, judged as Kafka judges it by
+        the batch's max timestamp); their retried batches are then new to this partition.
+        Returns the producer ids forgotten."""
+        expired = [
+            producer_id
+            for producer_id, entry in self._entries.items()
+            if entry.txn_first_offset is None and now_ms - entry.last_timestamp >= expiration_ms
+        ]
+        for producer_id in expired:
+            del self._entries[producer_id]
+        return expired
+
+    def aborted_by(self, producer_id: int, offset: int) -> AbortedTxn | None:
+        """The aborted range an ABORT marker of the producer at `offset` (the log's end) closes,
+        None if it has no transaction open here; nothing changes (`record_marker` does that)."""
+        entry = self._entries.get(producer_id)
+        if entry is None or entry.txn_first_offset is None:
+            return None
+        others = [first for other, first in self._ongoing.items() if other != producer_id]
+        return AbortedTxn(producer_id, entry.txn_first_offset, offset, min(others, default=offset + 1))
+
     def stable_after(self, offset: int) -> int:
         """The last stable offset once a marker at `offset` (the log's last) is written."""
         unstable = self.first_unstable_offset

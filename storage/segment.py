@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_shim.protocol.control_records import EndTxnMarker, read_marker
 from kafka_shim.protocol.errors import ErrorCode
@@ -28,6 +29,7 @@ from kafka_shim.protocol.records import (
     RecordsError,
     read_header,
 )
+from kafka_shim.storage import faults
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
 from kafka_shim.storage.log import TimestampOffset
@@ -41,6 +43,16 @@ TIME_INDEX_SUFFIX = ".timeindex"
 
 def file_stem(base_offset: int) -> str:
     return f"{base_offset:020d}"
+
+
+class SegmentMark(NamedTuple):
+    size: int
+    next_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    since_entry: int
+    offset_entries: int
+    time_entries: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,12 +202,21 @@ class Segment:
         return self._fd
 
     def append(self, batches: RecordBatches) -> None:
+        """All of `batches` with their index entries, or nothing: a write that fails (a full
+        disk, an I/O error) is cut off again, so the segment still ends at a whole batch and
+        the next append follows it. StorageError(KAFKA_STORAGE_ERROR) then."""
+        mark = self.mark()
         try:
+            faults.check("log")
             _write_all(self.fd, batches.data)
+            self._index(batches)
         except OSError as exc:
-            # Leave no partial batch behind for the next append to follow.
-            os.ftruncate(self.fd, self.size)
+            self.rewind(mark)
             raise StorageError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write {self.log_path}: {exc}") from exc
+        self.size += len(batches.data)
+        self.next_offset = batches.headers[-1].last_offset + 1
+
+    def _index(self, batches: RecordBatches) -> None:
         for header in batches.headers:
             if header.max_timestamp > self.max_timestamp:
                 self.max_timestamp = header.max_timestamp
@@ -209,12 +230,37 @@ class Segment:
                     )
                 self._since_entry = 0
             self._since_entry += header.size
-        self.size += len(batches.data)
-        self.next_offset = batches.headers[-1].last_offset + 1
+
+    def mark(self) -> SegmentMark:
+        """Where the segment ends now, for `rewind`."""
+        return SegmentMark(
+            self.size,
+            self.next_offset,
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            self._since_entry,
+            len(self.offset_index),
+            len(self.time_index),
+        )
+
+    def rewind(self, mark: SegmentMark) -> None:
+        """Cut off everything appended since `mark` (a write that failed or was not made
+        durable). Shrinking a file needs no space, so this works on a full disk."""
+        os.ftruncate(self.fd, mark.size)
+        self.offset_index.truncate(mark.offset_entries)
+        self.time_index.truncate(mark.time_entries)
+        (
+            self.size,
+            self.next_offset,
+            self.max_timestamp,
+            self.offset_of_max_timestamp,
+            self._since_entry,
+        ) = mark[:5]
 
     def flush(self) -> None:
         """fsync the log file (indexes are rebuilt from it when in doubt)."""
         if self._fd is not None:
+            faults.check("fsync")
             os.fsync(self._fd)
 
     def seal(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kafka_shim.storage import faults
 from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, file_stem
 
 CLEANED_SUFFIX = ".cleaned"
@@ -32,13 +33,20 @@ def fsync_directory(directory: Path) -> None:
 
 
 def write_atomically(directory: Path, name: str, text: str) -> None:
-    """Write `directory/name` so that a crash leaves the old file or the new one, never a torn one."""
+    """Write `directory/name` so that a crash leaves the old file or the new one, never a torn
+    one. OSError (a full disk) leaves the old file and no temporary behind."""
     temporary = directory / (name + ".tmp")
-    with open(temporary, "w", encoding="utf-8") as file:
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
-    temporary.replace(directory / name)
+    try:
+        with open(temporary, "w", encoding="utf-8") as file:
+            faults.check(f"file:{name}")
+            file.write(text)
+            file.flush()
+            faults.check("fsync")
+            os.fsync(file.fileno())
+        temporary.replace(directory / name)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
     fsync_directory(directory)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -83,9 +83,21 @@ class TopicStore:
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
 
-    def _saved(self) -> None:
-        if self._catalog is not None:
-            self._catalog.save(list(self._by_name.values()))
+    def _save(self, changed: Topic | None = None, *, without: str | None = None) -> None:
+        """Write the catalog as it will be with `changed` in (or topic `without` gone), before
+        memory changes: StorageError (a full disk) leaves the topics as they were."""
+        if self._catalog is None:
+            return
+        topics = {name: topic for name, topic in self._by_name.items() if name != without}
+        if changed is not None:
+            topics[changed.name] = changed
+        self._catalog.save(list(topics.values()))
+
+    @staticmethod
+    def _discard(logs: list[PartitionLog]) -> None:
+        """Logs made for a change the catalog could not record."""
+        for partition_log in logs:
+            partition_log.delete()
 
     def log_config(self, overrides: Mapping[str, str]) -> LogConfig:
         return LogConfig.of_topic(overrides, self.broker_value)
@@ -98,7 +110,14 @@ class TopicStore:
         return logs
 
     def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
-        return self._configure(topic, [self._new_log(topic.name, i) for i in indexes])
+        made: list[PartitionLog] = []
+        try:
+            for index in indexes:
+                made.append(self._new_log(topic.name, index))
+        except StorageError:
+            self._discard(made)
+            raise
+        return self._configure(topic, made)
 
     def reconfigure(self) -> None:
         """Every log's config resolved anew: a broker config its topic defaults to changed."""
@@ -161,9 +180,13 @@ class TopicStore:
         overrides = {k: v for k, v in (configs or {}).items() if v is not None}
         topic = Topic(name, uuid.uuid4(), [], overrides)
         topic.partitions = self._new_logs(topic, range(count))
+        try:
+            self._save(topic)
+        except StorageError:
+            self._discard(topic.partitions)
+            raise
         self._by_name[name] = topic
         self._by_id[topic.topic_id] = topic
-        self._saved()
         return topic
 
     def auto_create(self, name: str) -> Topic | None:
@@ -174,11 +197,12 @@ class TopicStore:
         return topic
 
     def delete(self, name: str) -> Topic:
-        topic = self._by_name.pop(name, None)
+        topic = self._by_name.get(name)
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        self._save(without=name)
+        del self._by_name[name]
         del self._by_id[topic.topic_id]
-        self._saved()
         for partition_log in topic.partitions:
             partition_log.delete()
         return topic
@@ -188,9 +212,9 @@ class TopicStore:
         topic = self._by_name.get(name)
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        self._save(replace(topic, configs=dict(overrides)))
         topic.configs = dict(overrides)
         self._configure(topic, topic.partitions)
-        self._saved()
         return topic
 
     def check_partition_count(self, name: str, count: int) -> Topic:
@@ -216,6 +240,11 @@ class TopicStore:
     def add_partitions(self, name: str, count: int) -> Topic:
         """Grow topic `name` to `count` partitions."""
         topic = self.check_partition_count(name, count)
-        topic.partitions.extend(self._new_logs(topic, range(len(topic.partitions), count)))
-        self._saved()
+        added = self._new_logs(topic, range(len(topic.partitions), count))
+        try:
+            self._save(replace(topic, partitions=[*topic.partitions, *added]))
+        except StorageError:
+            self._discard(added)
+            raise
+        topic.partitions.extend(added)
         return topic

@@ -13,11 +13,14 @@ markers in the log (see `DiskLog.open`).
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
+
+from kafka_shim.storage import faults
 
 TXN_INDEX_SUFFIX = ".txnindex"
 TXN_INDEX_VERSION = 0
@@ -76,10 +79,18 @@ class TxnIndex:
         return True
 
     def append(self, entry: AbortedTxn) -> None:
-        self.entries.append(entry)
+        """To the file, then to memory: OSError leaves both as they were (a torn entry cut off)."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.write(self._fd, encode(entry))
+        data = encode(entry)
+        try:
+            faults.check("txnindex")
+            if os.write(self._fd, data) != len(data):
+                raise OSError(errno.ENOSPC, f"short write to {self.path}")
+        except OSError:
+            os.ftruncate(self._fd, len(self.entries) * _ENTRY.size)
+            raise
+        self.entries.append(entry)
 
     def rewrite(self, entries: list[AbortedTxn]) -> None:
         """Replace the whole file (after the entries were derived again)."""
@@ -92,6 +103,7 @@ class TxnIndex:
 
     def flush(self) -> None:
         if self._fd is not None:
+            faults.check("fsync")
             os.fsync(self._fd)
 
     def close(self) -> None:

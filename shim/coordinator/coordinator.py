@@ -19,6 +19,7 @@ until `complete_transaction` is told how the producer's transaction ended; the m
 
 from __future__ import annotations
 
+import copy
 import functools
 import uuid
 from collections.abc import Callable, Collection, Iterable
@@ -102,7 +103,7 @@ class GroupCoordinator:
 
     def on_timer(self, key: GroupTimer, now: int) -> Outcome[None]:
         """A deadline this coordinator set has passed."""
-        out = Effects()
+        out = self._undoable(None if key.kind == "retention" else (key.group_id,))
         self._fire(key, now, out)
         return self._settle(out, now, None)
 
@@ -134,6 +135,28 @@ class GroupCoordinator:
     ) -> None:
         timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
         out.schedule(GroupTimer("session", group.group_id, member.member_id), now + timeout)
+
+    def _undoable(self, group_ids: Iterable[str] | None) -> Effects:
+        """Effects of a call that may write records, whose `undo` puts back the groups it may
+        change (every group for None) as they are now: a deep copy, taken only for calls
+        that are rare next to heartbeats and commits (joins, syncs, leaves, deadlines)."""
+        out = Effects()
+        ids = list(self._groups) if group_ids is None else list(group_ids)
+        saved = {group_id: copy.deepcopy(self._groups.get(group_id)) for group_id in ids}
+        transactional = copy.deepcopy(self._transactional)
+        retention_scheduled = self._retention_scheduled
+
+        def undo() -> None:
+            for group_id, group in saved.items():
+                if group is None:
+                    self._groups.pop(group_id, None)
+                else:
+                    self._groups[group_id] = group
+            self._transactional = transactional
+            self._retention_scheduled = retention_scheduled
+
+        out.undo = undo
+        return out
 
     def _cancel_member_timers(self, group: Group, member_id: str, out: Effects) -> None:
         out.cancel(GroupTimer("session", group.group_id, member_id))
@@ -222,7 +245,7 @@ class GroupCoordinator:
         REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
         Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
         deletes the classic group)."""
-        out = Effects()
+        out = self._undoable((group_id,))
         group = self._groups[group_id]
         self._cancel_group_timers(group, out)
         for member_id in [*group.members, *group.pending_members]:
@@ -240,7 +263,7 @@ class GroupCoordinator:
         """A consumer group whose members all use the classic protocol becomes classic again
         (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
         the members' assignments, then a rebalance, so the members rejoin as classic ones."""
-        out = Effects()
+        out = self._undoable((snapshot.group_id,))
         group = self._groups.get(snapshot.group_id) or self._create_group(snapshot.group_id, now, out)
         assert not group.members, f"group {snapshot.group_id} already has classic members"
         group.protocol_type = snapshot.protocol_type
@@ -271,7 +294,7 @@ class GroupCoordinator:
 
     def join_group(self, request: JoinRequest, now: int, waiter: Waiter) -> Outcome[None]:
         """The answer goes to `waiter` among the replies, of this call or a later one."""
-        out = Effects()
+        out = self._undoable((request.group_id,))
         self._join_group(request, now, waiter, out)
         return self._settle(out, now, None)
 
@@ -561,7 +584,7 @@ class GroupCoordinator:
 
     def sync_group(self, request: SyncRequest, now: int, waiter: Waiter) -> Outcome[None]:
         """The answer goes to `waiter` among the replies, of this call or a later one."""
-        out = Effects()
+        out = self._undoable((request.group_id,))
         self._sync_group(request, now, waiter, out)
         return self._settle(out, now, None)
 
@@ -657,7 +680,7 @@ class GroupCoordinator:
     # --- LeaveGroup ----------------------------------------------------------------------
 
     def leave_group(self, group_id: str, leaving: Iterable[MemberIdentity], now: int) -> Outcome[LeaveResult]:
-        out = Effects()
+        out = self._undoable((group_id,))
         return self._settle(out, now, self._leave_group(group_id, list(leaving), now, out))
 
     def _leave_group(
@@ -704,6 +727,8 @@ class GroupCoordinator:
             return dict.fromkeys(request.offsets, error)
 
         group = self._groups.get(request.group_id)
+        created = group is None
+        retention_scheduled = self._retention_scheduled
         if group is None:
             if request.generation_id >= 0:
                 return all_fail(ErrorCode.ILLEGAL_GENERATION)  # a member of a generation that is gone
@@ -720,10 +745,35 @@ class GroupCoordinator:
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
             self._schedule_heartbeat(group, group.members[request.member_id], now, out)
         accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
+        out.undo = self._commit_undo(group, accepted, retention_scheduled if created else None)
         offsets.store(group, accepted, out.records)
         for tp in accepted:  # written after any transactional offset pending for it
             self._transactional.supersede(group.group_id, tp)
         return errors
+
+    def _commit_undo(
+        self, group: Group, accepted: Collection[TopicPartition], created_retention: bool | None
+    ) -> Callable[[], None]:
+        """What puts a commit back, cheaply (commits are the hot path): the partitions'
+        previous offsets, parked transactional offsets, or the group the commit made
+        (`created_retention`: whether retention was scheduled before it; None: it existed)."""
+        previous = {tp: group.offsets.get(tp) for tp in accepted}
+        transactional = self._transactional
+        if transactional.has_open_transactions(group.group_id):
+            transactional = copy.deepcopy(transactional)
+
+        def undo() -> None:
+            if created_retention is not None:
+                del self._groups[group.group_id]
+                self._retention_scheduled = created_retention
+            for tp, offset in previous.items():
+                if offset is None:
+                    group.offsets.pop(tp, None)
+                else:
+                    group.offsets[tp] = offset
+            self._transactional = transactional
+
+        return undo
 
     def commit_transactional_offsets(
         self, request: TxnCommitRequest, now: int
@@ -732,7 +782,7 @@ class GroupCoordinator:
         partition (the transaction coordinator checks that first). The offsets are
         written as the producer's transactional records and stay pending until
         `complete_transaction`."""
-        out = Effects()
+        out = self._undoable((request.group_id,))
         return self._settle(out, now, self._commit_transactional_offsets(request, now, out))
 
     def _commit_transactional_offsets(
@@ -806,7 +856,7 @@ class GroupCoordinator:
             }
         else:
             return Outcome((ErrorCode.NON_EMPTY_GROUP, {}))
-        out = Effects()
+        out = self._undoable((group_id,))
         self._remove_offsets(group, deletable, out)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         self._maybe_bury(group, now, out)
@@ -876,7 +926,8 @@ class GroupCoordinator:
         ]
 
     def delete_groups(self, group_ids: Iterable[str], now: int) -> Outcome[dict[str, ErrorCode]]:
-        out = Effects()
+        group_ids = list(group_ids)
+        out = self._undoable(group_ids)
         results: dict[str, ErrorCode] = {}
         for group_id in group_ids:
             group = self._groups.get(group_id)

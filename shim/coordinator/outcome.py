@@ -6,11 +6,16 @@ policy), set or cancel the deadlines, and deliver the answers. `response` answer
 call itself; `replies` answer requests that wait elsewhere (a JoinGroup or SyncGroup
 completed by another member's request or by a deadline), each named by the `Waiter` its
 request brought. The KIP-848 coordinator's `Result` is this without replies.
+
+Write, then change memory: a call that emits records also returns `undo`, which puts the
+coordinator back as it was before the call. The broker runs it when the append fails (a
+full disk), and carries out nothing else of the outcome, so memory never runs ahead of
+the log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, NamedTuple, TypeVar
 
 from kafka_shim.protocol.offsets_records import OffsetsRecord
@@ -26,6 +31,7 @@ class Outcome(NamedTuple, Generic[T]):
     records: tuple[OffsetsRecord, ...] = ()
     timers: tuple[tuple[Hashable, int | None], ...] = ()  # key -> deadline (ms), None cancels
     replies: tuple[tuple[Waiter, object], ...] = ()
+    undo: Callable[[], None] | None = None
 
 
 class Effects:
@@ -36,6 +42,7 @@ class Effects:
         self.records: list[OffsetsRecord] = []
         self.timers: dict[Hashable, int | None] = {}
         self.replies: list[tuple[Waiter, object]] = []
+        self.undo: Callable[[], None] | None = None
 
     def schedule(self, key: Hashable, at: int) -> None:
         self.timers.pop(key, None)  # keep the order deadlines were last set in
@@ -57,4 +64,10 @@ class Effects:
         return None
 
     def outcome(self, response: T) -> Outcome[T]:
-        return Outcome(response, tuple(self.records), tuple(self.timers.items()), tuple(self.replies))
+        return Outcome(
+            response,
+            tuple(self.records),
+            tuple(self.timers.items()),
+            tuple(self.replies),
+            self.undo if self.records else None,
+        )

@@ -60,7 +60,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             )
     else:
         beat = _request(ctx, request)
-        answer = broker.apply(broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))
+        answer = broker.apply_or(
+            broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()),
+            lambda code: HeartbeatResponse(code, None),
+        )
     return {
         "throttle_time_ms": 0,
         "error_code": answer.error,

@@ -30,14 +30,20 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     consumer: dict[str, ErrorCode] = {}
     for group_id in allowed:
         if broker.consumer_groups.group(group_id) is not None:
-            consumer[group_id] = broker.apply(broker.consumer_groups.delete_empty(group_id))
+            consumer[group_id] = broker.apply_or(broker.consumer_groups.delete_empty(group_id), ErrorCode)
         elif broker.share_groups.group(group_id) is not None:
-            consumer[group_id] = broker.apply(broker.share_groups.delete(group_id))
+            consumer[group_id] = broker.apply_or(broker.share_groups.delete(group_id), ErrorCode)
             if consumer[group_id] == ErrorCode.NONE:
                 keys = [key for key, _ in broker.share_partitions.of_group(group_id)]
                 broker.share_partitions.delete(keys, ctx.now_ms())
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
-    results = broker.apply(broker.groups.delete_groups(classic, ctx.now_ms())) if classic else {}
+    results = (
+        broker.apply_or(
+            broker.groups.delete_groups(classic, ctx.now_ms()), lambda code: dict.fromkeys(classic, code)
+        )
+        if classic
+        else {}
+    )
     # A consumer or share group's answer is its own: without committed offsets it has no classic entry.
     results.update(consumer)
     return {

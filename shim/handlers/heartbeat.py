@@ -26,7 +26,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     )
     broker = ctx.broker
     if broker.consumer_groups.group(request.group_id) is not None:
-        error = broker.apply(broker.consumer_groups.classic_heartbeat(beat, ctx.now_ms()))
+        error = broker.apply_or(broker.consumer_groups.classic_heartbeat(beat, ctx.now_ms()), ErrorCode)
     else:
         error = broker.apply(broker.groups.heartbeat(beat, ctx.now_ms()))
     return {"throttle_time_ms": 0, "error_code": error}

@@ -65,16 +65,18 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if not broker.groups.config.allows_session_timeout(join.session_timeout_ms):
             result = JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, join.member_id)
         else:
-            result = broker.apply(
-                broker.consumer_groups.classic_join(join, broker.consumer_topics, ctx.now_ms())
+            result = broker.apply_or(
+                broker.consumer_groups.classic_join(join, broker.consumer_topics, ctx.now_ms()),
+                lambda code: JoinResult(code, join.member_id),
             )
     else:
         if consumer_group is not None:
             broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
-        unloaded = JoinResult(ErrorCode.NOT_COORDINATOR, join.member_id)  # if the group is, meanwhile
         result = await ctx.deferred(
-            lambda respond: broker.apply(
-                broker.groups.join_group(join, ctx.now_ms(), broker.waiter(respond, unloaded))
+            lambda respond: broker.start_waiting(
+                lambda waiter: broker.groups.join_group(join, ctx.now_ms(), waiter),
+                respond,
+                lambda code: JoinResult(code, join.member_id),
             )
         )
     return {

@@ -15,6 +15,7 @@ from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cluster import NO_LEADER, Cluster
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic, invalid_topic_name
 
@@ -93,7 +94,12 @@ def _resolve(
     if topic is None and auto_create and ctx.broker.config.auto_create_topics:
         if not _may_create(ctx, name):
             return _refused(name)
-        topic = topics.auto_create(name)
+        try:
+            topic = topics.auto_create(name)
+        except StorageError:
+            # Not recorded (a full disk): what Kafka answers while a topic it creates is not
+            # ready, so the client asks again.
+            return error | {"error_code": ErrorCode.LEADER_NOT_AVAILABLE}
     return topic if topic is not None else error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
 
 

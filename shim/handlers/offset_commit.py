@@ -83,8 +83,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             else:
                 errors.update(dict.fromkeys(commits, error))
         if commit is not None:
-            committed: dict[TopicPartition, ErrorCode] = broker.apply(
-                broker.groups.commit_offsets(commit, now)
+            committed: dict[TopicPartition, ErrorCode] = broker.apply_or(
+                broker.groups.commit_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
             )
             errors.update(committed)
     return {

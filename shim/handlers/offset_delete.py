@@ -29,7 +29,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
         allowed = [tp for tp in partitions if tp.topic in readable]
         broker = ctx.broker
-        error, errors = broker.apply(broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms()))
+        error, errors = broker.apply_or(
+            broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms()), lambda code: (code, {})
+        )
         errors = errors | {
             tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in partitions if tp.topic not in readable
         }

@@ -36,15 +36,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
         broker = ctx.broker
         if broker.consumer_groups.group(request.group_id) is not None:
-            result = broker.apply(
-                broker.consumer_groups.classic_sync(sync, broker.consumer_topics, ctx.now_ms())
+            result = broker.apply_or(
+                broker.consumer_groups.classic_sync(sync, broker.consumer_topics, ctx.now_ms()), SyncResult
             )
         else:
             groups = broker.groups
-            unloaded = SyncResult(ErrorCode.NOT_COORDINATOR)  # if the group is, meanwhile
             result = await ctx.deferred(
-                lambda respond: broker.apply(
-                    groups.sync_group(sync, ctx.now_ms(), broker.waiter(respond, unloaded))
+                lambda respond: broker.start_waiting(
+                    lambda waiter: groups.sync_group(sync, ctx.now_ms(), waiter), respond, SyncResult
                 )
             )
     return {

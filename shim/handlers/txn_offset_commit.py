@@ -113,8 +113,8 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
             member_id=request.member_id,
             group_instance_id=request.group_instance_id,
         )
-        committed: dict[TopicPartition, ErrorCode] = broker.apply(
-            broker.groups.commit_transactional_offsets(commit, now)
+        committed: dict[TopicPartition, ErrorCode] = broker.apply_or(
+            broker.groups.commit_transactional_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
         )
         errors.update(committed)
     return {
