@@ -325,6 +325,13 @@ _DECLARED = [
             "(topic: delete.retention.ms)", "log_cleaner_delete_retention_ms", minimum=0),
     _broker("log.retention.check.interval.ms", LONG, "300000", "how often retention deletes old segments",
             "log_retention_check_interval_ms", minimum=1),
+    _broker("log.cleaner.dedupe.buffer.size", LONG, "134217728", "the cleaner's key map: 24 bytes per key "
+            "(a 16-byte hash and an offset), as Kafka's; a clean stops at the segment the map cannot hold",
+            "log_cleaner_dedupe_buffer_size", minimum=24),
+    _broker("producer.id.expiration.ms", INT, "86400000", "a producer not heard of for this long is "
+            "forgotten by a partition (no open transaction)", "producer_id_expiration_ms", minimum=1),
+    _broker("producer.id.expiration.check.interval.ms", INT, "600000", "how often producers are expired",
+            "producer_id_expiration_check_interval_ms", minimum=1),
     _broker("log.flush.interval.ms", LONG, "1000",
             "fsync period of --fsync interval (also --fsync-interval-ms; see Durability)",
             "log_flush_interval_ms", minimum=1, kafka_default="null (never: left to the OS)",

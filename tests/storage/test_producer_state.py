@@ -3,6 +3,8 @@ from kafka-python 3.0.12's DefaultRecordBatchBuilder."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -11,6 +13,7 @@ from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from tests.batches import make_batch
+from tests.storage.logs import disk_log, reopen
 
 PID = 4000
 
@@ -96,3 +99,34 @@ def test_idempotent_produce_holds_one_batch() -> None:
 def test_producer_ids_are_unique() -> None:
     allocator = ProducerIdAllocator(next_id=10)
     assert [allocator.allocate() for _ in range(3)] == [10, 11, 12]
+
+
+EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, Kafka's default
+
+# (ms since the producer's last batch, whether its transaction is open, forgotten?)
+EXPIRY_CASES = [
+    (EXPIRATION_MS - 1, False, False),
+    (EXPIRATION_MS, False, True),
+    (EXPIRATION_MS * 2, True, False),  # an open transaction keeps its producer
+]
+
+
+@pytest.mark.parametrize(("idle_ms", "open_transaction", "forgotten"), EXPIRY_CASES)
+def test_idle_producers_expire_unless_a_transaction_is_open(
+    tmp_path: Path, idle_ms: int, open_transaction: bool, forgotten: bool
+) -> None:
+    log = disk_log(tmp_path / "t-0")
+    data = make_batch(
+        [b"v"],
+        producer_id=PID,
+        producer_epoch=0,
+        base_sequence=0,
+        base_timestamp=1_000,
+        transactional=open_transaction,
+    )
+    log.append(RecordBatches.parse(data))
+    assert log.expire_producers(1_000 + idle_ms) == int(forgotten)
+    retry = log.append(RecordBatches.parse(data))
+    assert retry.duplicate is not forgotten  # a forgotten producer's retry is new here, as in Kafka
+    log = reopen(log, clean=True)
+    assert log.log_end_offset == (2 if forgotten else 1)
