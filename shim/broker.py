@@ -366,7 +366,8 @@ class Broker:
                 waiting = self._waiting.pop(waiter, None)
                 if waiting is not None:
                     waiting[0](refusal(answer, code))
-        log.warning("__consumer_offsets write failed, answered %s: %s", code.name, exc.message)
+        groups = sorted({record.key.group for record in outcome.records})
+        log.warning("__consumer_offsets write for %s failed, answered %s: %s", groups, code.name, exc.message)
         return StorageError(code, f"the group's records were not written: {exc.message}")
 
     def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:

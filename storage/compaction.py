@@ -46,7 +46,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import compress as compress_by
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kafka_shim.protocol.record_codec import (
     DELETE_HORIZON_FLAG,
@@ -57,6 +57,12 @@ from kafka_shim.protocol.record_codec import (
 )
 from kafka_shim.protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
 from kafka_shim.storage.txn_index import AbortedTxn
+
+
+class KeyOffsets(Protocol):
+    """The newest offset of each key: a dict, or the disk cleaner's bounded OffsetMap."""
+
+    def get(self, key: bytes, default: int, /) -> int: ...
 
 
 class ScannedBatch(NamedTuple):
@@ -136,7 +142,7 @@ def add_producer_last_offsets(last: dict[int, int], headers: Iterable[BatchHeade
 
 def compact(
     blobs: Iterable[bytes],
-    latest: Mapping[bytes, int],
+    latest: KeyOffsets,
     *,
     now_ms: int,
     delete_retention_ms: int,
@@ -157,7 +163,7 @@ def compact(
 
 def compact_scanned(
     batches: Iterable[ScannedBatch],
-    latest: Mapping[bytes, int],
+    latest: KeyOffsets,
     *,
     now_ms: int,
     delete_retention_ms: int,
@@ -178,7 +184,7 @@ def compact_scanned(
 
 def _clean_batch(
     batch: ScannedBatch,
-    latest: Mapping[bytes, int],
+    latest: KeyOffsets,
     now_ms: int,
     delete_retention_ms: int,
     producer_last_offsets: Mapping[int, int],

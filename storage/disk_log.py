@@ -22,8 +22,9 @@ import os
 import shutil
 from bisect import bisect_right
 from collections.abc import Iterator
-from itertools import chain, pairwise
+from itertools import chain
 from pathlib import Path
+from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
@@ -35,7 +36,7 @@ from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.scan import Damage
 from kafka_shim.storage.segment import LOG_SUFFIX, Segment, SegmentMark, file_stem
-from kafka_shim.storage.swap import complete_swaps, fsync_directory, replace_with, write_atomically
+from kafka_shim.storage.swap import Replacement, complete_swaps, fsync_directory, write_atomically
 from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex, overlapping
 
 log = logging.getLogger("kafka_shim.storage")
@@ -50,6 +51,14 @@ PRODUCER_SNAPSHOT_FILE = "producer-state.json"
 # The leader-epoch cache, in Kafka's own checkpoint format (version 0, a count, "epoch offset"
 # lines), written when a leader epoch starts (shim.cluster moves), read back at open.
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
+
+
+class SegmentFile(NamedTuple):
+    base_offset: int
+    next_offset: int
+    size: int
+    max_timestamp: int
+    path: Path
 
 
 class DiskLog(PartitionLog):
@@ -439,16 +448,15 @@ class DiskLog(PartitionLog):
         with self._lock:
             return [(s.base_offset, s.next_offset) for s in self._segments[:-1]]
 
-    def cleanable_segments(self, newest_timestamp: int) -> list[tuple[int, int]]:
-        """(base offset, size) of the leading closed segments whose records are
-        all at or before `newest_timestamp` (min.compaction.lag.ms)."""
+    def segment_files(self) -> list[SegmentFile]:
+        """Every segment as it is now, the active one last: what the cleaner reads without
+        the lock (a closed segment's bytes never change; a replaced or deleted one is read
+        through the descriptor it opened, and its swap is then refused)."""
         with self._lock:
-            chosen = []
-            for segment in self._segments[:-1]:
-                if segment.max_timestamp > newest_timestamp:
-                    break
-                chosen.append((segment.base_offset, segment.size))
-            return chosen
+            return [
+                SegmentFile(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.log_path)
+                for s in self._segments
+            ]
 
     def segment_bases(self) -> list[int]:
         """Every segment's base offset, the active one last."""
@@ -469,44 +477,63 @@ class DiskLog(PartitionLog):
             ErrorCode.UNKNOWN_SERVER_ERROR, f"no closed segment at {base_offset} in {self.directory}"
         )
 
-    def replace_segments(self, base_offsets: list[int], batches: bytes) -> None:
-        """Replace consecutive closed segments by one holding `batches` (whole,
-        CRC-valid batches whose offsets lie inside the replaced range, in order;
-        gaps allowed). Crash-safe: see `storage.swap`."""
+    def _consecutive_closed(self, base_offsets: list[int]) -> tuple[int, list[Segment]]:
+        """Where the closed segments at `base_offsets` start in the list, and they; ValueError
+        unless they are consecutive closed segments."""
+        old = [self._closed_segment(base) for base in base_offsets]
+        if self.active in old:
+            raise ValueError("the active segment cannot be replaced")
+        first = self._segments.index(old[0])
+        if self._segments[first : first + len(old)] != old:
+            raise ValueError("replaced segments must be consecutive")
+        return first, old
+
+    def begin_replacement(self, base_offsets: list[int]) -> Replacement:
+        """A replacement of consecutive closed segments, to be written (without the lock)
+        and handed to `replace_segments`."""
         with self._lock:
             self._check_open()
-            old = [self._closed_segment(base) for base in base_offsets]
-            if self.active in old:
-                raise ValueError("the active segment cannot be replaced")
-            first = self._segments.index(old[0])
-            if self._segments[first : first + len(old)] != old:
-                raise ValueError("replaced segments must be consecutive")
+            first, old = self._consecutive_closed(base_offsets)
             end = self._segments[first + len(old)].base_offset
-            if batches:
-                parsed = RecordBatches.parse(batches)
-                offsets = [(h.base_offset, h.last_offset) for h in parsed.headers]
-                if (
-                    offsets[0][0] < old[0].base_offset
-                    or offsets[-1][1] >= end
-                    or any(a[1] >= b[0] for a, b in pairwise(offsets))
-                ):
-                    raise ValueError(
-                        f"compacted batches must be ordered inside [{old[0].base_offset}, {end})"
+            return Replacement(self.directory, old[0].base_offset, end, self.config.index_interval_bytes)
+
+    def replace_segments(self, base_offsets: list[int], batches: bytes | Replacement) -> bool:
+        """Replace consecutive closed segments by one holding `batches` (whole, CRC-valid
+        batches whose offsets lie inside the replaced range, in order; gaps allowed), or
+        by a written Replacement. Crash-safe: see `storage.swap`. Under the lock only the
+        swap itself runs (renames, directory fsyncs): False, the replacement discarded, if
+        the segments are no longer all there (retention or DeleteRecords took some)."""
+        if isinstance(batches, Replacement):
+            replacement = batches
+        else:
+            replacement = self.begin_replacement(base_offsets)
+            replacement.write(batches)
+        try:
+            fresh = replacement.finish()
+        except BaseException:
+            replacement.discard()
+            raise
+        with self._lock:
+            try:
+                if self._closed:
+                    raise StorageError(
+                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted"
                     )
+                first, old = self._consecutive_closed(base_offsets)
+            except (StorageError, ValueError):
+                replacement.discard()
+                return False
             aborted = [entry for segment in old for entry in segment.txn_index.entries]
             for segment in old:
                 segment.close()
-            replace_with(self.directory, old[0].base_offset, end, batches, [s.base_offset for s in old])
-            fresh, damage = Segment.recover(
-                self.directory, old[0].base_offset, self.config.index_interval_bytes, old[0].base_offset
-            )
-            assert damage is None, damage
+            replacement.install([s.base_offset for s in old])
             # The markers keep their offsets, so their aborted ranges move along;
             # a crash before this is repaired by `_adopt_orphan_txn_indexes`.
             fresh.txn_index.rewrite(aborted)
             for segment in old[1:]:
                 segment.txn_index.delete()
             self._segments[first : first + len(old)] = [fresh]
+            return True
 
     # -- durability and lifecycle -------------------------------------------
 

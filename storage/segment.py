@@ -102,22 +102,9 @@ class Segment:
         indexes; the segment holds what precedes any damage, which is returned
         for the caller to refuse or truncate."""
         segment = cls(directory, base_offset, index_interval)
-        size = segment.log_path.stat().st_size
-        start = max(expected_offset, base_offset)
-        if size == 0:
-            result = ScanResult(end=0, next_offset=start)
-        else:
-            with (
-                open(segment.log_path, "rb") as file,
-                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data,
-            ):
-                result = scan(
-                    data,
-                    start=0,
-                    base_offset=base_offset,
-                    expected_offset=start,
-                    index_interval=index_interval,
-                )
+        result = cls.scan_file(
+            segment.log_path, base_offset, index_interval, max(expected_offset, base_offset)
+        )
         segment._adopt(result)
         if result.damage is None:
             segment._write_indexes(result)
@@ -126,6 +113,36 @@ class Segment:
             # a refused start must leave every file as it found it.
             segment._unindexed = result
         return segment, result.damage
+
+    @staticmethod
+    def scan_file(path: Path, base_offset: int, index_interval: int, expected_offset: int) -> ScanResult:
+        """Every batch of a segment file verified (CRC included), its index entries made."""
+        if path.stat().st_size == 0:
+            return ScanResult(end=0, next_offset=expected_offset)
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return scan(
+                data,
+                start=0,
+                base_offset=base_offset,
+                expected_offset=expected_offset,
+                index_interval=index_interval,
+            )
+
+    def stage_indexes(self, result: ScanResult, suffix: str) -> list[tuple[Path, Path]]:
+        """Take `result` (of this segment's content) and write its indexes beside their
+        files, named with `suffix`: (staged, final) paths, for the caller to rename."""
+        self._adopt(result)
+        staged = []
+        for index, entries in (
+            (self.offset_index, result.offset_entries),
+            (self.time_index, result.time_entries),
+        ):
+            final = index.path
+            index.path = final.with_name(final.name + suffix)
+            index.rewrite(entries)
+            index.path = final
+            staged.append((final.with_name(final.name + suffix), final))
+        return staged
 
     def _write_indexes(self, result: ScanResult) -> None:
         self.offset_index.rewrite(result.offset_entries)

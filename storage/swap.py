@@ -1,11 +1,13 @@
 """Replacing closed segments crash-safely (for compaction), like Kafka's
 `.cleaned` / `.swap` files:
 
-1. the new content is written to `<first>.<end>.cleaned` and fsynced;
+1. the new content is written to `<first>.<end>.cleaned` and fsynced, its indexes to
+   `<first>.index.cleaned` and `<first>.timeindex.cleaned` (all outside the log's lock);
 2. it is renamed to `<first>.<end>.swap` (atomic): from here the replacement
    is decided and a restart finishes it;
 3. the segments with base offsets in [first, end) are deleted and the swap
-   file becomes `<first>.log`.
+   file becomes `<first>.log`; the staged indexes take their names (a crash before that
+   leaves the new segment without indexes, which start-up rebuilds from it).
 
 On start, `.cleaned` files are unfinished work (deleted) and `.swap` files are
 finished. Indexes of the new segment are rebuilt by scanning it.
@@ -17,7 +19,7 @@ import os
 from pathlib import Path
 
 from kafka_shim.storage import faults
-from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, file_stem
+from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, Segment, file_stem
 
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
@@ -54,16 +56,56 @@ def _name(first: int, end: int, suffix: str) -> str:
     return f"{file_stem(first)}.{file_stem(end)}{suffix}"
 
 
-def replace_with(directory: Path, first: int, end: int, batches: bytes, old_bases: list[int]) -> None:
-    cleaned = directory / _name(first, end, CLEANED_SUFFIX)
-    with open(cleaned, "wb") as file:
-        file.write(batches)
-        file.flush()
-        os.fsync(file.fileno())
-    swap = cleaned.with_name(_name(first, end, SWAP_SUFFIX))
-    cleaned.replace(swap)
-    fsync_directory(directory)
-    _finish(directory, swap, first, old_bases)
+class Replacement:
+    """The compacted content of consecutive closed segments [first, end), written to its
+    `.cleaned` file and scanned (CRC, indexes) while appends and reads go on: `install`,
+    the only part under the log's lock, is a few renames and fsyncs of the directory."""
+
+    def __init__(self, directory: Path, first: int, end: int, index_interval: int) -> None:
+        self.directory = directory
+        self.first = first
+        self.end = end
+        self.path = directory / _name(first, end, CLEANED_SUFFIX)
+        self._index_interval = index_interval
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self._staged: list[tuple[Path, Path]] = []
+
+    def write(self, batches: bytes) -> None:
+        faults.check("cleaned")
+        view = memoryview(batches)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def finish(self) -> Segment:
+        """fsync the content, verify it (CRC, offsets ordered inside [first, end)) and stage
+        its indexes beside it: the segment it becomes once installed. ValueError if the
+        content is not whole valid batches in range."""
+        faults.check("fsync")
+        os.fsync(self._fd)
+        os.close(self._fd)
+        self._fd = -1
+        result = Segment.scan_file(self.path, self.first, self._index_interval, self.first)
+        if result.damage is not None or result.next_offset > self.end:
+            raise ValueError(f"compacted batches must be whole and ordered inside [{self.first}, {self.end})")
+        fresh = Segment(self.directory, self.first, self._index_interval)
+        self._staged = fresh.stage_indexes(result, CLEANED_SUFFIX)
+        return fresh
+
+    def install(self, old_bases: list[int]) -> None:
+        """Under the log's lock: the content replaces the segments at `old_bases`, crash-safely."""
+        swap = self.path.with_name(_name(self.first, self.end, SWAP_SUFFIX))
+        self.path.replace(swap)
+        fsync_directory(self.directory)
+        _finish(self.directory, swap, self.first, old_bases)
+        for staged, final in self._staged:  # derived data: a crash before this rebuilds them
+            staged.replace(final)
+
+    def discard(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        for path in (self.path, *(staged for staged, _ in self._staged)):
+            path.unlink(missing_ok=True)
 
 
 def _finish(directory: Path, swap: Path, first: int, old_bases: list[int]) -> None:

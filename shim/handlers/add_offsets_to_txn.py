@@ -8,10 +8,12 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_offsets_to_txn import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 __all__ = ["API", "handle"]
@@ -26,7 +28,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     broker = ctx.broker
     partition = TopicPartition(OFFSETS_TOPIC, broker.offsets_log.partition_for(request.group_id))
-    code = broker.transactions.add_partitions(
-        request.transactional_id, request.producer_id, request.producer_epoch, [partition], 0, ctx.now_ms()
-    )
+    try:
+        code = broker.transactions.add_partitions(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            [partition],
+            0,
+            ctx.now_ms(),
+        )
+    except StorageError as exc:
+        code = coordinator_error(exc.code)
     return {"throttle_time_ms": 0, "error_code": client_error(code, ctx.api_version)}

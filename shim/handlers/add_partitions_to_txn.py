@@ -10,9 +10,11 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "client_error", "handle"]
 
@@ -77,7 +79,10 @@ def _add(
             else ErrorCode.OPERATION_NOT_ATTEMPTED
             for tp in partitions
         }
-    code = coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, 0, ctx.now_ms())
+    try:
+        code = coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, 0, ctx.now_ms())
+    except StorageError as exc:
+        code = coordinator_error(exc.code)
     return {tp: client_error(code, ctx.api_version) for tp in partitions}
 
 

@@ -9,11 +9,13 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TV1, TV2
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 
@@ -29,14 +31,17 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     now = ctx.now_ms()
     client_version = TV2 if ctx.api_version >= FIRST_TV2_VERSION else TV1
-    result = ctx.broker.transactions.end_transaction(
-        request.transactional_id,
-        request.producer_id,
-        request.producer_epoch,
-        request.committed,
-        client_version,
-        now,
-    )
+    try:
+        result = ctx.broker.transactions.end_transaction(
+            request.transactional_id,
+            request.producer_id,
+            request.producer_epoch,
+            request.committed,
+            client_version,
+            now,
+        )
+    except StorageError as exc:
+        return {"throttle_time_ms": 0, "error_code": coordinator_error(exc.code)}
     complete_transactions(ctx.broker, now)
     return {
         "throttle_time_ms": 0,

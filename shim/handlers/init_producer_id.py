@@ -8,10 +8,12 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 
@@ -57,9 +59,12 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     else:
         expected = held
     now = ctx.now_ms()
-    result = ctx.broker.transactions.init_producer_id(
-        request.transactional_id, request.transaction_timeout_ms, expected, now
-    )
+    try:
+        result = ctx.broker.transactions.init_producer_id(
+            request.transactional_id, request.transaction_timeout_ms, expected, now
+        )
+    except StorageError as exc:
+        return _answer(coordinator_error(exc.code))
     complete_transactions(ctx.broker, now)
     code = result.error
     if code == ErrorCode.PRODUCER_FENCED and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED:

@@ -5,19 +5,25 @@ fencing an open one, the timer, start-up)."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from kafka_shim.shim.transactions.markers import write_markers
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+
+log = logging.getLogger(__name__)
 
 # The transaction log's partition leader epoch: one broker leads it forever.
 COORDINATOR_EPOCH = LEADER_EPOCH
 
 
 def complete_transactions(broker: Broker, now: int) -> None:
+    """A completion whose record cannot be written (a full disk) is retried by the
+    coordinator's markers deadline; the others go on."""
     coordinator = broker.transactions
     while completions := coordinator.take_completions():
         for completion in completions:
@@ -30,4 +36,7 @@ def complete_transactions(broker: Broker, now: int) -> None:
                 completion.partitions,
                 now,
             )
-            coordinator.markers_written(completion, results, now)
+            try:
+                coordinator.markers_written(completion, results, now)
+            except StorageError as exc:
+                log.warning("transaction %s not completed yet: %s", completion.transactional_id, exc.message)

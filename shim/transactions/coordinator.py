@@ -16,6 +16,7 @@ Deadlines by key:
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
@@ -34,6 +35,7 @@ from kafka_shim.shim.transactions.state import (
     TransactionMetadata,
     TxnState,
 )
+from kafka_shim.storage.errors import StorageError
 
 # A marker that could not be written is tried again after this long.
 MARKER_RETRY_MS = 500
@@ -94,16 +96,40 @@ R = TypeVar("R")
 def _publishing(
     method: Callable[Concatenate[TransactionCoordinator, P], R],
 ) -> Callable[Concatenate[TransactionCoordinator, P], R]:
-    """A public call: whatever records it queued are handed to `on_records` before it returns."""
+    """A public call: whatever records it queued are handed to `on_records` before it returns.
+    When they cannot be written (StorageError from `on_records`), the transactional id it
+    concerned is put back as it was and the error goes to the caller."""
 
     @functools.wraps(method)
     def call(self: TransactionCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
+        subject = args[0]  # a transactional id, or the Completion of one
+        transactional_id = subject if isinstance(subject, str) else subject.transactional_id  # type: ignore[attr-defined]
+        kept = self._keep(transactional_id)
         try:
             return method(self, *args, **kwargs)
         finally:
-            self._publish()
+            try:
+                self._publish()
+            except StorageError:
+                # Write, then change memory: the id goes back to what the log says.
+                now = args[-1]  # every such call's last argument
+                assert isinstance(now, int)
+                self._restore(kept, now)
+                raise
 
     return call
+
+
+# The deadlines kept per transactional id.
+_PER_ID_DEADLINES = ("timeout", "markers")
+
+
+class _Kept(NamedTuple):
+    transactional_id: str
+    meta: TransactionMetadata | None
+    unmarked: set[TopicPartition] | None
+    deadlines: dict[str, int | None]
+    completions: int
 
 
 class TransactionCoordinator:
@@ -131,6 +157,39 @@ class TransactionCoordinator:
     def _publish(self) -> None:
         if self._records:
             self.on_records()
+
+    def _keep(self, transactional_id: str) -> _Kept:
+        """What a call may change of one transactional id, to put back if its record is not
+        written: its metadata, its partitions without markers, its deadlines, the queue of
+        completions (a call queues only its own)."""
+        return _Kept(
+            transactional_id,
+            copy.deepcopy(self._txns.get(transactional_id)),
+            set(self._unmarked[transactional_id]) if transactional_id in self._unmarked else None,
+            {kind: self._deadlines.at((kind, transactional_id)) for kind in _PER_ID_DEADLINES},
+            len(self._completions),
+        )
+
+    def _restore(self, kept: _Kept, now: int) -> None:
+        transactional_id = kept.transactional_id
+        if kept.meta is None:
+            self._txns.pop(transactional_id, None)
+        else:
+            self._txns[transactional_id] = kept.meta
+        if kept.unmarked is None:
+            self._unmarked.pop(transactional_id, None)
+        else:
+            self._unmarked[transactional_id] = kept.unmarked
+        for kind, at in kept.deadlines.items():
+            if at is None:
+                self._deadlines.cancel((kind, transactional_id))
+            else:
+                self._deadlines.schedule((kind, transactional_id), at)
+        del self._completions[kept.completions :]
+        self._records.clear()
+        if kept.meta is not None and kept.meta.state in COMPLETING:
+            # Its completion was taken and not written: try its markers and record again.
+            self._deadlines.schedule(("markers", transactional_id), now + MARKER_RETRY_MS)
 
     def _persist(self, meta: TransactionMetadata) -> None:
         partitions: dict[str, list[int]] = {}

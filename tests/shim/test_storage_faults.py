@@ -18,6 +18,7 @@ from kafka_shim.shim.coordinator import GroupState, TopicPartition
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness, subscription
+from tests.shim.handlers.test_transactions import Producer
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
 SESSION_MS = 10_000
@@ -169,3 +170,46 @@ def test_produce_resumes_once_space_is_back_and_acknowledged_records_survive(
         assert fetched(again) == 2
     finally:
         again.broker.close()
+
+
+def transaction_state(h: Harness) -> str:
+    described = h.call(65, 0, {"transactional_ids": ["tx"]}).transaction_states[0]
+    return str(described.transaction_state)
+
+
+def test_transaction_calls_that_cannot_be_written_are_refused_and_change_nothing(h: Harness) -> None:
+    producer = Producer(h, "tx")
+    FAULTS.arm("log")
+    assert producer.init().error_code == NOT_COORDINATOR
+    assert h.call(65, 0, {"transactional_ids": ["tx"]}).transaction_states[0].error_code != 0  # unknown id
+    FAULTS.clear()
+    assert producer.init().error_code == 0
+    FAULTS.arm("log")
+    assert producer.add("t", 0) == {0: NOT_COORDINATOR}
+    assert transaction_state(h) == "Empty"
+    FAULTS.clear()
+    assert producer.add("t", 0) == {0: 0}
+    assert producer.produce("t", 0) == 0
+    FAULTS.arm("log")
+    assert producer.end(commit=True).error_code == NOT_COORDINATOR
+    assert transaction_state(h) == "Ongoing"
+    FAULTS.clear()
+    assert producer.end(commit=True).error_code == 0
+    assert transaction_state(h) == "CompleteCommit"
+
+
+def test_a_completion_that_cannot_be_written_is_retried(h: Harness) -> None:
+    producer = Producer(h, "tx")
+    producer.init()
+    producer.add("t", 0)
+    producer.produce("t", 0)
+    # The PrepareCommit record and the marker go through; the CompleteCommit record does not.
+    FAULTS.arm("log", after=2)
+    assert producer.end(commit=True).error_code == 0
+    assert transaction_state(h) == "PrepareCommit"
+    FAULTS.clear()
+    deadline = h.broker.watch_deadlines()
+    assert deadline is not None
+    h.clock.now = deadline
+    h.broker.tick(h.clock())
+    assert transaction_state(h) == "CompleteCommit"
