@@ -47,6 +47,18 @@ def subscription(*topics: str) -> bytes:
     return out + struct.pack(">i", -1)
 
 
+def fetch_from_start(topic: str, max_bytes: int = 1 << 24) -> dict[str, Any]:
+    """A Fetch body (v4-v12) for partition 0 of `topic` from offset 0, answered at once."""
+    partition = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": max_bytes}
+    return {
+        "replica_id": -1,
+        "max_wait_ms": 0,
+        "min_bytes": 0,
+        "max_bytes": max_bytes,
+        "topics": [{"topic": topic, "partitions": [partition]}],
+    }
+
+
 class FakeRequestContext(RequestContext):
     """The server's contract, answered at once: a deferred answer must already be there."""
 

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator import offsets, records
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.group import Group, PendingJoin
@@ -103,7 +103,8 @@ class GroupCoordinator:
 
     def on_timer(self, key: GroupTimer, now: int) -> Outcome[None]:
         """A deadline this coordinator set has passed."""
-        out = self._undoable(None if key.kind == "retention" else (key.group_id,))
+        # Retention's pass keeps what it changes itself (it looks at every group).
+        out = Effects() if key.kind == "retention" else self._undoable((key.group_id,))
         self._fire(key, now, out)
         return self._settle(out, now, None)
 
@@ -136,13 +137,12 @@ class GroupCoordinator:
         timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
         out.schedule(GroupTimer("session", group.group_id, member.member_id), now + timeout)
 
-    def _undoable(self, group_ids: Iterable[str] | None) -> Effects:
+    def _undoable(self, group_ids: Iterable[str]) -> Effects:
         """Effects of a call that may write records, whose `undo` puts back the groups it may
-        change (every group for None) as they are now: a deep copy, taken only for calls
-        that are rare next to heartbeats and commits (joins, syncs, leaves, deadlines)."""
+        change as they are now: a deep copy, taken only for calls that are rare next to
+        heartbeats and commits (joins, syncs, leaves, deadlines)."""
         out = Effects()
-        ids = list(self._groups) if group_ids is None else list(group_ids)
-        saved = {group_id: copy.deepcopy(self._groups.get(group_id)) for group_id in ids}
+        saved = {group_id: copy.deepcopy(self._groups.get(group_id)) for group_id in group_ids}
         transactional = copy.deepcopy(self._transactional)
         retention_scheduled = self._retention_scheduled
 
@@ -881,12 +881,29 @@ class GroupCoordinator:
             self._kill_group(group, now, out)
 
     def _expire_offsets(self, now: int, out: Effects) -> None:
+        # Its undo keeps only the groups it changes: their offsets and state (a group buried
+        # goes back into the registry), not a copy of every group.
+        changed: list[tuple[Group, dict[TopicPartition, OffsetValue], GroupState, int]] = []
+        groups = dict(self._groups)
+        transactional = copy.deepcopy(self._transactional)
+
+        def undo() -> None:
+            for group, kept, state, since in changed:
+                group.offsets, group.state, group.state_since_ms = kept, state, since
+            self._groups.clear()
+            self._groups.update(groups)
+            self._transactional = transactional
+            self._retention_scheduled = True
+
+        out.undo = undo
         self._retention_scheduled = False
         for group in list(self._groups.values()):
             retention = self.config.offsets_retention_ms
             pending = functools.partial(self._transactional.is_pending, group.group_id)
             consumer_topics = self._consumer_group_topics(group.group_id)
             expired = offsets.expired(group, now, retention, pending, consumer_topics)
+            if expired or (group.is_(GroupState.EMPTY) and not group.offsets):
+                changed.append((group, dict(group.offsets), group.state, group.state_since_ms))
             offsets.remove(group, expired, out.records)
             self._maybe_bury(group, now, out)
         self._schedule_retention(now, out)

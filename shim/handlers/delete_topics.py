@@ -10,6 +10,7 @@ from kafka_shim.protocol.messages.delete_topics import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic
 
@@ -44,7 +45,10 @@ def _delete(
         return refused | {"name": topic.name if topic.name in describable else None}
     if not ctx.broker.config.delete_topic_enable:
         return answer | {"error_code": ErrorCode.TOPIC_DELETION_DISABLED}
-    topics.delete(topic.name)
+    try:
+        topics.delete(topic.name)
+    except StorageError as exc:  # the catalog could not be written: the topic stays
+        return answer | {"error_code": exc.code, "error_message": exc.message}
     if topic.name in INTERNAL_TOPICS:
         ctx.broker.internal_topic_deleted(topic.name)
     return answer | {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE}

@@ -27,12 +27,11 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.batches import read_records
-from tests.helpers import subscription
+from tests.helpers import fetch_from_start, subscription
 from tests.wire import WireClient
 
 PROTOCOL_TYPE = "consumer-" + "x" * 400  # group records larger than a page's slack
 SESSION_MS = 1_000
-WHOLE_PARTITION = {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 24}
 
 
 @pytest.fixture
@@ -99,10 +98,10 @@ def producer(bootstrap: str) -> Any:
     )
 
 
-def join(client: WireClient, group: str) -> tuple[str, int]:
+def join(client: WireClient, group: str, session_ms: int = 30_000) -> tuple[str, int]:
     body = {
         "group_id": group,
-        "session_timeout_ms": SESSION_MS,
+        "session_timeout_ms": session_ms,
         "rebalance_timeout_ms": 5_000,
         "member_id": "",
         "protocol_type": PROTOCOL_TYPE,
@@ -129,19 +128,7 @@ def commit(client: WireClient, member: tuple[str, int], offset: int) -> int:
 
 def fetch_all(bootstrap: str) -> list[bytes | None]:
     with WireClient(bootstrap) as client:
-        body = {
-            "replica_id": -1,
-            "max_wait_ms": 0,
-            "min_bytes": 0,
-            "max_bytes": 1 << 24,
-            "topics": [
-                {
-                    "topic": "t",
-                    "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 24}],
-                }
-            ],
-        }
-        partition = client.request(1, 11, body).responses[0].partitions[0]
+        partition = client.request(1, 11, fetch_from_start("t")).responses[0].partitions[0]
         assert partition.error_code == 0
         return [value for _, _, value in read_records(bytes(partition.records or b""))]
 
@@ -159,7 +146,7 @@ def test_a_full_disk_is_answered_and_survived(small_disk: Path, caplog: pytest.L
         committer, leaver, expiring = (WireClient(broker.bootstrap) for _ in range(3))
         member = join(committer, "g")
         leaving = join(leaver, "leave")
-        expires = join(expiring, "expire")
+        expires = join(expiring, "expire", SESSION_MS)
         assert commit(committer, member, 1) == 0
 
         filler = fill(small_disk)

@@ -17,7 +17,7 @@ from kafka_shim.shim.broker import COORDINATOR_RETRY_BACKOFF_MS
 from kafka_shim.shim.coordinator import GroupState, TopicPartition
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
-from tests.helpers import Harness, subscription
+from tests.helpers import Harness, fetch_from_start, subscription
 from tests.shim.handlers.test_transactions import Producer
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
@@ -80,19 +80,7 @@ def produce(h: Harness, value: bytes) -> Any:
 
 
 def fetched(h: Harness) -> int:
-    body = {
-        "replica_id": -1,
-        "max_wait_ms": 0,
-        "min_bytes": 0,
-        "max_bytes": 1 << 20,
-        "topics": [
-            {
-                "topic": "t",
-                "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}],
-            }
-        ],
-    }
-    partition = h.call(1, 11, body).responses[0].partitions[0]
+    partition = h.call(1, 11, fetch_from_start("t")).responses[0].partitions[0]
     assert partition.error_code == 0
     return int(partition.high_watermark)
 
@@ -213,3 +201,21 @@ def test_a_completion_that_cannot_be_written_is_retried(h: Harness) -> None:
     h.clock.now = deadline
     h.broker.tick(h.clock())
     assert transaction_state(h) == "CompleteCommit"
+
+
+def test_offset_expiry_while_full_keeps_the_offsets_until_it_is_written(tmp_path: Path) -> None:
+    h = Harness(data_dir=tmp_path, offsets_retention_minutes=1, offsets_retention_check_interval_ms=1_000)
+    try:
+        h.broker.topics.create("t", 1)
+        assert commit(h, 5) == [0]
+        FAULTS.arm("log")
+        h.clock.now += 2 * 60_000
+        h.broker.tick(h.clock())
+        assert committed(h) == 5 and h.broker.groups.group("g") is not None
+        FAULTS.clear()
+        h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
+        h.broker.tick(h.clock())
+        assert committed(h) is None and h.broker.groups.group("g") is None
+    finally:
+        FAULTS.clear()
+        h.broker.close()

@@ -68,6 +68,9 @@ class CrashHarness:
             str(self.data_dir),
             "--port",
             "0",
+            # Not the console's fixed default port: brokers of other tests may hold it.
+            "--console",
+            "off",
             *self.extra_args,
         ]
         started = time.monotonic()
