@@ -73,8 +73,9 @@ def acl_filter(request: Any) -> AclFilter:
 def authorizer_for(ctx: RequestContext, needed: AclOperation, api_name: str) -> Authorizer | AclRefusal:
     """The authorizer to serve an ACL API, or the refusal of the whole request: Kafka checks
     the cluster permission first (allowed without an authorizer), then that there is one."""
-    if not ctx.authorize(needed, ResourceType.CLUSTER, CLUSTER_NAME):
-        return AclRefusal(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {api_name} is not authorized.")
+    denial = ctx.denial(needed, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        return AclRefusal(denial, f"Request {api_name} is not authorized.")
     if ctx.broker.authorizer is None:
         return AclRefusal(ErrorCode.SECURITY_DISABLED, "No Authorizer is configured.")
     return ctx.broker.authorizer

@@ -64,9 +64,10 @@ def _responses(request: Any, answer: Any) -> list[dict[str, Any]]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME):
+    code = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if code is not None:
         # Kafka's getErrorResponse: the refusal at the top and on every partition.
-        denial = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request {API.name} is not authorized."
+        denial = code, f"Request {API.name} is not authorized."
         return {
             "throttle_time_ms": 0,
             "error_code": denial[0],

@@ -52,7 +52,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         elif group_id in allowed:
             group = _describe(ctx, group_id)
         else:
-            group = GroupDescription(ErrorCode.GROUP_AUTHORIZATION_FAILED, None, group_id)
+            group = GroupDescription(ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP), None, group_id)
         operations = AUTHORIZED_OPERATIONS_OMITTED
         if request.include_authorized_operations and group.error == ErrorCode.NONE:
             operations = ctx.authorized_operations(ResourceType.GROUP, group_id)

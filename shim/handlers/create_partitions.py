@@ -46,7 +46,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         AclOperation.ALTER, ResourceType.TOPIC, (name for name, n in counts.items() if n == 1)
     )
     refused = {
-        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "error_code": ctx.refusal(AclOperation.ALTER, ResourceType.TOPIC),
         "error_message": "The topic authorization is failed.",
     }
     results = [

@@ -66,13 +66,13 @@ def _creatable(ctx: RequestContext, names: list[str]) -> set[str]:
     return ctx.authorized_names(AclOperation.CREATE, ResourceType.TOPIC, names)
 
 
-def _without_configs(answer: dict[str, Any]) -> dict[str, Any]:
+def _without_configs(ctx: RequestContext, answer: dict[str, Any]) -> dict[str, Any]:
     """A created topic's answer to a principal that may not DESCRIBE_CONFIGS it, as Kafka's."""
     return answer | {
         "configs": [],
         "num_partitions": -1,
         "replication_factor": -1,
-        "topic_config_error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "topic_config_error_code": ctx.refusal(AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC),
     }
 
 
@@ -109,7 +109,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             continue
         answer = _create(ctx, requested, request.validate_only)
         created = answer["error_code"] == ErrorCode.NONE
-        results.append(answer if not created or requested.name in describable else _without_configs(answer))
+        results.append(
+            answer if not created or requested.name in describable else _without_configs(ctx, answer)
+        )
     results += [
         {"name": name, "error_code": ErrorCode.INVALID_REQUEST, "error_message": "Duplicate topic name."}
         for name, n in counts.items()

@@ -19,7 +19,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
     deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
     refused = dict.fromkeys(
-        (g for g in request.groups_names if g not in deletable), ErrorCode.GROUP_AUTHORIZATION_FAILED
+        (g for g in request.groups_names if g not in deletable),
+        ctx.refusal(AclOperation.DELETE, ResourceType.GROUP),
     )
     refused.update(
         (g, ErrorCode.NOT_COORDINATOR)

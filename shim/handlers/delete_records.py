@@ -33,11 +33,11 @@ def delete_partition_records(topic: Topic | None, requested: Any) -> dict[str, A
     return answer | {"low_watermark": low_watermark, "error_code": ErrorCode.NONE}
 
 
-def _refused(requested: Any) -> dict[str, Any]:
+def _refused(requested: Any, code: ErrorCode) -> dict[str, Any]:
     return {
         "partition_index": requested.partition_index,
         "low_watermark": NO_LOW_WATERMARK,
-        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "error_code": code,
     }
 
 
@@ -52,7 +52,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": t.name,
                 "partitions": [
-                    delete_partition_records(topics.get(t.name), p) if t.name in deletable else _refused(p)
+                    delete_partition_records(topics.get(t.name), p)
+                    if t.name in deletable
+                    else _refused(p, ctx.refusal(AclOperation.DELETE, ResourceType.TOPIC))
                     for p in t.partitions
                 ],
             }

@@ -135,13 +135,12 @@ def config_denial(
 ) -> ErrorCode | None:
     """The error for a config resource the principal may not `operation` (DESCRIBE_CONFIGS or
     ALTER_CONFIGS): a topic's own, a broker's on the cluster, as Kafka checks them."""
-    if resource_type == ResourceType.TOPIC and not ctx.authorize(operation, AclResourceType.TOPIC, name):
-        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if resource_type == ResourceType.GROUP and not ctx.authorize(operation, AclResourceType.GROUP, name):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED
-    on_cluster = resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER)
-    if on_cluster and not ctx.authorize(operation, AclResourceType.CLUSTER, CLUSTER_NAME):
-        return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if resource_type == ResourceType.TOPIC:
+        return ctx.denial(operation, AclResourceType.TOPIC, name)
+    if resource_type == ResourceType.GROUP:
+        return ctx.denial(operation, AclResourceType.GROUP, name)
+    if resource_type in (ResourceType.BROKER, ResourceType.BROKER_LOGGER):
+        return ctx.denial(operation, AclResourceType.CLUSTER, CLUSTER_NAME)
     return None
 
 

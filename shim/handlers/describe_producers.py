@@ -42,10 +42,10 @@ def _describe(topic: Topic | None, index: int) -> dict[str, Any]:
     return {"partition_index": index, "error_code": ErrorCode.NONE, "active_producers": producers}
 
 
-def _refused(index: int) -> dict[str, Any]:
+def _refused(index: int, code: ErrorCode) -> dict[str, Any]:
     return {
         "partition_index": index,
-        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "error_code": code,
         "active_producers": [],
     }
 
@@ -59,7 +59,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": t.name,
                 "partitions": [
-                    _describe(topics.get(t.name), i) if t.name in readable else _refused(i)
+                    _describe(topics.get(t.name), i)
+                    if t.name in readable
+                    else _refused(i, ctx.refusal(AclOperation.READ, ResourceType.TOPIC))
                     for i in t.partition_indexes
                 ],
             }

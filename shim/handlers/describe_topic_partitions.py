@@ -100,6 +100,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     refused = (
         []
         if every
-        else [_topic_entry(ErrorCode.TOPIC_AUTHORIZATION_FAILED, n) for n in sorted(names - described)]
+        else [
+            _topic_entry(ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC), n)
+            for n in sorted(names - described)
+        ]
     )
     return {"throttle_time_ms": 0, "topics": page["topics"] + refused, "next_cursor": page["next_cursor"]}

@@ -111,7 +111,7 @@ def _topic(
     if name is None:
         return None, ErrorCode.UNKNOWN_TOPIC_ID
     if name not in readable:
-        return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        return None, ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
     topic = ctx.broker.topics.get(name)
     if topic is not None and isinstance(key, uuid.UUID) and topic.topic_id != key:
         return None, ErrorCode.INCONSISTENT_TOPIC_ID

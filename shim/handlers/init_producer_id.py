@@ -31,14 +31,15 @@ def _denial(ctx: RequestContext, transactional_id: str | None) -> ErrorCode:
     """WRITE on the transactional id; without one IDEMPOTENT_WRITE on the cluster, which
     WRITE on any topic also grants (Kafka's authorizeByResourceType)."""
     if transactional_id is not None:
-        allowed = ctx.authorize(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
-        return ErrorCode.NONE if allowed else ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return (
+            ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id) or ErrorCode.NONE
+        )
     cluster = ctx.authorized_names(
         AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, (CLUSTER_NAME,), log_denied=False
     )
     if cluster or ctx.authorize_any(AclOperation.WRITE, ResourceType.TOPIC):
         return ErrorCode.NONE
-    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return ctx.refusal(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:

@@ -127,8 +127,8 @@ def _partition(
     }
 
 
-def _refused(request: Any) -> dict[str, Any]:
-    return {"partition_index": request.partition_index, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
+    return {"partition_index": request.partition_index, "error_code": code}
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -148,7 +148,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": topic.name,
                 "partitions": [
-                    _refused(p) if topic.name not in described else answer(topic.name, p)
+                    _refused(p, ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC))
+                    if topic.name not in described
+                    else answer(topic.name, p)
                     for p in topic.partitions
                 ],
             }

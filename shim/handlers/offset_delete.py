@@ -33,7 +33,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms()), lambda code: (code, {})
         )
         errors = errors | {
-            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED for tp in partitions if tp.topic not in readable
+            tp: ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
+            for tp in partitions
+            if tp.topic not in readable
         }
     return {
         "error_code": error,

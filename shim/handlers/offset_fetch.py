@@ -45,7 +45,8 @@ def _fetch_group(
         {
             "name": t.name,
             "partitions": [
-                _refused(index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for index in t.partition_indexes
+                _refused(index, ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC))
+                for index in t.partition_indexes
             ],
         }
         for t in topics
@@ -80,8 +81,9 @@ def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, mem
 
 
 def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id):
-        return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED}
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id)
+    if denial is not None:
+        return {"group_id": group.group_id, "topics": [], "error_code": denial}
     if not ctx.coordinates(GROUP_KEY, group.group_id):
         return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NOT_COORDINATOR}
     error = _member_error(ctx, group.group_id, group.member_id, group.member_epoch)
@@ -108,8 +110,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if ctx.api_version >= 8:
         answers = [_group(ctx, g, request.require_stable) for g in request.groups]
         return {"throttle_time_ms": 0, "groups": answers}
-    if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id):
-        return _refused_group(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id)
+    if denial is not None:
+        return _refused_group(ctx, request, denial)
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return _refused_group(ctx, request, ErrorCode.NOT_COORDINATOR)
     topics = _fetch_group(ctx, request.group_id, request.topics, request.require_stable)

@@ -32,13 +32,10 @@ def _end_offset(ctx: RequestContext, topic: str, requested: Any) -> dict[str, An
     return result | {"error_code": ErrorCode.NONE, "leader_epoch": epoch, "end_offset": end_offset}
 
 
-def _refused(topic: Any) -> dict[str, Any]:
+def _refused(topic: Any, code: ErrorCode) -> dict[str, Any]:
     return {
         "topic": topic.topic,
-        "partitions": [
-            {"partition": p.partition, "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
-            for p in topic.partitions
-        ],
+        "partitions": [{"partition": p.partition, "error_code": code} for p in topic.partitions],
     }
 
 
@@ -57,5 +54,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         for t in request.topics
         if t.topic in described
     ]
-    refused = [_refused(t) for t in request.topics if t.topic not in described]
+    code = ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC)
+    refused = [_refused(t, code) for t in request.topics if t.topic not in described]
     return {"throttle_time_ms": 0, "topics": answered + refused}
