@@ -359,10 +359,12 @@ def broker_with_resources(rule: Rule, withheld: Check | None = None) -> Harness:
 
 def ask(h: Harness, module: str, version: int, principal: str) -> Any:
     request = REQUESTS[module]
+    topic = h.broker.topics.get(TOPIC)
+    assert topic is not None
     if module in ("fetch", "share_fetch", "share_acknowledge"):  # Fetch v13+ and share requests: ids
-        topic = h.broker.topics.get(TOPIC)
-        assert topic is not None
         request = request | {"topics": [request["topics"][0] | {"topic_id": topic.topic_id}]}
+    if module == "produce" and version >= 13:  # Produce v13+ names topics by id
+        request = request | {"topic_data": [request["topic_data"][0] | {"topic_id": topic.topic_id}]}
     if module == "share_acknowledge":
         opening = REQUESTS["share_fetch"] | {"topics": []}
         assert h.call(APIS_BY_MODULE["share_fetch"].key, 1, opening, h.context(1, ADMIN)).error_code == 0
