@@ -17,6 +17,7 @@ from tests.helpers import Harness, subscription
 
 PRODUCE, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 3, 8, 9
 CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID, CREATE_PARTITIONS = 19, 20, 22, 37
+DESCRIBE_TRANSACTIONS = 65
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ADMIN = "User:admin"
 
@@ -150,3 +151,22 @@ def test_deleted_offsets_topic_unloads_the_groups_as_kafka_resigns_them() -> Non
     assert commit(h, "g", 7) == 0  # the topic is made anew by the next record
     assert committed(h, "g") == 7
     assert len(metadata(h, OFFSETS_TOPIC).partitions) == h.broker.config.offsets_topic_num_partitions
+
+
+def test_deleted_transaction_topic_forgets_the_transactions_as_kafka_resigns_them() -> None:
+    h = broker()
+
+    def described() -> int:
+        request = {"transactional_ids": ["tx"]}
+        return int(
+            h.call(DESCRIBE_TRANSACTIONS, 0, request, h.context(0, ADMIN)).transaction_states[0].error_code
+        )
+
+    assert described() == ErrorCode.NONE
+    delete = {"topics": [{"name": TRANSACTION_TOPIC}], "timeout_ms": 1000}
+    assert h.call(DELETE_TOPICS, 6, delete, h.context(6, ADMIN)).responses[0].error_code == 0
+    assert described() == ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+    init = {"transactional_id": "tx", "transaction_timeout_ms": 60000}
+    assert h.call(INIT_PRODUCER_ID, 4, init, h.context(4, ADMIN)).error_code == 0  # made anew
+    assert described() == ErrorCode.NONE
+    assert h.broker.topics.get(TRANSACTION_TOPIC) is not None
