@@ -13,8 +13,10 @@ kafka-golden/probe2); the feature levels of `server-common/.../server/common/*Ve
 `BrokerFeatures.defaultSupportedFeatures`); the defaults of `GroupCoordinatorConfig`.
 
 Rows list the APIs of Kafka's that this broker has (or is building) handlers for, not the
-inter-broker and KRaft ones. share.version and streams.version are left out of the 4.x
-features until this broker serves those groups: a client would otherwise be told to use them.
+inter-broker and KRaft ones. share.version (KIP-932) is a feature from 4.1, finalized on a
+fresh cluster from 4.2 (4.1's share groups were a preview, turned on with UpdateFeatures);
+streams.version is left out until this broker serves streams groups: a client would
+otherwise be told to use them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
 GROUP_VERSION = "group.version"
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
+SHARE_VERSION = "share.version"
 
 PRODUCE_KEY = 0
 
@@ -160,16 +163,26 @@ _PRODUCE_LISTED_FROM_0 = {PRODUCE_KEY: 0}
 
 
 def _kafka_4(
-    name: str, ranges: Mapping[int, tuple[int, int]], metadata_version: int, eligible_leader_replicas: int = 0
+    name: str,
+    ranges: Mapping[int, tuple[int, int]],
+    metadata_version: int,
+    eligible_leader_replicas: int = 0,
+    share_version: tuple[int, int] | None = None,
 ) -> Release:
-    """A Kafka 4 row: its newest metadata.version, KIP-890's and KIP-848's levels finalized."""
+    """A Kafka 4 row: its newest metadata.version, KIP-890's and KIP-848's levels finalized;
+    `share_version`: (highest supported, finalized on a fresh cluster) from 4.1."""
     finalized = {METADATA_VERSION: metadata_version, TRANSACTION_VERSION: 2, GROUP_VERSION: 1}
     if eligible_leader_replicas:
         finalized[ELIGIBLE_LEADER_REPLICAS_VERSION] = eligible_leader_replicas
+    features = {METADATA_VERSION: (_KRAFT_4_MINIMUM, metadata_version), **_FEATURES_4}
+    if share_version is not None:
+        features[SHARE_VERSION] = (0, share_version[0])
+        if share_version[1]:
+            finalized[SHARE_VERSION] = share_version[1]
     return Release(
         name,
         ranges,
-        supported_features={METADATA_VERSION: (_KRAFT_4_MINIMUM, metadata_version), **_FEATURES_4},
+        supported_features=features,
         finalized_features=finalized,
         advertised_minimums=_PRODUCE_LISTED_FROM_0,
     )
@@ -193,8 +206,8 @@ RELEASES: dict[str, Release] = {
         ),
         _kafka_4("4.0", _RANGES_4_0, metadata_version=25),
         # New clusters from 4.1 on have eligible leader replicas (KIP-966) turned on.
-        _kafka_4("4.1", _RANGES_4_1, metadata_version=27, eligible_leader_replicas=1),
-        _kafka_4("4.2", _RANGES_4_2, metadata_version=29, eligible_leader_replicas=1),
+        _kafka_4("4.1", _RANGES_4_1, metadata_version=27, eligible_leader_replicas=1, share_version=(1, 0)),
+        _kafka_4("4.2", _RANGES_4_2, metadata_version=29, eligible_leader_replicas=1, share_version=(1, 1)),
     )
 }
 NEWEST = max(RELEASES, key=lambda name: tuple(int(part) for part in name.split(".")))

@@ -19,11 +19,19 @@ from kafka_shim.protocol.releases import (
     GROUP_VERSION,
     KRAFT_VERSION,
     METADATA_VERSION,
+    SHARE_VERSION,
     TRANSACTION_VERSION,
     Release,
 )
 
-__all__ = ["GROUP_VERSION", "KRAFT_VERSION", "METADATA_VERSION", "TRANSACTION_VERSION", "FeatureLevels"]
+__all__ = [
+    "GROUP_VERSION",
+    "KRAFT_VERSION",
+    "METADATA_VERSION",
+    "SHARE_VERSION",
+    "TRANSACTION_VERSION",
+    "FeatureLevels",
+]
 
 # Levels the broker runs by whether or not the release reports them as features.
 SERVING_FEATURES = (TRANSACTION_VERSION, GROUP_VERSION)
@@ -72,6 +80,10 @@ class FeatureLevels:
 
     def level(self, feature: str) -> int:
         return self._levels[feature]
+
+    def at_least(self, feature: str, level: int) -> bool:
+        """Whether `feature` is finalized at `level` or above (False where the release lacks it)."""
+        return self._levels.get(feature, 0) >= level
 
     @property
     def finalized(self) -> dict[str, int]:

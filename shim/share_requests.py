@@ -18,11 +18,16 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
+from kafka_shim.shim.features import SHARE_VERSION
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
 FIRST_RENEW_VERSION = 2
+DISABLED = (
+    "Share groups are disabled: share.version is 0 (kafka-features.sh upgrade --feature share.version=1)."
+)
 NO_LEADER_EPOCH = -1  # share requests carry none: leadership alone is checked
 
 
@@ -40,6 +45,25 @@ class ShareRequest:
     acknowledged: dict[TopicPartition, ErrorCode] = field(default_factory=dict)
 
 
+def share_groups_enabled(ctx: RequestContext) -> bool:
+    """share.version 1 (finalized on a fresh 4.2 cluster; 4.1's preview needs UpdateFeatures):
+    Kafka answers every share API UNSUPPORTED_VERSION below it."""
+    return ctx.broker.features.at_least(SHARE_VERSION, 1)
+
+
+def empty_share_group(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:
+    """The error refusing to change a share group's offsets: not coordinated here, not a share
+    group, or one with members (NONE when it may be changed)."""
+    if not ctx.coordinates(GROUP_KEY, group_id):
+        return ErrorCode.NOT_COORDINATOR, None
+    group = ctx.broker.share_groups.group(group_id)
+    if group is None:
+        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+    if group.members:
+        return ErrorCode.NON_EMPTY_GROUP, "The group has active members: its offsets cannot be altered."
+    return ErrorCode.NONE, None
+
+
 def _batches(partition: Any) -> list[tuple[int, int, Sequence[int]]]:
     return [(b.first_offset, b.last_offset, b.acknowledge_types) for b in partition.acknowledgement_batches]
 
@@ -47,6 +71,8 @@ def _batches(partition: Any) -> list[tuple[int, int, Sequence[int]]]:
 def enter(ctx: RequestContext, request: Any) -> ShareRequest | tuple[ErrorCode, str | None]:
     """Check the request as Kafka does and enter its share session; or the top-level error."""
     broker = ctx.broker
+    if not share_groups_enabled(ctx):
+        return ErrorCode.UNSUPPORTED_VERSION, DISABLED
     if not request.group_id:
         return ErrorCode.INVALID_REQUEST, "The group id is empty."
     if not request.member_id:

@@ -11,32 +11,23 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.share_requests import DISABLED, empty_share_group, share_groups_enabled
 
 __all__ = ["API", "handle"]
-
-
-def _group_error(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:
-    if not ctx.coordinates(GROUP_KEY, group_id):
-        return ErrorCode.NOT_COORDINATOR, None
-    group = ctx.broker.share_groups.group(group_id)
-    if group is None:
-        return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
-    if group.members:
-        return ErrorCode.NON_EMPTY_GROUP, "The group has active members: its offsets cannot be altered."
-    return ErrorCode.NONE, None
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
     answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "responses": []}
+    if not share_groups_enabled(ctx):
+        return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": DISABLED}
     if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         return answer | {"error_code": ctx.refusal(AclOperation.READ, ResourceType.GROUP)}
     readable = ctx.authorized_names(
         AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics]
     )
-    error, message = _group_error(ctx, request.group_id)
+    error, message = empty_share_group(ctx, request.group_id)
     if readable and error != ErrorCode.NONE:
         answer |= {"error_code": error, "error_message": message}
     now = ctx.now_ms()

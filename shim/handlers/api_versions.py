@@ -11,7 +11,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
+from kafka_shim.shim.features import GROUP_VERSION, SHARE_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.served_versions import ServedVersions
 from kafka_shim.shim.transactions.coordinator import TV2
 
@@ -26,11 +26,15 @@ FIRST_VERSION_WITH_ZERO_MINIMUM = 4
 # ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only from
 # group.version 1 (which follows group.coordinator.rebalance.protocols unless UpdateFeatures set it).
 CONSUMER_GROUP_APIS = frozenset({68, 69})
+# The share-group APIs (KIP-932): advertised only from share.version 1, as by Kafka.
+SHARE_GROUP_APIS = frozenset({76, 77, 78, 79, 90, 91, 92})
 
 
 def advertised_ranges(served: ServedVersions, levels: FeatureLevels) -> list[dict[str, int]]:
     caps = BELOW_TV2_MAX_VERSIONS if levels.level(TRANSACTION_VERSION) < TV2 else {}
     hidden = CONSUMER_GROUP_APIS if levels.level(GROUP_VERSION) < 1 else frozenset()
+    if not levels.at_least(SHARE_VERSION, 1):
+        hidden |= SHARE_GROUP_APIS
     return [
         {"api_key": key, "min_version": low, "max_version": min(high, caps.get(key, high))}
         for key, (low, high) in served.advertised().items()

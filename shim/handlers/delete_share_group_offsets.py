@@ -11,7 +11,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_share_group_offsets import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.handlers.alter_share_group_offsets import _group_error
+from kafka_shim.shim.share_requests import DISABLED, empty_share_group, share_groups_enabled
 
 __all__ = ["API", "handle"]
 
@@ -19,12 +19,14 @@ __all__ = ["API", "handle"]
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
     answer: dict[str, Any] = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "responses": []}
+    if not share_groups_enabled(ctx):
+        return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": DISABLED}
     if not ctx.authorize(AclOperation.DELETE, ResourceType.GROUP, request.group_id):
         return answer | {"error_code": ctx.refusal(AclOperation.DELETE, ResourceType.GROUP)}
     readable = ctx.authorized_names(
         AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics]
     )
-    error, message = _group_error(ctx, request.group_id)
+    error, message = empty_share_group(ctx, request.group_id)
     if readable and error != ErrorCode.NONE:
         answer |= {"error_code": error, "error_message": message}
     for requested in request.topics:

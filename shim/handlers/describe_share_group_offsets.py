@@ -13,6 +13,7 @@ from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.share_requests import DISABLED, share_groups_enabled
 from kafka_shim.storage.log import LEADER_EPOCH
 
 __all__ = ["API", "handle"]
@@ -45,6 +46,8 @@ def _refused_topic(name: str, indexes: list[int], error: ErrorCode) -> dict[str,
 def _group(ctx: RequestContext, group: Any, allowed: bool) -> dict[str, Any]:
     broker = ctx.broker
     answer: dict[str, Any] = {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NONE}
+    if not share_groups_enabled(ctx):
+        return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": DISABLED}
     if not allowed:
         return answer | {"error_code": ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP)}
     if not ctx.coordinates(GROUP_KEY, group.group_id):

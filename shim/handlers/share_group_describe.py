@@ -15,6 +15,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
 from kafka_shim.shim.coordinator.share.manager import ASSIGNOR_NAME
+from kafka_shim.shim.share_requests import DISABLED, share_groups_enabled
 
 __all__ = ["API", "handle"]
 
@@ -67,7 +68,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     groups = []
     for group_id in request.group_ids:
         group = broker.share_groups.group(group_id)
-        if group_id not in allowed:
+        if not share_groups_enabled(ctx):
+            described = _refused(group_id, ErrorCode.UNSUPPORTED_VERSION, DISABLED)
+        elif group_id not in allowed:
             described = _refused(group_id, ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP), None)
         elif not ctx.coordinates(GROUP_KEY, group_id):
             described = _refused(group_id, ErrorCode.NOT_COORDINATOR, None)

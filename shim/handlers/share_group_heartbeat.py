@@ -17,6 +17,7 @@ from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
 from kafka_shim.shim.handlers.join_group import client_host
+from kafka_shim.shim.share_requests import DISABLED, share_groups_enabled
 
 __all__ = ["API", "handle"]
 
@@ -24,7 +25,9 @@ __all__ = ["API", "handle"]
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
     kind = broker.group_type(request.group_id)
-    if not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
+    if not share_groups_enabled(ctx):
+        answer = ShareHeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, DISABLED)
+    elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = ShareHeartbeatAnswer(ctx.refusal(AclOperation.READ, ResourceType.GROUP))
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         answer = ShareHeartbeatAnswer(ErrorCode.NOT_COORDINATOR)

@@ -74,15 +74,15 @@ FEATURES_BY_RELEASE = [
     ),
     (
         "4.1",
-        {"metadata.version": (7, 27), **FEATURES_4},
+        {"metadata.version": (7, 27), **FEATURES_4, "share.version": (0, 1)},
         {"metadata.version": 27, "transaction.version": 2, "group.version": 1}
-        | {"eligible.leader.replicas.version": 1},
+        | {"eligible.leader.replicas.version": 1},  # share groups a preview: share.version 0
     ),
     (
         "4.2",
-        {"metadata.version": (7, 29), **FEATURES_4},
+        {"metadata.version": (7, 29), **FEATURES_4, "share.version": (0, 1)},
         {"metadata.version": 29, "transaction.version": 2, "group.version": 1}
-        | {"eligible.leader.replicas.version": 1},
+        | {"eligible.leader.replicas.version": 1, "share.version": 1},
     ),
 ]
 

@@ -11,8 +11,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ConfigSource
 from kafka_shim.protocol.messages.share_fetch import ACCEPT, REJECT, RELEASE, RENEW
+from kafka_shim.protocol.messages.update_features import UPGRADE
 from kafka_shim.shim.handlers import (
     alter_share_group_offsets,
+    api_versions,
     consumer_group_heartbeat,
     delete_groups,
     delete_share_group_offsets,
@@ -396,3 +398,17 @@ def test_the_timer_task_expires_locks_nobody_asks_about() -> None:
     h.broker.tick(h.clock.now)  # nobody fetches: the timer archives it
     (partition,) = [p for _, p in h.broker.share_partitions.of_group(GROUP)]
     assert (partition.start_offset, partition.records) == (1, {})
+
+
+def test_share_version_zero_turns_share_groups_off_as_in_kafka_4_1() -> None:
+    h = Harness(emulate="4.1")  # share groups were a preview: share.version 0 on a new cluster
+    h.broker.topics.create("t", 1, {})
+    advertised = {a.api_key for a in h.call(api_versions, 3, {"client_software_name": "t"}).api_keys}
+    assert not advertised & {76, 77, 78, 79, 90, 91}
+    assert join(h, "m1").error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert fetch(h, "m1", 0).error_code == ErrorCode.UNSUPPORTED_VERSION
+    refusals = h.broker.features.update({"share.version": (1, UPGRADE)}, validate_only=False)
+    assert refusals == {"share.version": None}  # kafka-features.sh upgrade --feature share.version=1
+    advertised = {a.api_key for a in h.call(api_versions, 3, {"client_software_name": "t"}).api_keys}
+    assert {76, 77, 78, 79, 90} <= advertised
+    assert join(h, "m1").error_code == ErrorCode.NONE
