@@ -276,3 +276,12 @@ def test_a_rule_and_a_query_can_name_one_of_several_brokers() -> None:
         assert thread.requests(api="Metadata", broker=1) == []
     finally:
         thread.stop()
+
+
+def test_advancing_past_offsets_retention_expires_an_empty_groups_offsets(broker: BrokerThread) -> None:
+    with WireClient(broker.bootstrap) as client:
+        assert commit(client, "forgotten") == ErrorCode.NONE
+    offsets = lambda: broker.call(lambda: broker.broker.groups.fetch_offsets("forgotten", None))  # noqa: E731
+    assert len(offsets()) == 1
+    broker.advance_clock(7 * 24 * 3600 + 600)  # offsets.retention.minutes (7 days) and a check
+    assert offsets() == {}

@@ -174,3 +174,26 @@ def test_kafkajs_sets_a_rule_over_the_control_endpoint_and_rides_it_out(broker: 
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["fired"] == 2
     assert values(broker, topic) == [str(index).encode() for index in range(10)]
+
+
+def test_a_transaction_is_aborted_the_moment_the_clock_passes_its_timeout(broker: BrokerThread) -> None:
+    topic = new_topic(broker)
+    producer = Producer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "transactional.id": f"tx-{topic}",
+            "transaction.timeout.ms": 60_000,
+        }
+    )
+    producer.init_transactions(TIMEOUT_S)
+    producer.begin_transaction()
+    producer.produce(topic, b"never seen")
+    producer.flush(TIMEOUT_S)
+    broker.advance_clock(61)  # past transaction.timeout.ms: the coordinator aborts it now
+    with pytest.raises(KafkaException) as refused:
+        producer.commit_transaction(TIMEOUT_S)
+    assert refused.value.args[0].fatal()  # fenced by the abort's epoch bump, as with Kafka
+    log = broker.call(lambda: broker.broker.topics.partition(topic, 0))
+    assert log is not None
+    aborted = broker.call(lambda: log.aborted_transactions(0, log.last_stable_offset))
+    assert [entry.first_offset for entry in aborted] == [0]
