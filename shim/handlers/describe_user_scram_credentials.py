@@ -34,12 +34,14 @@ def _describe(ctx: RequestContext, name: str, repeated: bool) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
-    if denial is not None:  # getErrorResponse: the error at the top, no user named
+    if denial is not None:
+        # Kafka's getErrorResponse: the error at the top, and once per user asked for, unnamed.
+        refused = {"user": "", "error_code": denial, "error_message": DENIED_MESSAGES[denial]}
         return {
             "throttle_time_ms": 0,
             "error_code": denial,
             "error_message": DENIED_MESSAGES[denial],
-            "results": [],
+            "results": [refused for _ in request.users or ()],
         }
     names = [user.name for user in request.users or []]
     if not names:
