@@ -2,11 +2,15 @@
 with confluent-kafka (librdkafka) and kafka-python: an idempotent producer whose partition's
 leader moves twice mid-stream loses and repeats nothing; a consumer group carries on through a
 broker stopped and started again, and through its coordinator moving, every partition owned
-once and no committed offset lost, records seen twice only past what had been committed."""
+once and no committed offset lost, records seen twice only past what had been committed. The
+Java client reads on through the same stop, validating its positions at the new leader epochs;
+an admin client's preferred election moves a leader back."""
 
 from __future__ import annotations
 
 import contextlib
+import json
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -80,10 +84,11 @@ def produce_moving_leader(cluster: KafkaShim, stack: str, count: int) -> None:
         client.close(timeout=5)
 
 
-def fill(cluster: KafkaShim) -> None:
+def fill(cluster: KafkaShim, records: range = range(PER_PARTITION)) -> None:
+    """`records` of each partition (all PER_PARTITION unless told)."""
     producer = Producer({"bootstrap.servers": cluster.bootstrap})
     for partition in range(PARTITIONS):
-        for i in range(PER_PARTITION):
+        for i in records:
             producer.produce(TOPIC, f"{partition}-{i}".encode(), partition=partition)
     assert producer.flush(DEADLINE_S) == 0
 
@@ -352,3 +357,51 @@ def test_an_admin_client_elects_the_preferred_leaders_back(cluster: KafkaShim) -
     elected = admin.elect_leaders(ElectionType.PREFERRED, [TopicPartition(TOPIC, 0)])
     assert elected.result(DEADLINE_S) == {TopicPartition(TOPIC, 0): None}
     assert cluster.leader(TOPIC, 0) == preferred
+
+
+def test_a_java_consumer_reads_on_while_its_coordinator_and_leaders_broker_stops(
+    kafka_shim_factory: Callable[..., KafkaShim],
+) -> None:
+    """The Java client (kafka-clients 4.x, compat/java's driver) reads half the records; the
+    broker coordinating its group and leading partitions stops; the other half is written to
+    the new leaders. It finds the new coordinator and leaders and validates its positions
+    against their leader epochs (OffsetForLeaderEpoch) before fetching on: no truncation."""
+    from compat import java_build
+    from compat.schema import Command
+
+    cluster = kafka_shim_factory(brokers=3, record_requests=2000)
+    cluster.create_topic(TOPIC, partitions=PARTITIONS)
+    victim = cluster.coordinator(group=GROUP)
+    half = PER_PARTITION // 2
+    fill(cluster, range(half))
+    total = PARTITIONS * PER_PARTITION
+    command = Command(op="consume", bootstrap=cluster.bootstrap, topic=TOPIC, group=GROUP, count=total)
+    try:
+        argv = java_build.driver_command_line(command.to_json())
+    except java_build.JavaDriverUnavailable as exc:
+        pytest.fail(f"the Java driver is needed (bash .ci/run builds it): {exc}")
+    seen: list[Seen] = []
+    committed: dict[str, int] = {}
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as driver:
+        assert driver.stdout is not None
+        try:
+            for line in driver.stdout:
+                event = json.loads(line)
+                if event["event"] == "message":
+                    seen.append((event["partition"], event["offset"]))
+                    if len(seen) == total // 2:
+                        cluster.stop_broker(victim)
+                        fill(cluster, range(half, PER_PARTITION))
+                elif event["event"] == "committed":
+                    committed = event["offsets"]
+            assert driver.wait(DEADLINE_S) == 0, driver.stderr.read() if driver.stderr else ""
+        finally:
+            driver.kill()
+    assert set(seen) == {(p, o) for p in range(PARTITIONS) for o in range(PER_PARTITION)}
+    assert committed == {str(p): PER_PARTITION for p in range(PARTITIONS)}
+    assert cluster.committed(GROUP) == {(TOPIC, p): PER_PARTITION for p in range(PARTITIONS)}
+    # It validated the positions of the partitions that moved, at their new epochs: no truncation.
+    validations = cluster.requests(api="OffsetForLeaderEpoch")
+    asked = [p.current_leader_epoch for r in validations for t in r.request.topics for p in t.partitions]
+    answered = [p["error_code"] for r in validations for t in r.response["topics"] for p in t["partitions"]]
+    assert asked and max(asked) >= 1 and set(answered) == {0}
