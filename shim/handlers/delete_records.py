@@ -1,5 +1,6 @@
 """DeleteRecords: move log start offsets forward (the low watermark), as
-`kafka-delete-records` and AdminClient.delete_records do."""
+`kafka-delete-records` and AdminClient.delete_records do; with several brokers only a
+partition's leader does (NOT_LEADER_OR_FOLLOWER elsewhere)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,18 @@ def _refused(requested: Any, code: ErrorCode) -> dict[str, Any]:
     }
 
 
+def _delete(ctx: RequestContext, name: str, requested: Any) -> dict[str, Any]:
+    """Only the partition's leader deletes (shim.cluster; Kafka's ReplicaManager.deleteRecords)."""
+    topic = ctx.broker.topics.get(name)
+    log = topic.partition(requested.partition_index) if topic is not None else None
+    if log is not None:
+        led = ctx.leader_error(name, requested.partition_index, -1, log)
+        if led != ErrorCode.NONE:
+            return _refused(requested, led)
+    return delete_partition_records(topic, requested)
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    topics = ctx.broker.topics
     deletable = ctx.authorized_names(
         AclOperation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics)
     )
@@ -52,7 +63,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             {
                 "name": t.name,
                 "partitions": [
-                    delete_partition_records(topics.get(t.name), p)
+                    _delete(ctx, t.name, p)
                     if t.name in deletable
                     else _refused(p, ctx.refusal(AclOperation.DELETE, ResourceType.TOPIC))
                     for p in t.partitions

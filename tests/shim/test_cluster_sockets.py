@@ -15,7 +15,7 @@ from kafka_shim.pytest_plugin import KafkaShim
 from tests.batches import make_batch
 from tests.wire import WireClient
 
-PRODUCE, FETCH, METADATA, HEARTBEAT, FIND_COORDINATOR = 0, 1, 3, 12, 10
+PRODUCE, FETCH, METADATA, HEARTBEAT, FIND_COORDINATOR, DELETE_RECORDS = 0, 1, 3, 12, 10, 21
 
 
 @pytest.fixture
@@ -101,6 +101,21 @@ def test_produce_to_another_broker_names_the_leader(cluster: KafkaShim) -> None:
     assert (refused.current_leader.leader_id, refused.current_leader.leader_epoch) == (leader, 0)
     with WireClient(cluster.address(leader)) as client:
         assert produce(client, 0).error_code == ErrorCode.NONE
+
+
+def test_delete_records_is_done_by_the_leader_only(cluster: KafkaShim) -> None:
+    leader = cluster.leader("t", 0)
+    body = {
+        "topics": [{"name": "t", "partitions": [{"partition_index": 0, "offset": 0}]}],
+        "timeout_ms": 1000,
+    }
+    answers = {}
+    for node in range(3):
+        with WireClient(cluster.address(node)) as client:
+            answers[node] = client.request(DELETE_RECORDS, 2, body).topics[0].partitions[0].error_code
+    assert answers == {
+        n: ErrorCode.NONE if n == leader else ErrorCode.NOT_LEADER_OR_FOLLOWER for n in range(3)
+    }
 
 
 def test_a_moved_leader_fences_by_epoch_then_by_leadership(cluster: KafkaShim) -> None:
