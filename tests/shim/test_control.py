@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +22,14 @@ from tests.wire import WireClient
 FETCH, COMMIT, METADATA, JOIN, HEARTBEAT, SYNC = 1, 8, 3, 11, 12, 14
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerThread]:
-    config = BrokerConfig(
-        host="127.0.0.1",
-        port=0,
-        control_listener="127.0.0.1:0",
-        record_requests=100,
-        min_session_timeout_ms=6000,
-    )
-    thread = BrokerThread(config).start()
-    thread.call(lambda: thread.broker.topics.create("t", 1, {}))
-    yield thread
-    thread.stop()
+@pytest.fixture(scope="module", autouse=True)
+def topic_t(faults_broker_thread: BrokerThread) -> None:
+    faults_broker_thread.call(lambda: faults_broker_thread.broker.topics.create("t", 1, {}))
 
 
-@pytest.fixture(autouse=True)
-def no_rules(broker: BrokerThread) -> Iterator[None]:
-    yield
-    broker.clear_faults()
+@pytest.fixture
+def broker(faults_broker: BrokerThread) -> BrokerThread:
+    return faults_broker
 
 
 def run_ctl(broker: BrokerThread, capsys: pytest.CaptureFixture[str], *words: str) -> Any:

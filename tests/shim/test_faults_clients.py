@@ -9,7 +9,6 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, KafkaException, Producer
@@ -17,7 +16,6 @@ from kafka.record.memory_records import MemoryRecords
 
 from compat.drivers import COMPAT_DIR
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import wait_until
 
@@ -25,18 +23,9 @@ pytestmark = pytest.mark.clients
 TIMEOUT_S = 20
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerThread]:
-    config = BrokerConfig(host="127.0.0.1", port=0, control_listener="127.0.0.1:0", record_requests=1000)
-    thread = BrokerThread(config).start()
-    yield thread
-    thread.stop()
-
-
-@pytest.fixture(autouse=True)
-def no_rules(broker: BrokerThread) -> Iterator[None]:
-    yield
-    broker.clear_faults()
+@pytest.fixture
+def broker(faults_broker: BrokerThread) -> BrokerThread:
+    return faults_broker
 
 
 def new_topic(broker: BrokerThread, partitions: int = 1) -> str:
