@@ -90,6 +90,8 @@ def start_tree(tree: Path, data_dir: Path) -> RunningBroker:
         "--config",
         "log.retention.check.interval.ms=1000",
     ]
+    if '"--console"' in (tree / "shim" / "cli.py").read_text():
+        argv += ["--console", "off"]  # its fixed port may be taken; older trees have none
     process = subprocess.Popen(
         argv,
         cwd=tree,

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,7 +38,7 @@ log = logging.getLogger("kafka_shim.storage")
 ENTRY_BYTES = 24
 LOAD_FACTOR = 0.9
 # How much of a segment is read (and compacted) at once: the cleaner's memory besides its map.
-CHUNK_BYTES = 4 * 1024 * 1024
+CHUNK_BYTES = 1024 * 1024
 
 
 class OffsetMap:
@@ -86,6 +87,9 @@ def read_chunks(path: Path, size: int, chunk_bytes: int = CHUNK_BYTES) -> Iterat
                 raise ValueError(f"{path} ends inside a batch at byte {position}")
             yield data[:whole]
             position += whole
+            # The cleaner is Python on the broker's process: between runs it lets the event
+            # loop's thread take the interpreter at once, not at the next switch interval.
+            time.sleep(0)
     finally:
         os.close(fd)
 
@@ -169,6 +173,7 @@ def _map(
     for segment in segments:
         for chunk in read_chunks(segment.path, segment.size):
             for batch in compaction.scan([chunk]):
+                time.sleep(0)  # as between runs: the event loop's thread goes first
                 header = batch.header
                 if header.has_producer_id:
                     producers[header.producer_id] = header.last_offset

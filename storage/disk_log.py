@@ -533,7 +533,8 @@ class DiskLog(PartitionLog):
             for segment in old[1:]:
                 segment.txn_index.delete()
             self._segments[first : first + len(old)] = [fresh]
-            return True
+        fsync_directory(self.directory)
+        return True
 
     # -- durability and lifecycle -------------------------------------------
 

@@ -3,11 +3,12 @@
 
 1. the new content is written to `<first>.<end>.cleaned` and fsynced, its indexes to
    `<first>.index.cleaned` and `<first>.timeindex.cleaned` (all outside the log's lock);
-2. it is renamed to `<first>.<end>.swap` (atomic): from here the replacement
-   is decided and a restart finishes it;
+2. under the lock, it is renamed to `<first>.<end>.swap` (atomic): from here the
+   replacement is decided and a restart finishes it;
 3. the segments with base offsets in [first, end) are deleted and the swap
    file becomes `<first>.log`; the staged indexes take their names (a crash before that
-   leaves the new segment without indexes, which start-up rebuilds from it).
+   leaves the new segment without indexes, which start-up rebuilds from it); the
+   directory is fsynced after the lock is released.
 
 On start, `.cleaned` files are unfinished work (deleted) and `.swap` files are
 finished. Indexes of the new segment are rebuilt by scanning it.
@@ -92,10 +93,13 @@ class Replacement:
         return fresh
 
     def install(self, old_bases: list[int]) -> None:
-        """Under the log's lock: the content replaces the segments at `old_bases`, crash-safely."""
+        """Under the log's lock: the content replaces the segments at `old_bases` by renames
+        and unlinks only. The caller fsyncs the directory once the lock is released (a
+        directory fsync waits for the journal, which on a busy disk takes hundreds of ms):
+        a journaling file system keeps these operations in order, so a power loss leaves a
+        prefix of them, and each prefix is one `complete_swaps` finishes or drops."""
         swap = self.path.with_name(_name(self.first, self.end, SWAP_SUFFIX))
         self.path.replace(swap)
-        fsync_directory(self.directory)
         _finish(self.directory, swap, self.first, old_bases)
         for staged, final in self._staged:  # derived data: a crash before this rebuilds them
             staged.replace(final)
@@ -113,7 +117,6 @@ def _finish(directory: Path, swap: Path, first: int, old_bases: list[int]) -> No
         for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
             (directory / (file_stem(base) + suffix)).unlink(missing_ok=True)
     swap.replace(directory / (file_stem(first) + LOG_SUFFIX))
-    fsync_directory(directory)
 
 
 def complete_swaps(directory: Path) -> None:
@@ -125,3 +128,4 @@ def complete_swaps(directory: Path) -> None:
         first, end = int(first_text), int(end_text)
         bases = [int(p.stem) for p in directory.glob("*" + LOG_SUFFIX) if p.stem.isdigit()]
         _finish(directory, swap, first, [b for b in bases if first <= b < end])
+        fsync_directory(directory)
