@@ -86,6 +86,10 @@ class Cluster:
             for i, node_id in enumerate(node_ids)
         }
         self._order = list(node_ids)
+        # One broker: nothing is ever led elsewhere (every check short-cuts on this, and Metadata
+        # of many partitions on the first, which it asks for each).
+        self.single = len(self._order) == 1
+        self.first = self._order[0]
         self._topics = topics
         # How many partitions a key type's internal topic has (created or to be created).
         self._coordinator_partitions = coordinator_partitions
@@ -93,11 +97,6 @@ class Cluster:
         # Called with a log whose leader changed: the server wakes its Fetch long polls,
         # which then answer NOT_LEADER_OR_FOLLOWER, as Kafka completes a delayed fetch.
         self.on_leader_change: Callable[[PartitionLog], None] = lambda log: None
-
-    @property
-    def single(self) -> bool:
-        """One broker: nothing is ever led elsewhere (every check short-cuts on this)."""
-        return len(self._order) == 1
 
     @property
     def controller_id(self) -> int:
@@ -129,7 +128,7 @@ class Cluster:
     def leader(self, topic: str, index: int) -> int:
         """The partition's leader, NO_LEADER when no replica runs."""
         if self.single:
-            return self._order[0]
+            return self.first
         decided = self._leaders.get((topic, index))
         if decided is not None and decided.topic_id in (None, self._topic_id(topic)):
             return decided.leader
@@ -204,7 +203,7 @@ class Cluster:
     def coordinator(self, key_type: int, key: str) -> int:
         """The node coordinating a group (GROUP_KEY) or transactional id; NO_LEADER if none runs."""
         if self.single:
-            return self._order[0]
+            return self.first
         return self.leader(*self.coordinator_partition(key_type, key))
 
     def coordinates(self, node_id: int, key_type: int, key: str) -> bool:

@@ -26,15 +26,29 @@ def partition_state(cluster: Cluster, topic: Topic, index: int) -> dict[str, Any
     """A partition as Metadata (and DescribeTopicPartitions) describe it: its leader and leader
     epoch, every broker a replica, the running ones in sync. With no replica running, Kafka
     answers LEADER_NOT_AVAILABLE and leader -1."""
+    epoch = topic.partitions[index].leader_epoch
+    if cluster.single:  # nearly every broker, for every partition of a Metadata: no lookups
+        node = cluster.first
+        return {
+            "error_code": ErrorCode.NONE,
+            "partition_index": index,
+            "leader_id": node,
+            "leader_epoch": epoch,
+            "replica_nodes": [node],
+            "isr_nodes": [node],
+            "offline_replicas": [],
+        }
     leader = cluster.leader(topic.name, index)
+    replicas = cluster.replicas(topic.name, index)
+    running = {node.node_id for node in cluster.running()}
     return {
         "error_code": ErrorCode.LEADER_NOT_AVAILABLE if leader == NO_LEADER else ErrorCode.NONE,
         "partition_index": index,
         "leader_id": leader,
-        "leader_epoch": topic.partitions[index].leader_epoch,
-        "replica_nodes": cluster.replicas(topic.name, index),
-        "isr_nodes": cluster.isr(topic.name, index),
-        "offline_replicas": cluster.offline(topic.name, index),
+        "leader_epoch": epoch,
+        "replica_nodes": replicas,
+        "isr_nodes": [n for n in replicas if n in running],
+        "offline_replicas": [n for n in replicas if n not in running],
     }
 
 
