@@ -4,7 +4,8 @@ mid-stream loses and repeats nothing; a group of confluent-kafka consumers carri
 a broker stopped and started again, and through its coordinator moving, every partition owned
 once and no committed offset lost, records seen twice only past what had been committed; a
 Java consumer reads on through the same two faults, validating its positions at the new leader
-epochs; an admin client's preferred election moves a leader back."""
+epochs; a transaction commits through its coordinator moving; an admin client's preferred
+election moves a leader back."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, Message, Producer
 from kafka import KafkaProducer
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.pytest_plugin import KafkaShim
 
 pytestmark = pytest.mark.clients
@@ -34,7 +36,7 @@ Seen = tuple[int, int]  # partition, offset
 
 @pytest.fixture
 def cluster(kafka_shim_factory: Callable[..., KafkaShim]) -> KafkaShim:
-    shim = kafka_shim_factory(brokers=3)
+    shim = kafka_shim_factory(brokers=3, record_requests=2000)
     shim.create_topic(TOPIC, partitions=PARTITIONS)
     return shim
 
@@ -378,3 +380,39 @@ def test_a_java_consumer_reads_on_through_a_fault(
     asked = [p.current_leader_epoch for r in validations for t in r.request.topics for p in t.partitions]
     answered = [p["error_code"] for r in validations for t in r.response["topics"] for p in t["partitions"]]
     assert asked and max(asked) >= 1 and set(answered) == {0}
+
+
+def test_a_transaction_commits_through_its_coordinator_moving_midway(cluster: KafkaShim) -> None:
+    """confluent-kafka's transactional producer: its coordinator moves between two halves of a
+    transaction; it finds the new one (NOT_COORDINATOR from the old) and commits; a
+    read_committed consumer sees every record once."""
+    from confluent_kafka import TopicPartition
+
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "transactional.id": "billing-tx"})
+    producer.init_transactions(DEADLINE_S)
+    producer.begin_transaction()
+    for i in range(10):
+        producer.produce(TOPIC, str(i).encode(), partition=i % PARTITIONS)
+    producer.flush(DEADLINE_S)
+    old = cluster.coordinator(transactional_id="billing-tx")
+    cluster.move_coordinator((old + 1) % 3, transactional_id="billing-tx")
+    for i in range(10, 20):
+        producer.produce(TOPIC, str(i).encode(), partition=i % PARTITIONS)
+    producer.commit_transaction(DEADLINE_S)
+    consumer = Consumer(
+        {"bootstrap.servers": cluster.bootstrap, "group.id": "audit", "isolation.level": "read_committed"}
+    )
+    consumer.assign([TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)])
+    values: list[int] = []
+    check = deadline()
+    try:
+        while len(values) < 20:
+            message = consumer.poll(0.1)
+            if message is not None and message.error() is None:
+                values.append(int(message.value() or b""))
+            check("the committed transaction read")
+    finally:
+        consumer.close()
+    assert sorted(values) == list(range(20))
+    ended = [r.response["error_code"] for r in cluster.requests(api="EndTxn")]
+    assert ended[0] == ErrorCode.NOT_COORDINATOR and ended[-1] == ErrorCode.NONE
