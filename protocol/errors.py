@@ -147,4 +147,6 @@ class ErrorCode(IntEnum):
 _DEFAULT_MESSAGES = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
     ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
+    "library or the message was sent to an incompatible broker. See the broker logs for more details.",
 }

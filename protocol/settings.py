@@ -126,7 +126,7 @@ def list_items(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
-_CLEANUP = ("delete", "compact")
+_CLEANUP = ("compact", "delete")  # Kafka's order, as its messages list them
 _COMPRESSION = ("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd")
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 TLS_PROTOCOLS = ("TLSv1.2", "TLSv1.3")

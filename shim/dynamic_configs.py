@@ -8,7 +8,8 @@ live: the broker defaults of topic configs (log.retention.ms, log.segment.bytes,
 message.max.bytes, compression.type, ...), which every log takes at once, and the configs that
 have no effect here (the replication throttles kafka-reassign-partitions.sh sets, the thread
 counts, ...), which are kept and described. The rest are refused with Kafka's error, naming
-them: they are set at start (--config, --config-file, KAFKA_* in the image).
+them: they are set at start (--config, --config-file, KAFKA_* in the image). A name Kafka
+does not know is kept and ignored, as Kafka keeps it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.settings import BROKER_SETTINGS, TOPIC_SETTINGS, Setting
-from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs, suggestions
+from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs
 from kafka_shim.storage.data_dir import DataDir
 
 CLUSTER_DEFAULT = ""  # the resource name of the cluster-wide defaults
@@ -57,15 +58,9 @@ def check_change(scope: str, name: str, value: str | None) -> None:
     """AlterError unless `name=value` may be set at `scope` while the broker runs."""
     setting = BROKER_SETTINGS.get(name)
     if setting is None:
-        close = suggestions(name)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        raise AlterError(ErrorCode.INVALID_CONFIG, f"Unknown broker config {name}{hint}")
+        return  # kept and ignored, as Kafka keeps a dynamic config it does not know
     if not changes_while_running(setting):
-        raise AlterError(
-            ErrorCode.INVALID_REQUEST,
-            f"Cannot update these configs dynamically: Set({name}) (kafka-shim reads it at start: "
-            "--config, --config-file or KAFKA_* in the image)",
-        )
+        raise AlterError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: Set({name})")
     if scope == CLUSTER_DEFAULT and setting.update_mode == "per-broker":
         raise AlterError(
             ErrorCode.INVALID_REQUEST,
@@ -115,7 +110,11 @@ class DynamicBrokerConfigs:
         """The broker's configuration: what it started with, under the dynamic overrides
         (these, or `scopes` to check a change before it is made)."""
         scopes = self.scopes if scopes is None else scopes
-        merged = {**scopes.get(CLUSTER_DEFAULT, {}), **scopes.get(self.own_scope, {})}
+        merged = {
+            name: value
+            for name, value in {**scopes.get(CLUSTER_DEFAULT, {}), **scopes.get(self.own_scope, {})}.items()
+            if name in BROKER_SETTINGS
+        }
         if not merged:
             return static
         try:

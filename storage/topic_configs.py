@@ -32,11 +32,39 @@ BrokerValue = Callable[[str], str | None]
 
 
 def invalid_config(name: str, value: str | None) -> str | None:
-    """Why `name=value` is not a valid topic config, or None if it is (null: the default)."""
+    """Why `name=value` is not a valid topic config, in Kafka's words, or None if it is (null:
+    the default)."""
     config = TOPIC_CONFIGS.get(name)
     if config is None:
-        return f"unknown topic config {name!r}"
-    return config.invalid(value)
+        return f"Unknown topic config name: {name}"
+    if value is None or config.invalid(value) is None:
+        return None
+    return f"Invalid value {value} for configuration {name}: {_kafka_reason(config, value)}"
+
+
+def _kafka_reason(config: Setting, value: str) -> str:
+    """What Kafka's ConfigDef says of a value `config.invalid` refuses."""
+    number: float
+    try:
+        if config.type is ConfigType.DOUBLE:
+            number = float(value)
+        elif config.type in (ConfigType.SHORT, ConfigType.INT, ConfigType.LONG):
+            number = int(value.strip())
+        elif config.type is ConfigType.BOOLEAN:
+            return "Expected value to be either true or false"
+        else:
+            return f"String must be one of: {', '.join(config.choices)}"
+    except ValueError:
+        return f"Not a number of type {config.type.name}"
+    if config.minimum is not None and number < config.minimum:
+        return f"Value must be at least {_plain(config.minimum)}"
+    if config.maximum is not None and number > config.maximum:
+        return f"Value must be no more than {_plain(config.maximum)}"
+    return f"Not a number of type {config.type.name}"  # out of the type's range
+
+
+def _plain(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else str(number)
 
 
 def effective_value(overrides: Mapping[str, str], name: str, broker_value: BrokerValue) -> str:

@@ -26,6 +26,11 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
     configs = {c.name: c.value for c in requested.configs}
     try:
         topics.check_name(requested.name)
+        nulls = [name for name, value in configs.items() if value is None]
+        if nulls:  # the request's null, which Kafka refuses (the store reads None as the default)
+            raise StorageError(
+                ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {nulls[0]}"
+            )
         check_configs(configs)
         count = new_topic_partitions(
             requested, ctx.broker.cluster.registered(), ctx.broker.config.default_replication_factor

@@ -14,6 +14,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import GROUP_CONFIG_FIELDS, GROUP_CONFIG_TYPES
 from kafka_shim.shim.dynamic_configs import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
+from kafka_shim.storage.topics import invalid_topic_name
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
@@ -147,7 +148,7 @@ def config_denial(
 def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any]:
     result: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
-        "error_message": None,
+        "error_message": "",  # Kafka's answer says "" when nothing went wrong
         "resource_type": resource.resource_type,
         "resource_name": resource.resource_name,
         "configs": [],
@@ -158,6 +159,9 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
     config = ctx.broker.config
     keys = resource.configuration_keys or None  # null or empty: every config, as Kafka
     if resource.resource_type == ResourceType.TOPIC:
+        invalid_name = invalid_topic_name(resource.resource_name)
+        if invalid_name is not None:
+            return result | {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION, "error_message": invalid_name}
         topic = ctx.broker.topics.get(resource.resource_name)
         if topic is None:
             return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
@@ -175,7 +179,7 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         return result | {"configs": _group_entries(ctx, resource.resource_name, keys, request)}
     return result | {
         "error_code": ErrorCode.INVALID_REQUEST,
-        "error_message": f"resource type {resource.resource_type} is not supported",
+        "error_message": ErrorCode.INVALID_REQUEST.default_message,
     }
 
 

@@ -26,8 +26,7 @@ _DESCRIBED_AS = {GROUP_KEY: ResourceType.GROUP, TRANSACTION_KEY: ResourceType.TR
 _MESSAGES = DENIED_MESSAGES | {
     ErrorCode.NONE: "NONE",
     ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
-    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client "
-    "library or the message was sent to an incompatible broker. See the broker logs for more details.",
+    ErrorCode.INVALID_REQUEST: ErrorCode.INVALID_REQUEST.default_message,
 }
 
 

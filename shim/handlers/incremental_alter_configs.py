@@ -52,24 +52,22 @@ def altered(overrides: dict[str, str], changes: list[Any], broker_value: BrokerV
     result = dict(overrides)
     for change in changes:
         name, value = change.name, change.value
-        config = TOPIC_CONFIGS.get(name)
-        if config is None:
-            raise StorageError(ErrorCode.INVALID_CONFIG, f"unknown topic config {name!r}")
         try:
             op = AlterConfigOp(change.config_operation)
-        except ValueError:
-            raise StorageError(
-                ErrorCode.INVALID_REQUEST, f"unknown config operation {change.config_operation}"
-            ) from None
-        if op is AlterConfigOp.DELETE:
+        except ValueError:  # Kafka fails the resource on an unexpected exception, without a message
+            raise StorageError(ErrorCode.UNKNOWN_SERVER_ERROR, None) from None
+        if op is AlterConfigOp.DELETE:  # of any name, known or not, as Kafka
             result.pop(name, None)
             continue
+        config = TOPIC_CONFIGS.get(name)
+        if config is None:
+            raise StorageError(ErrorCode.INVALID_CONFIG, f"Unknown topic config name: {name}")
         if value is None:
-            raise StorageError(ErrorCode.INVALID_REQUEST, f"null value not supported for {op.name} of {name}")
+            raise StorageError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {name}")
         if op is not AlterConfigOp.SET:
             if config.type is not ConfigType.LIST:
                 raise StorageError(
-                    ErrorCode.INVALID_CONFIG, f"config value {op.name.lower()} is not allowed for {name}"
+                    ErrorCode.INVALID_CONFIG, f"Can't {op.name} to key {name} because its type is not LIST."
                 )
             current = _list_items(effective_value(result, name, broker_value))
             given = _list_items(value)
@@ -107,7 +105,7 @@ def alter_resource(
     topics = ctx.broker.topics
     topic = topics.get(resource.resource_name)
     if topic is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {resource.resource_name!r}"
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{resource.resource_name}' does not exist."
     try:
         overrides = alteration(topic.configs)
         if not validate_only:
@@ -200,7 +198,7 @@ def duplicate_keys(resource: Any) -> str | None:
     """Why the resource is refused for a config key named twice (INVALID_REQUEST), if it is."""
     names = Counter(c.name for c in resource.configs)
     duplicated = sorted(name for name, count in names.items() if count > 1)
-    return f"duplicate config keys: {', '.join(duplicated)}" if duplicated else None
+    return "Error due to duplicate config keys" if duplicated else None
 
 
 def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:

@@ -44,6 +44,17 @@ SHIM_ARGS = (
     "--config=authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
     "--config=allow.everyone.if.no.acl.found=true",
     "--config=super.users=User:ANONYMOUS",
+    # kafka39.sh's server.properties: DescribeConfigs reports these as set at start (and the
+    # broker id in its messages); the replication ones are accepted with no effect here.
+    "--config=node.id=1",
+    "--config=num.partitions=1",
+    "--config=default.replication.factor=1",
+    "--config=auto.create.topics.enable=true",
+    "--config=offsets.topic.replication.factor=1",
+    "--config=offsets.topic.num.partitions=1",
+    "--config=transaction.state.log.replication.factor=1",
+    "--config=transaction.state.log.min.isr=1",
+    "--config=transaction.state.log.num.partitions=1",
 )
 
 Steps = dict[str, dict[str, Any]]  # step label -> record, in recorded order

@@ -154,7 +154,7 @@ def test_incremental_alter_configs_operations(broker: Harness, data_dir: Path, v
         (("retention.ms", AlterConfigOp.APPEND, "1"), ErrorCode.INVALID_CONFIG),
         (("cleanup.policy", AlterConfigOp.SUBTRACT, "delete"), ErrorCode.INVALID_CONFIG),  # leaves nothing
         (("retention.ms", AlterConfigOp.SET, None), ErrorCode.INVALID_REQUEST),
-        (("retention.ms", 9, "1"), ErrorCode.INVALID_REQUEST),
+        (("retention.ms", 9, "1"), ErrorCode.UNKNOWN_SERVER_ERROR),  # Kafka's, without a message
     ],
 )
 def test_incremental_alter_configs_refusals_change_nothing(
@@ -162,7 +162,7 @@ def test_incremental_alter_configs_refusals_change_nothing(
 ) -> None:
     filled(broker, "t", 1)
     answer = alter(broker, "t", ("delete.retention.ms", AlterConfigOp.SET, "5"), change)
-    assert answer.error_code == code and answer.error_message
+    assert answer.error_code == code and (answer.error_message or code == ErrorCode.UNKNOWN_SERVER_ERROR)
     assert broker.broker.topics.get("t").configs == {}  # type: ignore[union-attr]
 
 
