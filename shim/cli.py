@@ -258,6 +258,7 @@ SUBCOMMANDS = {
     "dev-certs": "kafka_shim.shim.security.dev_certs:main",
     "container": "kafka_shim.shim.container:main",
     "healthcheck": "kafka_shim.shim.container:healthcheck",
+    "ctl": "kafka_shim.shim.ctl:main",
 }
 # Kafka's everyday tools for any broker (shim.kafka_tools): given the command name too.
 TOOLS = ("topics", "groups", "produce", "consume")

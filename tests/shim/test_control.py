@@ -33,7 +33,7 @@ def broker(faults_broker: BrokerThread) -> BrokerThread:
 
 
 def run_ctl(broker: BrokerThread, capsys: pytest.CaptureFixture[str], *words: str) -> Any:
-    code = ctl.main(["--url", broker.server.control_urls[0], *words])
+    code = cli.main(["ctl", "--url", broker.server.control_urls[0], *words])  # as `kafka-shim ctl`
     out, err = capsys.readouterr()
     assert code == 0, err
     return json.loads(out)
