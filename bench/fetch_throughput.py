@@ -221,7 +221,7 @@ def floor(records: list[bytes]) -> tuple[float, float]:
 
 
 @contextmanager
-def shim_from(tree: str | None) -> Iterator[RunningBroker]:
+def shim_from(tree: str | None, args: tuple[str, ...]) -> Iterator[RunningBroker]:
     """kafka-shim started from `tree` (another checkout), or from this one."""
     # PYTHONSAFEPATH: `python -m` would otherwise put the working directory (this checkout)
     # ahead of PYTHONPATH.
@@ -229,7 +229,7 @@ def shim_from(tree: str | None) -> Iterator[RunningBroker]:
     saved = {name: os.environ.get(name) for name in changed}
     os.environ.update(changed)
     try:
-        broker = start_shim()
+        broker = start_shim(args)
     finally:
         for name, value in saved.items():
             if value is None:
@@ -258,6 +258,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before-tree", help="also run kafka-shim from this checkout, as 'before'")
+    parser.add_argument(
+        "--busy-poll-us", help="kafka-shim's --busy-poll-us (default: its own): its polling counts as CPU"
+    )
     args = parser.parse_args()
     count = args.messages
     megabytes = count * VALUE_BYTES / MB
@@ -266,9 +269,10 @@ def main() -> None:
     real: dict[str, list[tuple[float, float]]] = {}
     floors: list[tuple[float, float]] = []
     with ExitStack() as stack:
-        brokers = {"shim": stack.enter_context(shim_from(None))}
+        shim_args = () if args.busy_poll_us is None else (f"--busy-poll-us={args.busy_poll_us}",)
+        brokers = {"shim": stack.enter_context(shim_from(None, shim_args))}
         if args.before_tree:
-            brokers["before"] = stack.enter_context(shim_from(args.before_tree))
+            brokers["before"] = stack.enter_context(shim_from(args.before_tree, shim_args))
         try:
             brokers["tansu"] = stack.enter_context(tansu())
         except TargetUnavailable as exc:
