@@ -7,7 +7,7 @@ acknowledgements and answers the acquisition lock timeout.
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.fetch import _LEADER_ID_AND_EPOCH
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.messages.share_fetch import acknowledgement_batches, node_endpoints
+from kafka_shim.protocol.messages.share_fetch import UNKNOWN_LEADER, acknowledgement_batches, node_endpoints
 from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message
 
 ShareAcknowledgeRequest = Message(
@@ -54,7 +54,7 @@ ShareAcknowledgeResponse = Message(
                         Field("partition_index", INT32),
                         Field("error_code", INT16),
                         Field("error_message", STRING, nullable="0+", default=None),
-                        Field("current_leader", _LEADER_ID_AND_EPOCH),
+                        Field("current_leader", _LEADER_ID_AND_EPOCH, default=UNKNOWN_LEADER),
                     ),
                 ),
             ),

@@ -6,6 +6,9 @@ acquire mode and renew acknowledgements. The share session epoch is 0 to open a 
 -1 to close it, otherwise the next of a sequence.
 """
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.fetch import _LEADER_ID_AND_EPOCH
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
@@ -28,6 +31,8 @@ GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 # ShareAcquireMode (v2+): acquire whole batches, or at most max_records.
 BATCH_OPTIMIZED, RECORD_LIMIT = 0, 1
 OPEN_SESSION_EPOCH, CLOSE_SESSION_EPOCH = 0, -1
+# CurrentLeader when none is named (its fields' defaults): -1, -1.
+UNKNOWN_LEADER: Mapping[str, int] = MappingProxyType({"leader_id": -1, "leader_epoch": -1})
 
 
 def acknowledgement_batches() -> Array:
@@ -103,7 +108,7 @@ ShareFetchResponse = Message(
                         Field("error_message", STRING, nullable="0+", default=None),
                         Field("acknowledge_error_code", INT16),
                         Field("acknowledge_error_message", STRING, nullable="0+", default=None),
-                        Field("current_leader", _LEADER_ID_AND_EPOCH),
+                        Field("current_leader", _LEADER_ID_AND_EPOCH, default=UNKNOWN_LEADER),
                         Field("records", RECORDS, nullable="0+", default=b""),
                         Field(
                             "acquired_records",

@@ -10,7 +10,7 @@ Transitions (member epochs: 0 joins, -1 leaves):
 | none     | beat epoch 0                   | add; assign; bump group epoch              | epoch E |
 | none     | beat epoch > 0 or -1           | UNKNOWN_MEMBER_ID (GROUP_ID_NOT_FOUND      | none    |
 |          |                                | when the group does not exist)             |         |
-| epoch E  | beat epoch 0                   | rejoin: subscription and assignment anew   | epoch E'|
+| epoch E  | beat epoch 0                   | rejoin: its assignment sent again          | epoch E |
 | epoch E  | beat epoch other than E        | FENCED_MEMBER_EPOCH                        | epoch E |
 | epoch E  | beat E                         | update subscription; if its assignment     | epoch E'|
 |          |                                | changed (subscription, topics), bump the   |         |
@@ -154,7 +154,7 @@ class ShareGroupManager:
         updated = replace(updated, assignment=assignment_for(updated.subscribed_topic_names, topics))
         out: list[OffsetsRecord] = []
         new_member = request.member_id not in group.members
-        if new_member or updated.assignment != member.assignment or joining:
+        if new_member or updated.assignment != member.assignment:
             group.group_epoch += 1
             group.assignment_epoch = group.group_epoch
             updated = replace(

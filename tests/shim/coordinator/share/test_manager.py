@@ -125,3 +125,12 @@ def test_records_replay_to_the_same_groups() -> None:
     group = manager.group("g")
     assert group is not None
     assert records.replay(written + records.group_tombstones(group)) == {}
+
+
+def test_a_rejoin_gets_its_assignment_again_without_moving_the_epoch() -> None:
+    manager = _manager()
+    epoch = _join(manager, "a")
+    again = manager.heartbeat(
+        ShareHeartbeat("g", "a", 0, subscribed_topic_names=("t1",)), TOPICS, 10
+    ).response
+    assert (again.member_epoch, again.assignment) == (epoch, {T1.topic_id: frozenset({0, 1})})
