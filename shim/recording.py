@@ -3,7 +3,8 @@ the fault rules' match (`requests(api="OffsetCommit", group="g")`), and optional
 JSON lines to a trace file.
 
 Off unless asked for (`--record-requests N`, `--trace-file`, the pytest fixture): a recording
-holds each request's parsed body, record batches included, until N newer ones push it out.
+holds each request's parsed body, record batches included, until N newer ones push it out or
+together they hold more than RECORDED_BYTES.
 """
 
 from __future__ import annotations
@@ -23,6 +24,24 @@ from kafka_shim.shim.faults import MATCH_KEYS, FaultSpecError, Match, RequestVie
 
 # Bytes fields (record batches, assignments) longer than this are traced by their size alone.
 TRACED_BYTES = 4096
+# The bytes (record batches, mostly) the kept requests may hold together: the oldest go first
+# past it, so a produce-heavy test keeps a bounded recording whatever N says.
+RECORDED_BYTES = 64 << 20
+
+
+def bytes_held(value: Any) -> int:
+    """The bytes fields' sizes in a parsed request or answer (a Fetch's file ranges hold none)."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, bytes | bytearray):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return total
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +110,28 @@ def jsonable(value: Any) -> Any:
 class RequestRecorder:
     """The last `capacity` requests of one broker, oldest first. Owned by the broker's event loop."""
 
-    def __init__(self, capacity: int, trace_file: Path | None = None) -> None:
+    def __init__(
+        self, capacity: int, trace_file: Path | None = None, max_bytes: int = RECORDED_BYTES
+    ) -> None:
         self.recorded: deque[RecordedRequest] = deque(maxlen=max(capacity, 0))
+        self._sizes: deque[int] = deque()  # bytes_held of each recorded entry, in step
+        self._held = 0
+        self.max_bytes = max_bytes
         self._trace: IO[str] | None = None
         if trace_file is not None:
             self._trace = trace_file.open("a", encoding="utf-8", buffering=1)  # a line at a time
 
     def record(self, entry: RecordedRequest) -> None:
         if self.recorded.maxlen:
+            if len(self.recorded) == self.recorded.maxlen:
+                self._held -= self._sizes.popleft()
+            size = bytes_held(entry.request) + bytes_held(entry.response)
             self.recorded.append(entry)
+            self._sizes.append(size)
+            self._held += size
+            while self._held > self.max_bytes and len(self.recorded) > 1:
+                self.recorded.popleft()
+                self._held -= self._sizes.popleft()
         if self._trace is not None:
             self._trace.write(json.dumps(entry.to_json()) + "\n")
 
@@ -114,6 +146,8 @@ class RequestRecorder:
 
     def clear(self) -> None:
         self.recorded.clear()
+        self._sizes.clear()
+        self._held = 0
 
     def __iter__(self) -> Iterator[RecordedRequest]:
         return iter(self.recorded)
