@@ -503,6 +503,10 @@ class Broker:
     def _fire_group_deadline(self, key: Hashable, now: int) -> None:
         if isinstance(key, ShareLockTimer):
             self.share_partitions.expire(key.partition, now)
+            topic = self.topics.get_by_id(key.partition.topic_id)
+            log = None if topic is None else topic.partition(key.partition.partition)
+            if log is not None:
+                self.on_append(log)  # records came back: wake the members long-polling it
             return
         if isinstance(key, ShareSessionTimer):
             self.apply(self.share_groups.on_timer(key, now))

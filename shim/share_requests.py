@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RENEW
+from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RELEASE, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
@@ -141,9 +141,11 @@ def acknowledge(ctx: RequestContext, share: ShareRequest, request: Any) -> None:
             if log is None:
                 continue
             key = SharePartitionKey(share.group_id, topic.topic_id, partition.partition_index)
-            share.acknowledged[(topic.topic_id, partition.partition_index)] = (
-                broker.share_partitions.acknowledge(key, share.member_id, log, _batches(partition), now)
-            )
+            batches = _batches(partition)
+            error = broker.share_partitions.acknowledge(key, share.member_id, log, batches, now)
+            share.acknowledged[(topic.topic_id, partition.partition_index)] = error
+            if error == ErrorCode.NONE and any(RELEASE in types for _, _, types in batches):
+                broker.on_append(log)  # released records: wake the members long-polling it
     if share.closing:
         broker.share_partitions.release_member(share.group_id, share.member_id, now)
 
