@@ -7,7 +7,6 @@ their parsed values. Unknown keys and bad values raise `ConfigError` naming the 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -275,6 +274,8 @@ def _listener_setting(name: str) -> tuple[str, Setting | None]:
 
 def suggestions(name: str) -> list[str]:
     """The known config names closest to `name` (for "did you mean")."""
+    import difflib  # only when a name is wrong: it costs start-up time otherwise
+
     return difflib.get_close_matches(name, list(BROKER_SETTINGS), n=3, cutoff=0.6)
 
 
