@@ -73,8 +73,10 @@ def env_configs(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def ignored_variables(environ: Mapping[str, str]) -> list[str]:
-    """The official image's JVM and logging variables set here, which mean nothing to kafka-shim."""
-    return sorted(v for v in environ if v in NOT_BROKER_CONFIGS and v != "KAFKA_LOG4J_ROOT_LOGLEVEL")
+    """The official image's JVM and logging variables set here, which mean nothing to kafka-shim,
+    and its CLUSTER_ID (KRaft's storage format: kafka-shim keeps its own id in the data directory)."""
+    ignored = {v for v in environ if v in NOT_BROKER_CONFIGS and v != "KAFKA_LOG4J_ROOT_LOGLEVEL"}
+    return sorted(ignored | ({"CLUSTER_ID"} & environ.keys()))
 
 
 def _names_a_listener(args: list[str]) -> bool:
@@ -115,7 +117,7 @@ def main(args: list[str]) -> int:
 
     ignored = ignored_variables(os.environ)
     if ignored:
-        print(f"kafka-shim: ignored (JVM settings of Kafka's image): {', '.join(ignored)}", file=sys.stderr)
+        print(f"kafka-shim: ignored (settings of Kafka's JVM image): {', '.join(ignored)}", file=sys.stderr)
     return broker_main(container_argv(os.environ, args))
 
 

@@ -13,6 +13,7 @@ from kafka_shim.shim.container import (
     container_argv,
     env_configs,
     healthcheck,
+    ignored_variables,
 )
 from kafka_shim.shim.server import BrokerThread
 
@@ -33,8 +34,9 @@ def test_variables_are_named_by_the_official_images_rule(variable: str, name: st
 
 
 def test_jvm_variables_and_the_projects_own_are_not_configs() -> None:
-    environ = {"KAFKA_HEAP_OPTS": "-Xmx1G", "KAFKA_OPTS": "-D", "KAFKA_SHIM_IMAGE": "x", "PATH": "/bin"}
+    environ = {"KAFKA_HEAP_OPTS": "-Xmx1G", "KAFKA_OPTS": "-D", "KAFKA_SHIM_IMAGE": "x", "CLUSTER_ID": "c"}
     assert env_configs(environ) == {}
+    assert ignored_variables(environ) == ["CLUSTER_ID", "KAFKA_HEAP_OPTS", "KAFKA_OPTS"]
 
 
 def test_listeners_follow_the_advertised_ones_on_every_interface_as_in_kafkas_image() -> None:
