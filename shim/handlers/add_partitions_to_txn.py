@@ -54,10 +54,10 @@ def _add(
     partitions = _partitions(topics)
     # A client's request (v0-3) needs WRITE on its transactional id; brokers' (v4+) were
     # authorized as a whole in `handle`.
-    if ctx.api_version < FIRST_BATCHED_VERSION and not ctx.authorize(
-        AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id
+    if ctx.api_version < FIRST_BATCHED_VERSION and (
+        denial := ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
     ):
-        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return dict.fromkeys(partitions, denial)
     if not ctx.coordinates(TRANSACTION_KEY, transactional_id):
         return dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR)
     coordinator = ctx.broker.transactions
@@ -72,7 +72,7 @@ def _add(
     unknown = {tp for tp in partitions if ctx.broker.topics.partition(tp.topic, tp.partition) is None}
     if refused or unknown:
         return {
-            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            tp: ctx.refusal(AclOperation.WRITE, ResourceType.TOPIC)
             if tp in refused
             else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if tp in unknown
@@ -97,9 +97,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             verify=False,
         )
         return {"throttle_time_ms": 0, "results_by_topic_v3_and_below": _results(errors)}
-    if not ctx.authorize(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME):
-        # v4+ is sent by brokers verifying a Produce: Kafka asks CLUSTER_ACTION of it.
-        return {"throttle_time_ms": 0, "error_code": ErrorCode.CLUSTER_AUTHORIZATION_FAILED}
+    denial = ctx.denial(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:  # v4+ is sent by brokers verifying a Produce: Kafka asks CLUSTER_ACTION
+        return {"throttle_time_ms": 0, "error_code": denial}
     results = [
         {
             "transactional_id": txn.transactional_id,

@@ -32,7 +32,7 @@ def _delete(
     topics = ctx.broker.topics
     topic: Topic | None
     answer = {"name": name, "topic_id": topic_id, "error_message": None}
-    refused = answer | {"error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED}
+    refused = answer | {"error_code": ctx.refusal(AclOperation.DELETE, ResourceType.TOPIC)}
     if name is not None:
         if name not in describable:
             return refused

@@ -17,9 +17,9 @@ from kafka_shim.shim.context import RequestContext
 __all__ = ["API", "handle"]
 
 
-def _refused(group_id: str) -> dict[str, Any]:
+def _refused(group_id: str, code: ErrorCode) -> dict[str, Any]:
     return {
-        "error_code": ErrorCode.GROUP_AUTHORIZATION_FAILED,
+        "error_code": code,
         "group_id": group_id,
         "group_state": "",
         "protocol_type": "",
@@ -33,10 +33,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     described = []
     for group_id in request.groups:
         if group_id not in allowed:
-            described.append(_refused(group_id))
+            described.append(_refused(group_id, ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP)))
             continue
         if not ctx.coordinates(GROUP_KEY, group_id):
-            described.append(_refused(group_id) | {"error_code": ErrorCode.NOT_COORDINATOR})
+            described.append(_refused(group_id, ErrorCode.NOT_COORDINATOR))
             continue
         if ctx.broker.group_type(group_id) in ("consumer", "share"):
             # Kafka up to DescribeGroups v5 answers Dead for a consumer or share group.

@@ -15,13 +15,13 @@ __all__ = ["API", "handle"]
 
 
 def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
-    allowed = ctx.authorize(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id)
-    coordinated = allowed and ctx.coordinates(TRANSACTION_KEY, transactional_id)
+    denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id)
+    coordinated = denial is None and ctx.coordinates(TRANSACTION_KEY, transactional_id)
     described = ctx.broker.transactions.describe(transactional_id) if coordinated else None
     if described is None:
         return {
-            "error_code": ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-            if not allowed
+            "error_code": denial
+            if denial is not None
             else ErrorCode.NOT_COORDINATOR
             if not coordinated
             else ErrorCode.INVALID_REQUEST

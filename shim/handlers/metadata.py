@@ -65,10 +65,10 @@ def _describe(broker: Broker, topic: Topic, operations: int) -> dict[str, Any]:
     }
 
 
-def _refused(name: str | None, topic_id: Any = ZERO_UUID) -> dict[str, Any]:
+def _refused(ctx: RequestContext, name: str | None, topic_id: Any = ZERO_UUID) -> dict[str, Any]:
     # Named: no topic id, which would tell the topic exists; by id: no name (ids are not secret).
     return {
-        "error_code": ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        "error_code": ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC),
         "name": name,
         "topic_id": topic_id,
         "is_internal": name in INTERNAL_TOPICS,
@@ -97,17 +97,17 @@ def _resolve(
         found = topics.get_by_id(requested.topic_id)
         if found is None:
             return {"error_code": ErrorCode.UNKNOWN_TOPIC_ID, "name": None, "topic_id": requested.topic_id}
-        return found if found.name in described else _refused(None, requested.topic_id)
+        return found if found.name in described else _refused(ctx, None, requested.topic_id)
     name = requested.name
     if name not in described:
-        return _refused(name)
+        return _refused(ctx, name)
     error = {"name": name, "topic_id": requested.topic_id, "is_internal": name in INTERNAL_TOPICS}
     if invalid_topic_name(name) is not None:
         return error | {"error_code": ErrorCode.INVALID_TOPIC_EXCEPTION}
     topic = topics.get(name)
     if topic is None and auto_create and ctx.broker.config.auto_create_topics:
         if not _may_create(ctx, name):
-            return _refused(name)
+            return _refused(ctx, name)
         try:
             topic = topics.auto_create(name)
         except StorageError:

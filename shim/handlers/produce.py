@@ -157,7 +157,8 @@ def _check_transaction(
     if transactional_id is None:
         # Kafka authorizes transactional writes by the transactional id: none, no write.
         raise Refused(
-            ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "transactional records need a transactional id"
+            ctx.refusal(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID),
+            "transactional records need a transactional id",
         )
     coordinator = ctx.broker.transactions
     if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
