@@ -215,7 +215,12 @@ def test_create_partitions(version: int) -> None:
 def test_create_partitions_validate_only() -> None:
     h = Harness()
     h.broker.topics.create("t", 1)
-    request = {"topics": [{"name": "t", "count": 5}], "timeout_ms": 1, "validate_only": True}
+    # Clients send null assignments to let the broker place the new partitions.
+    request = {
+        "topics": [{"name": "t", "count": 5, "assignments": None}],
+        "timeout_ms": 1,
+        "validate_only": True,
+    }
     response = h.call(create_partitions, 1, request)
     assert response is not None and response.results[0].error_code == ErrorCode.NONE
     assert len(h.broker.topics.get("t").partitions) == 1  # type: ignore[union-attr]
