@@ -9,17 +9,18 @@ ENDPOINT_TYPE_BROKER = 1
 
 DescribeClusterRequest = Message(
     "DescribeClusterRequest",
-    versions="0-1",
+    versions="0-2",
     flexible="0+",
     fields=[
         Field("include_cluster_authorized_operations", BOOL),
         Field("endpoint_type", INT8, "1+", default=ENDPOINT_TYPE_BROKER),
+        Field("include_fenced_brokers", BOOL, "2+", default=False),  # KIP-1073 (4.0)
     ],
 )
 
 DescribeClusterResponse = Message(
     "DescribeClusterResponse",
-    versions="0-1",
+    versions="0-2",
     flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
@@ -35,6 +36,7 @@ DescribeClusterResponse = Message(
                 Field("host", STRING),
                 Field("port", INT32),
                 Field("rack", STRING, nullable="0+", default=None),
+                Field("is_fenced", BOOL, "2+", default=False),  # never: every broker here is running
             ),
         ),
         Field("cluster_authorized_operations", INT32, default=AUTHORIZED_OPERATIONS_OMITTED),

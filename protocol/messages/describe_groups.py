@@ -8,7 +8,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 DescribeGroupsRequest = Message(
     "DescribeGroupsRequest",
-    versions="0-5",
+    versions="0-6",
     flexible="5+",
     fields=[
         Field("groups", Array(STRING)),
@@ -18,7 +18,7 @@ DescribeGroupsRequest = Message(
 
 DescribeGroupsResponse = Message(
     "DescribeGroupsResponse",
-    versions="0-5",
+    versions="0-6",
     flexible="5+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),
@@ -26,6 +26,7 @@ DescribeGroupsResponse = Message(
             "groups",
             Array(
                 Field("error_code", INT16),
+                Field("error_message", STRING, "6+", nullable="6+", default=None),  # KIP-1043 (4.0)
                 Field("group_id", STRING),
                 Field("group_state", STRING),
                 Field("protocol_type", STRING),

@@ -17,7 +17,7 @@ AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 
 MetadataRequest = Message(
     "MetadataRequest",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         # v0: an empty list means all topics; v1+: null means all, empty none.
@@ -37,7 +37,7 @@ MetadataRequest = Message(
 
 MetadataResponse = Message(
     "MetadataResponse",
-    versions="0-12",
+    versions="0-13",
     flexible="9+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
@@ -75,6 +75,7 @@ MetadataResponse = Message(
             ),
         ),
         Field("cluster_authorized_operations", INT32, "8-10", default=AUTHORIZED_OPERATIONS_OMITTED),
+        Field("error_code", INT16, "13+", default=0),  # KIP-1102 (4.0): a request-wide error
     ],
 )
 

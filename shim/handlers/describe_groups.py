@@ -2,7 +2,8 @@
 
 A KIP-848 consumer group or a share group is not a classic group: v0-5 describe it as Kafka
 does, Dead with no members (clients describe them with ConsumerGroupDescribe and
-ShareGroupDescribe)."""
+ShareGroupDescribe), as they do a group that does not exist; v6 (KIP-1043) answers both with
+GROUP_ID_NOT_FOUND and Kafka's message."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
+
+FIRST_NOT_FOUND_VERSION = 6
+
+
+def _not_found(ctx: RequestContext, group_id: str, message: str, operations: int) -> dict[str, Any]:
+    """A group that is not a classic one, as each version describes it."""
+    if ctx.api_version >= FIRST_NOT_FOUND_VERSION:
+        return {"group_id": group_id, "error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": message}
+    return {"group_id": group_id, "group_state": "Dead", "authorized_operations": operations}
 
 
 def _refused(group_id: str, code: ErrorCode) -> dict[str, Any]:
@@ -44,10 +54,13 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             if request.include_authorized_operations:
                 operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
             described.append(
-                {"group_id": group_id, "group_state": "Dead", "authorized_operations": operations}
+                _not_found(ctx, group_id, f"Group {group_id} is not a classic group.", operations)
             )
             continue
         group = ctx.broker.groups.describe_group(group_id)
+        if group.state == "Dead" and ctx.api_version >= FIRST_NOT_FOUND_VERSION:
+            described.append(_not_found(ctx, group_id, f"Group {group_id} not found.", 0))
+            continue
         operations = AUTHORIZED_OPERATIONS_OMITTED
         if request.include_authorized_operations and group.error == ErrorCode.NONE:
             operations = ctx.authorized_operations(ResourceType.GROUP, group_id)

@@ -8,6 +8,7 @@ import pkgutil
 
 import kafka_shim.shim.handlers
 from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.releases import NEWEST
 from kafka_shim.shim.handlers import ADVERTISED_APIS, handler_for
 from kafka_shim.shim.handlers.api_versions import advertised_ranges
@@ -56,3 +57,23 @@ def test_declared_apis_without_handlers_are_not_advertised() -> None:
     for name, api in APIS_BY_MODULE.items():
         has_handler = importlib.util.find_spec(f"kafka_shim.shim.handlers.{name}") is not None
         assert (api.key in ADVERTISED_APIS) == has_handler, name
+
+
+def test_kafka_4_0s_new_versions_answer_as_their_specs_say() -> None:
+    # Metadata v13's top-level error code (KIP-1102), DescribeCluster v2's is_fenced (KIP-1073),
+    # DescribeGroups v6's GROUP_ID_NOT_FOUND for a group that is not there (KIP-1043).
+    h = Harness()
+    h.broker.topics.create("t", 1)
+    topics = [{"name": "t", "topic_id": ZERO_UUID}]
+    request = {
+        "topics": topics,
+        "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False,
+    }
+    metadata = h.call(3, 13, request)
+    assert (metadata.error_code, metadata.topics[0].error_code) == (0, 0)
+    cluster = h.call(60, 2, {"include_cluster_authorized_operations": False, "include_fenced_brokers": True})
+    assert [b.is_fenced for b in cluster.brokers] == [False]
+    for version, expected in ((5, (0, "Dead", None)), (6, (69, "", "Group g not found."))):
+        group = h.call(15, version, {"groups": ["g"], "include_authorized_operations": False}).groups[0]
+        assert (group.error_code, group.group_state, group.get("error_message")) == expected

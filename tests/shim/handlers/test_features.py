@@ -121,7 +121,7 @@ def test_features_a_release_lacks_are_refused() -> None:
 def test_downgrading_transaction_version_switches_the_protocol_served() -> None:
     h = Harness()
     before = api_versions(h)
-    assert {k.api_key: k.max_version for k in before.api_keys}[PRODUCE] == 12
+    assert {k.api_key: k.max_version for k in before.api_keys}[PRODUCE] == 13  # Kafka 4.2's
     assert results(update(h, ("transaction.version", 1, SAFE_DOWNGRADE))) == {
         "transaction.version": (ErrorCode.NONE, None)
     }
@@ -134,7 +134,7 @@ def test_downgrading_transaction_version_switches_the_protocol_served() -> None:
     # And back up.
     assert results(update(h, ("transaction.version", 2, UPGRADE)))["transaction.version"][0] == ErrorCode.NONE
     assert h.broker.transactions.config.transaction_version == TV2
-    assert {k.api_key: k.max_version for k in api_versions(h).api_keys}[PRODUCE] == 12
+    assert {k.api_key: k.max_version for k in api_versions(h).api_keys}[PRODUCE] == 13
 
 
 def test_validate_only_changes_nothing() -> None:
