@@ -31,7 +31,13 @@ from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import CorruptLog, StorageError
-from kafka_shim.storage.log import AppendHook, PartitionLog, SegmentSpan, TimestampOffset
+from kafka_shim.storage.log import (
+    AppendHook,
+    PartitionLog,
+    SegmentSpan,
+    TimestampOffset,
+    first_record_at_or_after,
+)
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.scan import Damage
@@ -364,11 +370,16 @@ class DiskLog(PartitionLog):
 
     def max_timestamp(self) -> TimestampOffset | None:
         with self._lock:
-            best: TimestampOffset | None = None
-            for segment in self._segments:
-                if segment.size and (best is None or segment.max_timestamp > best.timestamp):
-                    best = TimestampOffset(segment.max_timestamp, segment.offset_of_max_timestamp)
-            return best
+            best = None
+            for segment in self._segments:  # the first segment reaching the max, as Kafka's maxBy
+                if segment.size and (best is None or segment.max_timestamp > best.max_timestamp):
+                    best = segment
+            if best is None:
+                return None
+            batch = best.batch_holding(best.offset_of_max_timestamp)  # the first batch reaching it
+            if batch is None:
+                return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
+            return first_record_at_or_after(best.batch_bytes(batch), best.max_timestamp)
 
     # -- moving the start ---------------------------------------------------
 

@@ -19,7 +19,8 @@ from typing import NamedTuple
 from kafka_shim.protocol.control_records import EndTxnMarker, build_marker_batch
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
-from kafka_shim.protocol.records import RecordBatches, iter_headers
+from kafka_shim.protocol.record_codec import decode_batch
+from kafka_shim.protocol.records import RecordBatches, iter_headers, read_header
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import ProducerStates
@@ -56,6 +57,18 @@ class AbortedTransaction(NamedTuple):
 class TimestampOffset:
     timestamp: int
     offset: int
+
+
+def first_record_at_or_after(batch: bytes, timestamp: int) -> TimestampOffset:
+    """Inside the one batch found for a ListOffsets lookup, the first record whose timestamp
+    is at or after `timestamp`, with that record's timestamp: Kafka's LogSegment.findOffsetByTimestamp
+    and, for the batch's own max timestamp, RecordBatch.offsetOfMaxTimestamp. Records are
+    decoded (and decompressed) only here, off the produce and fetch paths."""
+    header = read_header(batch)
+    for record in decode_batch(batch, header).records:
+        if record.timestamp >= timestamp:
+            return TimestampOffset(record.timestamp, record.offset)
+    return TimestampOffset(header.max_timestamp, header.last_offset)  # no record says so: the batch
 
 
 class SegmentSpan(NamedTuple):
@@ -112,12 +125,12 @@ class PartitionLog(ABC):
 
     @abstractmethod
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
-        """The first batch whose max timestamp is >= `timestamp` (batch
-        granularity: records are never decoded); None if there is none."""
+        """The first record whose timestamp is >= `timestamp`, in the first batch whose max
+        timestamp is (Kafka's lookup); None if there is none."""
 
     @abstractmethod
     def max_timestamp(self) -> TimestampOffset | None:
-        """The largest timestamp and the last offset of the batch holding it."""
+        """The largest timestamp and the first offset holding it (Kafka's MAX_TIMESTAMP)."""
 
     @abstractmethod
     def _write(self, batches: RecordBatches) -> None:

@@ -10,7 +10,7 @@ from itertools import accumulate, islice
 from typing import Any
 
 from kafka_shim.protocol.records import RecordBatches
-from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset
+from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset, first_record_at_or_after
 from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
 
@@ -252,11 +252,11 @@ class MemoryLog(PartitionLog):
         index = bisect_left(self._timestamp_ceiling, timestamp)
         if index == len(self._batches):
             return None
-        return TimestampOffset(self._max_timestamps[index], self._base_offsets[index])
+        return first_record_at_or_after(self._batches[index], timestamp)
 
     def max_timestamp(self) -> TimestampOffset | None:
         if not self._batches:
             return None
         top = self._timestamp_ceiling[-1]
-        index = bisect_left(self._timestamp_ceiling, top)
-        return TimestampOffset(top, self._last_offsets[index])
+        index = bisect_left(self._timestamp_ceiling, top)  # the first batch reaching it
+        return first_record_at_or_after(self._batches[index], top)

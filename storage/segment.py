@@ -32,7 +32,7 @@ from kafka_shim.protocol.records import (
 from kafka_shim.storage import faults
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
-from kafka_shim.storage.log import TimestampOffset
+from kafka_shim.storage.log import TimestampOffset, first_record_at_or_after
 from kafka_shim.storage.scan import NO_TIMESTAMP, Damage, ScanResult, scan
 from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, TxnIndex
 
@@ -373,7 +373,7 @@ class Segment:
         return (os.pread(self.fd, length, position) if length else b""), to_the_end
 
     def find_timestamp(self, timestamp: int) -> TimestampOffset | None:
-        """The first batch whose max timestamp is >= `timestamp`."""
+        """The first record at or after `timestamp`, in the first batch whose max timestamp is."""
         if self.max_timestamp < timestamp:
             return None
         entry = self.time_index.floor(timestamp - 1)
@@ -383,8 +383,11 @@ class Segment:
             return None
         for batch in self.batches_from(first.position):
             if batch.max_timestamp >= timestamp:
-                return TimestampOffset(batch.max_timestamp, batch.base_offset)
+                return first_record_at_or_after(self.batch_bytes(batch), timestamp)
         return None
+
+    def batch_bytes(self, batch: BatchPosition) -> bytes:
+        return os.pread(self.fd, batch.size, batch.position)
 
 
 def whole_batches_length(data: bytes) -> int:

@@ -15,6 +15,7 @@ current_leader_epoch (v4+) is checked; each offset comes with the epoch it was w
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -27,16 +28,20 @@ __all__ = ["API", "handle"]
 
 LATEST = -1
 EARLIEST = -2
-MAX_TIMESTAMP = -3  # v7+
-EARLIEST_LOCAL = -4  # v8+: no tiered storage, so the same as earliest
-LATEST_TIERED = -5  # v9+: nothing is tiered, so no offset
-LATEST_TIERED_VERSION = 9
-EARLIEST_PENDING_UPLOAD = -6  # v11+: nothing is uploaded, so no offset
-EARLIEST_PENDING_UPLOAD_VERSION = 11
-# The special timestamps without an offset here, and the first version that may ask for them.
-NOTHING_TIERED = {
-    LATEST_TIERED: LATEST_TIERED_VERSION,
-    EARLIEST_PENDING_UPLOAD: EARLIEST_PENDING_UPLOAD_VERSION,
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL = -4  # no tiered storage, so the same as earliest
+LATEST_TIERED = -5  # nothing is tiered, so no offset
+EARLIEST_PENDING_UPLOAD = -6  # nothing is uploaded, so no offset
+NOTHING_TIERED = (LATEST_TIERED, EARLIEST_PENDING_UPLOAD)
+# The first version serving each special timestamp (KafkaApis' timestampMinSupportedVersion);
+# any other negative timestamp, or one asked of an older version, is UNSUPPORTED_VERSION.
+_SPECIAL_SINCE = {
+    EARLIEST: 1,
+    LATEST: 1,
+    MAX_TIMESTAMP: 7,
+    EARLIEST_LOCAL: 8,
+    LATEST_TIERED: 9,
+    EARLIEST_PENDING_UPLOAD: 11,
 }
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
@@ -82,8 +87,9 @@ def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: 
     return answer | {"error_code": ErrorCode.NONE, "old_style_offsets": offsets}
 
 
-def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, int] | None:
-    """(timestamp, offset) for a request timestamp; None when it is not one we know."""
+def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, int]:
+    """(timestamp, offset) for a request timestamp Kafka serves (Partition.fetchOffsetForTimestamp);
+    (-1, -1) when nothing is found below the last fetchable offset."""
     # The high watermark is the last offset of the last batch + 1, not its base offset + 1.
     fetchable = log.last_stable_offset if committed else log.high_watermark
     if timestamp == LATEST:
@@ -92,21 +98,23 @@ def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, in
         return NO_TIMESTAMP, log.log_start_offset
     if timestamp in NOTHING_TIERED:
         return NO_TIMESTAMP, -1
-    if timestamp == MAX_TIMESTAMP:
-        found = log.max_timestamp()
-    elif timestamp >= 0:
-        found = log.offset_for_timestamp(timestamp)
-    else:
-        return None
+    found = log.max_timestamp() if timestamp == MAX_TIMESTAMP else log.offset_for_timestamp(timestamp)
     if found is None or found.offset >= fetchable:
         return NO_TIMESTAMP, -1
     return found.timestamp, found.offset
 
 
 def _partition(
-    ctx: RequestContext, name: str, request: Any, committed: bool, replica_id: int
+    ctx: RequestContext, name: str, request: Any, committed: bool, replica_id: int, duplicated: bool
 ) -> dict[str, Any]:
+    """KafkaApis.handleListOffsetRequestV1AndAbove's checks (a partition asked twice, then a
+    special timestamp this version does not serve), then the partition, its leader and the
+    client's leader epoch, then the lookup. Refusals keep timestamp and offset -1."""
     answer: dict[str, Any] = {"partition_index": request.partition_index}
+    if duplicated:
+        return answer | {"error_code": ErrorCode.INVALID_REQUEST}
+    if request.timestamp < 0 and ctx.api_version < _SPECIAL_SINCE.get(request.timestamp, 1 << 15):
+        return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION}
     log = ctx.broker.topics.partition(name, request.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
@@ -114,10 +122,7 @@ def _partition(
         led = ctx.leader_error(name, request.partition_index, request.current_leader_epoch, log)
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
-    found = _lookup(log, request.timestamp, committed)
-    if found is None or ctx.api_version < NOTHING_TIERED.get(request.timestamp, 0):
-        return answer | {"error_code": ErrorCode.INVALID_REQUEST}
-    timestamp, offset = found
+    timestamp, offset = _lookup(log, request.timestamp, committed)
     epoch = (log.leader_epoch if request.timestamp == LATEST else log.epoch_at(offset)) if offset >= 0 else -1
     return answer | {
         "error_code": ErrorCode.NONE,
@@ -133,11 +138,13 @@ def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     committed = request.isolation_level == READ_COMMITTED
+    asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
 
     def answer(name: str, partition: Any) -> dict[str, Any]:
         if ctx.api_version == 0:
             return _legacy_partition(ctx, name, partition, request.replica_id)
-        return _partition(ctx, name, partition, committed, request.replica_id)
+        duplicated = asked[name, partition.partition_index] > 1
+        return _partition(ctx, name, partition, committed, request.replica_id, duplicated)
 
     described = ctx.authorized_names(
         AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in request.topics)

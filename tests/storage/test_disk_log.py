@@ -68,9 +68,9 @@ def test_sparse_index_in_kafka_layout_finds_every_offset(tmp_path: Path) -> None
     assert [t for t, _ in time_entries] == sorted({t for t, _ in time_entries})
     for offset in range(80):
         assert read_records(log.read(offset, 1))[0][0] == offset - offset % 2
-    # Timestamps: batch n holds 1000+n and 1001+n.
+    # Timestamps: batch n holds 1000+n and 1001+n; 1020 is first held by batch 19's second record.
     found = log.offset_for_timestamp(1020)
-    assert found is not None and (found.timestamp, found.offset) == (1020, 38)
+    assert found is not None and (found.timestamp, found.offset) == (1020, 39)
 
 
 def test_retention_by_time_deletes_old_segments_and_moves_the_start(tmp_path: Path) -> None:

@@ -85,13 +85,16 @@ def test_timestamp_lookups(new_log: NewLog) -> None:
     log.append(batches(b"a", b"b", timestamps=[100, 200]))  # type: ignore[arg-type]
     log.append(batches(b"c", b"d", timestamps=[900, 300]))  # type: ignore[arg-type]
     log.append(batches(b"e", timestamps=[500]))  # type: ignore[arg-type]
-    assert log.offset_for_timestamp(50) == TimestampOffset(200, 0)
-    assert log.offset_for_timestamp(200) == TimestampOffset(200, 0)
+    # Kafka's LogSegment.findOffsetByTimestamp: the first batch whose max timestamp reaches the
+    # target, then its first record that does, with that record's own timestamp.
+    assert log.offset_for_timestamp(50) == TimestampOffset(100, 0)
+    assert log.offset_for_timestamp(200) == TimestampOffset(200, 1)
     assert log.offset_for_timestamp(201) == TimestampOffset(900, 2)
-    assert log.offset_for_timestamp(600) == TimestampOffset(900, 2)
+    assert log.offset_for_timestamp(300) == TimestampOffset(900, 2)  # not 300 at 3: batch order
     assert log.offset_for_timestamp(901) is None
-    # Batch granularity: the last offset of the batch holding the max timestamp.
-    assert log.max_timestamp() == TimestampOffset(900, 3)
+    # UnifiedLog.fetchOffsetByTimestamp(MAX_TIMESTAMP): the first offset holding the maximum
+    # (RecordBatch.offsetOfMaxTimestamp), not the batch's last.
+    assert log.max_timestamp() == TimestampOffset(900, 2)
 
 
 def test_append_calls_the_hook_with_the_log_that_grew(new_log: NewLog) -> None:

@@ -177,19 +177,63 @@ def test_max_timestamp_and_timestamp_lookup() -> None:
         make_batch([b"a", b"b"], timestamps=[100, 200]),
         make_batch([b"c", b"d"], timestamps=[900, 300]),
     )
-    top = list_offset(h, -3)
-    assert (top.timestamp, top.offset) == (900, 3)
-    found = list_offset(h, 150)
-    assert (found.error_code, found.timestamp, found.offset) == (ErrorCode.NONE, 200, 0)
+    top = list_offset(h, -3)  # the first offset holding the max, as Kafka (not the batch's last)
+    assert (top.timestamp, top.offset) == (900, 2)
+    found = list_offset(h, 150)  # the first record at or after it, with its own timestamp
+    assert (found.error_code, found.timestamp, found.offset) == (ErrorCode.NONE, 200, 1)
     assert list_offset(h, 500).offset == 2
     missing = list_offset(h, 10_000)
     assert (missing.timestamp, missing.offset) == (-1, -1)
     assert list_offset(h, -4, version=8).offset == 0  # earliest-local: no tiered storage
 
 
+@pytest.mark.parametrize(
+    ("version", "timestamp", "code"),
+    [  # KafkaApis' timestampMinSupportedVersion: -3 from v7, -4 from v8, -5 from v9, others never
+        (6, -3, ErrorCode.UNSUPPORTED_VERSION),
+        (7, -3, ErrorCode.NONE),
+        (7, -4, ErrorCode.UNSUPPORTED_VERSION),
+        (8, -4, ErrorCode.NONE),
+        (8, -5, ErrorCode.UNSUPPORTED_VERSION),
+        (9, -5, ErrorCode.NONE),
+        (9, -7, ErrorCode.UNSUPPORTED_VERSION),
+    ],
+)
+def test_special_timestamps_by_version(version: int, timestamp: int, code: ErrorCode) -> None:
+    assert list_offset(filled(make_batch([b"a"])), timestamp, version).error_code == code
+
+
+@pytest.mark.parametrize(
+    ("epoch", "code"),
+    [(-1, ErrorCode.NONE), (0, ErrorCode.NONE), (7, ErrorCode.UNKNOWN_LEADER_EPOCH)],
+)
+def test_the_current_leader_epoch_is_checked(epoch: int, code: ErrorCode) -> None:
+    """Partition.localLogWithEpochOrThrow: a leader epoch the broker has not reached is 75."""
+    h = filled(make_batch([b"a"]))
+    request = {
+        "replica_id": -1,
+        "topics": [
+            {
+                "name": "t",
+                "partitions": [{"partition_index": 0, "timestamp": -1, "current_leader_epoch": epoch}],
+            }
+        ],
+    }
+    assert h.call(list_offsets, 4, request).topics[0].partitions[0].error_code == code
+
+
+def test_a_partition_asked_twice_is_refused_both_times() -> None:
+    h = filled(make_batch([b"a"]))
+    twice = [{"partition_index": 0, "timestamp": -1}, {"partition_index": 0, "timestamp": -2}]
+    response = h.call(list_offsets, 5, {"replica_id": -1, "topics": [{"name": "t", "partitions": twice}]})
+    assert [(p.error_code, p.offset) for p in response.topics[0].partitions] == [
+        (ErrorCode.INVALID_REQUEST, -1)
+    ] * 2
+
+
 def test_list_offsets_errors() -> None:
     h = filled()
     assert list_offset(h, -1, partition=3).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert list_offset(h, -9).error_code == ErrorCode.INVALID_REQUEST
+    assert list_offset(h, -9).error_code == ErrorCode.UNSUPPORTED_VERSION  # KafkaApis, any version
     empty = list_offset(h, -3)
     assert (empty.error_code, empty.timestamp, empty.offset) == (ErrorCode.NONE, -1, -1)
