@@ -55,6 +55,7 @@ SHIM_ARGS = (
     "--config=transaction.state.log.replication.factor=1",
     "--config=transaction.state.log.min.isr=1",
     "--config=transaction.state.log.num.partitions=1",
+    "--console=off",  # nothing to look at, and its fixed port would clash with other brokers
 )
 
 Steps = dict[str, dict[str, Any]]  # step label -> record, in recorded order
