@@ -68,12 +68,14 @@ def test_java_admin_describes_and_updates_features(broker: BrokerThread) -> None
         "group.version": [0, 1],
         "kraft.version": [0, 1],
         "metadata.version": [7, 29],
+        "share.version": [0, 1],
         "transaction.version": [0, 2],
     }
     assert described["finalized"] == {
         "eligible.leader.replicas.version": [1, 1],
         "group.version": [1, 1],
         "metadata.version": [29, 29],
+        "share.version": [1, 1],
         "transaction.version": [2, 2],
     }
     assert steps["upgrade_to_lower"] == ("INVALID_UPDATE_VERSION", None)
