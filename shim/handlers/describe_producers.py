@@ -24,6 +24,8 @@ def _describe(topic: Topic | None, index: int) -> dict[str, Any]:
         return {
             "partition_index": index,
             "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            # Kafka's message for a topic its metadata lacks; none for a missing partition
+            "error_message": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.default_message if topic is None else None,
             "active_producers": [],
         }
     producers = [

@@ -28,11 +28,7 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
             if not transactional_id
             else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND,
             "transactional_id": transactional_id,
-            "transaction_state": "",
-            "transaction_timeout_ms": 0,
-            "transaction_start_time_ms": -1,
-            "producer_id": -1,
-            "producer_epoch": -1,
+            # the rest at the schema's defaults ("", 0), as Kafka's TransactionState leaves them
         }
     # Only the topics the principal may DESCRIBE are shown, as Kafka filters them.
     partitions = by_topic(dict.fromkeys(described.partitions, None))

@@ -27,16 +27,27 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics)
         )
         partitions = [TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-        allowed = [tp for tp in partitions if tp.topic in readable]
         broker = ctx.broker
+        # KafkaApis.handleOffsetDeleteRequest: a partition the broker does not have is answered
+        # UNKNOWN_TOPIC_OR_PARTITION there; only the others reach the group coordinator.
+        unknown = {
+            tp
+            for tp in partitions
+            if tp.topic in readable and broker.topics.partition(tp.topic, tp.partition) is None
+        }
+        allowed = [tp for tp in partitions if tp.topic in readable and tp not in unknown]
         error, errors = broker.apply_or(
             broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms()), lambda code: (code, {})
         )
-        errors = errors | {
-            tp: ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
-            for tp in partitions
-            if tp.topic not in readable
-        }
+        errors = (
+            errors
+            | dict.fromkeys(unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            | {
+                tp: ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
+                for tp in partitions
+                if tp.topic not in readable
+            }
+        )
     return {
         "error_code": error,
         "throttle_time_ms": 0,
