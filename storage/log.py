@@ -43,6 +43,7 @@ class AppendResult(NamedTuple):
     base_offset: int
     last_offset: int
     duplicate: bool = False  # a retried idempotent batch: nothing was written
+    duplicate_timestamp: int = -1  # a retried batch's max timestamp, as it was first written
 
 
 class AbortedTransaction(NamedTuple):
@@ -259,7 +260,7 @@ class PartitionLog(ABC):
             if idempotent:
                 earlier = self.producers.check(first)
                 if earlier is not None:
-                    return AppendResult(earlier.base_offset, earlier.last_offset, duplicate=True)
+                    return AppendResult(earlier.base_offset, earlier.last_offset, True, earlier.max_timestamp)
             placed = batches.with_base_offset(self.log_end_offset, self.leader_epoch)
             self._write(placed)
             if idempotent:

@@ -34,6 +34,9 @@ class AppendedBatch:
     last_sequence: int
     base_offset: int
     last_offset: int
+    # Kafka answers a retried batch with this as its log append time (BatchMetadata.timestamp);
+    # a snapshot does not keep it, so a batch read back from one answers -1.
+    max_timestamp: int = NO_TIMESTAMP
 
 
 class CompletedTxn(NamedTuple):
@@ -119,12 +122,9 @@ class ProducerStates:
         if in_sequence(entry.last_sequence, batch.base_sequence):
             self._check_transactional(batch, entry)
             return None
-        if batch.last_sequence <= entry.last_sequence:
-            # Written already, but too long ago to answer with its offsets.
-            raise StorageError(
-                ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
-                f"sequence {batch.base_sequence} of producer {batch.producer_id} was already written",
-            )
+        # Kafka 3.9 (ProducerAppendInfo.checkSequence) answers anything but an exact retry of one
+        # of the last five batches or the next sequence with OUT_OF_ORDER_SEQUENCE_NUMBER, also a
+        # batch overlapping sequences already written.
         raise StorageError(
             ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
             f"sequence {batch.base_sequence} of producer {batch.producer_id} "
@@ -153,7 +153,13 @@ class ProducerStates:
         a transactional one opens its producer's transaction if none is open."""
         entry = self._entry(batch.producer_id, batch.producer_epoch)
         entry.batches.append(
-            AppendedBatch(batch.base_sequence, batch.last_sequence, batch.base_offset, batch.last_offset)
+            AppendedBatch(
+                batch.base_sequence,
+                batch.last_sequence,
+                batch.base_offset,
+                batch.last_offset,
+                batch.max_timestamp,
+            )
         )
         entry.last_timestamp = batch.max_timestamp
         if batch.is_transactional and entry.txn_first_offset is None:

@@ -231,6 +231,10 @@ def _append(
             "base_offset": -1,
             "error_message": exc.message,
         }
+        if isinstance(exc, StorageError) and exc.code in _PRODUCER_STATE_ERRORS and log is not None:
+            # Refused by the log's producer state: Kafka answers the log start offset, and
+            # no message (its exception is not one whose message it passes on).
+            refusal |= {"log_start_offset": log.log_start_offset, "error_message": None}
         if isinstance(exc, Refused) and exc.record_errors:
             refusal["record_errors"] = exc.record_errors
         if isinstance(exc, Refused) and exc.current_leader is not None:
@@ -240,10 +244,18 @@ def _append(
         "index": index,
         "error_code": ErrorCode.NONE,
         "base_offset": result.base_offset,
-        "log_append_time_ms": append_time,
+        "log_append_time_ms": result.duplicate_timestamp if result.duplicate else append_time,
         "log_start_offset": log.log_start_offset,
     }
 
+
+_PRODUCER_STATE_ERRORS = frozenset(
+    {
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ErrorCode.DUPLICATE_SEQUENCE_NUMBER,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+    }
+)
 
 FIRST_TOPIC_ID_VERSION = 13  # KIP-516: topics named by id
 
