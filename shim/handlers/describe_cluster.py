@@ -14,21 +14,35 @@ from kafka_shim.shim.handlers.metadata import brokers
 __all__ = ["API", "handle"]
 
 
+# EndpointType's names, as Kafka's messages print them.
+_ENDPOINT_TYPES = {ENDPOINT_TYPE_BROKER: "BROKER", 2: "CONTROLLER"}
+
+
+def _wrong_endpoint(endpoint_type: int) -> dict[str, Any]:
+    """A broker asked for another endpoint type, as Kafka 3.9's computeDescribeClusterResponse
+    answers it: the error and nothing else (endpoint type, cluster id and controller at the
+    schema's defaults)."""
+    if endpoint_type not in _ENDPOINT_TYPES:
+        code, message = ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+    else:
+        code = ErrorCode.MISMATCHED_ENDPOINT_TYPE
+        message = (
+            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+            f"{_ENDPOINT_TYPES[endpoint_type]}"
+        )
+    return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "brokers": []}
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     broker = ctx.broker
+    if request.endpoint_type != ENDPOINT_TYPE_BROKER:
+        return _wrong_endpoint(request.endpoint_type)
     answer: dict[str, Any] = {
         "throttle_time_ms": 0,
         "endpoint_type": request.endpoint_type,
         "cluster_id": broker.cluster_id,
         "controller_id": broker.cluster.controller_id,
     }
-    if request.endpoint_type != ENDPOINT_TYPE_BROKER:
-        # A Kafka broker answers controller-endpoint requests this way.
-        return answer | {
-            "error_code": ErrorCode.UNSUPPORTED_ENDPOINT_TYPE,
-            "error_message": "this is a broker endpoint",
-            "brokers": [],
-        }
     # Kafka answers the operations of a principal that may not describe the cluster with 0,
     # not with an error.
     operations = AUTHORIZED_OPERATIONS_OMITTED

@@ -314,9 +314,22 @@ def test_describe_cluster(version: int) -> None:
     assert response.cluster_authorized_operations == CLUSTER_OPERATIONS
 
 
-def test_describe_cluster_controller_endpoints_are_unsupported() -> None:
-    response = Harness().call(describe_cluster, 1, {"endpoint_type": 2})
-    assert response is not None and response.error_code == ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
+@pytest.mark.parametrize(
+    ("endpoint_type", "code", "message"),
+    [  # Kafka 3.9's computeDescribeClusterResponse, as the corpus (describe_cluster.v1) recorded
+        (
+            2,
+            ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+            "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+            "CONTROLLER",
+        ),
+        (9, ErrorCode.UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type 9"),
+    ],
+)
+def test_describe_cluster_other_endpoint_types(endpoint_type: int, code: ErrorCode, message: str) -> None:
+    response = Harness().call(describe_cluster, 1, {"endpoint_type": endpoint_type})
+    assert (response.error_code, response.error_message, response.endpoint_type) == (code, message, 1)
+    assert (response.cluster_id, response.controller_id) == ("", -1)
 
 
 @pytest.mark.parametrize("version", [10, 11])
