@@ -33,7 +33,7 @@ from construct import Construct
 
 from kafka_shim.protocol import types as t
 from kafka_shim.protocol.file_records import FileRecords, Spliced
-from kafka_shim.protocol.schema import FieldsConstruct, NullableStructConstruct, Parsed
+from kafka_shim.protocol.schema import NO_FIELDS, FieldsConstruct, NullableStructConstruct, Parsed
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
@@ -429,10 +429,12 @@ class _Generator:
         if isinstance(con, FieldsConstruct):
             self.flush_writes(fn, run, ind)
             if value.isidentifier():
-                var = value
+                var = value  # an array's item: never left out
             else:
                 var = self.name("o")
                 fn.add(ind, f"{var} = {value}")
+                fn.add(ind, f"if {var} is None:")  # a struct field left out: its defaults
+                fn.add(ind + 1, f"{var} = {self.const(NO_FIELDS)}")
             self.build_fields(fn, con, var, path, ind)
             return
         if isinstance(con, NullableStructConstruct):

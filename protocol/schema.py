@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from construct import Construct, stream_read, stream_write
@@ -237,6 +238,10 @@ class NullableStructConstruct(Construct):  # type: ignore[misc]
         return self._struct._build(obj, stream, context, path)
 
 
+# What a struct field left out of a value to build stands for: every field at its default.
+NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
+
+
 class FieldsConstruct(Construct):  # type: ignore[misc]
     """One struct at one version: regular fields in order, then tagged fields."""
 
@@ -285,6 +290,8 @@ class FieldsConstruct(Construct):  # type: ignore[misc]
                 obj[name] = t.parse_exact(con, data, f"{path}.{name}")
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:  # a struct field left out: built as its defaults, as Kafka's `new Struct()`
+            obj = NO_FIELDS
         get = obj.get
         for name, con in self._regular:
             value = get(name, _MISSING)

@@ -337,3 +337,16 @@ def test_uuids_are_built_as_uuid_would() -> None:
     parsed = request.topics[0].topic_id
     assert parsed == topic_id and hash(parsed) == hash(topic_id) and repr(parsed) == repr(topic_id)
     assert parsed.version == topic_id.version and parsed.is_safe == uuid.SafeUUID.unknown
+
+
+def test_a_struct_field_left_out_is_built_as_its_defaults_by_both_paths() -> None:
+    """ShareAcknowledge's per-partition CurrentLeader is a plain (not nullable, not tagged)
+    struct: left out, Kafka's generated code writes `new LeaderIdAndEpoch()`, its defaults."""
+    from kafka_shim.protocol.messages.share_acknowledge import API as SHARE_ACKNOWLEDGE
+
+    value = {"responses": [{"partitions": [{}]}]}
+    for version in range(SHARE_ACKNOWLEDGE.versions.low, SHARE_ACKNOWLEDGE.versions.high + 1):
+        built = SHARE_ACKNOWLEDGE.response.build(value, version)
+        assert built == construct_build(SHARE_ACKNOWLEDGE.response, value, version)
+        leader = SHARE_ACKNOWLEDGE.response.parse(built, version).responses[0].partitions[0].current_leader
+        assert (leader.leader_id, leader.leader_epoch) == (-1, -1)

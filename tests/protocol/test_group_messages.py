@@ -159,6 +159,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "groups": [
             {
                 "error_code": 0,
+                "error_message": None,
                 "group_id": "group-a",
                 "group_state": "Stable",
                 "protocol_type": "consumer",
@@ -223,7 +224,7 @@ EXPECTED_RANGES = {
     "LeaveGroup": (13, 0, 5, 4),
     "OffsetCommit": (8, 0, 9, 8),
     "OffsetFetch": (9, 0, 9, 6),
-    "DescribeGroups": (15, 0, 5, 5),
+    "DescribeGroups": (15, 0, 6, 5),  # v6: Kafka 4.0's per-group error message (KIP-1043)
     "ListGroups": (16, 0, 5, 3),
     "DeleteGroups": (42, 0, 2, 2),
     "OffsetDelete": (47, 0, 0, None),

@@ -130,9 +130,10 @@ def test_version_ranges_match_kafka(module: Any) -> None:
         )
 
 
-def test_produce_reaches_v12() -> None:
-    assert produce.API.versions.high == 12
-    assert 12 in produce.API.request.flexible
+def test_produce_reaches_v13() -> None:
+    """v12: KIP-890's second transaction protocol; v13: topics named by id (Kafka 4.1)."""
+    assert produce.API.versions.high == 13
+    assert 12 in produce.API.request.flexible and 13 in produce.API.request.flexible
 
 
 @pytest.mark.parametrize(("message", "version"), _messages(), ids=str)
