@@ -344,7 +344,7 @@ def test_a_struct_field_left_out_is_built_as_its_defaults_by_both_paths() -> Non
     struct: left out, Kafka's generated code writes `new LeaderIdAndEpoch()`, its defaults."""
     from kafka_shim.protocol.messages.share_acknowledge import API as SHARE_ACKNOWLEDGE
 
-    value = {"responses": [{"partitions": [{}]}]}
+    value: dict[str, Any] = {"responses": [{"partitions": [{}]}]}
     for version in range(SHARE_ACKNOWLEDGE.versions.low, SHARE_ACKNOWLEDGE.versions.high + 1):
         built = SHARE_ACKNOWLEDGE.response.build(value, version)
         assert built == construct_build(SHARE_ACKNOWLEDGE.response, value, version)
