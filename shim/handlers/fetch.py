@@ -269,7 +269,12 @@ def _gather(
         code, records = _read(ctx, log, want.fetch_offset, limit, min_one, committed)
         must_answer |= code != ErrorCode.NONE
         size += len(records)
-        if ctx.api_version <= LAST_LEGACY_VERSION and code == ErrorCode.NONE:
+        if code != ErrorCode.NONE:
+            # A read Kafka refuses (an offset out of range) answers -1 for every offset
+            # (ReplicaManager's LogReadResult of an exception), not the log's.
+            answers[key] = _refused(index, code, committed)
+            continue
+        if ctx.api_version <= LAST_LEGACY_VERSION:
             code, records = _down_converted(ctx.api_version, records, want.fetch_offset)
             if code != ErrorCode.NONE:
                 must_answer = True
