@@ -23,6 +23,12 @@ from kafka_shim.shim.authorizer import (
 from kafka_shim.shim.context import RequestContext
 
 
+def unwritten(exc: OSError) -> AclRefusal:
+    """The answer to each binding or filter when acls.json could not be written (a full disk):
+    nothing changed."""
+    return AclRefusal(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write the ACLs: {exc}")
+
+
 def _refuse_code_zero(what: str, *codes: int) -> None:
     """Kafka fails to parse an ACL request naming the UNKNOWN (0) value of any of its enums,
     and closes the connection; other codes it does not know become UNKNOWN and are refused

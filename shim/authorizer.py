@@ -367,16 +367,18 @@ class Authorizer:
         """One result per binding, in order: None for created (or already there)."""
         results: list[AclRefusal | None] = []
         before = len(self._acls)
+        wanted = dict(self._acls)
         for binding in bindings:
             reason = binding.invalid_reason()
             if reason is not None:
                 results.append(AclRefusal(ErrorCode.INVALID_REQUEST, reason))
                 continue
-            self._acls[binding] = None
+            wanted[binding] = None
             results.append(None)
-        if len(self._acls) != before:
+        if len(wanted) != before:
+            self._on_change(list(wanted))  # written first: a failed write changes nothing
+            self._acls = wanted
             self._reindex()
-            self._on_change(self.acls)
         return results
 
     def delete(self, filters: list[AclFilter]) -> list[AclRefusal | list[AclBinding]]:
@@ -394,10 +396,10 @@ class Authorizer:
                 doomed.update(matched)
                 results.append(matched)
         if doomed:
-            for acl in doomed:
-                del self._acls[acl]
+            kept = {acl: None for acl in self._acls if acl not in doomed}
+            self._on_change(list(kept))  # written first: a failed write changes nothing
+            self._acls = kept
             self._reindex()
-            self._on_change(self.acls)
         return results
 
 

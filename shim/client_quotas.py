@@ -207,17 +207,19 @@ class ClientQuotas:
             if refusal is None:
                 changes[entity] = dict(ops)
         if not validate_only and changes:
+            quotas = {entity: dict(values) for entity, values in self._quotas.items()}
             for entity, entity_ops in changes.items():
-                values = self._quotas.setdefault(entity, {})
+                values = quotas.setdefault(entity, {})
                 for key, value in entity_ops.items():
                     if value is None:
                         values.pop(key, None)
                     else:
                         values[key] = value
                 if not values:
-                    del self._quotas[entity]
+                    del quotas[entity]
+            self._on_change(quotas)  # written first: a failed write (OSError) changes nothing
+            self._quotas = quotas
             self._found.clear()
-            self._on_change(self._quotas)
         return results
 
     @staticmethod

@@ -102,9 +102,10 @@ class FeatureLevels:
             if results[feature] is None and self._levels[feature] != level
         }
         if changed and not validate_only:
-            self._levels.update(changed)
+            levels = {**self._levels, **changed}
+            self._on_change(levels)  # written first: a failed write (OSError) changes nothing
+            self._levels = levels
             self.epoch += 1
-            self._on_change(dict(self._levels))
         return results
 
     def _refusal(self, feature: str, level: int, kind: int) -> FeatureRefusal | None:

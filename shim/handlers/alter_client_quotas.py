@@ -25,8 +25,11 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             )
             for entry in request.entries
         ]
-        refusals = ctx.broker.client_quotas.store.alter(entries, request.validate_only)
-        results = [(ErrorCode.NONE, None) if r is None else (r.code, r.message) for r in refusals]
+        try:
+            refusals = ctx.broker.client_quotas.store.alter(entries, request.validate_only)
+            results = [(ErrorCode.NONE, None) if r is None else (r.code, r.message) for r in refusals]
+        except OSError as exc:  # quotas.json not written (a full disk): nothing changed
+            results = [(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write the quotas: {exc}")] * len(entries)
     return {
         "throttle_time_ms": 0,
         "entries": [

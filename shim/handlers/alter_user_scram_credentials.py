@@ -90,10 +90,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             mechanism, upsertion.salt, upsertion.salted_password, upsertion.iterations
         )
         upserts[name] = (mechanism, credential)
-    store.alter(
-        [(name, mechanism, credential) for name, (mechanism, credential) in upserts.items()],
-        list(deletions.items()),
-    )
+    try:
+        store.alter(
+            [(name, mechanism, credential) for name, (mechanism, credential) in upserts.items()],
+            list(deletions.items()),
+        )
+    except OSError as exc:  # a full disk: nothing changed
+        unwritten = ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write the credentials: {exc}"
+        errors.update(dict.fromkeys([*deletions, *upserts], unwritten))
+        deletions, upserts = {}, {}
     ok = [{"user_name": name, "error_code": ErrorCode.NONE} for name in [*deletions, *upserts]]
     failed = [
         {"user_name": name, "error_code": code, "error_message": message}

@@ -7,7 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_acls import API
-from kafka_shim.shim.acl_requests import authorizer_for, binding
+from kafka_shim.shim.acl_requests import authorizer_for, binding, unwritten
 from kafka_shim.shim.authorizer import AclOperation, AclRefusal
 from kafka_shim.shim.context import RequestContext
 
@@ -29,5 +29,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     elif any(b.has_filter_only_value() for b in bindings):
         outcomes = [AclRefusal(ErrorCode.UNKNOWN_SERVER_ERROR, None)] * len(bindings)
     else:
-        outcomes = authorizer.create(bindings)
+        try:
+            outcomes = authorizer.create(bindings)
+        except OSError as exc:
+            outcomes = [unwritten(exc)] * len(bindings)
     return {"throttle_time_ms": 0, "results": [_result(o) for o in outcomes]}

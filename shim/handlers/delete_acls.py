@@ -6,7 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_acls import API
-from kafka_shim.shim.acl_requests import acl_filter, authorizer_for, binding_fields
+from kafka_shim.shim.acl_requests import acl_filter, authorizer_for, binding_fields, unwritten
 from kafka_shim.shim.authorizer import AclBinding, AclOperation, AclRefusal
 from kafka_shim.shim.context import RequestContext
 
@@ -32,5 +32,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if isinstance(authorizer, AclRefusal):
         outcomes = [authorizer] * len(filters)
     else:
-        outcomes = authorizer.delete(filters)
+        try:
+            outcomes = authorizer.delete(filters)
+        except OSError as exc:
+            outcomes = [unwritten(exc)] * len(filters)
     return {"throttle_time_ms": 0, "filter_results": [_result(o) for o in outcomes]}

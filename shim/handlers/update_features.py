@@ -32,7 +32,15 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
         for u in request.feature_updates
     }
-    results = ctx.broker.features.update(updates, ctx.api_version >= 1 and request.validate_only)
+    try:
+        results = ctx.broker.features.update(updates, ctx.api_version >= 1 and request.validate_only)
+    except OSError as exc:  # features.json not written (a full disk): no level changed
+        return {
+            "throttle_time_ms": 0,
+            "error_code": ErrorCode.KAFKA_STORAGE_ERROR,
+            "error_message": f"cannot write the feature levels: {exc}",
+            "results": [],
+        }
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,

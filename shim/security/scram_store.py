@@ -140,28 +140,33 @@ class CredentialStore:
 
     def set_password(self, name: str, password: str, iterations: int = MIN_ITERATIONS) -> None:
         """--user NAME:PASSWORD: credentials for both mechanisms."""
-        self._users[name] = {
+        users = dict(self._users)
+        users[name] = {
             mechanism: ScramCredential.from_password(mechanism, password, iterations)
             for mechanism in MECHANISMS
         }
-        self._save()
+        self._save(users)
+        self._users = users
 
     def alter(
         self,
         upserts: list[tuple[str, ScramMechanism, ScramCredential]],
         deletions: list[tuple[str, ScramMechanism]],
     ) -> None:
-        """Apply validated changes, then write them down once."""
+        """Write the validated changes down once, then apply them: a failed write (OSError)
+        changes nothing."""
+        users = {name: dict(mechanisms) for name, mechanisms in self._users.items()}
         for name, mechanism in deletions:
-            credentials = self._users.get(name, {})
+            credentials = users.get(name, {})
             credentials.pop(mechanism, None)
             if not credentials:
-                self._users.pop(name, None)
+                users.pop(name, None)
         for name, mechanism, credential in upserts:
-            self._users.setdefault(name, {})[mechanism] = credential
-        self._save()
+            users.setdefault(name, {})[mechanism] = credential
+        self._save(users)
+        self._users = users
 
-    def _save(self) -> None:
+    def _save(self, users: dict[str, dict[ScramMechanism, ScramCredential]]) -> None:
         if self._data_dir is None:
             return
         document = {
@@ -174,6 +179,6 @@ class CredentialStore:
                 }
                 for mechanism, c in mechanisms.items()
             }
-            for name, mechanisms in sorted(self._users.items())
+            for name, mechanisms in sorted(users.items())
         }
         write_atomically(self._data_dir, CREDENTIALS_FILE, json.dumps(document, indent=1))

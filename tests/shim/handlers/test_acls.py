@@ -4,6 +4,7 @@ authorization errors Kafka gives on topic B and group H."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, PatternType, PermissionType, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs
+from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness, subscription
 
@@ -650,3 +652,19 @@ def test_describe_and_list_transactions_show_only_described_transactional_ids(h:
     everything: dict[str, Any] = {"state_filters": [], "producer_id_filters": []}
     assert [t.transactional_id for t in as_alice(h, 66, 0, everything).transaction_states] == ["T"]
     assert as_alice(h, 66, 0, everything, principal=BOB).transaction_states == []
+
+
+def test_acls_that_cannot_be_written_are_refused_and_nothing_changes(tmp_path: Path) -> None:
+    """A full disk under acls.json (the storage seam's fault): KAFKA_STORAGE_ERROR for each
+    binding and each filter, and the ACLs in memory stay as on disk."""
+    h = secured(data_dir=tmp_path)
+    assert create(h, creation(TOPIC, "kept", AclOperation.READ)).results[0].error_code == 0
+    FAULTS.arm("file:acls.json", errno=errno.ENOSPC)
+    try:
+        refused = create(h, creation(TOPIC, "lost", AclOperation.READ))
+        assert [r.error_code for r in refused.results] == [ErrorCode.KAFKA_STORAGE_ERROR]
+        deleted = h.call(DELETE_ACLS, 3, {"filters": [acl_filter(TOPIC)]}, h.context(3, ADMIN))
+        assert [r.error_code for r in deleted.filter_results] == [ErrorCode.KAFKA_STORAGE_ERROR]
+    finally:
+        FAULTS.clear()
+    assert [name for _, name, *_ in described(describe(h))] == ["kept"]

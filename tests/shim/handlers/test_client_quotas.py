@@ -4,6 +4,7 @@ fetch byte-rate quotas they set, on a fake clock: Kafka's validation messages, i
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
+from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness
 
@@ -302,3 +304,16 @@ def test_a_fetch_is_capped_at_the_quota_windows_worth() -> None:
     assert answered.throttle_time_ms == 0
     sizes = [len(p.records or b"") for p in answered.responses[0].partitions]
     assert sizes[0] > 8000 and sizes[1] == 0
+
+
+def test_quotas_that_cannot_be_written_are_refused_and_nothing_changes(tmp_path: Path) -> None:
+    h = Harness(data_dir=tmp_path)
+    alice = [part("user", "alice")]
+    assert alter(h, (alice, [op("producer_byte_rate", 1024)])) == [(NONE, None)]
+    FAULTS.arm("file:quotas.json", errno=errno.ENOSPC)
+    try:
+        ((code, message),) = alter(h, (alice, [op("producer_byte_rate", 9)]))
+    finally:
+        FAULTS.clear()
+    assert code == ErrorCode.KAFKA_STORAGE_ERROR and message is not None
+    assert entries(describe(h)) == {(("user", "alice"),): {"producer_byte_rate": 1024.0}}

@@ -4,6 +4,7 @@ really switches what the broker serves."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
 from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
 from kafka_shim.shim.transactions.coordinator import TV2
+from kafka_shim.storage.faults import FAULTS
 from tests.helpers import Harness
 
 API_VERSIONS, UPDATE_FEATURES, CONSUMER_GROUP_HEARTBEAT = 18, 57, 68
@@ -246,3 +248,15 @@ def test_levels_survive_a_restart_unless_the_command_line_sets_them(tmp_path: Pa
     third = Harness(**{"data_dir": tmp_path, "transaction_version": 2, "explicit": explicit.explicit})
     assert finalized(third)["transaction.version"] == 2
     third.broker.close()
+
+
+def test_levels_that_cannot_be_written_are_refused_and_nothing_changes(tmp_path: Path) -> None:
+    h = Harness(data_dir=tmp_path)
+    before = finalized(h)
+    FAULTS.arm("file:features.json", errno=errno.ENOSPC)
+    try:
+        answer = update(h, ("transaction.version", 1, SAFE_DOWNGRADE))
+    finally:
+        FAULTS.clear()
+    assert answer.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert finalized(h) == before
