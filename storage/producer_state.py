@@ -35,7 +35,7 @@ class AppendedBatch:
     base_offset: int
     last_offset: int
     # Kafka answers a retried batch with this as its log append time (BatchMetadata.timestamp);
-    # a snapshot does not keep it, so a batch read back from one answers -1.
+    # snapshots keep it (one written before it existed reads back -1).
     max_timestamp: int = NO_TIMESTAMP
 
 
@@ -280,8 +280,10 @@ class ProducerStates:
         states = cls()
         for producer_id, saved in snapshot.items():
             entry = states._entry(int(producer_id), int(saved["epoch"]))
-            for first, last, base, last_offset in saved["batches"]:
-                entry.batches.append(AppendedBatch(int(first), int(last), int(base), int(last_offset)))
+            for fields in saved["batches"]:  # four values in snapshots from before max_timestamp
+                if len(fields) not in (4, 5):
+                    raise ValueError(f"a batch of {len(fields)} values")
+                entry.batches.append(AppendedBatch(*(int(value) for value in fields)))
             entry.coordinator_epoch = int(saved.get("coordinator_epoch", NO_COORDINATOR_EPOCH))
             entry.last_timestamp = int(saved.get("last_timestamp", NO_TIMESTAMP))
             txn_first_offset = saved.get("txn_first_offset")

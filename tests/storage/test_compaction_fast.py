@@ -35,6 +35,7 @@ from kafka_shim.protocol.record_codec import (
     Record,
     build_batch,
     decode_batch,
+    decode_batches,
     encode_batch,
 )
 from kafka_shim.protocol.records import CONTROL_FLAG, TIMESTAMP_TYPE_LOG_APPEND, RecordBatches, iter_headers
@@ -309,17 +310,17 @@ def test_a_pass_in_steps_equals_one_pass_and_keeps_later_appends(
     for blob in pending:
         stepped.append(RecordBatches.parse(blob))
     assert everything(stepped) == everything(whole) + appended
-    # The indexes follow the swapped-in batches.
+    # The indexes follow the swapped-in batches. Lookups answer records, as Kafka 3.9's
+    # ListOffsets does: the first record at or after a timestamp, the first holding the maximum.
     headers = list(iter_headers(everything(stepped)))
-    top = max((h.max_timestamp for h in headers), default=None)
+    records = [r for batch in decode_batches(everything(stepped)) for r in batch.records]
+    top = max((r.timestamp for r in records), default=None)
     assert stepped.max_timestamp() == (
-        None
-        if top is None
-        else TimestampOffset(top, next(h.last_offset for h in headers if h.max_timestamp == top))
+        None if top is None else TimestampOffset(top, next(r.offset for r in records if r.timestamp == top))
     )
     for timestamp in range(stepped.log_end_offset + 2):
-        first = next((h for h in headers if h.max_timestamp >= timestamp), None)
-        expected = None if first is None else TimestampOffset(first.max_timestamp, first.base_offset)
+        first = next((r for r in records if r.timestamp >= timestamp), None)
+        expected = None if first is None else TimestampOffset(first.timestamp, first.offset)
         assert stepped.offset_for_timestamp(timestamp) == expected
     for offset in range(stepped.log_end_offset):
         holding = next((h for h in headers if h.last_offset >= offset), None)

@@ -11,7 +11,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.producer_state import ProducerIdAllocator
+from kafka_shim.storage.producer_state import ProducerIdAllocator, ProducerStates
 from tests.batches import make_batch
 from tests.storage.logs import disk_log, reopen
 
@@ -132,3 +132,20 @@ def test_idle_producers_expire_unless_a_transaction_is_open(
     assert retry.duplicate is not forgotten  # a forgotten producer's retry is new here, as in Kafka
     log = reopen(log, clean=True)
     assert log.log_end_offset == (2 if forgotten else 1)
+
+
+def test_a_snapshot_keeps_each_batch_whole_and_reads_older_ones() -> None:
+    """The snapshot holds each batch's max timestamp (a retry is answered it as its log append
+    time); one written before that field existed still loads, its batches at -1."""
+    saved = {
+        "7": {
+            "epoch": 1,
+            "batches": [[0, 4, 10, 14, 1234]],
+            "coordinator_epoch": -1,
+            "txn_first_offset": None,
+        }
+    }
+    restored = ProducerStates.from_snapshot(saved)
+    assert restored.snapshot()["7"]["batches"] == [[0, 4, 10, 14, 1234]]
+    older = {"7": {"epoch": 1, "batches": [[0, 4, 10, 14]]}}
+    assert ProducerStates.from_snapshot(older).snapshot()["7"]["batches"] == [[0, 4, 10, 14, -1]]
