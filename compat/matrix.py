@@ -44,6 +44,20 @@ class Matrix:
         return [outcome for outcome in self.outcomes.values() if outcome.status == "fail"]
 
 
+def applicable_cells(target: str, heavy_elsewhere: bool = False) -> list[tuple[str, str]]:
+    """(scenario, client) of every cell the client can do on `target`: a scenario a client
+    cannot do is n/a (its driver says why); heavy ones run on shim unless asked elsewhere."""
+    from compat.drivers import DRIVERS
+
+    return [
+        (scenario.name, client)
+        for scenario in SCENARIOS.values()
+        if not scenario.heavy or target == "shim" or heavy_elsewhere
+        for client in DRIVERS
+        if scenario.not_applicable(DRIVERS[client]) is None
+    ]
+
+
 def load_outcomes(path: Path) -> dict[tuple[str, str, str], Outcome]:
     """Outcomes saved by `python -m compat run --json`."""
     return {

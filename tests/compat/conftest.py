@@ -2,17 +2,23 @@
 
 `COMPAT_TARGET` (default ``shim``) picks the broker target (see `compat.targets`). Every
 outcome is collected and the matrix is printed in the terminal summary, timings included.
+After a whole run on the shim target the published report must show this run's statuses
+(compat.published): if it does not, the run writes it anew and fails.
 """
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from compat import published
 from compat.matrix import Matrix
 from compat.report import text
 from compat.scenario import Outcome
 
 OUTCOMES: list[Outcome] = []
+STARTED = time.monotonic()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,3 +41,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line(
                 f"[{o.target}] {o.scenario} x {o.client}: {label.removesuffix(' s')}: {seconds:.2f}s"
             )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not published.is_whole_run(OUTCOMES):
+        return
+    behind = published.check(OUTCOMES, time.monotonic() - STARTED)
+    if behind is not None:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(behind, red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

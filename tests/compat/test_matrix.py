@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from compat.catalog import SCENARIOS
-from compat.drivers import DRIVERS
+from compat.matrix import applicable_cells
 from compat.scenario import run_cell
 from compat.targets import container_target_missing, selected_target
 from tests.compat.conftest import OUTCOMES
@@ -30,16 +30,11 @@ def cases() -> Iterator[Any]:
     """The cells that apply: a scenario a client cannot do (its driver says why) is reported
     as n/a by `python -m compat run`, not collected here; heavy scenarios only on shim."""
     target = selected_target()
-    for scenario in SCENARIOS.values():
-        if scenario.heavy and target != "shim" and not os.environ.get(HEAVY_ELSEWHERE_ENV):
-            continue
+    for scenario, client in applicable_cells(target, bool(os.environ.get(HEAVY_ELSEWHERE_ENV))):
         marks = [pytest.mark.clients, pytest.mark.slow]
-        if scenario.heavy:
+        if SCENARIOS[scenario].heavy:
             marks += [pytest.mark.heavy, pytest.mark.timeout(900)]
-        for client in DRIVERS:
-            if scenario.not_applicable(DRIVERS[client]) is not None:
-                continue
-            yield pytest.param(scenario.name, client, id=f"{scenario.name}-{client}", marks=marks)
+        yield pytest.param(scenario, client, id=f"{scenario}-{client}", marks=marks)
 
 
 @pytest.mark.parametrize(("scenario", "client"), cases())
