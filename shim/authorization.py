@@ -10,8 +10,9 @@ skip authorization; `tests/shim/test_authorization.py` walks every API and versi
 unprivileged principal and with one granted exactly what its row lists.
 
 A new API is a new row keyed by its handler module's name, e.g.
-`"share_group_heartbeat": Rule("KafkaApis.handleShareGroupHeartbeat", (Check(READ, GROUP,
-GROUP_DENIED),))`. `shim.authorizer` holds the ACL rules the checks are decided by.
+`"share_fetch": Rule("KafkaApis.handleShareFetchRequest", (whole(READ, GROUP), each(READ,
+TOPIC)))`: `whole` refuses the request, `each` the resources it names, with the error
+`DENIED` holds for the resource's type. `shim.authorizer` holds the ACL rules the checks are decided by.
 """
 
 from __future__ import annotations
@@ -71,20 +72,44 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS = AclOperation.DESCRIBE_CONFIGS, AclOperation.AL
 IDEMPOTENT_WRITE = AclOperation.IDEMPOTENT_WRITE
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
-TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-GROUP_DENIED = ErrorCode.GROUP_AUTHORIZATION_FAILED
-CLUSTER_DENIED = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-TXN_DENIED = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-REQUEST, EACH, HIDDEN, SHORTCUT, ANY = Scope.REQUEST, Scope.EACH, Scope.HIDDEN, Scope.SHORTCUT, Scope.ANY
+# What a refused check answers, by its resource's type (Kafka's AuthorizationFailed errors).
+DENIED = {
+    TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+    GROUP: ErrorCode.GROUP_AUTHORIZATION_FAILED,
+    CLUSTER: ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+    TRANSACTIONAL_ID: ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+}
+
+
+def whole(operation: AclOperation, resource: ResourceType, when: str = "") -> Check:
+    """The request's one resource: a refusal answers all of it."""
+    return Check(operation, resource, DENIED[resource], Scope.REQUEST, when)
+
+
+def each(operation: AclOperation, resource: ResourceType, when: str = "") -> Check:
+    """Each resource the request names: the refused ones carry the error."""
+    return Check(operation, resource, DENIED[resource], Scope.EACH, when)
+
+
+def hidden(operation: AclOperation, resource: ResourceType, when: str = "") -> Check:
+    return Check(operation, resource, None, Scope.HIDDEN, when)
+
+
+def shortcut(operation: AclOperation, resource: ResourceType, when: str = "") -> Check:
+    return Check(operation, resource, None, Scope.SHORTCUT, when)
+
+
+def any_of(operation: AclOperation, resource: ResourceType, when: str = "") -> Check:
+    return Check(operation, resource, None, Scope.ANY, when)
 
 
 def _cluster(operation: AclOperation, follows: str) -> Rule:
     """The admin APIs Kafka's authHelper.authorizeClusterOperation guards: one cluster check."""
-    return Rule(follows, (Check(operation, CLUSTER, CLUSTER_DENIED, REQUEST),))
+    return Rule(follows, (whole(operation, CLUSTER),))
 
 
 def _group(operation: AclOperation, follows: str) -> Rule:
-    return Rule(follows, (Check(operation, GROUP, GROUP_DENIED, REQUEST),))
+    return Rule(follows, (whole(operation, GROUP),))
 
 
 RULES: dict[str, Rule] = {
@@ -92,56 +117,52 @@ RULES: dict[str, Rule] = {
     "produce": Rule(
         "KafkaApis.handleProduceRequest",
         (
-            Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST, when="transactional records"),
-            Check(WRITE, TOPIC, TOPIC_DENIED, EACH),
+            whole(WRITE, TRANSACTIONAL_ID, "transactional records"),
+            each(WRITE, TOPIC),
         ),
     ),
-    "fetch": Rule("KafkaApis.handleFetchRequest", (Check(READ, TOPIC, TOPIC_DENIED, EACH),)),
-    "list_offsets": Rule("KafkaApis.handleListOffsetRequest", (Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH),)),
+    "fetch": Rule("KafkaApis.handleFetchRequest", (each(READ, TOPIC),)),
+    "list_offsets": Rule("KafkaApis.handleListOffsetRequest", (each(DESCRIBE, TOPIC),)),
     "metadata": Rule(
         "KafkaApis.handleTopicMetadataRequest",
         (
-            Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH, when="named topics; hidden when all are listed"),
-            Check(CREATE, CLUSTER, None, SHORTCUT, when="auto-creation"),
-            Check(CREATE, TOPIC, TOPIC_DENIED, EACH, when="auto-creation"),
-            Check(DESCRIBE, CLUSTER, None, HIDDEN, when="cluster authorized operations (v8-10)"),
+            each(DESCRIBE, TOPIC, "named topics; hidden when all are listed"),
+            shortcut(CREATE, CLUSTER, "auto-creation"),
+            each(CREATE, TOPIC, "auto-creation"),
+            hidden(DESCRIBE, CLUSTER, "cluster authorized operations (v8-10)"),
         ),
     ),
     "offset_for_leader_epoch": Rule(
         "KafkaApis.handleOffsetForLeaderEpochRequest",
-        (Check(CLUSTER_ACTION, CLUSTER, None, SHORTCUT), Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH)),
+        (shortcut(CLUSTER_ACTION, CLUSTER), each(DESCRIBE, TOPIC)),
     ),
-    "delete_records": Rule(
-        "KafkaApis.handleDeleteRecordsRequest", (Check(DELETE, TOPIC, TOPIC_DENIED, EACH),)
-    ),
-    "describe_producers": Rule(
-        "KafkaApis.handleDescribeProducersRequest", (Check(READ, TOPIC, TOPIC_DENIED, EACH),)
-    ),
+    "delete_records": Rule("KafkaApis.handleDeleteRecordsRequest", (each(DELETE, TOPIC),)),
+    "describe_producers": Rule("KafkaApis.handleDescribeProducersRequest", (each(READ, TOPIC),)),
     "describe_topic_partitions": Rule(
         "DescribeTopicPartitionsRequestHandler.handleDescribeTopicPartitionsRequest",
-        (Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH, when="named topics; hidden when all are listed"),),
+        (each(DESCRIBE, TOPIC, "named topics; hidden when all are listed"),),
     ),
     # -- groups ------------------------------------------------------------------------------
     "offset_commit": Rule(
         "KafkaApis.handleOffsetCommitRequest",
-        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(READ, GROUP), each(READ, TOPIC)),
     ),
     "offset_fetch": Rule(
         "KafkaApis.handleOffsetFetchRequest",
         (
-            Check(DESCRIBE, GROUP, GROUP_DENIED, REQUEST, when="each group of a v8+ batch on its own"),
-            Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH, when="named topics; hidden when all are fetched"),
+            whole(DESCRIBE, GROUP, "each group of a v8+ batch on its own"),
+            each(DESCRIBE, TOPIC, "named topics; hidden when all are fetched"),
         ),
     ),
     "offset_delete": Rule(
         "KafkaApis.handleOffsetDeleteRequest",
-        (Check(DELETE, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(DELETE, GROUP), each(READ, TOPIC)),
     ),
     "find_coordinator": Rule(
         "KafkaApis.handleFindCoordinatorRequest",
         (
-            Check(DESCRIBE, GROUP, GROUP_DENIED, EACH, when="group keys"),
-            Check(DESCRIBE, TRANSACTIONAL_ID, TXN_DENIED, EACH, when="transaction keys"),
+            each(DESCRIBE, GROUP, "group keys"),
+            each(DESCRIBE, TRANSACTIONAL_ID, "transaction keys"),
         ),
     ),
     "join_group": _group(READ, "KafkaApis.handleJoinGroupRequest"),
@@ -149,127 +170,119 @@ RULES: dict[str, Rule] = {
     "leave_group": _group(READ, "KafkaApis.handleLeaveGroupRequest"),
     "sync_group": _group(READ, "KafkaApis.handleSyncGroupRequest"),
     "consumer_group_heartbeat": _group(READ, "KafkaApis.handleConsumerGroupHeartbeat"),
-    "describe_groups": Rule(
-        "KafkaApis.handleDescribeGroupsRequest", (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH),)
-    ),
-    "consumer_group_describe": Rule(
-        "KafkaApis.handleConsumerGroupDescribe", (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH),)
-    ),
+    "describe_groups": Rule("KafkaApis.handleDescribeGroupsRequest", (each(DESCRIBE, GROUP),)),
+    "consumer_group_describe": Rule("KafkaApis.handleConsumerGroupDescribe", (each(DESCRIBE, GROUP),)),
     "list_groups": Rule(
         "KafkaApis.handleListGroupsRequest",
-        (Check(DESCRIBE, CLUSTER, None, SHORTCUT), Check(DESCRIBE, GROUP, None, HIDDEN)),
+        (shortcut(DESCRIBE, CLUSTER), hidden(DESCRIBE, GROUP)),
     ),
-    "delete_groups": Rule("KafkaApis.handleDeleteGroupsRequest", (Check(DELETE, GROUP, GROUP_DENIED, EACH),)),
+    "delete_groups": Rule("KafkaApis.handleDeleteGroupsRequest", (each(DELETE, GROUP),)),
     # -- share groups (KIP-932) -------------------------------------------------------------
     "share_group_heartbeat": _group(READ, "KafkaApis.handleShareGroupHeartbeat"),
-    "share_group_describe": Rule(
-        "KafkaApis.handleShareGroupDescribe", (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH),)
-    ),
+    "share_group_describe": Rule("KafkaApis.handleShareGroupDescribe", (each(DESCRIBE, GROUP),)),
     "share_fetch": Rule(
         "KafkaApis.handleShareFetchRequest",
-        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(READ, GROUP), each(READ, TOPIC)),
     ),
     "share_acknowledge": Rule(
         "KafkaApis.handleShareAcknowledgeRequest",
-        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(READ, GROUP), each(READ, TOPIC)),
     ),
     "describe_share_group_offsets": Rule(
         "KafkaApis.handleDescribeShareGroupOffsetsRequest",
-        (Check(DESCRIBE, GROUP, GROUP_DENIED, EACH), Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH)),
+        (each(DESCRIBE, GROUP), each(DESCRIBE, TOPIC)),
     ),
     "alter_share_group_offsets": Rule(
         "KafkaApis.handleAlterShareGroupOffsetsRequest",
-        (Check(READ, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(READ, GROUP), each(READ, TOPIC)),
     ),
     "delete_share_group_offsets": Rule(
         "KafkaApis.handleDeleteShareGroupOffsetsRequest",
-        (Check(DELETE, GROUP, GROUP_DENIED, REQUEST), Check(READ, TOPIC, TOPIC_DENIED, EACH)),
+        (whole(DELETE, GROUP), each(READ, TOPIC)),
     ),
     # -- transactions ------------------------------------------------------------------------
     "init_producer_id": Rule(
         "KafkaApis.handleInitProducerIdRequest",
         (
-            Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST, when="a transactional id"),
-            Check(IDEMPOTENT_WRITE, CLUSTER, CLUSTER_DENIED, REQUEST, when="no transactional id"),
-            Check(WRITE, TOPIC, None, ANY, when="no transactional id: stands for IDEMPOTENT_WRITE"),
+            whole(WRITE, TRANSACTIONAL_ID, "a transactional id"),
+            whole(IDEMPOTENT_WRITE, CLUSTER, "no transactional id"),
+            any_of(WRITE, TOPIC, "no transactional id: stands for IDEMPOTENT_WRITE"),
         ),
     ),
     "add_partitions_to_txn": Rule(
         "KafkaApis.handleAddPartitionsToTxnRequest",
         (
-            Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST, when="v0-3"),
-            Check(WRITE, TOPIC, TOPIC_DENIED, EACH, when="v0-3"),
-            Check(CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQUEST, when="v4+ (broker to broker)"),
+            whole(WRITE, TRANSACTIONAL_ID, "v0-3"),
+            each(WRITE, TOPIC, "v0-3"),
+            whole(CLUSTER_ACTION, CLUSTER, "v4+ (broker to broker)"),
         ),
     ),
     "add_offsets_to_txn": Rule(
         "KafkaApis.handleAddOffsetsToTxnRequest",
-        (Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST), Check(READ, GROUP, GROUP_DENIED, REQUEST)),
+        (whole(WRITE, TRANSACTIONAL_ID), whole(READ, GROUP)),
     ),
     "txn_offset_commit": Rule(
         "KafkaApis.handleTxnOffsetCommitRequest",
         (
-            Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST),
-            Check(READ, GROUP, GROUP_DENIED, REQUEST),
-            Check(READ, TOPIC, TOPIC_DENIED, EACH),
+            whole(WRITE, TRANSACTIONAL_ID),
+            whole(READ, GROUP),
+            each(READ, TOPIC),
         ),
     ),
-    "end_txn": Rule("KafkaApis.handleEndTxnRequest", (Check(WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQUEST),)),
+    "end_txn": Rule("KafkaApis.handleEndTxnRequest", (whole(WRITE, TRANSACTIONAL_ID),)),
     "write_txn_markers": _cluster(CLUSTER_ACTION, "KafkaApis.handleWriteTxnMarkersRequest"),
     "describe_transactions": Rule(
         "KafkaApis.handleDescribeTransactionsRequest",
-        (Check(DESCRIBE, TRANSACTIONAL_ID, TXN_DENIED, EACH), Check(DESCRIBE, TOPIC, None, HIDDEN)),
+        (each(DESCRIBE, TRANSACTIONAL_ID), hidden(DESCRIBE, TOPIC)),
     ),
     "list_transactions": Rule(
-        "KafkaApis.handleListTransactionsRequest", (Check(DESCRIBE, TRANSACTIONAL_ID, None, HIDDEN),)
+        "KafkaApis.handleListTransactionsRequest", (hidden(DESCRIBE, TRANSACTIONAL_ID),)
     ),
     # -- topics and configs ------------------------------------------------------------------
     "create_topics": Rule(
         "ControllerApis.createTopics",
         (
-            Check(CREATE, CLUSTER, None, SHORTCUT),
-            Check(CREATE, TOPIC, TOPIC_DENIED, EACH),
-            Check(DESCRIBE_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="the created topic's configs"),
+            shortcut(CREATE, CLUSTER),
+            each(CREATE, TOPIC),
+            each(DESCRIBE_CONFIGS, TOPIC, "the created topic's configs"),
         ),
     ),
     "delete_topics": Rule(
         "ControllerApis.deleteTopics",
         (
-            Check(DELETE, CLUSTER, None, SHORTCUT),
-            Check(DESCRIBE, TOPIC, TOPIC_DENIED, EACH, when="before existence; DELETE implies it"),
-            Check(DELETE, TOPIC, TOPIC_DENIED, EACH),
+            shortcut(DELETE, CLUSTER),
+            each(DESCRIBE, TOPIC, "before existence; DELETE implies it"),
+            each(DELETE, TOPIC),
         ),
     ),
-    "create_partitions": Rule(
-        "ControllerApis.handleCreatePartitions", (Check(ALTER, TOPIC, TOPIC_DENIED, EACH),)
-    ),
+    "create_partitions": Rule("ControllerApis.handleCreatePartitions", (each(ALTER, TOPIC),)),
     "describe_configs": Rule(
         "KafkaApis.handleDescribeConfigsRequest",
         (
-            Check(DESCRIBE_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="topic resources"),
-            Check(DESCRIBE_CONFIGS, CLUSTER, CLUSTER_DENIED, EACH, when="broker resources"),
-            Check(DESCRIBE_CONFIGS, GROUP, GROUP_DENIED, EACH, when="group resources"),
+            each(DESCRIBE_CONFIGS, TOPIC, "topic resources"),
+            each(DESCRIBE_CONFIGS, CLUSTER, "broker resources"),
+            each(DESCRIBE_CONFIGS, GROUP, "group resources"),
         ),
     ),
     "alter_configs": Rule(
         "ControllerApis.handleLegacyAlterConfigs",
         (
-            Check(ALTER_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="topic resources"),
-            Check(ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, EACH, when="broker resources"),
+            each(ALTER_CONFIGS, TOPIC, "topic resources"),
+            each(ALTER_CONFIGS, CLUSTER, "broker resources"),
         ),
     ),
     "incremental_alter_configs": Rule(
         "ControllerApis.handleIncrementalAlterConfigs",
         (
-            Check(ALTER_CONFIGS, TOPIC, TOPIC_DENIED, EACH, when="topic resources"),
-            Check(ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, EACH, when="broker resources"),
-            Check(ALTER_CONFIGS, GROUP, GROUP_DENIED, EACH, when="group resources"),
+            each(ALTER_CONFIGS, TOPIC, "topic resources"),
+            each(ALTER_CONFIGS, CLUSTER, "broker resources"),
+            each(ALTER_CONFIGS, GROUP, "group resources"),
         ),
     ),
     # -- the cluster -------------------------------------------------------------------------
     "describe_cluster": Rule(
         "KafkaApis.handleDescribeCluster",
-        (Check(DESCRIBE, CLUSTER, None, HIDDEN, when="cluster authorized operations"),),
+        (hidden(DESCRIBE, CLUSTER, "cluster authorized operations"),),
     ),
     "describe_log_dirs": _cluster(DESCRIBE, "KafkaApis.handleDescribeLogDirsRequest"),
     "alter_replica_log_dirs": _cluster(ALTER, "KafkaApis.handleAlterReplicaLogDirsRequest"),
