@@ -859,7 +859,9 @@ class GroupCoordinator:
         out = self._undoable((group_id,))
         self._remove_offsets(group, deletable, out)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
-        self._maybe_bury(group, now, out)
+        # The group stays, Empty, until the next retention check removes it (Kafka's
+        # OffsetMetadataManager.deleteOffsets writes only tombstones; its periodic
+        # cleanupGroupMetadata deletes a group left Empty without offsets).
         return out.outcome((ErrorCode.NONE, errors))
 
     def _remove_offsets(self, group: Group, partitions: Iterable[TopicPartition], out: Effects) -> None:

@@ -176,7 +176,36 @@ def test_offset_delete() -> None:
         ErrorCode.NONE,
         {T0: ErrorCode.NONE},
     )
-    assert h.coordinator.group("solo") is None  # empty and without offsets: gone
+    assert h.group("solo").state == S.EMPTY  # kept until the retention check
+
+
+def test_a_group_whose_offsets_were_deleted_stays_empty_until_the_retention_check() -> None:
+    """Kafka's OffsetMetadataManager.deleteOffsets only writes tombstones; the shard's
+    cleanupGroupMetadata, every offsets.retention.check.interval.ms (600000), deletes a group
+    left Empty without offsets. Until then DescribeGroups sees it Empty, ListGroups lists it
+    and DeleteGroups deletes it (what `kafka-consumer-groups.sh --delete-offsets` then
+    `--describe` / `--delete` see); after it, the group is Dead and unknown."""
+    h = Harness()
+    assert h.coordinator.config.offsets_retention_check_interval_ms == 600_000
+    commit(h, group="solo")  # the group's creation schedules the first check
+    h.advance(1000)
+    assert h.apply(h.coordinator.delete_offsets("solo", [T0], h.now)) == (ErrorCode.NONE, {T0: ErrorCode.NONE})
+    assert h.coordinator.describe_group("solo").state == "Empty"
+    assert [g.group_id for g in h.coordinator.list_groups()] == ["solo"]
+    h.advance(600_000 - 1001)
+    assert h.coordinator.describe_group("solo").state == "Empty"
+    h.advance(1)
+    assert h.coordinator.describe_group("solo").state == "Dead"
+    assert h.coordinator.list_groups() == []
+    assert h.apply(h.coordinator.delete_groups(["solo"], h.now)) == {"solo": ErrorCode.GROUP_ID_NOT_FOUND}
+
+
+def test_delete_groups_after_deleting_the_offsets_succeeds_before_the_check() -> None:
+    h = Harness()
+    commit(h, group="solo")
+    h.apply(h.coordinator.delete_offsets("solo", [T0], h.now))
+    assert h.apply(h.coordinator.delete_groups(["solo"], h.now)) == {"solo": ErrorCode.NONE}
+    assert h.coordinator.describe_group("solo").state == "Dead"
 
 
 def test_offset_delete_in_non_consumer_group_with_members() -> None:
