@@ -189,7 +189,8 @@ def test_a_group_whose_offsets_were_deleted_stays_empty_until_the_retention_chec
     assert h.coordinator.config.offsets_retention_check_interval_ms == 600_000
     commit(h, group="solo")  # the group's creation schedules the first check
     h.advance(1000)
-    assert h.apply(h.coordinator.delete_offsets("solo", [T0], h.now)) == (ErrorCode.NONE, {T0: ErrorCode.NONE})
+    deleted = h.apply(h.coordinator.delete_offsets("solo", [T0], h.now))
+    assert deleted == (ErrorCode.NONE, {T0: ErrorCode.NONE})
     assert h.coordinator.describe_group("solo").state == "Empty"
     assert [g.group_id for g in h.coordinator.list_groups()] == ["solo"]
     h.advance(600_000 - 1001)
