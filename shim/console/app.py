@@ -19,15 +19,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from kafka_shim.shim import views
+from kafka_shim.shim.authorizer import ANONYMOUS
 from kafka_shim.shim.console import actions, api
-from kafka_shim.shim.console.access import LoginRequired, needs_login
+from kafka_shim.shim.console.access import ConsoleAccess, secured
 from kafka_shim.shim.metrics import BrokerCollector
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
 
 STATIC = resources.files("kafka_shim.shim.console") / "static"
-ANONYMOUS = "User:ANONYMOUS"  # the principal of a PLAINTEXT listener's clients, as in Kafka
 log = logging.getLogger("kafka_shim.console")
 
 
@@ -126,5 +126,5 @@ def console_app(broker: Broker) -> Starlette:
         Route("/console/api/test-broker", json_of(lambda r: api.test_broker(broker))),
         Mount("/console/static", StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    middleware = [Middleware(LoginRequired, broker=broker)] if needs_login(broker) else []
+    middleware = [Middleware(ConsoleAccess, broker=broker)] if secured(broker) else []
     return Starlette(routes=routes, middleware=middleware)

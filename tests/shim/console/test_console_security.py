@@ -1,6 +1,7 @@
 """The console is secured as the listeners are: over TLS with a TLS listener's keystore, behind
 HTTP Basic credentials of a SASL user where a listener speaks SASL, and within the authorizer's
-DESCRIBE on the cluster; on PLAINTEXT-only listeners it asks nothing (the other tests)."""
+DESCRIBE on the cluster (as User:ANONYMOUS without SASL); with neither SASL nor an authorizer
+it asks nothing (the other tests)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from kafka_shim.shim.authorizer import (
+    ANONYMOUS,
+    CLUSTER_NAME,
+    AclBinding,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
 from kafka_shim.shim.cli import build_parser, config_from_args
 from kafka_shim.shim.security.dev_certs import write_dev_certs
 from kafka_shim.shim.server import BrokerThread
@@ -77,3 +87,29 @@ def test_plain_http_is_not_served(broker: BrokerThread) -> None:
     plain = broker.server.console_urls[0].replace("https://", "http://")
     with pytest.raises((urllib.error.URLError, ConnectionError)):
         urllib.request.urlopen(f"{plain}/console/api/overview", timeout=10)
+
+
+def test_plaintext_console_is_authorized_as_anonymous() -> None:
+    """Under an authorizer, the console of a PLAINTEXT-only broker asks as User:ANONYMOUS, as the
+    listener's clients are: refused until that principal may DESCRIBE the cluster."""
+    argv = ["--memory", "--port", "0", "--console", "127.0.0.1:0"]
+    argv += ["--config", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"]
+    thread = BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
+    try:
+        wait_until(lambda: bool(thread.server.console_urls), "the console listening", deadline_s=30)
+        url = f"{thread.server.console_urls[0]}/console/api/overview"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url, timeout=10)
+        assert refused.value.code == 403
+        assert refused.value.read() == b"User:ANONYMOUS may not DESCRIBE the cluster"
+        grant = AclBinding(
+            ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL, ANONYMOUS, "*",
+            AclOperation.DESCRIBE, PermissionType.ALLOW,
+        )  # fmt: skip
+        authorizer = thread.broker.authorizer
+        assert authorizer is not None
+        assert thread.call(lambda: authorizer.create([grant])) == [None]
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert response.status == 200
+    finally:
+        thread.stop()
