@@ -1,7 +1,8 @@
 """Server-side assignors: `uniform` (Kafka's default: balanced and sticky) and `range`.
 
 Both take each member's subscribed topics (names, regexes already resolved), the topics as
-they are now, and the previous target assignment, and return every member's new target.
+they are now, the previous target assignment and each member's instance id (None: not
+static), and return every member's new target.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from kafka_shim.shim.coordinator.consumer.types import Assignment, TopicInfo
 
 Partition = tuple[uuid.UUID, int]
 Assignor = Callable[
-    [Mapping[str, frozenset[str]], Mapping[str, TopicInfo], Mapping[str, Assignment]], dict[str, Assignment]
+    [
+        Mapping[str, frozenset[str]],
+        Mapping[str, TopicInfo],
+        Mapping[str, Assignment],
+        Mapping[str, str | None],
+    ],
+    dict[str, Assignment],
 ]
 
 
@@ -29,6 +36,7 @@ def uniform(
     subscriptions: Mapping[str, frozenset[str]],
     topics: Mapping[str, TopicInfo],
     previous: Mapping[str, Assignment],
+    instance_ids: Mapping[str, str | None],
 ) -> dict[str, Assignment]:
     """Every partition of a subscribed topic to one of its subscribers, counts as even as the
     subscriptions allow (max - min <= 1 when everyone subscribes to the same topics), and a
@@ -85,12 +93,23 @@ def range_(
     subscriptions: Mapping[str, frozenset[str]],
     topics: Mapping[str, TopicInfo],
     previous: Mapping[str, Assignment],
+    instance_ids: Mapping[str, str | None],
 ) -> dict[str, Assignment]:
-    """Per topic, consecutive ranges of partitions to its subscribers in member-id order: with
-    co-partitioned topics, partition i of each goes to the same member."""
+    """Per topic, consecutive ranges of partitions to its subscribers in order, the first ones
+    one more when the count does not divide: with co-partitioned topics, partition i of each
+    goes to the same member. Kafka's RangeAssignor since KAFKA-16944 (3.9): recomputed from
+    scratch every time, not sticky (`previous` is unused); static members come first, by
+    instance id, so a static member that comes back under a new member id gets its ranges
+    back; then the others by member id."""
+
+    def rank(member: str) -> tuple[int, str]:
+        instance_id = instance_ids.get(member)
+        return (1, member) if instance_id is None else (0, instance_id)
+
+    order = sorted(subscriptions, key=rank)
     owned: dict[str, set[Partition]] = {member: set() for member in subscriptions}
     for name, info in sorted(topics.items()):
-        members = sorted(m for m, names in subscriptions.items() if name in names)
+        members = [m for m in order if name in subscriptions[m]]
         if not members:
             continue
         quota, extra = divmod(info.partitions, len(members))

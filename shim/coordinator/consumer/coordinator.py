@@ -372,7 +372,9 @@ class ConsumerGroupCoordinator:
     def _compute_target(self, group: ConsumerGroup, out: _Output) -> None:
         members = list(group.members.values())
         assignor = ASSIGNORS[group.preferred_assignor(self.config.default_assignor)]
-        target = assignor(group.subscriptions(members), group.subscription_metadata, group.target)
+        instance_ids = {m.member_id: m.instance_id for m in members}
+        subscriptions = group.subscriptions(members)
+        target = assignor(subscriptions, group.subscription_metadata, group.target, instance_ids)
         for member in members:
             assignment = normalized(target.get(member.member_id, {}))
             if member.member_id not in group.target or assignment != normalized(
