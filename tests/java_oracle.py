@@ -45,22 +45,33 @@ def kafka_json(fields: Sequence[s.Field], value: dict[str, Any], version: int) -
 
 def encode_with_kafka_clients(samples: Sequence[tuple[s.Message, int, dict[str, Any]]]) -> list[bytes]:
     """The body kafka-clients encodes for each (message, version, value)."""
-    classpath = compiled_classpath()  # JavaDriverUnavailable fails the test: CI has a JDK
-    java = _require_tool("java")
-    lines = [
-        json.dumps(
-            {"name": message.name, "version": version, "data": kafka_json(message.fields, value, version)}
-        )
+    commands = [
+        {"name": message.name, "version": version, "data": kafka_json(message.fields, value, version)}
         for message, version, value in samples
     ]
+    answers = ask_kafka_clients(commands)
+    refused = [
+        (c["name"], c["version"], a) for c, a in zip(commands, answers, strict=True) if a.startswith("!")
+    ]
+    if refused:
+        raise AssertionError(f"kafka-clients refused: {refused}")
+    return [bytes.fromhex(answer) for answer in answers]
+
+
+def ask_kafka_clients(commands: Sequence[dict[str, Any]]) -> list[str]:
+    """MessageOracle's answer to each command, in one JVM: an encoded body in hex, or "!" and
+    the reason kafka-clients refused it (compat/java/MessageOracle.java says which commands)."""
+    classpath = compiled_classpath()  # JavaDriverUnavailable fails the test: CI has a JDK
+    java = _require_tool("java")
     result = subprocess.run(
-        [java, "-XX:TieredStopAtLevel=1", "-Xmx128m", "-cp", classpath, "MessageOracle"],
-        input="\n".join(lines) + "\n",
+        [java, "-XX:TieredStopAtLevel=1", "-Xmx256m", "-cp", classpath, "MessageOracle"],
+        input="".join(json.dumps(command) + "\n" for command in commands),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    if result.returncode != 0:
+    answers = result.stdout.splitlines()
+    if result.returncode != 0 or len(answers) != len(commands):
         raise AssertionError(f"MessageOracle failed:\n{result.stderr}")
-    return [bytes.fromhex(line) for line in result.stdout.splitlines()]
+    return answers

@@ -1,19 +1,28 @@
 // The outside oracle for kafka-shim's message declarations: kafka-clients' own generated
-// message classes (from Kafka's message JSON) encode what a test describes. Reads lines of
-// {"name": "ShareFetchRequest", "version": 1, "data": {camelCase fields, as Kafka's
-// JsonConverters read them}} from stdin and prints each one's encoded body in hex.
+// message classes (from Kafka's message JSON) encode and decode what a test describes. Reads
+// lines from stdin, one command each, and prints one line per command:
+//   {"name": "ShareFetchRequest", "version": 1, "data": {camelCase fields, as Kafka's
+//    JsonConverters read them}}  ->  the body kafka-clients encodes, in hex;
+//   {"name": "ShareFetchRequest", "version": 1, "hex": "..."}  ->  kafka-clients reads the
+//    body and encodes what it read again, in hex (a body it cannot read whole is an error).
+// A command kafka-clients refuses prints "!" and the reason, so one bad case fails alone.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.Readable;
 
 public final class MessageOracle {
+    private static final String PACKAGE = "org.apache.kafka.common.message.";
+
     public static void main(String[] args) throws Exception {
         ObjectMapper mapper = new ObjectMapper();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
@@ -21,15 +30,49 @@ public final class MessageOracle {
             JsonNode command = mapper.readTree(line);
             String name = command.get("name").asText();
             short version = (short) command.get("version").asInt();
-            Class<?> converter = Class.forName("org.apache.kafka.common.message." + name + "DataJsonConverter");
-            Method read = converter.getMethod("read", JsonNode.class, short.class);
-            Message message = (Message) read.invoke(null, command.get("data"), version);
-            ByteBuffer buffer = MessageUtil.toByteBufferAccessor(message, version).buffer();
-            StringBuilder hex = new StringBuilder();
-            while (buffer.hasRemaining()) {
-                hex.append(String.format("%02x", buffer.get()));
+            String answer;
+            try {
+                Message message = command.has("hex") ? read(name, version, command.get("hex").asText())
+                        : fromJson(name, version, command.get("data"));
+                answer = hex(MessageUtil.toByteBufferAccessor(message, version).buffer());
+            } catch (InvocationTargetException e) {
+                answer = "!" + e.getCause();
+            } catch (RuntimeException e) {
+                answer = "!" + e;
             }
-            System.out.println(hex);
+            System.out.println(answer);
         }
+    }
+
+    private static Message fromJson(String name, short version, JsonNode data) throws Exception {
+        Method read = Class.forName(PACKAGE + name + "DataJsonConverter").getMethod("read", JsonNode.class, short.class);
+        return (Message) read.invoke(null, data, version);
+    }
+
+    private static Message read(String name, short version, String body) throws Exception {
+        ByteBuffer buffer = ByteBuffer.wrap(unhex(body));
+        Message message = (Message) Class.forName(PACKAGE + name + "Data")
+                .getConstructor(Readable.class, short.class)
+                .newInstance(new ByteBufferAccessor(buffer), version);
+        if (buffer.hasRemaining()) {
+            throw new IllegalStateException(buffer.remaining() + " bytes left unread");
+        }
+        return message;
+    }
+
+    private static String hex(ByteBuffer buffer) {
+        StringBuilder hex = new StringBuilder();
+        while (buffer.hasRemaining()) {
+            hex.append(String.format("%02x", buffer.get()));
+        }
+        return hex.toString();
+    }
+
+    private static byte[] unhex(String hex) {
+        byte[] bytes = new byte[hex.length() / 2];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) Integer.parseInt(hex.substring(2 * i, 2 * i + 2), 16);
+        }
+        return bytes;
     }
 }

@@ -32,7 +32,7 @@ AlterUserScramCredentialsResponse = Message(
         Field(
             "results",
             Array(
-                Field("user_name", STRING),
+                Field("user", STRING),
                 Field("error_code", INT16),
                 Field("error_message", STRING, nullable="0+", default=None),
             ),

@@ -109,7 +109,7 @@ ShareFetchResponse = Message(
                         Field("acknowledge_error_code", INT16),
                         Field("acknowledge_error_message", STRING, nullable="0+", default=None),
                         Field("current_leader", _LEADER_ID_AND_EPOCH, default=UNKNOWN_LEADER),
-                        Field("records", RECORDS, nullable="0+", default=b""),
+                        Field("records", RECORDS, nullable="0", default=b""),
                         Field(
                             "acquired_records",
                             Array(

@@ -41,7 +41,7 @@ def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
     """Kafka's getErrorResponse: every user named, once, in order, with the refusal."""
     users = sorted({change.name for change in [*request.deletions, *request.upsertions]})
     message = f"Request {API.name} is not authorized."
-    results = [{"user_name": user, "error_code": code, "error_message": message} for user in users]
+    results = [{"user": user, "error_code": code, "error_message": message} for user in users]
     return {"throttle_time_ms": 0, "results": results}
 
 
@@ -99,9 +99,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         unwritten = ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write the credentials: {exc}"
         errors.update(dict.fromkeys([*deletions, *upserts], unwritten))
         deletions, upserts = {}, {}
-    ok = [{"user_name": name, "error_code": ErrorCode.NONE} for name in [*deletions, *upserts]]
+    ok = [{"user": name, "error_code": ErrorCode.NONE} for name in [*deletions, *upserts]]
     failed = [
-        {"user_name": name, "error_code": code, "error_message": message}
+        {"user": name, "error_code": code, "error_message": message}
         for name, (code, message) in errors.items()
     ]
     return {"throttle_time_ms": 0, "results": ok + failed}

@@ -33,9 +33,9 @@ def test_a_credential_that_cannot_be_written_is_refused_and_the_old_one_stays(tm
         )
     finally:
         FAULTS.clear()
-    assert [(r.user_name, r.error_code) for r in answer.results] == [("alice", ErrorCode.KAFKA_STORAGE_ERROR)]
+    assert [(r.user, r.error_code) for r in answer.results] == [("alice", ErrorCode.KAFKA_STORAGE_ERROR)]
     assert h.broker.credentials.verify_plain("alice", "alice-secret")
     written = h.call(
         alter_user_scram_credentials, 0, {"deletions": [], "upsertions": [upsert("bob", b"y" * 32)]}
     )
-    assert [(r.user_name, r.error_code) for r in written.results] == [("bob", ErrorCode.NONE)]
+    assert [(r.user, r.error_code) for r in written.results] == [("bob", ErrorCode.NONE)]

@@ -28,7 +28,7 @@ def upsert(name: str, mechanism: int, password: str, iterations: int = 4096) -> 
 
 
 def results(response: object) -> dict[str, tuple[int, str | None]]:
-    return {r.user_name: (r.error_code, r.error_message) for r in response.results}  # type: ignore[attr-defined]
+    return {r.user: (r.error_code, r.error_message) for r in response.results}  # type: ignore[attr-defined]
 
 
 def test_alter_then_describe_as_kafka_answers(tmp_path: Path) -> None:
