@@ -51,6 +51,11 @@ class Release:
     # Groups have configs (KIP-848, 4.0): DESCRIBE_CONFIGS and ALTER_CONFIGS apply to them, so
     # a group's authorized operations include them (Kafka 3.9 answers 328, 4.0 3400).
     group_configs: bool = True
+    # KIP-848 as Kafka 3.9 served it (ConsumerGroupHeartbeat and ConsumerGroupDescribe v0, before
+    # regex subscriptions): a join must name topics (an empty or missing list is 42 "SubscribedTopicNames
+    # must be set in first request."), ConsumerGroupDescribe refusals carry no message and an empty
+    # group id is -1 (its null group id failed to serialize; fixed in 4.0.x, apache/kafka#20030).
+    early_consumer_groups: bool = False
 
     def advertised_range(self, api_key: int) -> tuple[int, int] | None:
         served = self.api_ranges.get(api_key)
@@ -203,6 +208,7 @@ RELEASES: dict[str, Release] = {
                 "transaction.version": "0",
             },
             group_configs=False,
+            early_consumer_groups=True,
         ),
         _kafka_4("4.0", _RANGES_4_0, metadata_version=25),
         # New clusters from 4.1 on have eligible leader replicas (KIP-966) turned on.

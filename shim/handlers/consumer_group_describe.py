@@ -33,13 +33,18 @@ def _assignment(assignment: Assignment, topics: Topics) -> dict[str, Any]:
 
 def _describe(ctx: RequestContext, group_id: str) -> GroupDescription:
     broker = ctx.broker
+    early = broker.config.release.early_consumer_groups
+    if not group_id:  # Kafka's GroupCoordinatorService answers it without a message
+        error = ErrorCode.UNKNOWN_SERVER_ERROR if early else ErrorCode.INVALID_GROUP_ID
+        return GroupDescription(error, None, group_id)
     if broker.consumer_groups.group(group_id) is None and broker.groups.group(group_id) is not None:
-        return GroupDescription(
+        described = GroupDescription(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.", group_id
         )
-    if not group_id:
-        return GroupDescription(ErrorCode.INVALID_GROUP_ID, "Group id can't be empty.", group_id)
-    return broker.consumer_groups.describe(group_id, broker.consumer_topics)
+    else:
+        described = broker.consumer_groups.describe(group_id, broker.consumer_topics)
+    # Kafka 3.9 leaves the message of a refused group out.
+    return described._replace(message=None) if early and described.error else described
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -74,7 +79,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                         "client_id": m.client_id,
                         "client_host": m.client_host,
                         "subscribed_topic_names": list(m.subscribed_topic_names),
-                        "subscribed_topic_regex": m.subscribed_topic_regex,
+                        # Kafka's member holds "" when it has no regex, and describes it so.
+                        "subscribed_topic_regex": m.subscribed_topic_regex or "",
                         "assignment": _assignment(m.assignment, topics),
                         "target_assignment": _assignment(m.target_assignment, topics),
                         "member_type": CLASSIC_MEMBER_TYPE

@@ -26,6 +26,9 @@ class ConsumerGroupConfig:
     assignors: tuple[str, ...] = (UNIFORM, RANGE)  # the first is the default
     migration_policy: str = "bidirectional"
     classic_max_size: int = 2**31 - 1  # group.max.size: a downgrade may not exceed it
+    # Kafka 3.9's join rule (protocol.releases.Release.early_consumer_groups): topic names, not
+    # empty, are required; later releases accept names or a regex, either possibly empty.
+    join_needs_topic_names: bool = False
 
     @property
     def upgrade_enabled(self) -> bool:
@@ -49,4 +52,5 @@ class ConsumerGroupConfig:
             assignors=tuple(list_items(config.consumer_assignors)),
             migration_policy=config.consumer_migration_policy,
             classic_max_size=config.max_group_size,
+            join_needs_topic_names=config.release.early_consumer_groups,
         )

@@ -476,6 +476,8 @@ def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:
             raise invalid("RebalanceTimeoutMs must be provided in first request.")
         if request.owned is None or request.owned:
             raise invalid("TopicPartitions must be empty when (re-)joining.")
+        if config.join_needs_topic_names and not request.subscribed_topic_names:
+            raise invalid("SubscribedTopicNames must be set in first request.")
         if request.subscribed_topic_names is None and request.subscribed_topic_regex is None:
             raise invalid(
                 "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafka_shim.protocol.consumer_group_records import ConsumerGroupKey
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.handlers import (
@@ -281,3 +283,28 @@ def test_retention_of_a_consumer_groups_offsets_is_kafkas_consumer_group_rule() 
     assert harness.broker.groups.group(GROUP) is None and harness.broker.consumer_groups.group(GROUP) is None
     described = harness.call(consumer_group_describe, 1, {"group_ids": [GROUP]}).groups[0]
     assert described.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+# release -> (the empty group id's error, a refused group's message). Kafka 3.9 as recorded in
+# the corpus (case kip848.errors: -1 from the null group id it failed to serialize, no
+# message); later releases answer 24 without a message (apache/kafka#20030).
+DESCRIBE_REFUSALS = {
+    "3.9": (ErrorCode.UNKNOWN_SERVER_ERROR, None),
+    "4.2": (ErrorCode.INVALID_GROUP_ID, "Group nope not found."),
+}
+
+
+@pytest.mark.parametrize("release", list(DESCRIBE_REFUSALS))
+def test_consumer_group_describe_refusals_by_release(release: str) -> None:
+    protocols = "group.coordinator.rebalance.protocols"  # as the corpus broker was set up
+    harness = new_harness(
+        emulate=release, rebalance_protocols="classic,consumer", explicit=frozenset({protocols})
+    )
+    heartbeat(harness, "a", 0, version=0)
+    empty_id_error, message = DESCRIBE_REFUSALS[release]
+    empty, missing, known = harness.call(
+        consumer_group_describe, 0, {"group_ids": ["", "nope", GROUP]}
+    ).groups
+    assert (empty.error_code, empty.error_message, empty.group_id) == (empty_id_error, None, "")
+    assert (missing.error_code, missing.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, message)
+    assert known.members[0].subscribed_topic_regex == ""  # Kafka's member holds "" without a regex

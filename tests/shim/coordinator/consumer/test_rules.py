@@ -81,6 +81,45 @@ def test_v0_join_without_member_id_gets_one_generated() -> None:
     assert answer.error == ErrorCode.NONE and answer.member_id == "generated-1"
 
 
+# (join_needs_topic_names, subscription at join, the answer's error, message). Kafka 3.9's
+# throwIfConsumerGroupHeartbeatRequestIsInvalid wants non-empty SubscribedTopicNames (and the
+# recorded corpus, case kip848.errors, answers so); Kafka 4's accepts an empty list or a regex
+# ("We accept members joining with an empty list of names or an empty regex").
+JOIN_SUBSCRIPTIONS: list[tuple[bool, dict[str, Any], ErrorCode, str | None]] = [
+    (
+        True,
+        {"subscribed_topic_names": ()},
+        ErrorCode.INVALID_REQUEST,
+        "SubscribedTopicNames must be set in first request.",
+    ),
+    (
+        True,
+        {"subscribed_topic_names": None, "subscribed_topic_regex": "t"},
+        ErrorCode.INVALID_REQUEST,
+        "SubscribedTopicNames must be set in first request.",
+    ),
+    (True, {"subscribed_topic_names": ("t",)}, ErrorCode.NONE, None),
+    (False, {"subscribed_topic_names": ()}, ErrorCode.NONE, None),
+    (False, {"subscribed_topic_names": None, "subscribed_topic_regex": ""}, ErrorCode.NONE, None),
+    (
+        False,
+        {"subscribed_topic_names": None},
+        ErrorCode.INVALID_REQUEST,
+        "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.",
+    ),
+]
+
+
+@pytest.mark.parametrize("needs_names, subscription, error, message", JOIN_SUBSCRIPTIONS)
+def test_what_a_join_must_subscribe_to_by_release(
+    needs_names: bool, subscription: dict[str, Any], error: ErrorCode, message: str | None
+) -> None:
+    driver = Driver(join_needs_topic_names=needs_names)
+    answer = driver.join("a", **subscription)
+    assert (answer.error, answer.message) == (error, message)
+    assert (driver.coordinator.group(GROUP) is None) == (error != ErrorCode.NONE)
+
+
 def test_regex_subscription_picks_up_a_topic_created_later() -> None:
     driver = Driver(TOPIC)
     joined = driver.join("a", subscribed_topic_regex="t|u")
