@@ -1,7 +1,22 @@
-"""Seed 000, section 2-4: the group's state x request table, and Kafka's valid transitions."""
+"""The classic group's states, as sources outside this code describe them.
+
+Every row is one request or deadline in one state, with the state and answer written out
+literally as the source says. Each drives the real coordinator with the fake clock through
+requests, then reads the state as DescribeGroups reports it; none consults the coordinator's
+own transition table. Sources:
+- seed 000 (keys961, "Kafka技术内幕-协调者(2)"), sections 2-7: the state x request table, from
+  Kafka's GroupCoordinator.scala;
+- seed 003 (5.4.3) and seed 004 (GroupMetadata.scala's transitions);
+- apache/kafka group-coordinator ClassicGroupState.java: each state's actions and
+  transitions in its javadoc, and `validPreviousStates` (KAFKA_MOVES below, written here);
+- apache/kafka ClassicGroup.java `validateOffsetCommit` / `validateDeleteGroup`, and
+  GroupCoordinator.scala `handleHeartbeat` / `onExpirePendingSync`, for the answers;
+- DESIGN.md, "Group coordinator (classic protocol)".
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -10,319 +25,578 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator import (
     CommitRequest,
-    GroupState,
+    JoinResult,
     MemberIdentity,
     OffsetCommit,
+    Protocol,
+    SyncResult,
     TopicPartition,
 )
-from kafka_shim.shim.coordinator.state import TRANSITIONS, Event, IllegalTransition, next_state
+from tests.helpers import subscription
 
-from .harness import GROUP, Harness
+from .harness import GROUP, REBALANCE_MS, SESSION_MS, Harness, Reply
 
-S = GroupState
-# Kafka's ClassicGroupState: the moves it allows (Dead from every state; this broker only
-# kills Empty groups, as it never unloads a partition).
-KAFKA_ALLOWS = {
-    (S.PREPARING_REBALANCE, S.COMPLETING_REBALANCE),
-    (S.COMPLETING_REBALANCE, S.STABLE),
-    (S.STABLE, S.PREPARING_REBALANCE),
-    (S.COMPLETING_REBALANCE, S.PREPARING_REBALANCE),
-    (S.EMPTY, S.PREPARING_REBALANCE),
-    (S.PREPARING_REBALANCE, S.EMPTY),
-} | {(s, S.DEAD) for s in S}
-ROWS = {(t.state, t.event) for t in TRANSITIONS}
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = (
+    "Empty",
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+)
+# ClassicGroupState.validPreviousStates: state -> the states a group may move to it from.
+KAFKA_MOVES = {
+    EMPTY: {PREPARING},
+    PREPARING: {STABLE, COMPLETING, EMPTY},
+    COMPLETING: {PREPARING},
+    STABLE: {COMPLETING},
+    DEAD: {STABLE, PREPARING, COMPLETING, EMPTY, DEAD},
+}
+# Kafka's moves into Dead from a group with members are its coordinator unloading the
+# group's __consumer_offsets partition ("partition emigration"); this coordinator keeps
+# every group it has, so only Empty groups die (deleted, or their offsets expired).
+NOT_HERE = {(STABLE, DEAD), (PREPARING, DEAD), (COMPLETING, DEAD), (DEAD, DEAD)}
 
-
-def test_every_row_of_the_table_is_a_move_kafka_allows() -> None:
-    assert len(ROWS) == len(TRANSITIONS)  # one row per (state, event)
-    for row in TRANSITIONS:
-        assert (row.state, row.next) in KAFKA_ALLOWS, row
-        assert next_state("g", row.state, row.event) == row.next
-
-
-@pytest.mark.parametrize("state", list(S), ids=lambda s: s.value)
-@pytest.mark.parametrize("event", list(Event), ids=lambda e: e.name)
-def test_an_event_the_table_has_no_row_for_is_refused(state: S, event: Event) -> None:
-    if (state, event) in ROWS:
-        return
-    with pytest.raises(IllegalTransition):
-        next_state("g", state, event)
-
-
-# --- each row of the table, driven through requests and the fake clock --------------------
-
+WAITING = "waiting"  # the request is held: no answer yet
+Answer = ErrorCode | str | None  # an error code, WAITING, or None where nothing answers
 T0 = TopicPartition("t", 0)
-DELAY_MS = 3_000
+DELAY_MS = 3_000  # group.initial.rebalance.delay.ms, Kafka's default
+RETENTION_MS = 60_000
+RETENTION_CHECK_MS = 10_000
+# The same assignor, subscribed to one more topic: new metadata, still a protocol all support.
+NEW_METADATA = (Protocol("range", subscription("t", "u")),)
 
 
-def _empty() -> tuple[Harness, dict[str, str]]:
-    h = Harness(initial_rebalance_delay_ms=DELAY_MS)
-    assert h.apply(h.coordinator.commit_offsets(CommitRequest(GROUP, {T0: OffsetCommit(1)}), h.now)) == {
-        T0: ErrorCode.NONE
-    }
-    return h, {}
+class Group(NamedTuple):
+    h: Harness
+    ids: dict[str, str]  # "leader" / "follower" / "member" -> member id
 
 
-def _stable() -> tuple[Harness, dict[str, str]]:
+# --- groups in each state, made through requests ------------------------------------------
+
+
+def _harness() -> Harness:
+    return Harness(
+        initial_rebalance_delay_ms=DELAY_MS,
+        offsets_retention_ms=RETENTION_MS,
+        offsets_retention_check_interval_ms=RETENTION_CHECK_MS,
+    )
+
+
+def _leader_and_follower(h: Harness, ids: dict[str, str]) -> dict[str, str]:
+    leader = h.group().leader_id
+    (follower,) = [m for m in ids.values() if m != leader]
+    assert leader is not None
+    return {"leader": leader, "follower": follower}
+
+
+def empty_with_offsets() -> Group:
+    """A standalone consumer (generation -1) committed: the group exists, Empty."""
+    h = _harness()
+    assert _commit(h, -1) == ErrorCode.NONE
+    return Group(h, {})
+
+
+def stable_alone() -> Group:
+    """One member formed the group: Stable."""
+    h = _harness()
+    member, join = h.join_new("a")
+    h.advance(DELAY_MS)
+    h.sync(member, join.value.generation_id, {member: b"a"})
+    return Group(h, {"member": member})
+
+
+def empty_after_leave() -> Group:
+    h, ids = stable_alone()
+    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["member"])], h.now))
+    return Group(h, ids)
+
+
+def preparing_initial() -> Group:
+    """A member joined an Empty group: the initial delay holds its JoinGroup."""
+    h = _harness()
+    member, _ = h.join_new("a")
+    return Group(h, {"member": member})
+
+
+def stable() -> Group:
     h = Harness()
-    return h, h.stable_group("a", "b")
+    ids = h.stable_group("a", "b")
+    return Group(h, _leader_and_follower(h, ids))
 
 
-def _completing() -> tuple[Harness, dict[str, str]]:
-    """Generation 2 of a and b, answered, nobody synced yet."""
-    h = Harness()
-    a, _ = h.join_new("a")
-    b, _ = h.join_new("b")  # a must rejoin
-    h.join(a, client="a")
-    return h, {"a": a, "b": b}
+def preparing_rejoin() -> Group:
+    """Stable, then the leader rejoined: the follower has yet to."""
+    h, ids = stable()
+    h.join(ids["leader"], client="leader")
+    return Group(h, ids)
 
 
-def _preparing_after_leader_rejoined() -> tuple[Harness, dict[str, str]]:
-    h, ids = _stable()
-    h.join(ids["a"], client="a")  # the leader's rejoin starts a rebalance; b has not rejoined
-    return h, ids
+def completing() -> Group:
+    """Every member rejoined and got its JoinGroup answer; nobody synced yet."""
+    h, ids = stable()
+    h.join(ids["leader"], client="leader")
+    h.join(ids["follower"], client="follower")
+    return Group(h, ids)
 
 
-def _preparing_initial_delay_emptied() -> tuple[Harness, dict[str, str]]:
-    """A group forming from Empty whose only member left within the initial delay."""
-    h, _ = _empty()
-    a, _ = h.join_new("a")
-    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(a)], h.now))
-    return h, {}
+def dead() -> Group:
+    h, ids = empty_after_leave()
+    h.apply(h.coordinator.delete_groups([GROUP], h.now))
+    return Group(h, ids)
 
 
-def _leave(member: str) -> Callable[[Harness, dict[str, str]], None]:
-    def fire(h: Harness, ids: dict[str, str]) -> None:
-        h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids[member])], h.now))
-
-    return fire
+# --- requests and deadlines -----------------------------------------------------------------
 
 
-def _leader_syncs(h: Harness, ids: dict[str, str]) -> None:
-    group = h.group()
-    assert group.leader_id is not None
-    h.sync(group.leader_id, group.generation_id, {m: b"x" for m in group.members})
+def _reply(reply: Reply[JoinResult] | Reply[SyncResult]) -> Answer:
+    return reply.value.error if reply.answered else WAITING
 
 
-def _delete(h: Harness, ids: dict[str, str]) -> None:
-    assert h.apply(h.coordinator.delete_groups([GROUP], h.now)) == {GROUP: ErrorCode.NONE}
+def _generation(h: Harness) -> int:
+    group = h.coordinator.group(GROUP)
+    return 1 if group is None else group.generation_id
 
 
-class Scenario(NamedTuple):
-    state: S
-    event: Event
-    setup: Callable[[], tuple[Harness, dict[str, str]]]
-    fire: Callable[[Harness, dict[str, str]], object]
+def _commit(h: Harness, generation: int, member: str = "") -> ErrorCode:
+    request = CommitRequest(GROUP, {T0: OffsetCommit(7)}, generation, member)
+    return h.apply(h.coordinator.commit_offsets(request, h.now))[T0]
 
 
-SCENARIOS = (
-    Scenario(S.EMPTY, Event.MEMBERS_CHANGED, _empty, lambda h, ids: h.join_new("z")),
-    Scenario(S.STABLE, Event.MEMBERS_CHANGED, _stable, lambda h, ids: h.join_new("c")),
-    Scenario(
-        S.COMPLETING_REBALANCE,
-        Event.MEMBERS_CHANGED,
-        _completing,
-        lambda h, ids: h.join_new("c"),
+def join_new(g: Group) -> Answer:
+    first = g.h.join(client="new")
+    assert first.value.error == ErrorCode.MEMBER_ID_REQUIRED
+    return _reply(g.h.join(first.value.member_id, client="new"))
+
+
+def rejoin(who: str, protocols: tuple[Protocol, ...] | None = None) -> Callable[[Group], Answer]:
+    def act(g: Group) -> Answer:
+        if protocols is None:
+            return _reply(g.h.join(g.ids[who], client=who))
+        return _reply(g.h.join(g.ids[who], client=who, protocols=protocols))
+
+    return act
+
+
+def sync(who: str) -> Callable[[Group], Answer]:
+    def act(g: Group) -> Answer:
+        member = g.ids[who]
+        assignments = {m: m.encode() for m in g.ids.values()} if who == "leader" else None
+        return _reply(g.h.sync(member, _generation(g.h), assignments))
+
+    return act
+
+
+def heartbeat(who: str) -> Callable[[Group], Answer]:
+    return lambda g: g.h.heartbeat(g.ids[who], _generation(g.h))
+
+
+def leave(*who: str) -> Callable[[Group], Answer]:
+    def act(g: Group) -> Answer:
+        identities = [MemberIdentity(g.ids[w]) for w in who]
+        result = g.h.apply(g.h.coordinator.leave_group(GROUP, identities, g.h.now))
+        return result.members[-1][1]
+
+    return act
+
+
+def commit(who: str) -> Callable[[Group], Answer]:
+    return lambda g: _commit(g.h, _generation(g.h), g.ids[who])
+
+
+def commit_standalone(g: Group) -> Answer:
+    return _commit(g.h, -1)
+
+
+def delete(g: Group) -> Answer:
+    return g.h.apply(g.h.coordinator.delete_groups([GROUP], g.h.now))[GROUP]
+
+
+def wait(ms: int) -> Callable[[Group], Answer]:
+    def act(g: Group) -> Answer:
+        g.h.advance(ms)
+        return None
+
+    return act
+
+
+def _keep_alive(g: Group, members: tuple[str, ...], until_ms: int) -> None:
+    """`members` heartbeat every half session until `until_ms` from now; others stay silent."""
+    end = g.h.now + until_ms
+    while g.h.now + SESSION_MS // 2 < end:
+        g.h.advance(SESSION_MS // 2)
+        for who in members:
+            g.h.heartbeat(g.ids[who], _generation(g.h))
+    g.h.advance(end - g.h.now)
+
+
+def leader_session_expires(g: Group) -> Answer:
+    _keep_alive(g, ("follower",), SESSION_MS + 1)
+    return None
+
+
+def follower_misses_rebalance_timeout(g: Group) -> Answer:
+    """The follower heartbeats (alive) but never rejoins; its answer afterwards."""
+    _keep_alive(g, ("follower",), REBALANCE_MS + 1)
+    return g.h.heartbeat(g.ids["follower"], _generation(g.h))
+
+
+def leader_never_syncs(g: Group) -> Answer:
+    """Both heartbeat; the follower's SyncGroup waits, the leader sends none within the
+    rebalance timeout. The answer the follower's SyncGroup gets."""
+    waiting = g.h.sync(g.ids["follower"], _generation(g.h))
+    assert not waiting.answered
+    _keep_alive(g, ("leader", "follower"), REBALANCE_MS + 1)
+    return _reply(waiting)
+
+
+def follower_never_syncs(g: Group) -> Answer:
+    """Stable after the leader's SyncGroup; the follower heartbeats but never syncs."""
+    g.h.join(g.ids["leader"], client="leader")
+    g.h.join(g.ids["follower"], client="follower")
+    assert sync("leader")(g) == ErrorCode.NONE
+    _keep_alive(g, ("leader", "follower"), REBALANCE_MS + 1)
+    return None
+
+
+# --- the table -------------------------------------------------------------------------------
+
+
+class Case(NamedTuple):
+    source: str
+    start: str
+    make: Callable[[], Group]
+    what: str
+    act: Callable[[Group], Answer]
+    answer: Answer
+    end: str
+    via: tuple[str, ...] = ()  # states passed through within the one step
+
+    def __str__(self) -> str:
+        return f"{self.start}-{self.what}"
+
+
+S0, S003, S004 = "seed 000", "seed 003", "seed 004"
+CGS, CG, GC, DESIGN = "ClassicGroupState.java", "ClassicGroup.java", "GroupCoordinator.scala", "DESIGN.md"
+CASES = (
+    # JoinGroup (seed 000 sections 2-3)
+    Case(S0 + " §2; " + CGS, EMPTY, empty_with_offsets, "join new member", join_new, WAITING, PREPARING),
+    Case(S0 + " §2; " + CGS, EMPTY, empty_after_leave, "join new member", join_new, WAITING, PREPARING),
+    Case(S0 + " §2; " + S003, STABLE, stable, "join new member", join_new, WAITING, PREPARING),
+    Case(CGS + " Stable", STABLE, stable, "leader rejoins", rejoin("leader"), WAITING, PREPARING),
+    Case(
+        CGS + " Stable",
+        STABLE,
+        stable,
+        "follower rejoins with new metadata",
+        rejoin("follower", NEW_METADATA),
+        WAITING,
+        PREPARING,
     ),
-    Scenario(S.STABLE, Event.MEMBER_REMOVED, _stable, _leave("b")),
-    Scenario(S.COMPLETING_REBALANCE, Event.MEMBER_REMOVED, _completing, _leave("b")),
-    Scenario(
-        S.PREPARING_REBALANCE,
-        Event.JOIN_COMPLETED,
-        _preparing_after_leader_rejoined,
-        lambda h, ids: h.join(ids["b"], client="b"),
+    Case(
+        S003 + " fig 5-21; " + CGS + " Stable",
+        STABLE,
+        stable,
+        "follower rejoins unchanged",
+        rejoin("follower"),
+        ErrorCode.NONE,
+        STABLE,
     ),
-    Scenario(
-        S.PREPARING_REBALANCE,
-        Event.JOIN_COMPLETED_EMPTY,
-        _preparing_initial_delay_emptied,
-        lambda h, ids: h.advance(DELAY_MS),
+    Case(
+        S0 + " §2; " + S003 + " ex 3",
+        PREPARING,
+        preparing_rejoin,
+        "join new member",
+        join_new,
+        WAITING,
+        PREPARING,
     ),
-    Scenario(S.COMPLETING_REBALANCE, Event.LEADER_SYNCED, _completing, _leader_syncs),
-    Scenario(S.EMPTY, Event.GROUP_DELETED, _empty, _delete),
+    Case(
+        S0 + " §2; " + S003 + " ex 1",
+        PREPARING,
+        preparing_rejoin,
+        "last member rejoins",
+        rejoin("follower"),
+        ErrorCode.NONE,
+        COMPLETING,
+    ),
+    Case(
+        S0 + " §2; " + CGS + " PreparingRebalance",
+        PREPARING,
+        preparing_initial,
+        "initial delay passes",
+        wait(DELAY_MS),
+        None,
+        COMPLETING,
+    ),
+    Case(S0 + " §3; " + CGS, COMPLETING, completing, "join new member", join_new, WAITING, PREPARING),
+    Case(
+        CGS + " CompletingRebalance",
+        COMPLETING,
+        completing,
+        "member rejoins with new metadata",
+        rejoin("follower", NEW_METADATA),
+        WAITING,
+        PREPARING,
+    ),
+    Case(
+        S0 + " §3; " + S003 + " fig 5-21",
+        COMPLETING,
+        completing,
+        "leader rejoins unchanged",
+        rejoin("leader"),
+        ErrorCode.NONE,
+        COMPLETING,
+    ),
+    Case(
+        S0 + " §3; " + CGS,
+        DEAD,
+        dead,
+        "known member joins",
+        rejoin("member"),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        DEAD,
+    ),
+    # SyncGroup (seed 000 section 4)
+    Case(
+        S0 + " §4; " + CGS,
+        EMPTY,
+        empty_after_leave,
+        "sync",
+        sync("member"),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        EMPTY,
+    ),
+    Case(S0 + " §4; " + CGS, STABLE, stable, "sync", sync("follower"), ErrorCode.NONE, STABLE),
+    Case(
+        S0 + " §4; " + CGS,
+        PREPARING,
+        preparing_rejoin,
+        "sync",
+        sync("follower"),
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        PREPARING,
+    ),
+    Case(S0 + " §4; " + CGS, COMPLETING, completing, "follower syncs", sync("follower"), WAITING, COMPLETING),
+    Case(S0 + " §4; " + CGS, COMPLETING, completing, "leader syncs", sync("leader"), ErrorCode.NONE, STABLE),
+    Case(S0 + " §4; " + CGS, DEAD, dead, "sync", sync("member"), ErrorCode.UNKNOWN_MEMBER_ID, DEAD),
+    # LeaveGroup (seed 000 section 5)
+    Case(
+        S0 + " §5; " + CGS,
+        EMPTY,
+        empty_after_leave,
+        "leave",
+        leave("member"),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        EMPTY,
+    ),
+    Case(S0 + " §5; " + CGS, DEAD, dead, "leave", leave("member"), ErrorCode.UNKNOWN_MEMBER_ID, DEAD),
+    Case(S0 + " §5; " + CGS, STABLE, stable, "follower leaves", leave("follower"), ErrorCode.NONE, PREPARING),
+    Case(
+        S0 + " §5; " + CGS,
+        COMPLETING,
+        completing,
+        "follower leaves",
+        leave("follower"),
+        ErrorCode.NONE,
+        PREPARING,
+    ),
+    Case(
+        S0 + " §5 (the delayed join may complete)",
+        PREPARING,
+        preparing_rejoin,
+        "member yet to rejoin leaves",
+        leave("follower"),
+        ErrorCode.NONE,
+        COMPLETING,
+    ),
+    Case(
+        CGS + " PreparingRebalance; " + S004,
+        PREPARING,
+        preparing_rejoin,
+        "every member leaves",
+        leave("leader", "follower"),
+        ErrorCode.NONE,
+        EMPTY,
+    ),
+    Case(
+        S0 + " §5; " + CGS,
+        STABLE,
+        stable_alone,
+        "last member leaves",
+        leave("member"),
+        ErrorCode.NONE,
+        EMPTY,
+        via=(PREPARING,),
+    ),
+    # Heartbeat (seed 000 section 7.2; GroupCoordinator.scala handleHeartbeat)
+    Case(
+        S0 + " §7.2; " + CGS,
+        EMPTY,
+        empty_after_leave,
+        "heartbeat",
+        heartbeat("member"),
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        EMPTY,
+    ),
+    Case(
+        S0 + " §7.2; " + CGS,
+        PREPARING,
+        preparing_rejoin,
+        "heartbeat",
+        heartbeat("follower"),
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        PREPARING,
+    ),
+    # Seed 000 and ClassicGroupState's javadoc say REBALANCE_IN_PROGRESS here; Kafka's
+    # handleHeartbeat answers NONE since members heartbeat right after their JoinGroup.
+    Case(
+        GC + " handleHeartbeat",
+        COMPLETING,
+        completing,
+        "heartbeat",
+        heartbeat("follower"),
+        ErrorCode.NONE,
+        COMPLETING,
+    ),
+    Case(S0 + " §7.2; " + CGS, STABLE, stable, "heartbeat", heartbeat("follower"), ErrorCode.NONE, STABLE),
+    Case(S0 + " §2; " + CGS, DEAD, dead, "heartbeat", heartbeat("member"), ErrorCode.UNKNOWN_MEMBER_ID, DEAD),
+    # Deadlines (seed 000 sections 6, 7.3)
+    Case(
+        S0 + " §6-7.3; " + CGS + " Stable",
+        STABLE,
+        stable,
+        "leader's session expires",
+        leader_session_expires,
+        None,
+        PREPARING,
+    ),
+    Case(
+        CGS + " CompletingRebalance",
+        COMPLETING,
+        completing,
+        "leader's session expires",
+        leader_session_expires,
+        None,
+        PREPARING,
+    ),
+    Case(
+        S0 + " §6; " + CGS + " PreparingRebalance",
+        PREPARING,
+        preparing_rejoin,
+        "rebalance timeout: follower dropped",
+        follower_misses_rebalance_timeout,
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        COMPLETING,
+    ),
+    Case(
+        GC + " onExpirePendingSync",
+        COMPLETING,
+        completing,
+        "leader never syncs",
+        leader_never_syncs,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        PREPARING,
+    ),
+    Case(
+        GC + " onExpirePendingSync",
+        STABLE,
+        stable,
+        "follower never syncs",
+        follower_never_syncs,
+        None,
+        PREPARING,
+    ),
+    Case(
+        CGS + " Empty: last offsets removed by the periodic expiration",
+        EMPTY,
+        empty_with_offsets,
+        "offsets expire",
+        wait(RETENTION_MS + RETENTION_CHECK_MS),
+        None,
+        DEAD,
+    ),
+    # OffsetCommit (ClassicGroup.validateOffsetCommit; ClassicGroupState actions)
+    Case(
+        CG + "; " + DESIGN,
+        EMPTY,
+        empty_with_offsets,
+        "standalone commit",
+        commit_standalone,
+        ErrorCode.NONE,
+        EMPTY,
+    ),
+    Case(CG, EMPTY, empty_after_leave, "member commit", commit("member"), ErrorCode.UNKNOWN_MEMBER_ID, EMPTY),
+    Case(
+        CG + "; " + CGS,
+        PREPARING,
+        preparing_rejoin,
+        "member commit",
+        commit("follower"),
+        ErrorCode.NONE,
+        PREPARING,
+    ),
+    Case(
+        CG + "; " + CGS,
+        COMPLETING,
+        completing,
+        "member commit",
+        commit("follower"),
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        COMPLETING,
+    ),
+    Case(CG + "; " + CGS, STABLE, stable, "member commit", commit("follower"), ErrorCode.NONE, STABLE),
+    # DeleteGroups (ClassicGroup.validateDeleteGroup; DESIGN.md)
+    Case(CG + "; " + DESIGN, EMPTY, empty_with_offsets, "delete", delete, ErrorCode.NONE, DEAD),
+    Case(CG + "; " + DESIGN, STABLE, stable, "delete", delete, ErrorCode.NON_EMPTY_GROUP, STABLE),
+    Case(CG, PREPARING, preparing_rejoin, "delete", delete, ErrorCode.NON_EMPTY_GROUP, PREPARING),
+    Case(CG, COMPLETING, completing, "delete", delete, ErrorCode.NON_EMPTY_GROUP, COMPLETING),
 )
 
 
-def test_every_row_has_a_scenario() -> None:
-    assert {(s.state, s.event) for s in SCENARIOS} == ROWS
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_each_request_moves_the_group_as_kafka_does(case: Case) -> None:
+    group = case.make()
+    assert _state(group.h) == case.start
+    assert case.act(group) == case.answer
+    assert _state(group.h) == case.end
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: f"{s.state.value}-{s.event.name}")
-def test_each_row_moves_the_group_as_the_table_says(scenario: Scenario) -> None:
-    h, ids = scenario.setup()
-    assert h.state == scenario.state
-    scenario.fire(h, ids)
-    expected = next_state(GROUP, scenario.state, scenario.event)
-    if expected == S.DEAD:
-        assert h.coordinator.group(GROUP) is None and h.coordinator.describe_group(GROUP).state == "Dead"
-    else:
-        assert h.state == expected
+def _state(h: Harness) -> str:
+    """The state DescribeGroups reports (Dead for a group that is gone)."""
+    return h.coordinator.describe_group(GROUP).state
 
 
-# --- Empty -------------------------------------------------------------------------------
+def _moves() -> set[tuple[str, str]]:
+    moves = set()
+    for case in CASES:
+        path = (case.start, *case.via, case.end)
+        moves |= {(a, b) for a, b in itertools.pairwise(path) if a != b}
+    return moves
 
 
-def test_empty_join_prepares_rebalance_then_completes_to_completing_rebalance() -> None:
-    h = Harness(initial_rebalance_delay_ms=100)
-    member, reply = h.join_new("a")
-    assert h.state == S.PREPARING_REBALANCE and not reply.answered
-    h.advance(100)
-    assert h.state == S.COMPLETING_REBALANCE
-    assert reply.value.error == ErrorCode.NONE and reply.value.member_id == member
+def test_every_move_in_the_table_is_one_kafka_allows() -> None:
+    for before, after in _moves():
+        assert before in KAFKA_MOVES[after], (before, after)
 
 
-def test_empty_sync_is_an_error_and_leaves_the_state() -> None:
-    h = Harness()
-    ids = h.stable_group("a")
-    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now))
-    assert h.state == S.EMPTY
-    assert h.sync(ids["a"], 1).value.error == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.state == S.EMPTY
+def test_every_move_kafka_allows_is_in_the_table() -> None:
+    kafka = {(before, after) for after, befores in KAFKA_MOVES.items() for before in befores}
+    assert _moves() == kafka - NOT_HERE
 
 
-# --- Stable ------------------------------------------------------------------------------
+# --- what the moves carry (seed 000 section 4, GroupCoordinator.scala doSyncGroup) ---------
 
 
-def test_stable_join_by_new_member_prepares_rebalance() -> None:
-    h = Harness()
-    h.stable_group("a")
-    _, reply = h.join_new("b")
-    assert h.state == S.PREPARING_REBALANCE and not reply.answered
+def test_leader_assignment_reaches_every_waiting_member_and_a_missing_one_gets_empty_bytes() -> None:
+    h, ids = completing()
+    follower = h.sync(ids["follower"], _generation(h))
+    leader = h.sync(ids["leader"], _generation(h), {ids["leader"]: b"pa"})
+    assert (leader.value.assignment, follower.value.assignment) == (b"pa", b"")
+    assert follower.value.error == ErrorCode.NONE
 
 
-def test_stable_sync_answers_stored_assignment_and_keeps_state() -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    result = h.sync(ids["b"], 2).value
-    assert result == result.__class__(ErrorCode.NONE, "consumer", "range", b"assignment-b")
-    assert h.state == S.STABLE
-
-
-# --- PreparingRebalance ------------------------------------------------------------------
-
-
-def test_preparing_join_keeps_state_until_all_known_members_rejoined() -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    first = h.join(ids["a"], client="a")  # the leader's rejoin starts the rebalance
-    assert h.state == S.PREPARING_REBALANCE and not first.answered
-    _, newcomer = h.join_new("c")  # enters in PreparingRebalance: no new delayed join
-    assert h.state == S.PREPARING_REBALANCE and not newcomer.answered
-    last = h.join(ids["b"], client="b")  # the last known member: the delayed join completes
-    assert h.state == S.COMPLETING_REBALANCE
-    assert {r.value.generation_id for r in (first, newcomer, last)} == {3}
-
-
-def test_preparing_sync_answers_rebalance_in_progress() -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    h.join(ids["a"], client="a")
-    assert h.sync(ids["b"], 2).value.error == ErrorCode.REBALANCE_IN_PROGRESS
-    assert h.state == S.PREPARING_REBALANCE
-
-
-# --- CompletingRebalance -----------------------------------------------------------------
-
-
-def test_completing_join_by_new_member_prepares_rebalance_and_fails_waiting_syncs() -> None:
-    h = Harness()
-    ids = h.stable_group("a")
-    ids["b"], _ = h.join_new("b")
-    rejoined = h.join(ids["a"], client="a")
-    assert h.state == S.COMPLETING_REBALANCE
-    generation = rejoined.value.generation_id
-    follower_sync = h.sync(ids["b"], generation)
-    assert not follower_sync.answered
-    _, newcomer = h.join_new("c")
-    assert h.state == S.PREPARING_REBALANCE and not newcomer.answered
-    assert follower_sync.value.error == ErrorCode.REBALANCE_IN_PROGRESS
-
-
-def test_completing_sync_from_follower_waits_and_from_leader_fans_out() -> None:
-    h = Harness()
-    a, _ = h.join_new("a")
-    b, b_join = h.join_new("b")
-    a_join = h.join(a, client="a")
-    generation = a_join.value.generation_id
-    assert a_join.value.leader == a and b_join.value.leader == a
-    follower = h.sync(b, generation)
-    assert not follower.answered and h.state == S.COMPLETING_REBALANCE
-    leader = h.sync(a, generation, {a: b"pa", b: b"pb"})
-    assert h.state == S.STABLE
-    assert (leader.value.assignment, follower.value.assignment) == (b"pa", b"pb")
-
-
-def test_leader_assignment_missing_a_member_sends_it_an_empty_assignment() -> None:
-    h = Harness()
-    a, _ = h.join_new("a")
-    b, _ = h.join_new("b")
-    generation = h.join(a, client="a").value.generation_id
-    follower = h.sync(b, generation)
-    h.sync(a, generation, {a: b"pa"})
-    assert follower.value.error == ErrorCode.NONE and follower.value.assignment == b""
-
-
-# --- Dead --------------------------------------------------------------------------------
-
-
-def test_dead_group_answers_every_request_with_an_error() -> None:
-    h = Harness()
-    ids = h.stable_group("a")
-    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now))
-    assert h.apply(h.coordinator.delete_groups([GROUP], h.now)) == {GROUP: ErrorCode.NONE}
-    assert h.coordinator.group(GROUP) is None
-    assert h.join(ids["a"], client="a").value.error == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.sync(ids["a"], 1).value.error == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.heartbeat(ids["a"], 1) == ErrorCode.UNKNOWN_MEMBER_ID
-    assert h.coordinator.describe_group(GROUP).state == "Dead"
-
-
-# --- LeaveGroup by state (seed 000 section 5) ---------------------------------------------
-
-
-@pytest.mark.parametrize("completing", [False, True], ids=["stable", "completing"])
-def test_leave_in_stable_or_completing_starts_rebalance(completing: bool) -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    if completing:
-        h.join(ids["a"], client="a")
-        h.join(ids["b"], client="b")
-        assert h.state == S.COMPLETING_REBALANCE
-    result = h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["b"])], h.now))
-    assert result.members[0][1] == ErrorCode.NONE
-    assert h.state == S.PREPARING_REBALANCE
-    assert ids["b"] not in h.group().members
-
-
-def test_leave_in_preparing_completes_the_delayed_join() -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    waiting = h.join(ids["a"], client="a")
-    assert not waiting.answered
-    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["b"])], h.now))
-    assert h.state == S.COMPLETING_REBALANCE
-    assert waiting.value.generation_id == 3 and [m.member_id for m in waiting.value.members] == [ids["a"]]
-
-
-def test_last_member_leaving_empties_the_group_with_a_new_generation() -> None:
-    h = Harness()
-    ids = h.stable_group("a")
-    h.apply(h.coordinator.leave_group(GROUP, [MemberIdentity(ids["a"])], h.now))
-    assert h.state == S.EMPTY
-    assert h.group().generation_id == 2  # Kafka bumps the generation into Empty too
-
-
-# --- Heartbeat by state (seed 000 section 7.2) --------------------------------------------
-
-
-def test_heartbeat_by_state() -> None:
-    h = Harness()
-    ids = h.stable_group("a", "b")
-    assert h.heartbeat(ids["b"], 2) == ErrorCode.NONE  # Stable
-    h.join(ids["a"], client="a")
-    assert h.heartbeat(ids["b"], 2) == ErrorCode.REBALANCE_IN_PROGRESS  # PreparingRebalance
-    h.join(ids["b"], client="b")
-    assert h.state == S.COMPLETING_REBALANCE
-    # Seed 000 (from an older Kafka) answers REBALANCE_IN_PROGRESS here; Kafka since 2.x
-    # treats it as a normal heartbeat because members may heartbeat right after JoinGroup.
-    assert h.heartbeat(ids["b"], 3) == ErrorCode.NONE
+def test_a_group_emptied_by_leaving_moves_to_a_new_generation() -> None:
+    h, ids = stable_alone()
+    assert h.group().generation_id == 1
+    leave("member")(Group(h, ids))
+    assert _state(h) == EMPTY and h.group().generation_id == 2  # Kafka's initNextGeneration
