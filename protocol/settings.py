@@ -177,7 +177,7 @@ _DECLARED = [
     _broker("delete.topic.enable", BOOLEAN, "true", "DeleteTopics is allowed", "delete_topic_enable"),
     _broker("num.partitions", INT, "1", "partitions of an auto-created topic (also --num-partitions)",
             "num_partitions", minimum=1),
-    _broker("default.replication.factor", INT, "1", "a single broker: only 1 is possible",
+    _broker("default.replication.factor", INT, "1", "replicas of a new topic: at most the broker count",
             "default_replication_factor", minimum=1),
     _broker("compression.type", STRING, "producer", "default of the topic config compression.type",
             "compression_type", choices=_COMPRESSION),

@@ -107,8 +107,9 @@ class Cluster:
         return [self.nodes[n] for n in self._order if self.nodes[n].running]
 
     def registered(self) -> list[int]:
-        """The ids of the running brokers: those new replicas may be placed on, as in Kafka."""
-        return [node.node_id for node in self.running()]
+        """Every broker's id: a stopped one stays registered (fenced) in Kafka, and counts for
+        replica placement (ClusterControlManager.usableBrokers)."""
+        return list(self._order)
 
     # -- partitions ------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.placement import check_replica_list
+from kafka_shim.shim.placement import check_replica_list, check_some_running
 from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
@@ -27,10 +27,12 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
                     f"Attempted to add {new} additional partition(s), but only "
                     f"{len(requested.assignments)} assignment(s) were specified.",
                 )
-            for assignment in requested.assignments:
+            cluster = ctx.broker.cluster
+            running = [node.node_id for node in cluster.running()]
+            for index, assignment in enumerate(requested.assignments, start=len(topic.partitions)):
                 # Every broker holds every partition (shim.cluster): as many replicas as brokers.
-                brokers = ctx.broker.cluster.registered()
-                check_replica_list(assignment.broker_ids, brokers, len(ctx.broker.cluster.nodes))
+                check_replica_list(assignment.broker_ids, cluster.registered(), len(cluster.nodes))
+                check_some_running(assignment.broker_ids, running, index)
         if not validate_only:
             topics.add_partitions(requested.name, requested.count)
     except StorageError as exc:

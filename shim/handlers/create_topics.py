@@ -32,8 +32,10 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
                 ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {nulls[0]}"
             )
         check_configs(configs)
+        cluster = ctx.broker.cluster
+        running = [node.node_id for node in cluster.running()]
         count = new_topic_partitions(
-            requested, ctx.broker.cluster.registered(), ctx.broker.config.default_replication_factor
+            requested, cluster.registered(), running, ctx.broker.config.default_replication_factor
         )
         if validate_only:
             count = topics.check_new(requested.name, count, configs)

@@ -11,6 +11,7 @@ from kafka_shim.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     ZERO_UUID,
 )
+from kafka_shim.shim import placement
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cluster import NO_LEADER, Cluster
@@ -109,7 +110,10 @@ def _resolve(
         if not _may_create(ctx, name):
             return _refused(ctx, name)
         try:
-            topic = topics.auto_create(name)
+            broker = ctx.broker
+            topic = placement.auto_create(
+                topics, name, broker.cluster.registered(), broker.config.default_replication_factor
+            )
         except StorageError:
             # Not recorded (a full disk): what Kafka answers while a topic it creates is not
             # ready, so the client asks again.

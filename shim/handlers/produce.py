@@ -26,6 +26,7 @@ from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.placement import auto_create
 from kafka_shim.shim.throttling import throttle_produce
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
@@ -72,7 +73,8 @@ def _topic(ctx: RequestContext, name: str) -> Topic:
     reason = invalid_topic_name(name)
     if reason is not None:
         raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-    topic = topics.auto_create(name)
+    broker = ctx.broker
+    topic = auto_create(topics, name, broker.cluster.registered(), broker.config.default_replication_factor)
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     return topic
