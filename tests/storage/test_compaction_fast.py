@@ -1,19 +1,14 @@
-"""The fast paths of the offsets log and of compaction against the general ones:
+"""The fast paths of the offsets log and of compaction against the general ones (what
+compaction keeps is checked against Kafka's contract in test_compaction_contract):
 
 - `build_batch` hands back the header `RecordBatches.parse` reads from its bytes;
 - the offsets log's batches, built in place, are byte for byte what encoding,
   parsing and renumbering them in the log (the path before) stores;
-- key-only compaction (`latest_offsets`, `compact`) equals the reference that
-  decodes every record, on generated logs with tombstones, delete horizons,
-  keyless records, producers, compression and control batches;
 - a MemoryLog compaction pass spread over steps equals one pass, keeps what is
   appended meanwhile, and gives way to DeleteRecords.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable, Mapping
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,18 +23,15 @@ from kafka_shim.protocol.offsets_records import (
     encode_record,
 )
 from kafka_shim.protocol.record_codec import (
-    DELETE_HORIZON_FLAG,
     GZIP,
     LZ4,
     NONE,
     Record,
     build_batch,
-    decode_batch,
     decode_batches,
     encode_batch,
 )
-from kafka_shim.protocol.records import CONTROL_FLAG, TIMESTAMP_TYPE_LOG_APPEND, RecordBatches, iter_headers
-from kafka_shim.storage.compaction import compact, latest_offsets, producer_last_offsets
+from kafka_shim.protocol.records import TIMESTAMP_TYPE_LOG_APPEND, RecordBatches, iter_headers
 from kafka_shim.storage.log import LEADER_EPOCH, TimestampOffset
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog, partition_for
@@ -49,127 +41,10 @@ DAY = 86_400_000
 NOW = 10 * DAY
 
 
-# --- the reference: every record decoded (the compaction before key-only scans) ---------
-
-
-def reference_latest(blobs: Iterable[bytes]) -> dict[bytes, int]:
-    latest: dict[bytes, int] = {}
-    for blob in blobs:
-        for header in iter_headers(blob):
-            if not header.is_control:
-                for record in decode_batch(blob, header).records:
-                    if record.key is not None:
-                        latest[record.key] = record.offset
-    return latest
-
-
-def reference_compact(
-    blobs: Iterable[bytes], latest: Mapping[bytes, int], now: int, producers: Mapping[int, int]
-) -> bytes:
-    out = []
-    for blob in blobs:
-        for header in iter_headers(blob):
-            original = blob[header.position : header.end]
-            if header.is_control:
-                out.append(original)
-                continue
-            batch = decode_batch(blob, header)
-            horizon = batch.delete_horizon_ms
-            expired = horizon is not None and now >= horizon
-            kept = [
-                r
-                for r in batch.records
-                if r.key is not None
-                and r.offset >= latest.get(r.key, -1)
-                and not (r.value is None and expired)
-            ]
-            needs_horizon = horizon is None and any(r.value is None for r in kept)
-            if len(kept) == len(batch.records) and not needs_horizon:
-                out.append(original)
-            elif kept:
-                out.append(_reference_rebuild(header, kept, now + DAY if needs_horizon else horizon))
-            elif header.has_producer_id and producers.get(header.producer_id) == header.last_offset:
-                out.append(
-                    encode_batch(
-                        [],
-                        base_offset=header.base_offset,
-                        attributes=header.attributes & ~0x07 & ~DELETE_HORIZON_FLAG,
-                        base_timestamp=header.max_timestamp,
-                        max_timestamp=header.max_timestamp,
-                        last_offset_delta=header.last_offset_delta,
-                        producer_id=header.producer_id,
-                        producer_epoch=header.producer_epoch,
-                        base_sequence=header.base_sequence,
-                        partition_leader_epoch=header.partition_leader_epoch,
-                    )
-                )
-    return b"".join(out)
-
-
-def _reference_rebuild(header: Any, records: list[Record], horizon: int | None) -> bytes:
-    attributes = header.attributes | (DELETE_HORIZON_FLAG if horizon is not None else 0)
-    return encode_batch(
-        records,
-        base_offset=header.base_offset,
-        attributes=attributes,
-        base_timestamp=horizon,
-        max_timestamp=header.max_timestamp if header.is_log_append_time else None,
-        last_offset_delta=header.last_offset_delta,
-        producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence,
-        partition_leader_epoch=header.partition_leader_epoch,
-    )
-
-
-# --- generated logs ----------------------------------------------------------------------
+# --- generated records -------------------------------------------------------------------
 
 _key = st.one_of(st.none(), st.sampled_from([b"a", b"b", b"c", b"d" * 70]))  # 70: a two-byte length
 _value = st.one_of(st.none(), st.binary(max_size=3), st.just(b"v" * 200))
-_batch_spec = st.tuples(
-    st.lists(st.tuples(_key, _value), max_size=6),
-    st.sampled_from([NONE, GZIP, LZ4]),
-    st.sampled_from([0, CONTROL_FLAG, TIMESTAMP_TYPE_LOG_APPEND, DELETE_HORIZON_FLAG]),
-    st.sampled_from([-1, 7, 8]),  # producer id
-    st.integers(0, 3),  # offset gap before the batch
-    st.integers(0, 2 * NOW),  # a delete horizon, if flagged
-)
-
-
-def make_log(specs: list[Any]) -> list[bytes]:
-    blobs = []
-    offset = 0
-    for kvs, codec, flag, producer, gap, horizon in specs:
-        offset += gap
-        records = [Record(offset + i, 1_000 + offset + i, k, v) for i, (k, v) in enumerate(kvs)]
-        fields: dict[str, Any] = {"attributes": codec | flag, "producer_id": producer}
-        if producer >= 0:
-            fields.update(producer_epoch=1, base_sequence=offset)
-        if flag == TIMESTAMP_TYPE_LOG_APPEND:
-            fields["max_timestamp"] = 5_000 + offset
-        if flag == DELETE_HORIZON_FLAG:
-            fields["base_timestamp"] = horizon
-            # Records keep their timestamps relative to the horizon.
-            records = [Record(r.offset, horizon + i, r.key, r.value) for i, r in enumerate(records)]
-        if not records:
-            fields.update(base_offset=offset, max_timestamp=fields.get("max_timestamp", 1_000))
-        blobs.append(encode_batch(records, **fields))
-        offset += max(1, len(records))
-    return blobs
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_batch_spec, max_size=12), st.integers(0, 3), st.sampled_from([NOW, 3 * NOW]))
-def test_key_only_compaction_equals_decoding_every_record(specs: list[Any], split: int, now: int) -> None:
-    blobs = make_log(specs)
-    segments = [b"".join(blobs[:split]), b"".join(blobs[split:])]
-    latest = latest_offsets(segments)
-    assert latest == reference_latest(segments)
-    producers = producer_last_offsets(segments)
-    cleaned = compact(segments, latest, now_ms=now, delete_retention_ms=DAY, producer_last_offsets=producers)
-    assert cleaned == reference_compact(segments, latest, now, producers)
-    if cleaned:
-        RecordBatches.parse(cleaned)  # whole batches, valid CRCs
 
 
 # --- batches built with their header -----------------------------------------------------
