@@ -6,7 +6,7 @@ import base64
 import itertools
 import logging
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Any, TypeVar, cast
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -50,7 +50,7 @@ from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_m
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.memory_compaction import clean_user_topics
+from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
@@ -92,6 +92,11 @@ class Broker:
         # of the broker's clock (storage.memory_compaction); on disk, the store's housekeeper does.
         self._memory_check_at = (
             clock() + config.log_retention_check_interval_ms if config.data_dir is None else None
+        )
+        # --memory: producers idle for producer.id.expiration.ms are forgotten every
+        # producer.id.expiration.check.interval.ms of it, as the housekeeper does on disk.
+        self._producer_expiry_at = (
+            clock() + config.producer_id_expiration_check_interval_ms if config.data_dir is None else None
         )
         # The test broker's fault rules (shim.faults), checked by the server before each handler,
         # and its request recording (shim.recording), None unless asked for.
@@ -356,19 +361,26 @@ class Broker:
 
     def _not_written(self, outcome: Outcome[T] | Result[T], exc: StorageError) -> StorageError:
         code = coordinator_error(exc.code)
-        undo = outcome.undo if isinstance(outcome, Outcome) else None
-        if undo is not None:
-            undo()
-        else:  # a KIP-848 consumer group's call: its memory is not rolled back (docs/storage.md)
-            log.error("__consumer_offsets write failed; a consumer group's state is ahead of the log")
+        groups = sorted({record.key.group for record in outcome.records})
         if isinstance(outcome, Outcome):
+            if outcome.undo is not None:
+                outcome.undo()
             for waiter, answer in outcome.replies:
                 waiting = self._waiting.pop(waiter, None)
                 if waiting is not None:
                     waiting[0](refusal(answer, code))
-        groups = sorted({record.key.group for record in outcome.records})
+        else:
+            self._reload_groups(groups)
         log.warning("__consumer_offsets write for %s failed, answered %s: %s", groups, code.name, exc.message)
         return StorageError(code, f"the group's records were not written: {exc.message}")
+
+    def _reload_groups(self, group_ids: Collection[str]) -> None:
+        """Consumer and share groups as `__consumer_offsets` has them (a write of theirs failed):
+        their partitions of it replayed, as at start-up (coordinator.consumer.replayed)."""
+        partitions = {self.offsets_log.partition_for(group_id) for group_id in group_ids}
+        logged = list(self.offsets_log.replay(partitions))
+        self.consumer_groups.reload(group_ids, logged)
+        self.share_groups.reload(group_ids, logged)
 
     def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
         """`apply`, or the call's answer made by `refuse` from the coordinator's error when its
@@ -401,15 +413,20 @@ class Broker:
         snapshot = self.groups.snapshot_group(join.group_id)
         assert snapshot is not None, f"{join.group_id} has no classic members"
         result = self.consumer_groups.upgrade(snapshot, join, self.consumer_topics, now)
-        if self.consumer_groups.group(join.group_id) is not None:
-            self.apply(self.groups.release_group(join.group_id, now))  # its tombstone goes first, as in Kafka
-        return self.apply(result)
+        try:
+            if self.consumer_groups.group(join.group_id) is not None:
+                # Its tombstone goes first, as in Kafka; unwritten, the classic group stays.
+                self.apply(self.groups.release_group(join.group_id, now))
+            return self.apply(result)
+        except StorageError as exc:
+            self._reload_groups([join.group_id])
+            return HeartbeatResponse(exc.code, None)
 
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""
         deadline = _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
-        return _earliest(deadline, self._memory_check_at)
+        return _earliest(_earliest(deadline, self._memory_check_at), self._producer_expiry_at)
 
     def advance_clock(self, seconds: float) -> int:
         """Move the broker's clock on and fire what falls due before returning, so a test sees
@@ -422,7 +439,7 @@ class Broker:
         """The broker's clock was advanced (or resumed): the retention check of in-memory logs
         runs at once, as if its interval had passed, so what the advance expired goes now."""
         if self._memory_check_at is not None:
-            self._memory_check_at = self.clock()
+            self._memory_check_at = self._producer_expiry_at = self.clock()
 
     def deadline_sooner_than(self, at: float) -> bool:
         """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
@@ -440,12 +457,15 @@ class Broker:
         self._group_deadlines.fire_due(now, self._group_deadline_passed)
         try:
             self.transactions.tick(now)
-            complete_transactions(self, now)
         except StorageError as exc:
-            log.error("transaction deadlines at %d: %s", now, exc.message)
+            log.error("a transaction deadline at %d is retried later: %s", now, exc.message)
+        complete_transactions(self, now)
         if self._memory_check_at is not None and now >= self._memory_check_at:
             clean_user_topics(self.topics, now)
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
+        if self._producer_expiry_at is not None and now >= self._producer_expiry_at:
+            expire_producers(self.topics, now, self.config.producer_id_expiration_ms)
+            self._producer_expiry_at = now + self.config.producer_id_expiration_check_interval_ms
 
     def _broker_value(self, name: str) -> str | None:
         """A broker config a topic config defaults to, from the configuration in force."""
@@ -487,7 +507,17 @@ class Broker:
     def share_member_gone(self, group_id: str, member_id: str, now: int) -> None:
         """A share-group member left or was fenced: its session ends, its records return."""
         self.share_sessions.drop_member(group_id, member_id)
-        self.share_partitions.release_member(group_id, member_id, now)
+        self.share_member_released(group_id, member_id, now)
+
+    def share_member_released(self, group_id: str, member_id: str, now: int) -> None:
+        """The records a member holds return to the group. If that cannot be written they stay
+        with it until their acquisition locks expire, whose deadlines retry the write."""
+        try:
+            self.share_partitions.release_member(group_id, member_id, now)
+        except StorageError as exc:
+            log.warning(
+                "%s's records in %s return when their locks expire: %s", member_id, group_id, exc.message
+            )
 
     def _group_deadline_passed(self, key: Hashable, now: int) -> None:
         group_id, kind, member_id = _deadline_of(key)

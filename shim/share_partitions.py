@@ -5,11 +5,17 @@ The state machine is coordinator/share/partition.py; this module feeds it the st
 (as spans: control batches and, under read_committed, aborted transactions marked to skip),
 initializes a share partition's start offset from share.auto.offset.reset on first use, and
 writes a ShareSnapshot of every share partition a call changed before that call answers.
+
+Write, then change memory: a call whose snapshot cannot be written (a full disk) puts the
+share partitions it touched back as they were before it (a copy of each, taken first: one
+partition's in-flight records, at most share.partition.max.record.locks of them) and raises
+the StorageError; their lock deadlines are set only once the snapshot is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -23,6 +29,7 @@ from kafka_shim.shim.coordinator.share.config import (
     parse_duration_ms,
 )
 from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.share_state_log import ShareStateLog
 
@@ -106,14 +113,15 @@ class SharePartitions:
         strict: bool = False,
     ) -> Fetched:
         config = self.config_of(key.group_id)
-        partition = self._open(key, log, now)
-        spans = (
-            _spans(log, partition.next_offset, config.read_committed)
-            if partition.may_acquire_new(config.limits)
-            else []
-        )
-        acquired = partition.acquire(member_id, spans, max_records, config.limits, now, strict=strict)
-        self.write([key], now)
+        with self._put_back_unless_written([key]):
+            partition = self._open(key, log, now)
+            spans = (
+                _spans(log, partition.next_offset, config.read_committed)
+                if partition.may_acquire_new(config.limits)
+                else []
+            )
+            acquired = partition.acquire(member_id, spans, max_records, config.limits, now, strict=strict)
+            self.write([key], now)
         return Fetched(acquired, _batches(log, acquired))
 
     def acknowledge(
@@ -124,16 +132,18 @@ class SharePartitions:
         batches: Sequence[tuple[int, int, Sequence[int]]],
         now: int,
     ) -> ErrorCode:
-        partition = self._open(key, log, now)
-        error = partition.acknowledge(member_id, batches, self.config_of(key.group_id).limits, now)
-        self.write([key], now)
+        with self._put_back_unless_written([key]):
+            partition = self._open(key, log, now)
+            error = partition.acknowledge(member_id, batches, self.config_of(key.group_id).limits, now)
+            self.write([key], now)
         return error
 
     def release_member(self, group_id: str, member_id: str, now: int) -> None:
         """A member left its group or closed its share session: its records return."""
         limits = self.config_of(group_id).limits
-        changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
-        self.write(changed, now)
+        with self._put_back_unless_written(key for key, _ in self.of_group(group_id)):
+            changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
+            self.write(changed, now)
 
     def next_lock_deadline(self, keys: Sequence[SharePartitionKey]) -> int | None:
         deadlines = [d for k in keys if (p := self._partitions.get(k)) and (d := p.next_lock_deadline())]
@@ -143,8 +153,9 @@ class SharePartitions:
 
     def reset(self, key: SharePartitionKey, start_offset: int, now: int) -> None:
         """AlterShareGroupOffsets: the share partition starts afresh at `start_offset`."""
-        self._partitions[key] = SharePartition(start_offset)
-        self.write([key], now)
+        with self._put_back_unless_written([key]):
+            self._partitions[key] = SharePartition(start_offset)
+            self.write([key], now)
 
     def delete(self, keys: Sequence[SharePartitionKey], now: int) -> None:
         """DeleteShareGroupOffsets, DeleteGroups: the state goes (a tombstone each)."""
@@ -159,23 +170,40 @@ class SharePartitions:
     def expire(self, key: SharePartitionKey, now: int) -> None:
         """Its earliest lock's deadline passed: the expired locks return their records."""
         if key in self._partitions:
-            self._partitions[key].release_expired(self.config_of(key.group_id).limits, now)
-            self.write([key], now)
+            with self._put_back_unless_written([key]):
+                self._partitions[key].release_expired(self.config_of(key.group_id).limits, now)
+                self.write([key], now)
+
+    @contextmanager
+    def _put_back_unless_written(self, keys: Iterable[SharePartitionKey]) -> Iterator[None]:
+        """The share partitions `keys` as they are now, if the body's snapshot is not written."""
+        kept = {key: None if (p := self._partitions.get(key)) is None else p.copied() for key in keys}
+        try:
+            yield
+        except StorageError:
+            for key, partition in kept.items():
+                if partition is None:
+                    self._partitions.pop(key, None)
+                else:
+                    self._partitions[key] = partition
+            raise
 
     def write(self, keys: Sequence[SharePartitionKey], now: int) -> None:
-        """A ShareSnapshot of each share partition whose persisted state changed; and the
-        deadline of its earliest lock, which every change may move."""
+        """A ShareSnapshot of each share partition whose persisted state changed; then, once
+        it is written, the deadline of its earliest lock, which every change may move."""
         records = []
+        states = {}
         for key in keys:
             partition = self._partitions[key]
-            self.schedule(ShareLockTimer(key), partition.next_lock_deadline())
             state = (partition.start_offset, partition.state_batches())
-            if self._written.get(key) == state:
-                continue
-            self._written[key] = state
-            records.append(ShareStateRecord(key, _snapshot(partition, state[1], now)))
+            if self._written.get(key) != state:
+                states[key] = state
+                records.append(ShareStateRecord(key, _snapshot(partition, state[1], now)))
         if records:
             self.state_log.append(records, now)
+        self._written.update(states)
+        for key in keys:
+            self.schedule(ShareLockTimer(key), self._partitions[key].next_lock_deadline())
 
 
 def _snapshot(partition: SharePartition, batches: list[StateBatch], now: int) -> dict[str, object]:

@@ -18,10 +18,12 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RELEASE, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
 from kafka_shim.shim.features import SHARE_VERSION
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 
 FIRST_RENEW_VERSION = 2
@@ -142,12 +144,26 @@ def acknowledge(ctx: RequestContext, share: ShareRequest, request: Any) -> None:
                 continue
             key = SharePartitionKey(share.group_id, topic.topic_id, partition.partition_index)
             batches = _batches(partition)
-            error = broker.share_partitions.acknowledge(key, share.member_id, log, batches, now)
+            try:
+                error = broker.share_partitions.acknowledge(key, share.member_id, log, batches, now)
+            except StorageError as exc:
+                error = state_not_written(exc)
             share.acknowledged[(topic.topic_id, partition.partition_index)] = error
             if error == ErrorCode.NONE and any(RELEASE in types for _, _, types in batches):
                 broker.on_append(log)  # released records: wake the members long-polling it
     if share.closing:
-        broker.share_partitions.release_member(share.group_id, share.member_id, now)
+        broker.share_member_released(share.group_id, share.member_id, now)
+
+
+def state_not_written(exc: StorageError) -> ErrorCode:
+    """What a share partition whose state could not be written answers, as in Kafka: its
+    share coordinator answers the failed append NOT_COORDINATOR (`coordinator_error`), which
+    SharePartition.fetchPersisterError turns into COORDINATOR_NOT_AVAILABLE; anything else
+    into UNKNOWN_SERVER_ERROR. The share partition stays as it was (share_partitions)."""
+    code = coordinator_error(exc.code)
+    if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 def leader(ctx: RequestContext) -> dict[str, int]:

@@ -4,7 +4,8 @@ An internal topic (`__consumer_offsets`, `__transaction_state`) is compacted by 
 pass stepped along with its appends (MemoryCompaction). User topics are kept as a disk store's
 housekeeper keeps them: retention by time and size, and compaction of closed segments with
 delete.retention.ms, every log.retention.check.interval.ms of the broker's clock
-(`clean_user_topics`, which the broker calls).
+(`clean_user_topics`, which the broker calls), and idle producers are forgotten
+(`expire_producers`, every producer.id.expiration.check.interval.ms).
 
 A partition is compacted once it holds MIN_BATCHES batches and twice what survived its last
 clean (amortised O(1) per append), STEP_BATCHES batches per append, so no request waits for
@@ -56,3 +57,12 @@ def clean_user_topics(topics: Iterable[Topic], now_ms: int) -> None:
                 partition.apply_retention(now_ms)
                 if partition.config.compacts:
                     partition.clean(now_ms)
+
+
+def expire_producers(topics: Iterable[Topic], now_ms: int, expiration_ms: int) -> None:
+    """producer.id.expiration.ms over every in-memory partition, internal topics too (see
+    ProducerStates.expire), as the disk store's housekeeper runs DiskLog.expire_producers."""
+    for topic in topics:
+        for partition in topic.partitions:
+            if type(partition) is MemoryLog:
+                partition.producers.expire(now_ms, expiration_ms)

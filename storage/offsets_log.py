@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from kafka_shim.protocol.control_records import parse_marker
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
@@ -147,16 +147,18 @@ class OffsetsLog:
         if type(partition) is MemoryLog:  # isinstance asks the ABC: slower, on every commit
             self._memory_compaction.step(index, partition, now_ms)
 
-    def replay(self) -> Iterator[OffsetsRecord]:
+    def replay(self, partitions: Collection[int] | None = None) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction
         leaves it, whether or not the cleaner has run yet, with completed transactions
         applied; then the records of transactions still open, as their producer's. With
         any of those, a partition's records come in log order (what the coordinator needs
         to tell which write of a partition is newest). Only the records handed back are
         decoded with the schemas; records that are not Kafka's offsets records are
-        skipped with a warning, as are undecodable batches."""
+        skipped with a warning, as are undecodable batches. `partitions`: only these."""
         topic = self.topic
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
+            if partitions is not None and index not in partitions:
+                continue
             for producer, key, value in _replay_partition(index, partition):
                 try:
                     record = decode_record(key, value)

@@ -10,7 +10,8 @@ request brought. The KIP-848 coordinator's `Result` is this without replies.
 Write, then change memory: a call that emits records also returns `undo`, which puts the
 coordinator back as it was before the call. The broker runs it when the append fails (a
 full disk), and carries out nothing else of the outcome, so memory never runs ahead of
-the log.
+the log. A KIP-848 or share group's call (`Result`) needs none: the log holds the whole of
+those groups, so the broker rebuilds them from it (coordinator/consumer/replayed.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,13 @@ from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.share_requests import DISABLED, empty_share_group, share_groups_enabled
+from kafka_shim.shim.share_requests import (
+    DISABLED,
+    empty_share_group,
+    share_groups_enabled,
+    state_not_written,
+)
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 
@@ -43,7 +49,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 code = error
             if code == ErrorCode.NONE and topic is not None:
                 key = SharePartitionKey(request.group_id, topic.topic_id, p.partition_index)
-                broker.share_partitions.reset(key, p.start_offset, now)
+                try:
+                    broker.share_partitions.reset(key, p.start_offset, now)
+                except StorageError as exc:
+                    code = state_not_written(exc)
             partitions.append({"partition_index": p.partition_index, "error_code": code})
         entry: dict[str, Any] = {"topic_name": requested.topic_name, "partitions": partitions}
         if topic is not None:

@@ -11,6 +11,8 @@ from kafka_shim.protocol.messages.delete_groups import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.share_requests import state_not_written
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 
@@ -36,7 +38,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             consumer[group_id] = broker.apply_or(broker.share_groups.delete(group_id), ErrorCode)
             if consumer[group_id] == ErrorCode.NONE:
                 keys = [key for key, _ in broker.share_partitions.of_group(group_id)]
-                broker.share_partitions.delete(keys, ctx.now_ms())
+                try:
+                    broker.share_partitions.delete(keys, ctx.now_ms())
+                except StorageError as exc:  # the group is gone; its share state is not yet
+                    consumer[group_id] = state_not_written(exc)
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
     results = (
         broker.apply_or(

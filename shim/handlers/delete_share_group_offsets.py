@@ -11,7 +11,13 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_share_group_offsets import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.share_requests import DISABLED, empty_share_group, share_groups_enabled
+from kafka_shim.shim.share_requests import (
+    DISABLED,
+    empty_share_group,
+    share_groups_enabled,
+    state_not_written,
+)
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
 
@@ -43,7 +49,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 for k, _ in broker.share_partitions.of_group(request.group_id)
                 if k.topic_id == topic.topic_id
             ]
-            broker.share_partitions.delete(keys, ctx.now_ms())
+            try:
+                broker.share_partitions.delete(keys, ctx.now_ms())
+            except StorageError as exc:
+                code = state_not_written(exc)
         entry: dict[str, Any] = {"topic_name": requested.topic_name, "error_code": code}
         if topic is not None:
             entry["topic_id"] = topic.topic_id

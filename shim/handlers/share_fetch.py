@@ -20,6 +20,7 @@ from kafka_shim.shim import share_requests
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import TopicPartition
 from kafka_shim.shim.share_partitions import Fetched
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 
 __all__ = ["API", "handle"]
@@ -54,7 +55,13 @@ def _acquire(
         if budget <= 0:
             break
         key = SharePartitionKey(share.group_id, topic_id, index)
-        got = broker.share_partitions.acquire(key, share.member_id, log, budget, ctx.now_ms(), strict=strict)
+        try:
+            got = broker.share_partitions.acquire(
+                key, share.member_id, log, budget, ctx.now_ms(), strict=strict
+            )
+        except StorageError as exc:  # nothing acquired: the records stay for a later fetch
+            share.errors[(topic_id, index)] = share_requests.state_not_written(exc)
+            continue
         if got.acquired:
             fetched[(topic_id, index)] = got
             budget -= sum(a.last_offset - a.first_offset + 1 for a in got.acquired)
@@ -81,7 +88,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         while True:
             fetched = _acquire(ctx, share, logs, request)
             now = ctx.now_ms()
-            if fetched or now >= deadline or not logs or request.min_bytes <= 0:
+            failed = any(key in share.errors for key in logs)  # a state write: answered now
+            if fetched or failed or now >= deadline or not logs or request.min_bytes <= 0:
                 break
             wake = deadline
             lock = broker.share_partitions.next_lock_deadline(keys)

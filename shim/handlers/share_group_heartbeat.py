@@ -2,7 +2,9 @@
 
 A group id that names a classic or consumer group is GROUP_ID_NOT_FOUND ("not a share
 group"), as Kafka answers. The manager's records reach `__consumer_offsets` before the
-answer leaves; a member that leaves gives back the records it holds.
+answer leaves (NOT_COORDINATOR if they cannot, as Kafka's GroupCoordinatorService answers a
+failed append; the group stays as the log has it); a member that leaves gives back the
+records it holds.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             client_id=ctx.client_id or "",
             client_host=client_host(ctx),
         )
-        answer = broker.apply(broker.share_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()))
+        answer = broker.apply_or(
+            broker.share_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()), ShareHeartbeatAnswer
+        )
         if answer.error == ErrorCode.NONE and request.member_epoch == LEAVE_EPOCH:
             broker.share_member_gone(request.group_id, request.member_id, ctx.now_ms())
     return {

@@ -39,6 +39,10 @@ from kafka_shim.storage.errors import StorageError
 
 # A marker that could not be written is tried again after this long.
 MARKER_RETRY_MS = 500
+# A deadline whose record could not be written (a timed-out transaction's abort, the expiry
+# of idle ids) fires again after this long: Kafka's next check of timed-out transactions
+# (transaction.abort.timed.out.transaction.cleanup.interval.ms, 10000 by default) retries it.
+DEADLINE_RETRY_MS = 10_000
 # Marker results that settle a partition: written, or the partition (or its producer) is gone.
 _MARKER_SETTLED = frozenset(
     {ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_PRODUCER_EPOCH}
@@ -496,9 +500,38 @@ class TransactionCoordinator:
         return self._deadlines.earliest()
 
     def tick(self, now: int) -> None:
-        """Fire every deadline due by `now`: time out transactions, retry markers, expire ids."""
-        self._deadlines.fire_due(now, self._fire)
-        self._publish()
+        """Fire every deadline due by `now`: time out transactions, retry markers, expire ids.
+        Each deadline's records are written before the next fires. One whose records cannot
+        be written leaves the ids it concerned as they were and fires again DEADLINE_RETRY_MS
+        later; the StorageError is raised once the others have fired."""
+        failed: list[StorageError] = []
+
+        def fire(key: Hashable, now: int) -> None:
+            kept = [self._keep(transactional_id) for transactional_id in self._concerned(key, now)]
+            try:
+                self._fire(key, now)
+                self._publish()
+            except StorageError as exc:
+                for one in kept:
+                    self._restore(one, now)
+                self._deadlines.schedule(key, now + DEADLINE_RETRY_MS)
+                failed.append(exc)
+
+        self._deadlines.fire_due(now, fire)
+        if failed:
+            raise failed[0]
+
+    def _concerned(self, key: Hashable, now: int) -> list[str]:
+        """The transactional ids a deadline may change."""
+        assert isinstance(key, tuple)
+        if key[0] != "expire":
+            return [key[1]]
+        cutoff = now - self.config.id_expiration_ms
+        return [
+            m.transactional_id
+            for m in self._txns.values()
+            if m.state in EXPIRABLE and m.last_update_ms <= cutoff
+        ]
 
     def _fire(self, key: Hashable, now: int) -> None:
         assert isinstance(key, tuple)

@@ -51,6 +51,7 @@ from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup, ConsumerGroupState
 from kafka_shim.shim.coordinator.consumer.member import ConsumerMember, MemberState
 from kafka_shim.shim.coordinator.consumer.reconcile import reconcile
+from kafka_shim.shim.coordinator.consumer.replayed import ReplayedGroups
 from kafka_shim.shim.coordinator.consumer.types import (
     Assignment,
     GroupDescription,
@@ -91,31 +92,21 @@ class _Output:
         return Result(response, tuple(self.records), tuple(self.timers), self.downgraded)
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
     def __init__(
         self,
         config: ConsumerGroupConfig | None = None,
         new_member_id: Callable[[], str] = random_member_id,
     ) -> None:
+        super().__init__()
         self.config = config or ConsumerGroupConfig()
         self._new_member_id = new_member_id
-        self._groups: dict[str, ConsumerGroup] = {}
 
-    # --- lookups -------------------------------------------------------------------------
+    def _replay(self, log: Iterable[OffsetsRecord]) -> dict[str, ConsumerGroup]:
+        return records.replay(log)
 
-    def group(self, group_id: str) -> ConsumerGroup | None:
-        return self._groups.get(group_id)
-
-    def groups(self) -> Iterable[ConsumerGroup]:
-        return self._groups.values()
-
-    def load(self, log: Iterable[OffsetsRecord], now: int) -> Result[None]:
-        """Rebuild the groups from the offsets log; every member's session starts now."""
-        self._groups.update(records.replay(log))
-        timers = tuple(
-            self._session_timer(g.group_id, m, now) for g in self._groups.values() for m in g.members.values()
-        )
-        return Result(None, (), timers)
+    def _session_timers(self, group: ConsumerGroup, now: int) -> Iterable[tuple[Hashable, int]]:
+        return (self._session_timer(group.group_id, m, now) for m in group.members.values())
 
     def session_timeout_of(self, member: ConsumerMember) -> int:
         """A classic member keeps the session timeout it joined with."""

@@ -24,13 +24,14 @@ by the share partitions (acquisition locks), not by the assignment, so nothing i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH, LEAVE_EPOCH
 from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.shim.coordinator.consumer.replayed import ReplayedGroups
 from kafka_shim.shim.coordinator.consumer.types import Assignment, Result, Topics
 from kafka_shim.shim.coordinator.share import records
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
@@ -80,27 +81,18 @@ def assignment_for(subscribed: Iterable[str], topics: Topics) -> Assignment:
     return {t.topic_id: frozenset(range(t.partitions)) for t in found if t is not None and t.partitions}
 
 
-class ShareGroupManager:
+class ShareGroupManager(ReplayedGroups[ShareGroup]):
     def __init__(self, config_of: Callable[[str], ShareGroupConfig]) -> None:
+        super().__init__()
         # A group's settings: the broker's, with the group's own configs over them.
         self.config_of = config_of
-        self._groups: dict[str, ShareGroup] = {}
 
-    def group(self, group_id: str) -> ShareGroup | None:
-        return self._groups.get(group_id)
+    def _replay(self, log: Iterable[OffsetsRecord]) -> dict[str, ShareGroup]:
+        return records.replay(log)
 
-    def groups(self) -> Iterable[ShareGroup]:
-        return self._groups.values()
-
-    def load(self, log: Iterable[OffsetsRecord], now: int) -> Result[None]:
-        """Rebuild the groups from the offsets log; every member's session starts now."""
-        self._groups.update(records.replay(log))
-        timers = tuple(
-            (ShareSessionTimer(g.group_id, m), now + self.config_of(g.group_id).session_timeout_ms)
-            for g in self._groups.values()
-            for m in g.members
-        )
-        return Result(None, (), timers)
+    def _session_timers(self, group: ShareGroup, now: int) -> Iterable[tuple[Hashable, int]]:
+        timeout = self.config_of(group.group_id).session_timeout_ms
+        return ((ShareSessionTimer(group.group_id, m), now + timeout) for m in group.members)
 
     # --- ShareGroupHeartbeat ----------------------------------------------------------------
 

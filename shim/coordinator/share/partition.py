@@ -93,6 +93,14 @@ class SharePartition:
         if self.next_offset < self.start_offset:
             self.next_offset = self.start_offset
 
+    def copied(self) -> SharePartition:
+        """A copy that later changes of this one leave as it is."""
+        records = {
+            o: InFlight(r.state, r.delivery_count, r.member_id, r.lock_deadline)
+            for o, r in self.records.items()
+        }
+        return SharePartition(self.start_offset, self.next_offset, records)
+
     # --- reads ----------------------------------------------------------------------------
 
     def in_flight(self) -> int:
