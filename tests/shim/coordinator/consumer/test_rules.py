@@ -83,8 +83,9 @@ def test_v0_join_without_member_id_gets_one_generated() -> None:
 
 # (join_needs_topic_names, subscription at join, the answer's error, message). Kafka 3.9's
 # throwIfConsumerGroupHeartbeatRequestIsInvalid wants non-empty SubscribedTopicNames (and the
-# recorded corpus, case kip848.errors, answers so); Kafka 4's accepts an empty list or a regex
-# ("We accept members joining with an empty list of names or an empty regex").
+# recorded corpus, case kip848.errors, answers so; its v0 has no regex field, so a regex alone
+# cannot reach it there); Kafka 4's accepts an empty list or a regex ("We accept members joining
+# with an empty list of names or an empty regex").
 JOIN_SUBSCRIPTIONS: list[tuple[bool, dict[str, Any], ErrorCode, str | None]] = [
     (
         True,
@@ -146,6 +147,30 @@ def test_switching_from_regex_back_to_names() -> None:
     assert answer.member_epoch == 1  # first revoke u's partitions
     answer = driver.beat("a", 1, owned={})
     assert answer.assignment == parts(0, 1, 2, 3, 4, 5) and driver.group.resolved_regexes == {}
+
+
+def test_a_member_changing_its_regex_gets_a_target_of_the_new_one() -> None:
+    """Two members on regex `t`; one moves to `u`. Its target is recomputed from the new regex
+    at the heartbeat that carries it; as Kafka's CurrentAssignmentBuilder, it first gives up
+    `t` (same epoch, nothing added), and no answer ever assigns it a `t` partition again."""
+    driver = Driver(TOPIC, OTHER)
+    driver.join("a", subscribed_topic_regex="t")
+    driver.join("b", subscribed_topic_regex="t")
+    driver.settle(["a", "b"])
+    held = dict(driver.group.members["a"].assigned)
+    epoch = driver.epoch_of("a")
+    answer = driver.beat("a", epoch, subscribed_topic_regex="u", owned=held)
+    assert (answer.member_epoch, answer.assignment) == (epoch, {})  # revoke only
+    assert driver.group.target["a"] == parts(0, 1, topic=OTHER)
+    answers = []
+    for _ in range(4):
+        for name in ("a", "b"):
+            member = driver.group.members[name]
+            answers.append((name, driver.beat(name, member.member_epoch, owned=dict(member.assigned))))
+    assert all(TOPIC.topic_id not in (r.assignment or {}) for name, r in answers if name == "a")
+    assert driver.group.members["a"].assigned == parts(0, 1, topic=OTHER)
+    assert driver.group.members["b"].assigned == parts(0, 1, 2, 3, 4, 5)
+    assert driver.group.resolved_regexes == {"t": frozenset({"t"}), "u": frozenset({"u"})}
 
 
 def test_partitions_added_to_a_subscribed_topic_rebalance() -> None:
