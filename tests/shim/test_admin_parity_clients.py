@@ -3,7 +3,8 @@ kafka-python 3.0.12's admin (AlterConfigs, DescribeLogDirs, DescribeTopicPartiti
 ElectLeaders, Alter/ListPartitionReassignments, AlterReplicaLogDirs), aiokafka's and
 confluent-kafka's legacy `alter_configs`, confluent-kafka's `elect_leaders`, a librdkafka
 consumer validating its position with OffsetForLeaderEpoch, and the Java Admin client and
-consumer (compat/java/KafkaDriver.java, op `cluster_admin`)."""
+consumer (compat/java/KafkaDriver.java, op `cluster_admin`), and a group whose offsets an admin
+deleted."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource as AioConfigResource
 from aiokafka.admin.config_resource import ConfigResourceType as AioConfigResourceType
-from confluent_kafka import Consumer, ElectionType, KafkaError, Message, Producer
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupState,
+    ConsumerGroupTopicPartitions,
+    ElectionType,
+    KafkaError,
+    Message,
+    Producer,
+)
 from confluent_kafka import TopicPartition as RdTopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.admin import ConfigResource as RdConfigResource
@@ -235,3 +244,24 @@ def test_java_admin_and_consumer(broker: BrokerThread, answered: Callable[[str],
     }
     for api in ("DescribeTopicPartitions", "DescribeLogDirs", "OffsetForLeaderEpoch"):
         assert answered(api), api
+
+
+def test_a_group_whose_offsets_were_deleted_is_empty_then_deletable(broker: BrokerThread) -> None:
+    """What `kafka-consumer-groups.sh --delete-offsets` then `--describe` and `--delete` see, as
+    Kafka answers them: the group stays, Empty, until the retention check (its fake-clock test
+    is in tests/shim/coordinator/test_offsets_admin.py); before, it was gone at once."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    offsets = ConsumerGroupTopicPartitions("tool-group", [RdTopicPartition("t", 0, 5)])
+    admin.alter_consumer_group_offsets([offsets])["tool-group"].result(timeout=TIMEOUT_S)
+    # confluent-kafka has no OffsetDelete; kafka-python's admin sends it.
+    tool = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    assert tool.delete_group_offsets("tool-group", [TopicPartition("t", 0)]) == {
+        TopicPartition("t", 0): NoError
+    }
+    tool.close()
+    described = admin.describe_consumer_groups(["tool-group"])["tool-group"].result(timeout=TIMEOUT_S)
+    assert (described.state, described.members) == (ConsumerGroupState.EMPTY, [])
+    listed = admin.list_consumer_groups().result(timeout=TIMEOUT_S)
+    assert "tool-group" in [g.group_id for g in listed.valid]
+    admin.delete_consumer_groups(["tool-group"])["tool-group"].result(timeout=TIMEOUT_S)
+    assert broker.broker.groups.group("tool-group") is None
