@@ -90,23 +90,23 @@ class FeatureLevels:
         """The release's features finalized above level 0 (a feature at 0 is not finalized)."""
         return {name: level for name, level in self._levels.items() if level > 0 and name in self.supported}
 
-    def update(
-        self, updates: Mapping[str, tuple[int, int]], validate_only: bool
-    ) -> dict[str, FeatureRefusal | None]:
-        """feature -> (level, upgrade type): None for each accepted update. Accepted updates
-        are applied (unless validate_only) even when others are refused, as Kafka does."""
-        results = {feature: self._refusal(feature, level, kind) for feature, (level, kind) in updates.items()}
+    def update(self, updates: Mapping[str, tuple[int, int]], validate_only: bool) -> FeatureRefusal | None:
+        """feature -> (level, upgrade type). All or nothing, as Kafka's KRaft controller
+        (FeatureControlManager.updateFeatures): the first refused update is the answer and no
+        level changes; otherwise every update is applied (unless validate_only)."""
+        for feature, (level, kind) in updates.items():
+            refusal = self._refusal(feature, level, kind)
+            if refusal is not None:
+                return refusal
         changed = {
-            feature: level
-            for feature, (level, _) in updates.items()
-            if results[feature] is None and self._levels[feature] != level
+            feature: level for feature, (level, _) in updates.items() if self._levels[feature] != level
         }
         if changed and not validate_only:
             levels = {**self._levels, **changed}
             self._on_change(levels)  # written first: a failed write (OSError) changes nothing
             self._levels = levels
             self.epoch += 1
-        return results
+        return None
 
     def _refusal(self, feature: str, level: int, kind: int) -> FeatureRefusal | None:
         if kind not in (UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE):

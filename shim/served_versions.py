@@ -1,6 +1,6 @@
 """The versions this broker serves of the emulated release: the release's API ranges
 (protocol.releases) cut to what the handlers' schemas declare. The cut is not hidden: `missing`
-lists each range of Kafka's this broker lacks, and docs/emulation.md lists them by release."""
+lists each range of Kafka's this broker lacks (none today: docs/emulation.md asserts it)."""
 
 from __future__ import annotations
 

@@ -269,14 +269,21 @@ class PartitionLog(ABC):
         return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
     def write_txn_marker(
-        self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int, timestamp_ms: int
+        self,
+        producer_id: int,
+        producer_epoch: int,
+        commit: bool,
+        coordinator_epoch: int,
+        timestamp_ms: int,
+        transaction_version: int = 0,
     ) -> int:
         """Append a COMMIT or ABORT marker for the producer's transaction and close it
         here (an abort keeps its range for Fetch); returns the marker's offset.
         StorageError(INVALID_PRODUCER_EPOCH) for an epoch older than the partition's,
-        (TRANSACTION_COORDINATOR_FENCED) for a coordinator epoch older than the last marker's."""
+        (TRANSACTION_COORDINATOR_FENCED) for a coordinator epoch older than the last marker's;
+        a marker of transaction version 2 must be newer than the partition's epoch."""
         with self._lock:
-            self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch)
+            self.producers.check_marker(producer_id, producer_epoch, coordinator_epoch, transaction_version)
             offset = self.log_end_offset
             marker = EndTxnMarker(commit, coordinator_epoch)
             batch = build_marker_batch(

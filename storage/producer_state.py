@@ -173,18 +173,23 @@ class ProducerStates:
         entry.move_to_epoch(epoch)
         return entry
 
-    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> None:
+    def check_marker(
+        self, producer_id: int, epoch: int, coordinator_epoch: int, transaction_version: int = 0
+    ) -> None:
         """Before a COMMIT/ABORT marker: StorageError if its producer epoch is older
         than the partition's (a fenced producer) or its coordinator epoch older than
         the last marker's (a deposed coordinator). Markers of transaction version 2
-        carry the bumped epoch, which is newer and passes."""
+        carry the bumped epoch, which is newer and passes; one that says so (WriteTxnMarkers
+        v2, KIP-1228) must be newer, as Kafka 4.2's ProducerAppendInfo.checkProducerEpoch."""
         entry = self._entries.get(producer_id)
         if entry is None:
             return
-        if epoch < entry.epoch:
+        if epoch < entry.epoch or (transaction_version >= 2 and epoch == entry.epoch):
+            comparison = "<=" if transaction_version >= 2 else "<"
             raise StorageError(
                 ErrorCode.INVALID_PRODUCER_EPOCH,
-                f"marker epoch {epoch} of producer {producer_id} is older than {entry.epoch}",
+                f"Epoch of producer {producer_id} is {epoch}, which is {comparison} the last seen epoch "
+                f"{entry.epoch} (TV{transaction_version})",
             )
         if coordinator_epoch < entry.coordinator_epoch:
             raise StorageError(

@@ -1,15 +1,18 @@
 """AlterPartitionReassignments (key 45, KIP-455): move partitions' replicas to other brokers,
-or cancel a move (Kafka's AlterPartitionReassignmentsRequest.json / ...Response.json)."""
+or cancel a move; v1 (KIP-860, Kafka 4.1) can forbid changing the replica count (Kafka's
+AlterPartitionReassignmentsRequest.json / ...Response.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message
 
 AlterPartitionReassignmentsRequest = Message(
     "AlterPartitionReassignmentsRequest",
-    versions="0",
+    versions="0-1",
     flexible="0+",
     fields=[
         Field("timeout_ms", INT32, default=60000),
+        # v1 (KIP-860): false refuses a move that changes a partition's replica count.
+        Field("allow_replication_factor_change", BOOL, "1+", default=True),
         Field(
             "topics",
             Array(
@@ -29,10 +32,11 @@ AlterPartitionReassignmentsRequest = Message(
 
 AlterPartitionReassignmentsResponse = Message(
     "AlterPartitionReassignmentsResponse",
-    versions="0",
+    versions="0-1",
     flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
+        Field("allow_replication_factor_change", BOOL, "1+", default=True),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
         Field(

@@ -2,7 +2,8 @@
 
 v0-3 carry magic 0/1 message sets (v0-1 magic 0, v2-3 magic 1): the handler
 down-converts the stored v2 batches for them, as Kafka 3.x does. v13+ name topics
-by id instead of by name; v17 (Kafka 3.9) only adds a follower's tagged field.
+by id instead of by name; v17 (Kafka 3.9) and v18 (Kafka 4.1)
+only add followers' tagged fields; the response is the same.
 """
 
 from kafka_shim.protocol.api import Api
@@ -20,10 +21,11 @@ from kafka_shim.protocol.schema import (
     Message,
     Struct,
 )
+from kafka_shim.protocol.settings import LONG_MAX
 
 FetchRequest = Message(
     "FetchRequest",
-    versions="0-17",
+    versions="0-18",
     flexible="12+",
     fields=[
         Field("cluster_id", STRING, "12+", nullable="12+", tag=0, default=None),
@@ -61,6 +63,9 @@ FetchRequest = Message(
                         Field("partition_max_bytes", INT32),
                         # KIP-853 (v17): a follower's directory; consumers leave it out.
                         Field("replica_directory_id", UUID, "17+", tag=0, default=ZERO_UUID),
+                        # KIP-1166 (v18): the high watermark a follower knows; consumers leave
+                        # it out (its default says "not supported").
+                        Field("high_watermark", INT64, "18+", tag=1, default=LONG_MAX),
                     ),
                 ),
             ),
@@ -86,7 +91,7 @@ _SNAPSHOT_ID = Struct([Field("end_offset", INT64, default=-1), Field("epoch", IN
 
 FetchResponse = Message(
     "FetchResponse",
-    versions="0-17",
+    versions="0-18",
     flexible="12+",
     fields=[
         Field("throttle_time_ms", INT32, "1+"),

@@ -1,15 +1,17 @@
 """OffsetCommit (key 8): a group member or a standalone consumer stores offsets.
 
 v1 adds generation/member fencing and a per-partition commit timestamp (dropped
-again in v2); v2-4 carry a retention time that v5 removes; v6 adds leader epochs.
+again in v2); v2-4 carry a retention time that v5 removes; v6 adds leader epochs; v10
+(KIP-848, Kafka 4.2) names topics by id instead of by name.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message
 
 OffsetCommitRequest = Message(
     "OffsetCommitRequest",
-    versions="0-9",
+    versions="0-10",
     flexible="8+",
     fields=[
         Field("group_id", STRING),
@@ -20,7 +22,8 @@ OffsetCommitRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, "0-9"),
+                Field("topic_id", UUID, "10+", default=ZERO_UUID),
                 Field(
                     "partitions",
                     Array(
@@ -38,14 +41,15 @@ OffsetCommitRequest = Message(
 
 OffsetCommitResponse = Message(
     "OffsetCommitResponse",
-    versions="0-9",
+    versions="0-10",
     flexible="8+",
     fields=[
         Field("throttle_time_ms", INT32, "3+"),
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, "0-9"),
+                Field("topic_id", UUID, "10+", default=ZERO_UUID),
                 Field("partitions", Array(Field("partition_index", INT32), Field("error_code", INT16))),
             ),
         ),

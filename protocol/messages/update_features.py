@@ -1,4 +1,5 @@
-"""UpdateFeatures (key 57): change finalized feature levels (KIP-584, KIP-778)."""
+"""UpdateFeatures (key 57): change finalized feature levels (KIP-584, KIP-778); v2 (Kafka 4.0)
+answers without the per-feature results."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
@@ -10,7 +11,7 @@ UNSAFE_DOWNGRADE = 3
 
 UpdateFeaturesRequest = Message(
     "UpdateFeaturesRequest",
-    versions="0-1",
+    versions="0-2",
     flexible="0+",
     fields=[
         Field("timeout_ms", INT32, default=60000),
@@ -29,19 +30,20 @@ UpdateFeaturesRequest = Message(
 
 UpdateFeaturesResponse = Message(
     "UpdateFeaturesResponse",
-    versions="0-1",
+    versions="0-2",
     flexible="0+",
     fields=[
         Field("throttle_time_ms", INT32),
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
         Field(
-            "results",
+            "results",  # v0-1: v2 answers only the top-level error
             Array(
                 Field("feature", STRING),
                 Field("error_code", INT16),
                 Field("error_message", STRING, nullable="0+", default=None),
             ),
+            "0-1",
         ),
     ],
 )

@@ -1,17 +1,16 @@
 """WriteTxnMarkers (key 27): the transaction coordinator (or the admin client's
 abortTransaction) asks a partition leader to write COMMIT/ABORT markers.
 
-Versions as Kafka 3.9 advertises them (0-1). Kafka 4.x dropped v0 and added v2 (each
-marker's transaction version, KIP-890), which only brokers send each other: a 4.x
-admin client negotiates v1 here.
+v0-1 as Kafka 3.9 advertises them; Kafka 4.0 dropped v0 (the release table cuts it) and
+4.2 added v2 (each marker's transaction version, KIP-1228).
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, Array, Field, Message
 
 WriteTxnMarkersRequest = Message(
     "WriteTxnMarkersRequest",
-    versions="0-1",
+    versions="0-2",
     flexible="1+",
     fields=[
         Field(
@@ -23,6 +22,9 @@ WriteTxnMarkersRequest = Message(
                 Field("transaction_result", BOOL),
                 Field("topics", Array(Field("name", STRING), Field("partition_indexes", Array(INT32)))),
                 Field("coordinator_epoch", INT32),
+                # v2 (KIP-1228): the marker's transaction version; 2 asks the partition's
+                # strict epoch check (the marker's epoch must be newer than the producer's).
+                Field("transaction_version", INT8, "2+", default=0),
             ),
         ),
     ],
@@ -30,7 +32,7 @@ WriteTxnMarkersRequest = Message(
 
 WriteTxnMarkersResponse = Message(
     "WriteTxnMarkersResponse",
-    versions="0-1",
+    versions="0-2",
     flexible="1+",
     fields=[
         Field(

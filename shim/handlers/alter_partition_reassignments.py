@@ -2,8 +2,10 @@
 replica; such a reassignment is complete at once (Kafka's controller finds nothing to
 change). Anything else is refused as a KRaft controller refuses it
 (ReplicationControlManager.alterPartitionReassignment and validateManualPartitionAssignment):
-an empty list, a broker that is not registered, a broker named twice. Nothing is ever in
-progress, so a cancellation (null replicas) is NO_REASSIGNMENT_IN_PROGRESS.
+an empty list, a broker that is not registered, a broker named twice; with v1's
+allow_replication_factor_change false, a replica count other than the partition's
+(validatePartitionReplicationFactorUnchanged). Nothing is ever in progress, so a cancellation
+(null replicas) is NO_REASSIGNMENT_IN_PROGRESS.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def _assignment_error(replicas: list[int], node: int) -> str | None:
     return None
 
 
-def _reassign(ctx: RequestContext, topic: str, requested: Any) -> tuple[ErrorCode, str | None]:
+def _reassign(
+    ctx: RequestContext, topic: str, requested: Any, allow_rf_change: bool
+) -> tuple[ErrorCode, str | None]:
     found = ctx.broker.topics.get(topic)
     if found is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find a topic named {topic}."
@@ -47,6 +51,12 @@ def _reassign(ctx: RequestContext, topic: str, requested: Any) -> tuple[ErrorCod
     invalid = _assignment_error(requested.replicas, ctx.broker.node_id)
     if invalid is not None:
         return ErrorCode.INVALID_REPLICA_ASSIGNMENT, invalid
+    current = len(ctx.broker.cluster.replicas(topic, requested.partition_index))
+    if not allow_rf_change and current != len(requested.replicas):
+        return (
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"The replication factor is changed from {current} to {len(requested.replicas)}",
+        )
     return ErrorCode.NONE, None
 
 
@@ -64,9 +74,11 @@ def _responses(request: Any, answer: Any) -> list[dict[str, Any]]:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    allow_rf_change = ctx.api_version < 1 or request.allow_replication_factor_change
     code = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if code is not None:
-        # Kafka's getErrorResponse: the refusal at the top and on every partition.
+        # Kafka's getErrorResponse: the refusal at the top and on every partition (and
+        # allow_replication_factor_change left at its default).
         denial = code, f"Request {API.name} is not authorized."
         return {
             "throttle_time_ms": 0,
@@ -76,7 +88,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         }
     return {
         "throttle_time_ms": 0,
+        "allow_replication_factor_change": allow_rf_change,  # echoed, as Kafka's controller does
         "error_code": ErrorCode.NONE,
         "error_message": None,
-        "responses": _responses(request, lambda topic, partition: _reassign(ctx, topic, partition)),
+        "responses": _responses(
+            request, lambda topic, partition: _reassign(ctx, topic, partition, allow_rf_change)
+        ),
     }

@@ -1,8 +1,11 @@
-"""ListTransactions: the transactions held here, filtered by state, producer id and
-(v1+) how long they have been running."""
+"""ListTransactions: the transactions held here, filtered by state, producer id, (v1+) how
+long they have been running and (v2+) a pattern the whole transactional id matches (Kafka's
+TransactionStateManager.listTransactionStates: Pattern.matcher(id).matches(); Python's `re`
+reads the patterns clients send as Java's Pattern does)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -14,7 +17,17 @@ from kafka_shim.shim.context import RequestContext
 __all__ = ["API", "handle"]
 
 
+def _refused(code: ErrorCode) -> dict[str, Any]:
+    return {"throttle_time_ms": 0, "error_code": code, "unknown_state_filters": [], "transaction_states": []}
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    pattern = None
+    if request.transactional_id_pattern:  # null (and before v2) or empty: no filter
+        try:
+            pattern = re.compile(request.transactional_id_pattern)
+        except re.error:
+            return _refused(ErrorCode.INVALID_REGULAR_EXPRESSION)  # the response has no message
     listings, unknown = ctx.broker.transactions.list_transactions(
         request.state_filters, set(request.producer_id_filters), request.duration_filter, ctx.now_ms()
     )
@@ -29,7 +42,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     listings = [
         t
         for t in listings
-        if t.transactional_id in described and ctx.coordinates(TRANSACTION_KEY, t.transactional_id)
+        if t.transactional_id in described
+        and ctx.coordinates(TRANSACTION_KEY, t.transactional_id)
+        and (pattern is None or pattern.fullmatch(t.transactional_id))
     ]
     return {
         "throttle_time_ms": 0,

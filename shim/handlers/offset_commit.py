@@ -2,13 +2,15 @@
 
 As in Kafka, a partition that does not exist is answered UNKNOWN_TOPIC_OR_PARTITION here,
 before the coordinator sees the request; the others in the same request still commit, and a
-request naming none that exists never reaches the coordinator."""
+request naming none that exists never reaches the coordinator. From v10 (Kafka 4.2) topics are
+named by id: an id the broker does not know is UNKNOWN_TOPIC_ID, before authorization."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
@@ -22,11 +24,18 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
+def _named(ctx: RequestContext, topics: list[Any]) -> list[tuple[Any, str | None]]:
+    """Each requested topic with its name; from v10 it is named by id (None: an unknown id)."""
+    if ctx.api_version < 10:
+        return [(t, t.name) for t in topics]
+    return [(t, ctx.broker.topic_name(t.topic_id)) for t in topics]
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     now = ctx.now_ms()
     broker = ctx.broker
     group_id = request.group_id
-    topics = request.topics
+    topics = _named(ctx, request.topics)
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
     expire_at = None
@@ -39,13 +48,20 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     group_denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, group_id)
     topic_denial = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
     readable = (
-        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [t.name for t in topics])
+        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for _, n in topics if n is not None])
         if group_denial is None
         else set()
     )
+    unknown_ids: list[dict[str, Any]] = []
     partition_log = broker.topics.partition
-    for topic in topics:
-        name = topic.name
+    for topic, name in topics:
+        if name is None:
+            code = group_denial or ErrorCode.UNKNOWN_TOPIC_ID
+            partitions = [
+                {"partition_index": p.partition_index, "error_code": code} for p in topic.partitions
+            ]
+            unknown_ids.append({"topic_id": topic.topic_id, "partitions": partitions})
+            continue
         for p in topic.partitions:
             tp = TopicPartition(name, p.partition_index)
             if group_denial is not None:
@@ -87,10 +103,16 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 broker.groups.commit_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
             )
             errors.update(committed)
+    ids = {name: topic.topic_id for topic, name in topics if name is not None}  # v10 answers ids
     return {
         "throttle_time_ms": 0,
         "topics": [
-            {"name": name, "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions]}
+            {
+                "name": name,
+                "topic_id": ids.get(name, ZERO_UUID),
+                "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions],
+            }
             for name, partitions in by_topic(errors).items()
-        ],
+        ]
+        + unknown_ids,
     }

@@ -1,4 +1,4 @@
-"""OffsetFetch: committed offsets of one group (v0-7) or several (v8+).
+"""OffsetFetch: committed offsets of one group (v0-7) or several (v8+; v10 names topics by id).
 
 A null topic list (v2+) asks for every partition the group committed.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
@@ -22,7 +23,9 @@ def _fetch_group(
     ctx: RequestContext, group_id: str, topics: list[Any] | None, require_stable: bool
 ) -> list[dict[str, Any]]:
     """The group's offsets of the topics the principal may DESCRIBE: those of the others are
-    refused by partition when asked by name, and left out of "every partition"."""
+    refused by partition when asked by name, and left out of "every partition". From v10
+    topics are named by id: an unknown id is refused UNKNOWN_TOPIC_ID, and "every partition"
+    leaves out a topic that has no id any more (Kafka's fetchAllOffsetsForGroup)."""
     groups = ctx.broker.groups
     if topics is None:
         fetched = groups.fetch_offsets(group_id, None, require_stable)
@@ -30,29 +33,48 @@ def _fetch_group(
             AclOperation.DESCRIBE, ResourceType.TOPIC, (tp.topic for tp in fetched)
         )
         fetched = {tp: offset for tp, offset in fetched.items() if tp.topic in described}
+        ids = {name: topic.topic_id for name in described if (topic := ctx.broker.topics.get(name))}
         return [
-            {"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()
+            {"name": name, "topic_id": ids.get(name, ZERO_UUID), "partitions": _partitions(entries)}
+            for name, entries in by_topic(fetched).items()
+            if ctx.api_version < 10 or name in ids
         ]
-    described = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, (t.name for t in topics))
+    named = [(t, ctx.broker.topic_name(t.topic_id) if ctx.api_version >= 10 else t.name) for t in topics]
+    described = ctx.authorized_names(
+        AclOperation.DESCRIBE, ResourceType.TOPIC, (name for _, name in named if name is not None)
+    )
     wanted = [
-        TopicPartition(t.name, index) for t in topics if t.name in described for index in t.partition_indexes
+        TopicPartition(name, index) for t, name in named if name in described for index in t.partition_indexes
     ]
     fetched = groups.fetch_offsets(group_id, wanted, require_stable) if wanted else {}
+    ids = {name: _topic_id(ctx, t) for t, name in named if name is not None}
     answers = [
-        {"name": name, "partitions": _partitions(entries)} for name, entries in by_topic(fetched).items()
+        {"name": name, "topic_id": ids[name], "partitions": _partitions(entries)}
+        for name, entries in by_topic(fetched).items()
     ]
     refused = [
         {
-            "name": t.name,
+            "name": name or "",
+            "topic_id": _topic_id(ctx, t),
             "partitions": [
-                _refused(index, ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC))
+                _refused(
+                    index,
+                    ErrorCode.UNKNOWN_TOPIC_ID
+                    if name is None
+                    else ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC),
+                )
                 for index in t.partition_indexes
             ],
         }
-        for t in topics
-        if t.name not in described
+        for t, name in named
+        if name not in described
     ]
     return answers + refused
+
+
+def _topic_id(ctx: RequestContext, topic: Any) -> Any:
+    """A requested topic's id: v10 names topics by id; before, their answers carry none."""
+    return topic.topic_id if ctx.api_version >= 10 else ZERO_UUID
 
 
 def _refused(index: int, code: ErrorCode) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """UpdateFeatures: change finalized feature levels within the supported ranges, validated
 as Kafka's FeatureControlManager does (shim.features); ALTER on the cluster, as Kafka's
 controller authorizes it. A transaction.version change switches the transaction protocol
-the broker serves; group.version switches the consumer group protocol on or off."""
+the broker serves; group.version switches the consumer group protocol on or off.
+
+All or nothing since KRaft: the first refused update is the answer, top-level, and no level
+changes; v2 (Kafka 4.0) answers only that top-level error."""
 
 from __future__ import annotations
 
@@ -15,15 +18,22 @@ from kafka_shim.shim.context import RequestContext
 __all__ = ["API", "handle"]
 
 
+def _answer(code: ErrorCode, message: str | None, features: list[str]) -> dict[str, Any]:
+    """Kafka's UpdateFeaturesResponse.createWithErrors: one top-level error; the per-feature
+    results (v0-1 only: v2 dropped them) list each feature only when the request succeeded."""
+    results = [{"feature": f, "error_code": ErrorCode.NONE, "error_message": None} for f in features]
+    return {
+        "throttle_time_ms": 0,
+        "error_code": code,
+        "error_message": message,
+        "results": results if code == ErrorCode.NONE else [],
+    }
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
-        return {
-            "throttle_time_ms": 0,
-            "error_code": denial,
-            "error_message": None,
-            "results": [],
-        }
+        return _answer(denial, None, [])
     updates = {
         # v0 says allow_downgrade where v1 says upgrade_type.
         u.feature: (
@@ -33,24 +43,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         for u in request.feature_updates
     }
     try:
-        results = ctx.broker.features.update(updates, ctx.api_version >= 1 and request.validate_only)
+        refusal = ctx.broker.features.update(updates, ctx.api_version >= 1 and request.validate_only)
     except OSError as exc:  # features.json not written (a full disk): no level changed
-        return {
-            "throttle_time_ms": 0,
-            "error_code": ErrorCode.KAFKA_STORAGE_ERROR,
-            "error_message": f"cannot write the feature levels: {exc}",
-            "results": [],
-        }
-    return {
-        "throttle_time_ms": 0,
-        "error_code": ErrorCode.NONE,
-        "error_message": None,
-        "results": [
-            {
-                "feature": feature,
-                "error_code": ErrorCode.NONE if refusal is None else refusal.code,
-                "error_message": None if refusal is None else refusal.message,
-            }
-            for feature, refusal in results.items()
-        ],
-    }
+        return _answer(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write the feature levels: {exc}", [])
+    if refusal is not None:
+        return _answer(refusal.code, refusal.message, [])
+    return _answer(ErrorCode.NONE, None, list(updates))

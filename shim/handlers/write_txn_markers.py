@@ -29,6 +29,7 @@ def _write(ctx: RequestContext, marker: Any, denial: ErrorCode | None) -> dict[s
             marker.transaction_result,
             partitions,
             ctx.now_ms(),
+            marker.transaction_version,  # v2 (Kafka 4.2); 0 (legacy) before
         )
     by_topic: dict[str, list[dict[str, Any]]] = {}
     for partition in partitions:

@@ -29,10 +29,12 @@ def write_markers(
     commit: bool,
     partitions: Iterable[TopicPartition],
     now: int,
+    transaction_version: int = 0,
 ) -> dict[TopicPartition, ErrorCode]:
     """Write the marker to each partition's log; the error of each partition
     (UNKNOWN_TOPIC_OR_PARTITION for one that does not exist, the log's refusal:
-    INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED)."""
+    INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED). `transaction_version` is what a
+    WriteTxnMarkers v2 marker says (KIP-1228): 2 asks the strict epoch check."""
     results: dict[TopicPartition, ErrorCode] = {}
     for partition in partitions:
         log = broker.topics.partition(partition.topic, partition.partition)
@@ -40,7 +42,9 @@ def write_markers(
             results[partition] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             continue
         try:
-            log.write_txn_marker(producer_id, producer_epoch, commit, coordinator_epoch, now)
+            log.write_txn_marker(
+                producer_id, producer_epoch, commit, coordinator_epoch, now, transaction_version
+            )
         except StorageError as exc:
             results[partition] = exc.code
             continue

@@ -12,6 +12,7 @@ Three checks per message:
 from __future__ import annotations
 
 import importlib
+import uuid
 from typing import Any
 
 import kafka
@@ -34,6 +35,7 @@ from kafka_shim.protocol.messages import (
 from kafka_shim.protocol.schema import Message
 from tests.strategies import project
 
+TOPIC_ID = uuid.UUID("1b4e28ba-2fa1-11d2-883f-0016cb7d3d2a")
 PARTITION_COMMIT = {
     "partition_index": 3,
     "committed_offset": 1234567890123,
@@ -122,11 +124,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "member_id": "member-1",
         "group_instance_id": "instance-1",
         "retention_time_ms": 60000,
-        "topics": [{"name": "t", "partitions": [PARTITION_COMMIT]}],
+        "topics": [{"name": "t", "topic_id": TOPIC_ID, "partitions": [PARTITION_COMMIT]}],
     },
     "OffsetCommitResponse": {
         "throttle_time_ms": 4,
-        "topics": [{"name": "t", "partitions": [{"partition_index": 3, "error_code": 22}]}],
+        "topics": [
+            {"name": "t", "topic_id": TOPIC_ID, "partitions": [{"partition_index": 3, "error_code": 22}]}
+        ],
     },
     "OffsetFetchRequest": {
         "group_id": "group-a",
@@ -136,7 +140,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
                 "group_id": "group-a",
                 "member_id": "member-1",
                 "member_epoch": 5,
-                "topics": [{"name": "t", "partition_indexes": [0, 1]}],
+                "topics": [{"name": "t", "topic_id": TOPIC_ID, "partition_indexes": [0, 1]}],
             }
         ],
         "require_stable": True,
@@ -148,7 +152,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "groups": [
             {
                 "group_id": "group-a",
-                "topics": [{"name": "t", "partitions": [PARTITION_OFFSET]}],
+                "topics": [{"name": "t", "topic_id": TOPIC_ID, "partitions": [PARTITION_OFFSET]}],
                 "error_code": 0,
             }
         ],
@@ -222,8 +226,8 @@ EXPECTED_RANGES = {
     "SyncGroup": (14, 0, 5, 4),
     "Heartbeat": (12, 0, 4, 4),
     "LeaveGroup": (13, 0, 5, 4),
-    "OffsetCommit": (8, 0, 9, 8),
-    "OffsetFetch": (9, 0, 9, 6),
+    "OffsetCommit": (8, 0, 10, 8),  # v10: topic ids (Kafka 4.2)
+    "OffsetFetch": (9, 0, 10, 6),
     "DescribeGroups": (15, 0, 6, 5),  # v6: Kafka 4.0's per-group error message (KIP-1043)
     "ListGroups": (16, 0, 5, 3),
     "DeleteGroups": (42, 0, 2, 2),

@@ -64,6 +64,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "state_filters": ["Ongoing"],
         "producer_id_filters": [7, 8],
         "duration_filter": 1000,
+        "transactional_id_pattern": "tx-.*",
     },
     "ListTransactionsResponse": {
         "throttle_time_ms": 1,
@@ -97,7 +98,7 @@ EXPECTED_RANGES = {
     "AddPartitionsToTxn": (24, 0, 5, 3),
     "AddOffsetsToTxn": (25, 0, 4, 3),
     "EndTxn": (26, 0, 5, 3),
-    "ListTransactions": (66, 0, 1, 0),
+    "ListTransactions": (66, 0, 2, 0),  # v2: transactional id pattern (Kafka 4.1)
     "DescribeTransactions": (65, 0, 0, 0),
 }
 

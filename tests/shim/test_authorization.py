@@ -361,8 +361,13 @@ def ask(h: Harness, module: str, version: int, principal: str) -> Any:
     request = REQUESTS[module]
     topic = h.broker.topics.get(TOPIC)
     assert topic is not None
-    if module in ("fetch", "share_fetch", "share_acknowledge"):  # Fetch v13+ and share requests: ids
+    # Fetch v13+, OffsetCommit v10+ and share requests: ids
+    if module in ("fetch", "offset_commit", "share_fetch", "share_acknowledge"):
         request = request | {"topics": [request["topics"][0] | {"topic_id": topic.topic_id}]}
+    if module == "offset_fetch":  # v10+ names a group's topics by id
+        group = request["groups"][0]
+        topics = [group["topics"][0] | {"topic_id": topic.topic_id}]
+        request = request | {"groups": [group | {"topics": topics}]}
     if module == "produce" and version >= 13:  # Produce v13+ names topics by id
         request = request | {"topic_data": [request["topic_data"][0] | {"topic_id": topic.topic_id}]}
     if module == "share_acknowledge":

@@ -415,10 +415,37 @@ def test_elect_leaders_needs_alter_on_the_cluster_and_a_known_type() -> None:
 
 
 def reassign(
-    h: Harness, partitions: list[dict[str, Any]], topic: str = "t", principal: str | None = None
+    h: Harness,
+    partitions: list[dict[str, Any]],
+    topic: str = "t",
+    principal: str | None = None,
+    allow_replication_factor_change: bool | None = None,
 ) -> Any:
     request = {"timeout_ms": 1000, "topics": [{"name": topic, "partitions": partitions}]}
-    return call(h, alter_partition_reassignments, 0, request, principal)
+    if allow_replication_factor_change is None:
+        return call(h, alter_partition_reassignments, 0, request, principal)
+    request["allow_replication_factor_change"] = allow_replication_factor_change
+    return call(h, alter_partition_reassignments, 1, request, principal)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "allow", "code", "message"),
+    [
+        (1, False, ErrorCode.NONE, None),  # [0] keeps the one replica
+        (3, True, ErrorCode.NONE, None),
+        (3, False, ErrorCode.INVALID_REPLICATION_FACTOR, "The replication factor is changed from 3 to 1"),
+    ],
+)
+def test_v1_can_forbid_changing_the_replication_factor(
+    nodes: int, allow: bool, code: ErrorCode, message: str | None
+) -> None:
+    """KIP-860 (Kafka 4.1): ReplicationControlManager.validatePartitionReplicationFactorUnchanged;
+    the answer echoes the flag. An emulated cluster places every partition on every node."""
+    h = Harness(brokers=nodes)
+    h.broker.topics.create("t", 1)
+    response = reassign(h, [{"partition_index": 0, "replicas": [0]}], allow_replication_factor_change=allow)
+    assert response.allow_replication_factor_change is allow
+    assert [(p.error_code, p.error_message) for p in response.responses[0].partitions] == [(code, message)]
 
 
 def test_reassignments_onto_this_broker_complete_and_others_are_refused() -> None:

@@ -59,6 +59,12 @@ def results(response: Any) -> dict[str, tuple[int, str | None]]:
     return {r.feature: (r.error_code, r.error_message) for r in response.results}
 
 
+def refusal(response: Any) -> tuple[int, str | None]:
+    """A refused request's top-level answer: Kafka's KRaft controller lists no results then."""
+    assert response.results == []
+    return response.error_code, response.error_message
+
+
 # What a fresh single-node KRaft cluster of each release reports: the newest production level
 # of each feature (server-common's *Version.java LATEST_PRODUCTION at the release's tag; a
 # feature whose newest level is 0 is not advertised) and metadata.version's levels (3.9-IV0 =
@@ -110,13 +116,11 @@ def test_before_v4_a_supported_minimum_of_0_reads_as_1() -> None:
 
 def test_features_a_release_lacks_are_refused() -> None:
     h = Harness(emulate="3.9")
-    assert results(update(h, ("transaction.version", 2, UPGRADE))) == {
-        "transaction.version": (
-            INVALID,
-            "Invalid update version 2 for feature transaction.version. "
-            "Local controller 0 does not support this feature.",
-        )
-    }
+    assert refusal(update(h, ("transaction.version", 2, UPGRADE))) == (
+        INVALID,
+        "Invalid update version 2 for feature transaction.version. "
+        "Local controller 0 does not support this feature.",
+    )
     assert h.broker.transactions.config.transaction_version == 0
 
 
@@ -149,50 +153,54 @@ def test_validate_only_changes_nothing() -> None:
     assert api_versions(h).finalized_features_epoch == epoch
 
 
-def test_kafka_validation_messages() -> None:
+REFUSALS = [
+    (
+        ("transaction.version", 1, UPGRADE),
+        "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this "
+        "feature without setting the upgrade type to either safe or unsafe downgrade.",
+    ),
+    (
+        ("group.version", 5, UPGRADE),
+        "Invalid update version 5 for feature group.version. Local controller 0 only supports versions 0-1",
+    ),
+    (
+        ("no.such.feature", 1, UPGRADE),
+        "Invalid update version 1 for feature no.such.feature. "
+        "Local controller 0 does not support this feature.",
+    ),
+    (
+        ("metadata.version", 28, SAFE_DOWNGRADE),
+        "Invalid update version 28 for feature metadata.version. Refusing to perform the requested "
+        "downgrade because it might delete metadata information.",
+    ),
+    (
+        ("metadata.version", 28, UNSAFE_DOWNGRADE),
+        "Invalid update version 28 for feature metadata.version. "
+        "Unsafe metadata downgrade is not supported in this version.",
+    ),
+    (
+        ("kraft.version", 1, UPGRADE),
+        "Invalid update version 1 for feature kraft.version. Changing kraft.version is not supported by "
+        "this broker.",
+    ),
+]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize(("refused", "message"), REFUSALS)
+def test_kafka_validation_messages(refused: tuple[str, int, int], message: str, version: int) -> None:
+    """FeatureControlManager's messages; a request with one refused update changes nothing
+    (the accepted group.version downgrade beside it is not applied)."""
     h = Harness()
-    answered = results(
-        update(
-            h,
-            ("transaction.version", 1, UPGRADE),
-            ("group.version", 5, UPGRADE),
-            ("no.such.feature", 1, UPGRADE),
-            ("metadata.version", 28, SAFE_DOWNGRADE),
-            ("kraft.version", 1, UPGRADE),
-        )
-    )
-    assert answered == {
-        "transaction.version": (
-            INVALID,
-            "Invalid update version 1 for feature transaction.version. Can't downgrade the version of this "
-            "feature without setting the upgrade type to either safe or unsafe downgrade.",
-        ),
-        "group.version": (
-            INVALID,
-            "Invalid update version 5 for feature group.version. "
-            "Local controller 0 only supports versions 0-1",
-        ),
-        "no.such.feature": (
-            INVALID,
-            "Invalid update version 1 for feature no.such.feature. "
-            "Local controller 0 does not support this feature.",
-        ),
-        "metadata.version": (
-            INVALID,
-            "Invalid update version 28 for feature metadata.version. Refusing to perform the requested "
-            "downgrade because it might delete metadata information.",
-        ),
-        "kraft.version": (
-            INVALID,
-            "Invalid update version 1 for feature kraft.version. Changing kraft.version is not supported by "
-            "this broker.",
-        ),
-    }
-    unsafe = results(update(h, ("metadata.version", 28, UNSAFE_DOWNGRADE)))["metadata.version"]
-    assert unsafe[1] is not None and unsafe[1].endswith(
-        "Unsafe metadata downgrade is not supported in this version."
-    )
-    assert results(update(h, ("metadata.version", 29, UPGRADE)))["metadata.version"] == (ErrorCode.NONE, None)
+    answer = update(h, ("group.version", 0, SAFE_DOWNGRADE), refused, version=version)
+    assert refusal(answer) == (INVALID, message)
+    assert finalized(h)["group.version"] == 1
+
+
+def test_v2_answers_without_results() -> None:
+    h = Harness()
+    answer = update(h, ("metadata.version", 29, UPGRADE), version=2)
+    assert (answer.error_code, answer.error_message, answer.results) == (ErrorCode.NONE, None, [])
 
 
 def test_v0_allow_downgrade() -> None:
@@ -203,8 +211,7 @@ def test_v0_allow_downgrade() -> None:
         ErrorCode.NONE,
         None,
     )
-    refused = results(update(h, ("transaction.version", 0, UPGRADE), version=0))["transaction.version"]
-    assert refused[0] == INVALID
+    assert refusal(update(h, ("transaction.version", 0, UPGRADE), version=0))[0] == INVALID
 
 
 def test_group_version_0_turns_the_consumer_protocol_off() -> None:

@@ -127,14 +127,24 @@ def test_abort_transaction_as_the_admin_client_does(version: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("producer_epoch", "coordinator_epoch", "code"),
-    [(2, 5, ErrorCode.INVALID_PRODUCER_EPOCH), (3, 5, ErrorCode.NONE)],
+    ("version", "transaction_version", "producer_epoch", "code"),
+    [
+        (1, 0, 2, ErrorCode.INVALID_PRODUCER_EPOCH),
+        (1, 0, 3, ErrorCode.NONE),
+        # v2 (KIP-1228): a TV2 marker carries the bumped epoch, so the data's own epoch is
+        # stale (ProducerAppendInfo.checkProducerEpoch: markerEpoch <= current); TV0/1 as v1.
+        (2, 0, 3, ErrorCode.NONE),
+        (2, 2, 3, ErrorCode.INVALID_PRODUCER_EPOCH),
+        (2, 2, 4, ErrorCode.NONE),
+    ],
 )
 def test_stale_producer_epoch_is_refused(
-    producer_epoch: int, coordinator_epoch: int, code: ErrorCode
+    version: int, transaction_version: int, producer_epoch: int, code: ErrorCode
 ) -> None:
     h, log = harness()
-    response = h.call(write_txn_markers, 1, markers_request(producer_epoch, True, coordinator_epoch))
+    request = markers_request(producer_epoch, True)
+    request["markers"][0]["transaction_version"] = transaction_version
+    response = h.call(write_txn_markers, version, request)
     assert response.markers[0].topics[0].partitions[0].error_code == code
     assert log.last_stable_offset == (2 if code else 6)
 

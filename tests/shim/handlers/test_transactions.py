@@ -291,6 +291,29 @@ def test_list_transactions_filters_by_state_and_producer(h: Harness) -> None:
     assert [t.transactional_id for t in by_pid.transaction_states] == ["b"]
 
 
+@pytest.mark.parametrize(
+    ("pattern", "code", "listed"),
+    [
+        (None, E.NONE, ["app-1", "app-2", "other"]),
+        ("", E.NONE, ["app-1", "app-2", "other"]),
+        ("app-.*", E.NONE, ["app-1", "app-2"]),
+        ("app", E.NONE, []),  # the whole id must match (Pattern.matcher(id).matches())
+        ("app-[", E.INVALID_REGULAR_EXPRESSION, []),
+    ],
+)
+def test_list_transactions_v2_filters_by_transactional_id_pattern(
+    h: Harness, pattern: str | None, code: int, listed: list[str]
+) -> None:
+    """KIP-1152 (Kafka 4.1): TransactionStateManager.listTransactionStates."""
+    for transactional_id in ("app-1", "app-2", "other"):
+        Producer(h, transactional_id).init()
+    request: dict[str, Any] = {"state_filters": [], "producer_id_filters": []}
+    request["transactional_id_pattern"] = pattern
+    response = h.call(list_transactions, 2, request)
+    assert response.error_code == code
+    assert sorted(t.transactional_id for t in response.transaction_states) == listed
+
+
 def test_describe_an_unknown_transactional_id(h: Harness) -> None:
     unknown, empty = h.call(describe_transactions, 0, {"transactional_ids": ["nope", ""]}).transaction_states
     assert (unknown.error_code, unknown.transactional_id) == (E.TRANSACTIONAL_ID_NOT_FOUND, "nope")
