@@ -113,6 +113,11 @@ class PartitionLog(ABC):
         # One replica: everything appended is committed.
         return self.log_end_offset
 
+    @property
+    @abstractmethod
+    def size_in_bytes(self) -> int:
+        """The bytes of the batches held (Kafka's UnifiedLog.size: its segments' log files)."""
+
     @abstractmethod
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         """Whole batches from the one holding `offset`, up to `max_bytes`; with

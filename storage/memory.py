@@ -146,6 +146,11 @@ class MemoryLog(PartitionLog):
     def batch_count(self) -> int:
         return len(self._batches)
 
+    @property
+    def size_in_bytes(self) -> int:
+        with self._lock:
+            return sum(map(len, self._batches))
+
     def _columns(self) -> tuple[list[Any], ...]:
         """The per-batch lists (batches, base and last offsets, max timestamps), all
         but the running ceiling, which is derived from the max timestamps."""

@@ -2,26 +2,38 @@
 partition's segments, as KafkaApis and ReplicaManager.describeLogDirs answer it.
 
 One replica: the offset lag is always 0 and no log is a future one. An in-memory broker
-(--memory) has no log directory: it describes none.
+(--memory) describes one directory too, as Kafka always has one: named ":memory:", with the
+bytes its partitions hold, and the machine's memory as the volume's total and usable bytes.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_log_dirs import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.disk_log import DiskLog
-from kafka_shim.storage.disk_store import DiskStore
+from kafka_shim.storage.topics import TopicStore
 
 __all__ = ["API", "handle"]
 
 
-def _log_dir(storage: DiskStore, wanted: set[tuple[str, int]] | None) -> dict[str, Any]:
+MEMORY_LOG_DIR = ":memory:"
+
+
+def _memory_bytes() -> tuple[int, int]:
+    """The machine's memory, total and available: the "volume" an in-memory log lives in."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    return os.sysconf("SC_PHYS_PAGES") * page, os.sysconf("SC_AVPHYS_PAGES") * page
+
+
+def _log_dir(
+    store: TopicStore, name: str, volume: tuple[int, int], wanted: set[tuple[str, int]] | None
+) -> dict[str, Any]:
     topics = []
-    for topic in storage.topics:
+    for topic in store:
         partitions = [
             {
                 "partition_index": index,
@@ -30,14 +42,14 @@ def _log_dir(storage: DiskStore, wanted: set[tuple[str, int]] | None) -> dict[st
                 "is_future_key": False,
             }
             for index, log in enumerate(topic.partitions)
-            if isinstance(log, DiskLog) and (wanted is None or (topic.name, index) in wanted)
+            if wanted is None or (topic.name, index) in wanted
         ]
         if partitions:
             topics.append({"name": topic.name, "partitions": partitions})
-    total, usable = storage.volume_bytes()
+    total, usable = volume
     return {
         "error_code": ErrorCode.NONE,
-        "log_dir": storage.log_dir,
+        "log_dir": name,
         "topics": topics,
         "total_bytes": total,
         "usable_bytes": usable,
@@ -53,5 +65,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if request.topics is not None:
         wanted = {(t.topic, index) for t in request.topics for index in t.partitions}
     storage = ctx.broker.storage
-    results = [] if storage is None else [_log_dir(storage, wanted)]
-    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": results}
+    if storage is None:
+        name, volume = MEMORY_LOG_DIR, _memory_bytes()
+    else:
+        name, volume = storage.log_dir, storage.volume_bytes()
+    log_dir = _log_dir(ctx.broker.topics, name, volume, wanted)
+    return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": [log_dir]}

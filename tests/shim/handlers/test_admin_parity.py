@@ -215,11 +215,21 @@ def test_describe_log_dirs_of_named_partitions_only(on_disk: Harness) -> None:
     assert [(t.name, [p.partition_index for p in t.partitions]) for t in result.topics] == [("t", [1])]
 
 
-def test_describe_log_dirs_in_memory_has_no_directory() -> None:
+def test_describe_log_dirs_in_memory_describes_one_directory() -> None:
+    """Kafka always has a log directory: --memory describes one, with the bytes each partition
+    holds and the machine's memory as the volume (the corpus' describe_log_dirs cases)."""
     h = Harness()
-    h.broker.topics.create("t")
+    h.broker.topics.create("t", 2)
+    data = batch(b"v1", b"v2")
+    appended_log = h.broker.topics.partition("t", 0)
+    assert appended_log is not None
+    appended_log.append(data)
     response = call(h, describe_log_dirs, 4, {"topics": None})
-    assert (response.error_code, response.results) == (0, [])
+    [log_dir] = response.results
+    assert (response.error_code, log_dir.error_code, log_dir.log_dir) == (0, 0, ":memory:")
+    sizes = [(p.partition_index, p.partition_size) for t in log_dir.topics for p in t.partitions]
+    assert sizes == [(0, len(data.data)), (1, 0)]
+    assert 0 < log_dir.usable_bytes <= log_dir.total_bytes
 
 
 @pytest.mark.parametrize("version", [0, 3])
