@@ -10,7 +10,7 @@ holds; such a request fetches nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartit
 from kafka_shim.shim.features import SHARE_VERSION
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.topics import Topic
 
 FIRST_RENEW_VERSION = 2
 DISABLED = (
@@ -51,6 +52,54 @@ def share_groups_enabled(ctx: RequestContext) -> bool:
     """share.version 1 (finalized on a fresh 4.2 cluster; 4.1's preview needs UpdateFeatures):
     Kafka answers every share API UNSUPPORTED_VERSION below it."""
     return ctx.broker.features.at_least(SHARE_VERSION, 1)
+
+
+# A topic's answer fields in AlterShareGroupOffsets / DeleteShareGroupOffsets: from one code
+# for the whole topic, or from changing a topic that exists and may be read (its group's code).
+TopicAnswer = Callable[[Any, ErrorCode], dict[str, Any]]
+TopicChange = Callable[[Topic, Any, ErrorCode], dict[str, Any]]
+
+
+def change_share_offsets(
+    ctx: RequestContext, request: Any, operation: AclOperation, answer: TopicAnswer, change: TopicChange
+) -> dict[str, Any]:
+    """AlterShareGroupOffsets and DeleteShareGroupOffsets: share groups on, then `operation` on
+    the group, then each topic READ-authorized on its own; the group's own refusal (not
+    coordinated here, not a share group, members) is the top-level error once a topic may be
+    read, and each readable topic's code, with which `change` is called."""
+    response: dict[str, Any] = {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "responses": []}
+    if not share_groups_enabled(ctx):
+        return response | {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": DISABLED}
+    if not ctx.authorize(operation, ResourceType.GROUP, request.group_id):
+        return response | {"error_code": ctx.refusal(operation, ResourceType.GROUP)}
+    readable = ctx.authorized_names(
+        AclOperation.READ, ResourceType.TOPIC, [t.topic_name for t in request.topics]
+    )
+    error, message = empty_share_group(ctx, request.group_id)
+    if readable and error != ErrorCode.NONE:
+        response |= {"error_code": error, "error_message": message}
+    for requested in request.topics:
+        topic = ctx.broker.topics.get(requested.topic_name)
+        if requested.topic_name not in readable:
+            fields = answer(requested, ctx.refusal(AclOperation.READ, ResourceType.TOPIC))
+        elif topic is None:
+            fields = answer(requested, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        else:
+            fields = change(topic, requested, error)
+        entry: dict[str, Any] = {"topic_name": requested.topic_name, **fields}
+        if topic is not None:
+            entry["topic_id"] = topic.topic_id
+        response["responses"].append(entry)
+    return response
+
+
+def state_written(write: Callable[[], None]) -> ErrorCode:
+    """NONE once `write` has changed share partitions; their code if it could not (they stay)."""
+    try:
+        write()
+    except StorageError as exc:
+        return state_not_written(exc)
+    return ErrorCode.NONE
 
 
 def empty_share_group(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:

@@ -4,6 +4,7 @@ share group goes with its share partitions' state (tombstones in __share_group_s
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -11,8 +12,7 @@ from kafka_shim.protocol.messages.delete_groups import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.share_requests import state_not_written
-from kafka_shim.storage.errors import StorageError
+from kafka_shim.shim.share_requests import state_written
 
 __all__ = ["API", "handle"]
 
@@ -38,10 +38,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             consumer[group_id] = broker.apply_or(broker.share_groups.delete(group_id), ErrorCode)
             if consumer[group_id] == ErrorCode.NONE:
                 keys = [key for key, _ in broker.share_partitions.of_group(group_id)]
-                try:
-                    broker.share_partitions.delete(keys, ctx.now_ms())
-                except StorageError as exc:  # the group is gone; its share state is not yet
-                    consumer[group_id] = state_not_written(exc)
+                # The group is gone; its share state, unwritten, is not yet.
+                consumer[group_id] = state_written(
+                    partial(broker.share_partitions.delete, keys, ctx.now_ms())
+                )
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
     results = (
         broker.apply_or(
