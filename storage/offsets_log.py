@@ -23,21 +23,18 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from kafka_shim.protocol.control_records import parse_marker
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
-from kafka_shim.protocol.record_codec import batch_keyed_records, build_keyed_batch
+from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
     TRANSACTIONAL_FLAG,
     BatchHeader,
     CorruptRecords,
     RecordBatches,
-    RecordsError,
-    iter_headers,
 )
 from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.storage.internal_log import InternalLog
 from kafka_shim.storage.log import PartitionLog
-from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.memory_compaction import MemoryCompaction
-from kafka_shim.storage.topics import Topic, TopicStore
+from kafka_shim.storage.topics import TopicStore
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +49,6 @@ OFFSETS_TOPIC_CONFIGS = {
     "compression.type": "producer",
     "segment.bytes": str(OFFSETS_SEGMENT_BYTES),
 }
-READ_CHUNK_BYTES = 8 * 1024 * 1024
 _INT32_MASK = 0xFFFFFFFF
 # Consecutive records of one producer ((id, epoch); none, or a transaction's), encoded: one batch.
 Run = tuple[tuple[int, int], list[tuple[bytes, bytes | None]]]
@@ -74,41 +70,13 @@ def partition_for(group_id: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
-class OffsetsLog:
+class OffsetsLog(InternalLog):
     """`__consumer_offsets` in a TopicStore. Like Kafka, the topic is created when the
-    first group needs it (here: its first record), with `partitions` partitions; a
-    topic found on disk keeps its own partition count. Groups are placed by the count the
-    topic had when first seen, as Kafka's coordinator reads it once at start-up: a client
-    growing the topic (CreatePartitions) moves no group until the next start."""
+    first group needs it (here: its first record), with `partitions` partitions; groups
+    are placed as InternalLog places keys."""
 
     def __init__(self, topics: TopicStore, partitions: int) -> None:
-        self._topics = topics
-        self._new_partitions = partitions
-        self._placed_by: int | None = None  # the pinned partition count, once the topic exists
-        self._memory_compaction = MemoryCompaction()
-
-    @property
-    def topic(self) -> Topic | None:
-        return self._topics.get(OFFSETS_TOPIC)
-
-    def _open(self) -> Topic:
-        topic = self.topic
-        if topic is None:
-            topic = self._topics.create(OFFSETS_TOPIC, self._new_partitions, OFFSETS_TOPIC_CONFIGS)
-        return topic
-
-    def create_if_missing(self) -> None:
-        """Kafka makes the topic when a client first looks for a group's coordinator."""
-        self._open()
-
-    @property
-    def partitions(self) -> int:
-        if self._placed_by is None:
-            topic = self.topic
-            if topic is None:
-                return self._new_partitions
-            self._placed_by = len(topic.partitions)
-        return self._placed_by
+        super().__init__(topics, OFFSETS_TOPIC, partitions, OFFSETS_TOPIC_CONFIGS)
 
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self.partitions)
@@ -144,8 +112,7 @@ class OffsetsLog:
     ) -> None:
         for producer, keys_values in runs:
             partition.append(_batch(partition, producer, keys_values, now_ms))
-        if type(partition) is MemoryLog:  # isinstance asks the ABC: slower, on every commit
-            self._memory_compaction.step(index, partition, now_ms)
+        self._appended(index, partition, now_ms)
 
     def replay(self, partitions: Collection[int] | None = None) -> Iterator[OffsetsRecord]:
         """The latest record of every key, partition by partition: the log as compaction
@@ -159,7 +126,7 @@ class OffsetsLog:
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
             if partitions is not None and index not in partitions:
                 continue
-            for producer, key, value in _replay_partition(index, partition):
+            for producer, key, value in _replay_partition(index, self._scan(index, partition)):
                 try:
                     record = decode_record(key, value)
                 except ProtocolError as exc:
@@ -197,7 +164,7 @@ Written = tuple[int, bytes | None]  # a record's offset and value
 
 
 def _replay_partition(
-    index: int, partition: PartitionLog
+    index: int, batches: Iterable[tuple[BatchHeader, list[tuple[int, bytes | None, bytes | None]]]]
 ) -> Iterable[tuple[tuple[int, int] | None, bytes | None, bytes | None]]:
     """(producer, key, value) of the partition's live records; producer is None for
     committed ones, (id, epoch) for those of a transaction without a marker yet.
@@ -207,7 +174,7 @@ def _replay_partition(
     tombstone drops pending records of its key too."""
     committed: dict[bytes | None, Written] = {}
     pending: dict[int, tuple[int, dict[bytes | None, Written]]] = {}  # producer id -> epoch, records
-    for header, records in _scan_partition(index, partition):
+    for header, records in batches:
         if header.is_control:
             ended = pending.pop(header.producer_id, None)
             if ended is not None and _is_commit(index, header, records):
@@ -248,20 +215,3 @@ def _is_commit(
         )
         return False
     return marker is not None and marker.commit
-
-
-def _scan_partition(
-    index: int, partition: PartitionLog
-) -> Iterator[tuple[BatchHeader, list[tuple[int, bytes | None, bytes | None]]]]:
-    """Every batch with its records' offsets, keys and values, in log order."""
-    offset = partition.log_start_offset
-    while offset < partition.log_end_offset:
-        data = partition.read(offset, READ_CHUNK_BYTES)
-        if not data:
-            return
-        for header in iter_headers(data):
-            offset = header.last_offset + 1
-            try:
-                yield header, batch_keyed_records(data, header)
-            except RecordsError as exc:
-                log.warning("%s-%d: batch at %d skipped: %s", OFFSETS_TOPIC, index, header.base_offset, exc)

@@ -14,8 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
-from kafka_shim.protocol.records import RecordsError, iter_headers
+from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.protocol.share_state_records import (
     SharePartitionKey,
     ShareStateRecord,
@@ -23,11 +22,10 @@ from kafka_shim.protocol.share_state_records import (
     encode_record,
 )
 from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.storage.internal_log import InternalLog
 from kafka_shim.storage.log import LEADER_EPOCH
-from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.memory_compaction import MemoryCompaction
-from kafka_shim.storage.offsets_log import OFFSETS_SEGMENT_BYTES, READ_CHUNK_BYTES, partition_for
-from kafka_shim.storage.topics import Topic, TopicStore
+from kafka_shim.storage.offsets_log import OFFSETS_SEGMENT_BYTES, partition_for
+from kafka_shim.storage.topics import TopicStore
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +40,17 @@ def shard_key(key: SharePartitionKey) -> str:
     return f"{key.group_id}:{topic_id}:{key.partition}"
 
 
-class ShareStateLog:
+class ShareStateLog(InternalLog):
     """`__share_group_state` in a TopicStore, created with `partitions` partitions when the
-    first record is written; a topic found on disk keeps its own count."""
+    first record is written; a share partition's key is placed by the topic's partition
+    count at each write."""
 
     def __init__(self, topics: TopicStore, partitions: int) -> None:
-        self._topics = topics
-        self._new_partitions = partitions
-        self._memory_compaction = MemoryCompaction()
-
-    @property
-    def topic(self) -> Topic | None:
-        return self._topics.get(SHARE_STATE_TOPIC)
+        super().__init__(topics, SHARE_STATE_TOPIC, partitions, SHARE_STATE_TOPIC_CONFIGS)
 
     def append(self, records: Sequence[ShareStateRecord], now_ms: int) -> None:
         """One uncompressed batch per partition; durable under the fsync policy on return."""
-        topic = self.topic or self._topics.create(
-            SHARE_STATE_TOPIC, self._new_partitions, SHARE_STATE_TOPIC_CONFIGS
-        )
+        topic = self._open()
         by_partition: dict[int, list[tuple[bytes, bytes | None]]] = {}
         for record in records:
             index = partition_for(shard_key(record.key), len(topic.partitions))
@@ -69,8 +60,7 @@ class ShareStateLog:
             base = partition.log_end_offset
             batch = [Record(base + i, now_ms, key, value) for i, (key, value) in enumerate(keys_values)]
             partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
-            if isinstance(partition, MemoryLog):
-                self._memory_compaction.step(index, partition, now_ms)
+            self._appended(index, partition, now_ms)
 
     def replay(self) -> dict[SharePartitionKey, dict[str, Any]]:
         """Every share partition's latest state, as ShareSnapshot fields; records that are
@@ -78,32 +68,15 @@ class ShareStateLog:
         states: dict[SharePartitionKey, dict[str, Any]] = {}
         topic = self.topic
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
-            offset = partition.log_start_offset
-            while offset < partition.log_end_offset:
-                data = partition.read(offset, READ_CHUNK_BYTES)
-                if not data:
-                    break
-                for header in iter_headers(data):
-                    offset = header.last_offset + 1
+            for _, records in self._scan(index, partition):
+                for _, key, value in records:
                     try:
-                        keyed = batch_keyed_records(data, header)
-                    except RecordsError as exc:
-                        log.warning(
-                            "%s-%d: batch at %d skipped: %s",
-                            SHARE_STATE_TOPIC,
-                            index,
-                            header.base_offset,
-                            exc,
-                        )
+                        record = decode_record(key, value)
+                    except ProtocolError as exc:
+                        log.warning("%s-%d: record skipped: %s", SHARE_STATE_TOPIC, index, exc)
                         continue
-                    for _, key, value in keyed:
-                        try:
-                            record = decode_record(key, value)
-                        except ProtocolError as exc:
-                            log.warning("%s-%d: record skipped: %s", SHARE_STATE_TOPIC, index, exc)
-                            continue
-                        if record.value is None:
-                            states.pop(record.key, None)
-                        else:
-                            states[record.key] = record.value
+                    if record.value is None:
+                        states.pop(record.key, None)
+                    else:
+                        states[record.key] = record.value
         return states
