@@ -56,6 +56,10 @@ class Release:
     # must be set in first request."), ConsumerGroupDescribe refusals carry no message and an empty
     # group id is -1 (its null group id failed to serialize; fixed in 4.0.x, apache/kafka#20030).
     early_consumer_groups: bool = False
+    # InitProducerId leaves the last transaction's start time in memory (DescribeTransactions
+    # shows it) though its record says -1: the Scala TransactionMetadata.completeTransitionTo
+    # of 3.9-4.1 copies no start time for Empty; 4.2's Java one (KAFKA-18884) copies it.
+    init_keeps_transaction_start: bool = False
 
     def advertised_range(self, api_key: int) -> tuple[int, int] | None:
         served = self.api_ranges.get(api_key)
@@ -173,6 +177,7 @@ def _kafka_4(
     metadata_version: int,
     eligible_leader_replicas: int = 0,
     share_version: tuple[int, int] | None = None,
+    init_keeps_transaction_start: bool = True,
 ) -> Release:
     """A Kafka 4 row: its newest metadata.version, KIP-890's and KIP-848's levels finalized;
     `share_version`: (highest supported, finalized on a fresh cluster) from 4.1."""
@@ -190,6 +195,7 @@ def _kafka_4(
         supported_features=features,
         finalized_features=finalized,
         advertised_minimums=_PRODUCE_LISTED_FROM_0,
+        init_keeps_transaction_start=init_keeps_transaction_start,
     )
 
 
@@ -209,11 +215,19 @@ RELEASES: dict[str, Release] = {
             },
             group_configs=False,
             early_consumer_groups=True,
+            init_keeps_transaction_start=True,
         ),
         _kafka_4("4.0", _RANGES_4_0, metadata_version=25),
         # New clusters from 4.1 on have eligible leader replicas (KIP-966) turned on.
         _kafka_4("4.1", _RANGES_4_1, metadata_version=27, eligible_leader_replicas=1, share_version=(1, 0)),
-        _kafka_4("4.2", _RANGES_4_2, metadata_version=29, eligible_leader_replicas=1, share_version=(1, 1)),
+        _kafka_4(
+            "4.2",
+            _RANGES_4_2,
+            metadata_version=29,
+            eligible_leader_replicas=1,
+            share_version=(1, 1),
+            init_keeps_transaction_start=False,
+        ),
     )
 }
 NEWEST = max(RELEASES, key=lambda name: tuple(int(part) for part in name.split(".")))

@@ -664,6 +664,7 @@ def transaction_config(config: BrokerConfig) -> TransactionConfig:
         id_expiration_ms=config.transactional_id_expiration_ms,
         expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
         transaction_version=config.transaction_version,
+        init_keeps_start_ms=config.release.init_keeps_transaction_start,
     )
 
 

@@ -59,6 +59,10 @@ class TransactionConfig(NamedTuple):
     # The finalized transaction.version: the coordinator's own aborts (timeouts, fencing)
     # follow it rather than the client's protocol, as in Kafka.
     transaction_version: int = TV2
+    # Kafka 3.9-4.1 (Release.init_keeps_transaction_start): InitProducerId writes a start
+    # time of -1 but keeps the last transaction's in memory, where DescribeTransactions and
+    # ListTransactions' duration filter read it.
+    init_keeps_start_ms: bool = False
 
 
 class ProducerIdAndEpoch(NamedTuple):
@@ -285,9 +289,11 @@ class TransactionCoordinator:
         # else: a retry of an init that succeeded; the same answer again.
         meta.timeout_ms = timeout_ms
         meta.partitions.clear()
-        meta.start_ms = -1
+        last_start_ms, meta.start_ms = meta.start_ms, -1
         meta.transition(TxnState.EMPTY, now)
         self._persist(meta)
+        if self.config.init_keeps_start_ms:
+            meta.start_ms = last_start_ms  # written -1, kept in memory (TransactionConfig)
         return ProducerIdAndEpoch(ErrorCode.NONE, meta.producer_id, meta.producer_epoch)
 
     # --- AddPartitionsToTxn, AddOffsetsToTxn, Produce ------------------------------------

@@ -410,3 +410,22 @@ def test_an_aborted_transaction_drops_its_offsets(h: Harness) -> None:
     assert txn_offset_commit_code(h, p, 5, 9) == E.NONE
     assert p.end(False, version=5).error_code == E.NONE
     assert committed_offset(h) == -1
+
+
+@pytest.mark.parametrize(("release", "kept"), [("3.9", True), ("4.1", True), ("4.2", False)])
+def test_fencing_an_open_transaction_keeps_its_start_time_until_4_2(release: str, kept: bool) -> None:
+    """A second producer's InitProducerId aborts the open transaction (51, then its retry
+    succeeds, epoch 2 under 3.9's coordinator); DescribeTransactions then shows the aborted
+    transaction's start time under 3.9-4.1, whose TransactionMetadata.completeTransitionTo
+    copies no start time for Empty, and -1 under 4.2 (the corpus' txn.fencing cases)."""
+    h = Harness(emulate=release)
+    h.broker.topics.create("t", 1)
+    first, second = Producer(h), Producer(h)
+    first.init()
+    start = h.clock()
+    first.add("t", 0)
+    h.clock.now += 1000
+    assert second.init().error_code == E.CONCURRENT_TRANSACTIONS
+    assert second.init().error_code == E.NONE
+    (state,) = h.call(describe_transactions, 0, {"transactional_ids": [TXN]}).transaction_states
+    assert (state.transaction_state, state.transaction_start_time_ms) == ("Empty", start if kept else -1)
