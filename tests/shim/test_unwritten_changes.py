@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,14 +20,19 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import ACCEPT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.broker import COORDINATOR_RETRY_BACKOFF_MS
-from kafka_shim.shim.handlers import consumer_group_heartbeat, share_fetch, share_group_heartbeat
+from kafka_shim.shim.handlers import consumer_group_heartbeat
 from kafka_shim.shim.transactions.coordinator import DEADLINE_RETRY_MS
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import batch
 from tests.helpers import Harness
+from tests.shim.handlers.test_share_groups import GROUP as SHARE_GROUP
+from tests.shim.handlers.test_share_groups import fetch as share_fetch
+from tests.shim.handlers.test_share_groups import join as share_join
+from tests.shim.handlers.test_share_groups import produce
 from tests.shim.handlers.test_transactions import Producer
 
-GROUP = "g"
+GROUP = "g"  # a consumer group
+NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE = ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE
 SESSION_MS = 45_000  # group.consumer.session.timeout.ms and group.share.session.timeout.ms
 
 
@@ -35,142 +40,59 @@ SESSION_MS = 45_000  # group.consumer.session.timeout.ms and group.share.session
 def h(tmp_path: Path) -> Iterator[Harness]:
     harness = Harness(data_dir=tmp_path / "data")
     harness.broker.topics.create("t", 2, {})
-    harness.broker.group_configs[GROUP] = {"share.auto.offset.reset": "earliest"}
+    harness.broker.group_configs[SHARE_GROUP] = {"share.auto.offset.reset": "earliest"}
     yield harness
     FAULTS.clear()
     harness.broker.close()
 
 
-def restarted(h: Harness, tmp_path: Path) -> Harness:
-    """A broker started from a copy of `h`'s data directory as it is now."""
+def assert_as_restarted(h: Harness, tmp_path: Path, view: Callable[[Harness], object]) -> None:
+    """What `view` reads of `h` is what it reads of a broker started from a copy of `h`'s data
+    directory as it is now."""
     copy = tmp_path / "restarted"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(tmp_path / "data", copy)
     (copy / ".lock").unlink(missing_ok=True)
     again = Harness(data_dir=copy)
-    again.broker.group_configs[GROUP] = {"share.auto.offset.reset": "earliest"}
-    return again
+    again.broker.group_configs[SHARE_GROUP] = {"share.auto.offset.reset": "earliest"}
+    try:
+        assert view(h) == view(again)
+    finally:
+        again.broker.close()
 
 
-# --- KIP-848 consumer groups ------------------------------------------------------------------
+# --- KIP-848 consumer groups and share groups -------------------------------------------------
 
 
-def beat(h: Harness, member: str, epoch: int) -> Any:
+def beat(h: Harness, member: str, epoch: int) -> int:
     request: dict[str, Any] = {"group_id": GROUP, "member_id": member, "member_epoch": epoch}
     if epoch == 0:
         request |= {"rebalance_timeout_ms": 30_000, "subscribed_topic_names": ["t"], "topic_partitions": []}
-    return h.call(consumer_group_heartbeat, 1, request)
+    return int(h.call(consumer_group_heartbeat, 1, request).error_code)
 
 
 def consumer_group(h: Harness) -> object:
     return h.broker.consumer_groups.describe(GROUP, h.broker.consumer_topics)
 
 
-@dataclass
-class Case:
-    name: str
-    before: Callable[[Harness], None]  # what is written first
-    call: Callable[[Harness], int]  # the call whose records fail: its error code
-    code: int  # what it answers while the disk is full
-
-
-CONSUMER_CASES = [
-    Case("first join makes no group", lambda h: None, lambda h: beat(h, "m1", 0).error_code, 16),
-    Case("a second member's join", lambda h: beat(h, "m1", 0), lambda h: beat(h, "m2", 0).error_code, 16),
-    Case("a leave", lambda h: beat(h, "m1", 0), lambda h: beat(h, "m1", -1).error_code, 16),
-]
-
-
-@pytest.mark.parametrize("case", CONSUMER_CASES, ids=lambda c: c.name)
-def test_a_consumer_group_call_not_written_leaves_the_group_as_the_log_has_it(
-    h: Harness, tmp_path: Path, case: Case
-) -> None:
-    case.before(h)
-    FAULTS.arm("log")
-    assert case.call(h) == case.code == ErrorCode.NOT_COORDINATOR
-    FAULTS.clear()
-    again = restarted(h, tmp_path)
-    try:
-        assert consumer_group(h) == consumer_group(again)
-    finally:
-        again.broker.close()
-    assert case.call(h) == ErrorCode.NONE
-
-
-def test_a_consumer_group_session_expiry_not_written_is_retried(h: Harness, tmp_path: Path) -> None:
-    assert beat(h, "m1", 0).error_code == 0
-    FAULTS.arm("log")
-    h.clock.now += SESSION_MS
-    h.broker.tick(h.clock())
-    group = h.broker.consumer_groups.group(GROUP)
-    assert group is not None and "m1" in group.members
-    FAULTS.clear()
-    again = restarted(h, tmp_path)
-    try:
-        assert consumer_group(h) == consumer_group(again)
-    finally:
-        again.broker.close()
-    h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
-    h.broker.tick(h.clock())
-    group = h.broker.consumer_groups.group(GROUP)
-    assert group is not None and not group.members
-
-
-# --- share groups ---------------------------------------------------------------------------
-
-
-def share_join(h: Harness, member: str) -> int:
-    request = {"group_id": GROUP, "member_id": member, "member_epoch": 0, "subscribed_topic_names": ["t"]}
-    return int(h.call(share_group_heartbeat, 1, request).error_code)
-
-
-def share_fetch_partition(
-    h: Harness, epoch: int, acks: list[tuple[int, int, list[int]]] | None = None
-) -> Any:
-    topic = h.broker.topics.get("t")
-    assert topic is not None
-    acknowledged = [
-        {"first_offset": f, "last_offset": last, "acknowledge_types": t} for f, last, t in acks or []
-    ]
-    request = {
-        "group_id": GROUP,
-        "member_id": "s1",
-        "share_session_epoch": epoch,
-        "max_wait_ms": 0,
-        "min_bytes": 1,
-        "max_records": 10,
-        "batch_size": 10,
-        "topics": [
-            {
-                "topic_id": topic.topic_id,
-                "partitions": [{"partition_index": 0, "acknowledgement_batches": acknowledged}],
-            }
-        ],
-        "forgotten_topics_data": [],
-    }
-    (answer,) = h.call(share_fetch, 2, request).responses
-    return answer.partitions[0]
-
-
 def share_state(h: Harness) -> tuple[object, object]:
-    """The share group and its share partitions as the log holds them (acquired records are
+    """The share group and its share partition as the log holds them (acquired records are
     written as available: a lock lives in memory only)."""
-    group = h.broker.share_groups.group(GROUP)
+    group = h.broker.share_groups.group(SHARE_GROUP)
     topic = h.broker.topics.get("t")
     assert topic is not None
-    partition = h.broker.share_partitions.get(SharePartitionKey(GROUP, topic.topic_id, 0))
+    partition = h.broker.share_partitions.get(SharePartitionKey(SHARE_GROUP, topic.topic_id, 0))
     return group, None if partition is None else (partition.start_offset, partition.state_batches())
 
 
-def produced(h: Harness) -> None:
-    topic = h.broker.topics.get("t")
-    assert topic is not None
-    topic.partitions[0].append(batch(b"a", b"b"))
+def fetched(h: Harness, epoch: int, acks: Sequence[tuple[int, int, list[int]]] = ()) -> Any:
+    """ShareFetch of "t"-0 by member s1: the partition's answer."""
+    return share_fetch(h, "s1", epoch, acks).responses[0].partitions[0]
 
 
 def joined_with_records(h: Harness) -> None:
-    assert share_join(h, "s1") == 0
-    produced(h)
+    assert share_join(h, "s1").error_code == 0
+    produce(h, b"a", b"b")
 
 
 # The share session's next epochs: every request moves it on, a refused acknowledgement too.
@@ -180,54 +102,89 @@ session_epochs = itertools.count(1)
 def acquired(h: Harness) -> None:
     global session_epochs
     joined_with_records(h)
-    assert share_fetch_partition(h, 0).acquired_records
+    assert fetched(h, 0).acquired_records
     session_epochs = itertools.count(1)
 
 
-def acknowledge(h: Harness) -> int:
-    return int(share_fetch_partition(h, next(session_epochs), [(0, 1, [ACCEPT])]).acknowledge_error_code)
+@dataclass
+class Case:
+    name: str
+    before: Callable[[Harness], object]  # what is written first
+    call: Callable[[Harness], int]  # the call whose records fail: its error code
+    code: int  # what it answers while the disk is full
+    view: Callable[[Harness], object]  # what must be as the log has it
 
 
-SHARE_CASES = [
-    Case("a join", lambda h: None, lambda h: share_join(h, "s1"), ErrorCode.NOT_COORDINATOR),
+CASES = [
+    Case(
+        "first join makes no group",
+        lambda h: None,
+        lambda h: beat(h, "m1", 0),
+        NOT_COORDINATOR,
+        consumer_group,
+    ),
+    Case(
+        "a second member's join",
+        lambda h: beat(h, "m1", 0),
+        lambda h: beat(h, "m2", 0),
+        NOT_COORDINATOR,
+        consumer_group,
+    ),
+    Case("a leave", lambda h: beat(h, "m1", 0), lambda h: beat(h, "m1", -1), NOT_COORDINATOR, consumer_group),
+    Case(
+        "a share join", lambda h: None, lambda h: share_join(h, "s1").error_code, NOT_COORDINATOR, share_state
+    ),
     Case(
         "an acquisition",
         joined_with_records,
-        lambda h: share_fetch_partition(h, 0).error_code,
-        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        lambda h: fetched(h, 0).error_code,
+        COORDINATOR_NOT_AVAILABLE,
+        share_state,
     ),
     Case(
         "an acknowledgement",
         acquired,
-        acknowledge,
-        ErrorCode.COORDINATOR_NOT_AVAILABLE,
+        lambda h: fetched(h, next(session_epochs), [(0, 1, [ACCEPT])]).acknowledge_error_code,
+        COORDINATOR_NOT_AVAILABLE,
+        share_state,
     ),
 ]
 
 
-@pytest.mark.parametrize("case", SHARE_CASES, ids=lambda c: c.name)
-def test_a_share_group_call_not_written_leaves_its_state_as_the_log_has_it(
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_group_call_not_written_leaves_memory_as_the_log_has_it(
     h: Harness, tmp_path: Path, case: Case
 ) -> None:
     case.before(h)
     FAULTS.arm("log")
     assert case.call(h) == case.code
     FAULTS.clear()
-    again = restarted(h, tmp_path)
-    try:
-        assert share_state(h) == share_state(again)
-    finally:
-        again.broker.close()
+    assert_as_restarted(h, tmp_path, case.view)
     assert case.call(h) == ErrorCode.NONE
+
+
+def test_a_consumer_group_session_expiry_not_written_is_retried(h: Harness, tmp_path: Path) -> None:
+    assert beat(h, "m1", 0) == 0
+    FAULTS.arm("log")
+    h.clock.now += SESSION_MS
+    h.broker.tick(h.clock())
+    group = h.broker.consumer_groups.group(GROUP)
+    assert group is not None and "m1" in group.members
+    FAULTS.clear()
+    assert_as_restarted(h, tmp_path, consumer_group)
+    h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
+    h.broker.tick(h.clock())
+    group = h.broker.consumer_groups.group(GROUP)
+    assert group is not None and not group.members
 
 
 def test_records_whose_acquisition_was_not_written_are_delivered_later(h: Harness) -> None:
     joined_with_records(h)
     FAULTS.arm("log")
-    refused = share_fetch_partition(h, 0)
-    assert (refused.error_code, refused.acquired_records) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, [])
+    refused = fetched(h, 0)
+    assert (refused.error_code, refused.acquired_records) == (COORDINATOR_NOT_AVAILABLE, [])
     FAULTS.clear()
-    ranges = share_fetch_partition(h, 0).acquired_records
+    ranges = fetched(h, 0).acquired_records
     assert [(r.first_offset, r.last_offset, r.delivery_count) for r in ranges] == [(0, 1, 1)]
 
 
@@ -246,13 +203,9 @@ def test_a_transaction_timing_out_while_full_stays_ongoing_and_is_aborted_later(
     h.broker.tick(h.clock())  # the abort's PrepareAbort record fails: nothing changes
     assert h.broker.watch_deadlines() == h.clock() + DEADLINE_RETRY_MS
     FAULTS.clear()
-    again = restarted(h, tmp_path)
-    try:
-        described = h.broker.transactions.describe("tx")
-        assert described is not None and described.state.name == "ONGOING"
-        assert described == again.broker.transactions.describe("tx")
-    finally:
-        again.broker.close()
+    described = h.broker.transactions.describe("tx")
+    assert described is not None and described.state.name == "ONGOING"
+    assert_as_restarted(h, tmp_path, lambda h: h.broker.transactions.describe("tx"))
     h.clock.now += DEADLINE_RETRY_MS
     h.broker.tick(h.clock())
     described = h.broker.transactions.describe("tx")
