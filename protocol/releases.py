@@ -230,4 +230,11 @@ RELEASES: dict[str, Release] = {
         ),
     )
 }
-NEWEST = max(RELEASES, key=lambda name: tuple(int(part) for part in name.split(".")))
+
+
+def release_order(name: str) -> tuple[int, ...]:
+    """A release name as a sortable tuple: "3.9" < "4.0" < "4.10"."""
+    return tuple(int(part) for part in name.split("."))
+
+
+NEWEST = max(RELEASES, key=release_order)

@@ -61,6 +61,9 @@ class Setting:
     # read_only, and whether IncrementalAlterConfigs may set it on a broker.
     update_mode: str = "read-only"
     no_effect: str = ""  # why a Kafka config is accepted but changes nothing here ("": honoured)
+    # The first release that describes the key (DescribeConfigs); before it the key is
+    # accepted but not described, as Kafka keeps an internal config. None: every release.
+    since: str | None = None
 
     @property
     def sensitive(self) -> bool:
@@ -262,7 +265,8 @@ _DECLARED = [
     _broker("group.consumer.migration.policy", STRING, "bidirectional",
             "online conversion of a group between classic and consumer (upgrade, downgrade, both, neither)",
             "consumer_migration_policy",
-            choices=("bidirectional", "upgrade", "downgrade", "disabled")),
+            choices=("bidirectional", "upgrade", "downgrade", "disabled"),
+            since="4.0"),  # an internal config of 3.9's GroupCoordinatorConfig
     # --- KIP-932 share groups (the group-level share.* configs of the GROUP resource override these)
     _broker("group.share.session.timeout.ms", INT, "45000", "session timeout of share-group members",
             "share_session_timeout_ms", minimum=1),

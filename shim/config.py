@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kafka_shim.protocol.releases import NEWEST, RELEASES, TRANSACTION_VERSION, Release
+from kafka_shim.protocol.releases import NEWEST, RELEASES, TRANSACTION_VERSION, Release, release_order
 from kafka_shim.protocol.settings import (
     BROKER_SETTINGS,
     Setting,
@@ -204,6 +204,11 @@ class BrokerConfig:
     @property
     def release(self) -> Release:
         return RELEASES[self.emulate]
+
+    def describes(self, name: str) -> bool:
+        """Whether the emulated release describes broker setting `name` (Setting.since)."""
+        since = BROKER_SETTINGS[name].since
+        return since is None or release_order(self.emulate) >= release_order(since)
 
     def default_text(self, name: str) -> str | None:
         """Broker setting `name`'s default in the emulated release."""

@@ -126,6 +126,7 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
 def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
     """This broker's configs, or (scope "") the cluster defaults set dynamically."""
     names = sorted(BROKER_SETTINGS) if keys is None else [k for k in keys if k in BROKER_SETTINGS]
+    names = [name for name in names if broker.config.describes(name)]
     if scope == CLUSTER_DEFAULT:
         names = [name for name in names if name in broker.dynamic_configs.get(CLUSTER_DEFAULT)]
     return [_broker_entry(broker, name, request, scope == CLUSTER_DEFAULT) for name in names]

@@ -145,3 +145,15 @@ def test_legacy_alter_configs_replaces_the_whole_set(broker: Harness) -> None:
     assert broker.call(alter_configs, 1, request).responses[0].error_code == ErrorCode.NONE
     assert broker.broker.dynamic_configs.get("0") == {"log.segment.bytes": "1048576"}
     assert broker.broker.config.log_retention_bytes == -1
+
+
+@pytest.mark.parametrize(("release", "described"), [("3.9", False), ("4.0", True), ("4.2", True)])
+def test_a_key_is_described_from_the_release_that_introduced_it(release: str, described: bool) -> None:
+    """group.consumer.migration.policy was an internal config of Kafka 3.9's
+    GroupCoordinatorConfig (accepted, never described: the corpus' describe_configs cases);
+    from 4.0 it is described. Asked by name or with every config, as Kafka answers."""
+    h = Harness(emulate=release)
+    key = "group.consumer.migration.policy"
+    for keys in ((key,), ()):
+        names = {c.name for c in describe(h, ResourceType.BROKER, "0", *keys).configs}
+        assert (key in names) is described
