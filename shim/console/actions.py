@@ -66,8 +66,9 @@ def reset_offset(
     else:
         raise ActionRefused(400, f"reset to {to!r}: an offset, earliest or latest")
     tp = TopicPartition(topic, partition)
-    errors = broker.apply(
-        broker.groups.commit_offsets(CommitRequest(group_id, {tp: OffsetCommit(offset)}), broker.clock())
+    errors = broker.apply_or(
+        broker.groups.commit_offsets(CommitRequest(group_id, {tp: OffsetCommit(offset)}), broker.clock()),
+        lambda code: {tp: code},  # not written (a full disk): nothing changed
     )
     error = errors.get(tp, ErrorCode.NONE)
     if error != ErrorCode.NONE:

@@ -69,9 +69,13 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 broker.consumer_groups.classic_join(join, broker.consumer_topics, ctx.now_ms()),
                 lambda code: JoinResult(code, join.member_id),
             )
+    elif (
+        consumer_group is not None  # empty: it becomes classic, once its tombstones are written
+        and (deleted := broker.apply_or(broker.consumer_groups.delete_empty(request.group_id), ErrorCode))
+        != ErrorCode.NONE
+    ):
+        result = JoinResult(deleted, join.member_id)
     else:
-        if consumer_group is not None:
-            broker.apply(broker.consumer_groups.delete_empty(request.group_id))  # it becomes classic
         result = await ctx.deferred(
             lambda respond: broker.start_waiting(
                 lambda waiter: broker.groups.join_group(join, ctx.now_ms(), waiter),

@@ -25,6 +25,7 @@ from kafka_shim.shim.transactions.coordinator import DEADLINE_RETRY_MS
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import batch
 from tests.helpers import Harness
+from tests.shim.handlers.test_group_migration import PARTITIONS, classic_group_with_a_commit, classic_join
 from tests.shim.handlers.test_share_groups import GROUP as SHARE_GROUP
 from tests.shim.handlers.test_share_groups import fetch as share_fetch
 from tests.shim.handlers.test_share_groups import join as share_join
@@ -39,7 +40,7 @@ SESSION_MS = 45_000  # group.consumer.session.timeout.ms and group.share.session
 @pytest.fixture
 def h(tmp_path: Path) -> Iterator[Harness]:
     harness = Harness(data_dir=tmp_path / "data")
-    harness.broker.topics.create("t", 2, {})
+    harness.broker.topics.create("t", PARTITIONS, {})
     harness.broker.group_configs[SHARE_GROUP] = {"share.auto.offset.reset": "earliest"}
     yield harness
     FAULTS.clear()
@@ -73,6 +74,17 @@ def beat(h: Harness, member: str, epoch: int) -> int:
 
 def consumer_group(h: Harness) -> object:
     return h.broker.consumer_groups.describe(GROUP, h.broker.consumer_topics)
+
+
+def group_kind(h: Harness) -> object:
+    """The group's type, its classic generation and its consumer-group side (online migration);
+    classic members are memory only (they join again after a restart)."""
+    classic = h.broker.groups.group(GROUP)
+    return h.broker.group_type(GROUP), classic and classic.generation_id, consumer_group(h)
+
+
+def emptied(h: Harness) -> None:
+    assert (beat(h, "m1", 0), beat(h, "m1", -1)) == (0, 0)
 
 
 def share_state(h: Harness) -> tuple[object, object]:
@@ -131,6 +143,14 @@ CASES = [
         consumer_group,
     ),
     Case("a leave", lambda h: beat(h, "m1", 0), lambda h: beat(h, "m1", -1), NOT_COORDINATOR, consumer_group),
+    Case("an upgrade", classic_group_with_a_commit, lambda h: beat(h, "k", 0), NOT_COORDINATOR, group_kind),
+    Case(
+        "an empty group turning classic",
+        emptied,
+        lambda h: classic_join(h).error_code,
+        NOT_COORDINATOR,
+        group_kind,
+    ),
     Case(
         "a share join", lambda h: None, lambda h: share_join(h, "s1").error_code, NOT_COORDINATOR, share_state
     ),

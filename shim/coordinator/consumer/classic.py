@@ -35,12 +35,13 @@ group.max.size) becomes classic again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import replace
 
 from kafka_shim.protocol import consumer_protocol
 from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.coordinator.consumer import records
 from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
@@ -88,6 +89,11 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
     ) -> None:
         super().__init__(config, new_member_id)
         self._must_rejoin: set[tuple[str, str]] = set()  # (group, member) with a join deadline
+
+    def reload(self, group_ids: Collection[str], log: Iterable[OffsetsRecord]) -> None:
+        super().reload(group_ids, log)
+        # A join deadline the unwritten call asked for was never set: the next heartbeat asks again.
+        self._must_rejoin = {(g, m) for g, m in self._must_rejoin if g not in group_ids}
 
     # --- upgrade -------------------------------------------------------------------------
 
