@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import functools
 import json
 import os
 import re
@@ -945,6 +946,14 @@ class Case:
         self.record_pending(step, p)
         return p.resp if p.ok else None
 
+    def step(self, api: str, version: int, step: str, *args: Any, **kw: Any) -> Any:
+        """call() with the fields REQUESTS builds for `api` from `args`."""
+        return self.call(api, version, REQUESTS[api](version, *args, **kw), step)
+
+    def stepper(self, api: str, version: int) -> Any:
+        """step() for one API at one version: stepper(...)(step, *args, **kw)."""
+        return functools.partial(self.step, api, version)
+
     def quiet(self, api: str, version: int, fields: Any, conn: Any = "Q") -> Any:
         """Send and wait, without recording (setup and polling)."""
         p = self.send(api, version, fields, conn).read()
@@ -1438,6 +1447,159 @@ def describe_producers(c: Case, step: str, topics: Any) -> Any:
     )
 
 
+# Request builders, one per API the cases call with compact arguments: (version, arguments) ->
+# the request's fields. Case.step sends REQUESTS[api](version, ...) and records the answer.
+
+
+def _delete_topics(v: int, names: Any = (), ids: Any = ()) -> Any:
+    if v >= 6:
+        return dict(
+            topics=[dict(name=n, topic_id=None) for n in names]
+            + [dict(name=nm, topic_id=i) for nm, i in ids],
+            timeout_ms=30000,
+        )
+    return dict(topic_names=list(names), timeout_ms=30000)
+
+
+def _create_partitions(v: int, topics: Any, validate_only: Any = False) -> Any:
+    return dict(
+        topics=[
+            dict(name=n, count=k, assignments=None if a is None else [dict(broker_ids=b) for b in a])
+            for n, k, a in topics
+        ],
+        timeout_ms=30000,
+        validate_only=validate_only,
+    )
+
+
+def _delete_records(v: int, topics: Any) -> Any:
+    return dict(
+        topics=[
+            dict(name=n, partitions=[dict(partition_index=p, offset=o) for p, o in ps]) for n, ps in topics
+        ],
+        timeout_ms=30000,
+    )
+
+
+def _offset_delete(v: int, group: Any, topics: Any) -> Any:
+    return dict(
+        group_id=group,
+        topics=[dict(name=n, partitions=[dict(partition_index=p) for p in ps]) for n, ps in topics],
+    )
+
+
+def _describe_cluster(v: int, **kw: Any) -> Any:
+    return (
+        dict(include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=False) | kw
+    )
+
+
+def _describe_log_dirs(v: int, topics: Any) -> Any:
+    return dict(topics=topics)
+
+
+def _elect_leaders(v: int, tps: Any, et: Any = 0) -> Any:
+    return dict(
+        election_type=et,
+        topic_partitions=None if tps is None else [dict(topic=n, partitions=ps) for n, ps in tps],
+        timeout_ms=30000,
+    )
+
+
+def _init_producer_id(v: int, t: Any, timeout: Any = 60000, pid: Any = -1, epoch: Any = -1) -> Any:
+    return dict(
+        transactional_id=t,
+        transaction_timeout_ms=timeout,
+        producer_id=pid,
+        producer_epoch=epoch,
+        enable2_pc=False,
+        keep_prepared_txn=False,
+    )
+
+
+def _list_transactions(v: int, states: Any = (), pids: Any = (), duration: Any = -1) -> Any:
+    return dict(
+        state_filters=list(states),
+        producer_id_filters=list(pids),
+        duration_filter=duration,
+        transactional_id_pattern=None,
+    )
+
+
+def _add_partitions_to_txn(v: int, txns: Any) -> Any:
+    """v4+: several transactions, each (id, producer id, epoch, verify only, topics)."""
+    return dict(
+        transactions=[
+            dict(
+                transactional_id=tid,
+                producer_id=pid,
+                producer_epoch=ep,
+                verify_only=vo,
+                topics=[dict(name=n, partitions=ps) for n, ps in tps],
+            )
+            for tid, pid, ep, vo, tps in txns
+        ]
+    )
+
+
+def _describe_user_scram_credentials(v: int, users: Any) -> Any:
+    return dict(users=None if users is None else [dict(name=u) for u in users])
+
+
+def _alter_user_scram_credentials(v: int, ups: Any = (), dels: Any = ()) -> Any:
+    return dict(
+        deletions=[dict(name=n, mechanism=m) for n, m in dels],
+        upsertions=[
+            dict(
+                name=n,
+                mechanism=m,
+                iterations=it,
+                salt=b"probe2-salt",
+                salted_password=bytes(range(64 if m == 2 else 32)),
+            )
+            for n, m, it in ups
+        ],
+    )
+
+
+def _describe_client_quotas(v: int, comps: Any, strict: Any = False) -> Any:
+    return dict(
+        components=[dict(entity_type=et, match_type=mt, match=m) for et, mt, m in comps],
+        strict=strict,
+    )
+
+
+def _alter_client_quotas(v: int, entries: Any, validate_only: Any = False) -> Any:
+    return dict(
+        entries=[
+            dict(
+                entity=[dict(entity_type=et, entity_name=en) for et, en in ent],
+                ops=[dict(key=k, value=float(val), remove=rm) for k, val, rm in ops],
+            )
+            for ent, ops in entries
+        ],
+        validate_only=validate_only,
+    )
+
+
+REQUESTS: dict[str, Any] = {
+    "DeleteTopics": _delete_topics,
+    "CreatePartitions": _create_partitions,
+    "DeleteRecords": _delete_records,
+    "OffsetDelete": _offset_delete,
+    "DescribeCluster": _describe_cluster,
+    "DescribeLogDirs": _describe_log_dirs,
+    "ElectLeaders": _elect_leaders,
+    "InitProducerId": _init_producer_id,
+    "ListTransactions": _list_transactions,
+    "AddPartitionsToTxn": _add_partitions_to_txn,
+    "DescribeUserScramCredentials": _describe_user_scram_credentials,
+    "AlterUserScramCredentials": _alter_user_scram_credentials,
+    "DescribeClientQuotas": _describe_client_quotas,
+    "AlterClientQuotas": _alter_client_quotas,
+}
+
+
 def ok_all(r: Any, path: Any) -> Any:
     """True when every error_code found under attribute path (e.g. 'topics.error_code') is 0."""
     if r is None:
@@ -1565,16 +1727,7 @@ def create_topics_case(c: Case, v: int) -> None:
 def delete_topics_case(c: Case, v: int) -> None:
     t1, t2, t3 = c.topic("-t1"), c.topic("-t2"), c.topic("-t3")
 
-    def dt(step: str, names: Any = (), ids: Any = ()) -> Any:
-        if v >= 6:
-            f = dict(
-                topics=[dict(name=n, topic_id=None) for n in names]
-                + [dict(name=nm, topic_id=i) for nm, i in ids],
-                timeout_ms=30000,
-            )
-        else:
-            f = dict(topic_names=list(names), timeout_ms=30000)
-        return c.call("DeleteTopics", v, f, step)
+    dt = c.stepper("DeleteTopics", v)
 
     if ok_all(dt("01.existing", [t1]), "responses.error_code"):
         c.wait_gone(t1)
@@ -1603,20 +1756,7 @@ def create_partitions_case(c: Case, v: int) -> None:
     node = c.probe.node_id
     t = c.topic("-t", parts=2)
 
-    def cp(step: str, topics: Any, validate_only: Any = False) -> Any:
-        return c.call(
-            "CreatePartitions",
-            v,
-            dict(
-                topics=[
-                    dict(name=n, count=k, assignments=None if a is None else [dict(broker_ids=b) for b in a])
-                    for n, k, a in topics
-                ],
-                timeout_ms=30000,
-                validate_only=validate_only,
-            ),
-            step,
-        )
+    cp = c.stepper("CreatePartitions", v)
 
     if ok_all(cp("01.grow_2_to_4", [(t, 4, None)]), "results.error_code"):
         c.wait_topic(t, 4)
@@ -1854,19 +1994,7 @@ def delete_records_case(c: Case, v: int) -> None:
     t = c.topic("-t", parts=2)
     c.produce("setup.produce_10", 7, t, 0, recs("r", 10))
 
-    def dr(step: str, topics: Any) -> Any:
-        return c.call(
-            "DeleteRecords",
-            v,
-            dict(
-                topics=[
-                    dict(name=n, partitions=[dict(partition_index=p, offset=o) for p, o in ps])
-                    for n, ps in topics
-                ],
-                timeout_ms=30000,
-            ),
-            step,
-        )
+    dr = c.stepper("DeleteRecords", v)
 
     dr("01.in_range_5", [(t, [(0, 5)])])
     dr("02.to_high_watermark", [(t, [(0, -1)])])
@@ -2019,16 +2147,7 @@ def offset_delete_case(c: Case, v: int) -> None:
     m.join_sync("setup.A")
     m.commit("setup.commit", [(t, [(0, 5), (1, 6)]), (t2, [(0, 7)])])
 
-    def od(step: str, group: Any, topics: Any) -> Any:
-        return c.call(
-            "OffsetDelete",
-            v,
-            dict(
-                group_id=group,
-                topics=[dict(name=n, partitions=[dict(partition_index=p) for p in ps]) for n, ps in topics],
-            ),
-            step,
-        )
+    od = c.stepper("OffsetDelete", v)
 
     def of(step: str) -> None:
         c.call("OffsetFetch", 7, dict(group_id=g, topics=None, require_stable=False), step)
@@ -2052,10 +2171,7 @@ def offset_delete_case(c: Case, v: int) -> None:
 
 @family("describe_cluster", V["DescribeCluster"])
 def describe_cluster_case(c: Case, v: int) -> None:
-    def d(step: str, **kw: Any) -> Any:
-        f = dict(include_cluster_authorized_operations=False, endpoint_type=1, include_fenced_brokers=False)
-        f.update(kw)
-        return c.call("DescribeCluster", v, f, step)
+    d = c.stepper("DescribeCluster", v)
 
     d("01.plain")
     d("02.authorized_operations", include_cluster_authorized_operations=True)
@@ -2069,8 +2185,7 @@ def describe_log_dirs_case(c: Case, v: int) -> None:
     t = c.topic("-t", parts=2)
     c.produce("setup.produce", 7, t, 0, recs("d", 3))
 
-    def d(step: str, topics: Any) -> Any:
-        return c.call("DescribeLogDirs", v, dict(topics=topics), step)
+    d = c.stepper("DescribeLogDirs", v)
 
     d("01.topic_partitions", [dict(topic=t, partitions=[0, 1, 9])])
     d("02.all_topics", None)
@@ -2083,17 +2198,7 @@ def describe_log_dirs_case(c: Case, v: int) -> None:
 def elect_leaders_case(c: Case, v: int) -> None:
     t = c.topic("-t", parts=2)
 
-    def el(step: str, tps: Any, et: Any = 0) -> Any:
-        return c.call(
-            "ElectLeaders",
-            v,
-            dict(
-                election_type=et,
-                topic_partitions=None if tps is None else [dict(topic=n, partitions=ps) for n, ps in tps],
-                timeout_ms=30000,
-            ),
-            step,
-        )
+    el = c.stepper("ElectLeaders", v)
 
     el("01.preferred", [(t, [0, 1])])
     if v >= 1:
@@ -2199,16 +2304,7 @@ def internal_alter_case(c: Case) -> None:
         return _alter(c, "IncrementalAlterConfigs", 1, step, [(CFG_TOPIC, co, cfgs)], validate_only, True)
 
     def cp(step: str, count: Any, validate_only: Any = False) -> Any:
-        return c.call(
-            "CreatePartitions",
-            3,
-            dict(
-                topics=[dict(name=co, count=count, assignments=None)],
-                timeout_ms=30000,
-                validate_only=validate_only,
-            ),
-            step,
-        )
+        return c.step("CreatePartitions", 3, step, [(co, count, None)], validate_only)
 
     iac("01.incremental_set_retention", [("retention.ms", SET, "1209600000")])
     dc(c, "02.describe_configs", 4, [(CFG_TOPIC, co, ["retention.ms", "cleanup.policy"])])
@@ -2237,20 +2333,7 @@ def internal_alter_case(c: Case) -> None:
 def init_producer_id_case(c: Case, v: int) -> None:
     tid = c.name("-tx")
 
-    def ip(step: str, t: Any, timeout: Any = 60000, pid: Any = -1, epoch: Any = -1) -> Any:
-        return c.call(
-            "InitProducerId",
-            v,
-            dict(
-                transactional_id=t,
-                transaction_timeout_ms=timeout,
-                producer_id=pid,
-                producer_epoch=epoch,
-                enable2_pc=False,
-                keep_prepared_txn=False,
-            ),
-            step,
-        )
+    ip = c.stepper("InitProducerId", v)
 
     r1 = ip("01.idempotent", None)
     ip("02.idempotent_again", None)
@@ -2648,18 +2731,7 @@ def txn_list_describe_case(c: Case, v: int) -> None:
     t3 = Txn(c, c.name("-tx-empty"), "t4", conn="C")
     t3.init("setup.empty.init")
 
-    def lt(step: str, states: Any = (), pids: Any = (), duration: Any = -1) -> Any:
-        return c.call(
-            "ListTransactions",
-            v,
-            dict(
-                state_filters=list(states),
-                producer_id_filters=list(pids),
-                duration_filter=duration,
-                transactional_id_pattern=None,
-            ),
-            step,
-        )
+    lt = c.stepper("ListTransactions", v)
 
     lt("01.list_all")
     lt("02.state_ongoing", states=["Ongoing"])
@@ -2685,24 +2757,7 @@ def txn_add_partitions_batched_case(c: Case, v: int) -> None:
     tx = Txn(c, c.name("-tx"), "t4")
     tx.init("setup.init_producer_id")
 
-    def ap(step: str, txns: Any) -> Any:
-        return c.call(
-            "AddPartitionsToTxn",
-            v,
-            dict(
-                transactions=[
-                    dict(
-                        transactional_id=tid,
-                        producer_id=pid,
-                        producer_epoch=ep,
-                        verify_only=vo,
-                        topics=[dict(name=n, partitions=ps) for n, ps in tps],
-                    )
-                    for tid, pid, ep, vo, tps in txns
-                ]
-            ),
-            step,
-        )
+    ap = c.stepper("AddPartitionsToTxn", v)
 
     ap("01.verify_only_not_added", [(tx.tid, tx.pid, tx.epoch, True, [(t, [0])])])
     ap("02.add", [(tx.tid, tx.pid, tx.epoch, False, [(t, [0])])])
@@ -2964,33 +3019,10 @@ def acls_case(c: Case, v: int) -> None:
 def scram_case(c: Case) -> None:
     alice, bob, carol, nobody = (f"{u}-{c.prefix}" for u in ("alice", "bob", "carol", "nobody"))
 
-    def dus(step: str, users: Any) -> Any:
-        return c.call(
-            "DescribeUserScramCredentials",
-            0,
-            dict(users=None if users is None else [dict(name=u) for u in users]),
-            step,
-        )
+    dus = c.stepper("DescribeUserScramCredentials", 0)
 
     def aus(step: str, ups: Any = (), dels: Any = ()) -> Any:
-        r = c.call(
-            "AlterUserScramCredentials",
-            0,
-            dict(
-                deletions=[dict(name=n, mechanism=m) for n, m in dels],
-                upsertions=[
-                    dict(
-                        name=n,
-                        mechanism=m,
-                        iterations=it,
-                        salt=b"probe2-salt",
-                        salted_password=bytes(range(64 if m == 2 else 32)),
-                    )
-                    for n, m, it in ups
-                ],
-            ),
-            step,
-        )
+        r = c.step("AlterUserScramCredentials", 0, step, ups, dels)
         if any_ok(r, "results.error_code"):
             c.barrier()
         return r
@@ -3026,33 +3058,10 @@ def scram_case(c: Case) -> None:
 def quotas_case(c: Case, v: int) -> None:
     u, cl = "u-" + c.prefix, "c-" + c.prefix
 
-    def dq(step: str, comps: Any, strict: Any = False) -> Any:
-        return c.call(
-            "DescribeClientQuotas",
-            v,
-            dict(
-                components=[dict(entity_type=et, match_type=mt, match=m) for et, mt, m in comps],
-                strict=strict,
-            ),
-            step,
-        )
+    dq = c.stepper("DescribeClientQuotas", v)
 
     def aq(step: str, entries: Any, validate_only: Any = False) -> Any:
-        r = c.call(
-            "AlterClientQuotas",
-            v,
-            dict(
-                entries=[
-                    dict(
-                        entity=[dict(entity_type=et, entity_name=en) for et, en in ent],
-                        ops=[dict(key=k, value=float(val), remove=rm) for k, val, rm in ops],
-                    )
-                    for ent, ops in entries
-                ],
-                validate_only=validate_only,
-            ),
-            step,
-        )
+        r = c.step("AlterClientQuotas", v, step, entries, validate_only)
         if not validate_only and any_ok(r, "entries.error_code"):
             c.barrier()
         return r
