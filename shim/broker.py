@@ -49,7 +49,7 @@ from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import AppendHook
-from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.memory import MEMORY_LOG_DIR, MemoryLog
 from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
@@ -584,6 +584,12 @@ class Broker:
     def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
         group = self.consumer_groups.group(group_id)
         return None if group is None else group.subscribed_topics()
+
+    @property
+    def log_dir(self) -> str:
+        """The one log directory's name (DescribeLogDirs, AlterReplicaLogDirs): the data
+        directory's absolute path; MEMORY_LOG_DIR for an in-memory broker."""
+        return MEMORY_LOG_DIR if self.storage is None else self.storage.log_dir
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         topic = self.topics.get_by_id(topic_id)

@@ -13,6 +13,9 @@ from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset, first_record_at_or_after
 from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
+# The name an in-memory broker gives its one log directory: Kafka always has one.
+MEMORY_LOG_DIR = ":memory:"
+
 
 class MemoryLog(PartitionLog):
     def __init__(

@@ -1,7 +1,7 @@
 """AlterReplicaLogDirs: move partitions to another log directory. This broker has one (the
-data directory), so every partition already lives in the only one it may name: that is a
-success without a move. Any other path is LOG_DIR_NOT_FOUND, as Kafka answers a directory
-missing from its `log.dirs` (an in-memory broker has none at all).
+data directory, or ":memory:" in memory), so every partition already lives in the only one it
+may name: that is a success without a move. Any other path is LOG_DIR_NOT_FOUND, as Kafka
+answers a directory missing from its `log.dirs`.
 
 Kafka's order (ReplicaManager.alterReplicaLogDirs): the topic name must fit a future log's
 directory name, then the directory must be a log dir, then the partition must exist.
@@ -27,9 +27,8 @@ _MAX_DIR_NAME = 255
 def _move(ctx: RequestContext, topic: str, partition: int, path: str) -> ErrorCode:
     if len(topic) + len(str(partition)) + _FUTURE_DIR_EXTRA > _MAX_DIR_NAME:
         return ErrorCode.INVALID_TOPIC_EXCEPTION
-    storage = ctx.broker.storage
     # Kafka compares the path as given with its log dirs' absolute paths.
-    if storage is None or path != storage.log_dir:
+    if path != ctx.broker.log_dir:
         return ErrorCode.LOG_DIR_NOT_FOUND
     if ctx.broker.topics.partition(topic, partition) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION

@@ -20,9 +20,6 @@ from kafka_shim.storage.topics import TopicStore
 __all__ = ["API", "handle"]
 
 
-MEMORY_LOG_DIR = ":memory:"
-
-
 def _memory_bytes() -> tuple[int, int]:
     """The machine's memory, total and available: the "volume" an in-memory log lives in."""
     page = os.sysconf("SC_PAGE_SIZE")
@@ -65,9 +62,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if request.topics is not None:
         wanted = {(t.topic, index) for t in request.topics for index in t.partitions}
     storage = ctx.broker.storage
-    if storage is None:
-        name, volume = MEMORY_LOG_DIR, _memory_bytes()
-    else:
-        name, volume = storage.log_dir, storage.volume_bytes()
-    log_dir = _log_dir(ctx.broker.topics, name, volume, wanted)
+    volume = _memory_bytes() if storage is None else storage.volume_bytes()
+    log_dir = _log_dir(ctx.broker.topics, ctx.broker.log_dir, volume, wanted)
     return {"throttle_time_ms": 0, "error_code": ErrorCode.NONE, "results": [log_dir]}

@@ -537,4 +537,6 @@ def test_partitions_already_live_in_the_only_log_dir(on_disk: Harness, version: 
 def test_alter_replica_log_dirs_in_memory_and_unauthorized() -> None:
     h = secured()
     assert move(h, 2, "/tmp", "A", 0, principal=ADMIN) == [("A", 0, ErrorCode.LOG_DIR_NOT_FOUND)]
+    # The one directory DescribeLogDirs describes: already there.
+    assert move(h, 2, ":memory:", "A", 0, principal=ADMIN) == [("A", 0, ErrorCode.NONE)]
     assert move(h, 2, "/tmp", "A", 0, principal=ALICE) == [("A", 0, CAF)]
