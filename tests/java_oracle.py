@@ -1,6 +1,7 @@
 """kafka-clients as the outside oracle of the message declarations: its generated message
 classes (made from Kafka's own message JSON) encode the same content, compat/java's
-MessageOracle prints the bytes. One JVM answers every sample of a test module."""
+MessageOracle prints the bytes. One JVM answers every sample of a test module; an older
+kafka-clients release (compat/java_build.OLDER_KAFKA_CLIENTS) answers for the release it was."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from compat.java_build import _require_tool, compiled_classpath
+from compat.java_build import KAFKA_CLIENTS, JavaDriverUnavailable, _require_tool, oracle_classpath
 from kafka_shim.protocol import schema as s
 
 
@@ -58,11 +59,15 @@ def encode_with_kafka_clients(samples: Sequence[tuple[s.Message, int, dict[str, 
     return [bytes.fromhex(answer) for answer in answers]
 
 
-def ask_kafka_clients(commands: Sequence[dict[str, Any]]) -> list[str]:
-    """MessageOracle's answer to each command, in one JVM: an encoded body in hex, or "!" and
-    the reason kafka-clients refused it (compat/java/MessageOracle.java says which commands)."""
-    classpath = compiled_classpath()  # JavaDriverUnavailable fails the test: CI has a JDK
-    java = _require_tool("java")
+def ask_kafka_clients(commands: Sequence[dict[str, Any]], kafka_clients: str = KAFKA_CLIENTS) -> list[str]:
+    """MessageOracle's answer to each command, in one JVM of kafka-clients release
+    `kafka_clients`: an encoded body in hex, or "!" and the reason kafka-clients refused it
+    (compat/java/MessageOracle.java says which commands)."""
+    try:
+        classpath = oracle_classpath(kafka_clients)
+        java = _require_tool("java")
+    except JavaDriverUnavailable as exc:  # a failure, not a skip: CI has a JDK and the jars
+        raise AssertionError(f"the Java oracle is needed (bash .ci/run installs it): {exc}") from exc
     result = subprocess.run(
         [java, "-XX:TieredStopAtLevel=1", "-Xmx256m", "-cp", classpath, "MessageOracle"],
         input="".join(json.dumps(command) + "\n" for command in commands),

