@@ -343,6 +343,26 @@ KAFKA_BROKER_CONFIGS: tuple[tuple[str, str, str | None, str], ...] = (
     ("zookeeper.ssl.truststore.type", "STRING", None, "read-only"),
 )  # fmt: skip
 
+# Broker keys Kafka 3.9 does not describe, with the release that first does: 3.9 accepts
+# group.consumer.migration.policy as an internal config (defineInternal); the others are new
+# in 4.0 (read from each release's ConfigDef declarations). DescribeConfigs leaves a key out
+# under an older --emulate.
+DESCRIBED_SINCE: dict[str, str] = {
+    "group.consumer.migration.policy": "4.0",
+    "remote.list.offsets.request.timeout.ms": "4.0",
+    "share.coordinator.append.linger.ms": "4.0",
+    "share.coordinator.load.buffer.size": "4.0",
+    "share.coordinator.snapshot.update.records.per.snapshot": "4.0",
+    "share.coordinator.state.topic.compression.codec": "4.0",
+    "share.coordinator.state.topic.min.isr": "4.0",
+    "share.coordinator.state.topic.num.partitions": "4.0",
+    "share.coordinator.state.topic.replication.factor": "4.0",
+    "share.coordinator.state.topic.segment.bytes": "4.0",
+    "share.coordinator.threads": "4.0",
+    "share.coordinator.write.timeout.ms": "4.0",
+    "share.fetch.purgatory.purge.interval.requests": "4.0",
+}
+
 # (name, type, default, the broker config supplying the default: Kafka"s synonym)
 KAFKA_TOPIC_CONFIGS: tuple[tuple[str, str, str | None, str | None], ...] = (
     ("cleanup.policy", "LIST", "delete", "log.cleanup.policy"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
-from kafka_shim.protocol.kafka_config_keys import KAFKA_BROKER_CONFIGS, KAFKA_TOPIC_CONFIGS
+from kafka_shim.protocol.kafka_config_keys import DESCRIBED_SINCE, KAFKA_BROKER_CONFIGS, KAFKA_TOPIC_CONFIGS
 
 
 class ConfigType(IntEnum):
@@ -61,8 +61,8 @@ class Setting:
     # read_only, and whether IncrementalAlterConfigs may set it on a broker.
     update_mode: str = "read-only"
     no_effect: str = ""  # why a Kafka config is accepted but changes nothing here ("": honoured)
-    # The first release that describes the key (DescribeConfigs); before it the key is
-    # accepted but not described, as Kafka keeps an internal config. None: every release.
+    # The first release that describes the key (kafka_config_keys.DESCRIBED_SINCE); before
+    # it the key is accepted but not described. None: every release.
     since: str | None = None
 
     @property
@@ -265,8 +265,7 @@ _DECLARED = [
     _broker("group.consumer.migration.policy", STRING, "bidirectional",
             "online conversion of a group between classic and consumer (upgrade, downgrade, both, neither)",
             "consumer_migration_policy",
-            choices=("bidirectional", "upgrade", "downgrade", "disabled"),
-            since="4.0"),  # an internal config of 3.9's GroupCoordinatorConfig
+            choices=("bidirectional", "upgrade", "downgrade", "disabled")),
     # --- KIP-932 share groups (the group-level share.* configs of the GROUP resource override these)
     _broker("group.share.session.timeout.ms", INT, "45000", "session timeout of share-group members",
             "share_session_timeout_ms", minimum=1),
@@ -498,14 +497,24 @@ def _with_kafka_keys() -> tuple[dict[str, Setting], dict[str, Setting]]:
     honoured_synonyms = {s.synonym for s in topics.values() if s.synonym is not None and not s.no_effect}
     modes = {name: mode for name, _, _, mode in KAFKA_BROKER_CONFIGS}
     brokers = {
-        s.name: replace(s, update_mode=modes.get(s.name, s.update_mode)) for s in _DECLARED if not s.topic
+        s.name: replace(s, update_mode=modes.get(s.name, s.update_mode), since=DESCRIBED_SINCE.get(s.name))
+        for s in _DECLARED
+        if not s.topic
     }
     for name, type_name, default, mode in KAFKA_BROKER_CONFIGS:
         if name in brokers:
             continue
         reason = "" if name in honoured_synonyms or name in ALIASES else no_effect_reason(name)
         doc = f"accepted, no effect here: {reason}" if reason else _synonym_doc(name, topics)
-        brokers[name] = Setting(name, ConfigType[type_name], default, doc, update_mode=mode, no_effect=reason)
+        brokers[name] = Setting(
+            name,
+            ConfigType[type_name],
+            default,
+            doc,
+            update_mode=mode,
+            no_effect=reason,
+            since=DESCRIBED_SINCE.get(name),
+        )
     return brokers, topics
 
 

@@ -148,12 +148,15 @@ def test_legacy_alter_configs_replaces_the_whole_set(broker: Harness) -> None:
 
 
 @pytest.mark.parametrize(("release", "described"), [("3.9", False), ("4.0", True), ("4.2", True)])
-def test_a_key_is_described_from_the_release_that_introduced_it(release: str, described: bool) -> None:
+@pytest.mark.parametrize("key", ["group.consumer.migration.policy", "share.coordinator.threads"])
+def test_a_key_is_described_from_the_release_that_introduced_it(
+    release: str, described: bool, key: str
+) -> None:
     """group.consumer.migration.policy was an internal config of Kafka 3.9's
-    GroupCoordinatorConfig (accepted, never described: the corpus' describe_configs cases);
-    from 4.0 it is described. Asked by name or with every config, as Kafka answers."""
+    GroupCoordinatorConfig (accepted, never described: the corpus' describe_configs cases), the
+    share coordinator's configs are new in 4.0: from 4.0 both are described. Asked by name or
+    with every config, as Kafka answers."""
     h = Harness(emulate=release)
-    key = "group.consumer.migration.policy"
     for keys in ((key,), ()):
         names = {c.name for c in describe(h, ResourceType.BROKER, "0", *keys).configs}
         assert (key in names) is described
