@@ -3,8 +3,8 @@
     python -m bench.compaction [--megabytes 50] [--rounds 3]
 
 Two shapes, both through the same record formats the coordinator writes:
-- a cleaner pass (storage.compaction: latest_offsets, producer_last_offsets,
-  compact) over a log of OffsetCommits of 10 partitions each, 1000 groups
+- a cleaner pass (storage.compaction: latest_offsets, last_records, compact)
+  over a log of OffsetCommits of 10 partitions each, 1000 groups
   committing round-robin: MB/s;
 - the in-memory offsets topic (OffsetsLog over MemoryLog): one-offset commits
   of one group, as bench.commits makes them; the append cost per commit
@@ -28,6 +28,7 @@ from kafka_shim.storage import compaction
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.offsets_log import OffsetsLog
+from kafka_shim.storage.producer_state import LastRecord
 from kafka_shim.storage.topics import TopicStore
 
 GROUPS = 1000
@@ -74,19 +75,18 @@ def timed_s(action: Callable[[], object]) -> float:
 def cleaner_pass(segments: list[bytes]) -> dict[str, float]:
     """Seconds for each call of one pass: every segment but the last is cleaned."""
     latest: dict[bytes, int] = {}
-    producers: dict[int, int] = {}
+    producers: dict[int, LastRecord] = {}
     times = {
-        "latest_offsets": timed_s(lambda: latest.update(compaction.latest_offsets(segments))),
-        "producer_last_offsets": timed_s(
-            lambda: producers.update(compaction.producer_last_offsets(segments))
-        ),
+        # Kafka's key map covers the segments cleaned, not the active one.
+        "latest_offsets": timed_s(lambda: latest.update(compaction.latest_offsets(segments[:-1]))),
+        "last_records": timed_s(lambda: producers.update(compaction.last_records(segments))),
         "compact": timed_s(
             lambda: compaction.compact(
                 segments[:-1],
                 latest,
                 now_ms=NOW,
                 delete_retention_ms=LogConfig().delete_retention_ms,
-                producer_last_offsets=producers,
+                active_producers=producers,
             )
         ),
     }

@@ -94,13 +94,13 @@ def clean(broker: Broker) -> None:
         blobs = [log.read_segment(base) for base in closed]
         active_base = log.closed_segments()[-1][1]
         everything = [*blobs, log.read(active_base, 1 << 40)]
-        latest = compaction.latest_offsets(everything)
+        latest = compaction.latest_offsets(blobs)  # Kafka's key map: the segments cleaned
         cleaned = compaction.compact(
             blobs,
             latest,
             now_ms=NOW,
             delete_retention_ms=LogConfig().delete_retention_ms,
-            producer_last_offsets=compaction.producer_last_offsets(everything),
+            active_producers=compaction.last_records(everything),
         )
         log.replace_segments(closed, cleaned)
 

@@ -5,16 +5,18 @@ lock while it reads, writes or fsyncs.
 As Kafka's LogCleaner it works in two passes over the files:
 1. the key map (`OffsetMap`, Kafka's SkimpyOffsetMap: a 16-byte hash of each key and the
    offset of its newest record, at most log.cleaner.dedupe.buffer.size / 24 x 0.9 keys) is
-   built from the first segment on; when it is full, only the segments read whole before
+   built from the first segment to the round's end; when it is full, only the segments read whole before
    that point are cleaned this time (the rest at a later pass);
 2. each group of cleanable segments (together no larger than segment.bytes, so a cleaned
    segment never outgrows what appends would make) is read in chunks of whole batches,
    compacted chunk by chunk into its `.cleaned` file, fsynced, verified and indexed; then,
    under the lock, swapped in by renames (`DiskLog.replace_segments`).
 Segments are read by name, never through the log, so appends, fetches and retention go on
-meanwhile; a swap whose segments retention or DeleteRecords took is dropped. Segments
-younger than min.compaction.lag.ms, the active segment and segments reaching the last
-stable offset (an open transaction may yet abort) are left.
+meanwhile; a swap whose segments retention or DeleteRecords took is dropped. A round covers
+the segments below the first uncleanable offset (`compaction.first_uncleanable_offset`: the
+active segment, the first segment reaching the last stable offset or younger than
+min.compaction.lag.ms), and its key map only those, so a record superseded only in the
+active segment stays until that segment rolls and is cleaned, as in Kafka.
 """
 
 from __future__ import annotations
@@ -111,20 +113,21 @@ def clean(log_: DiskLog, now_ms: int) -> int:
     """Compact `log_`'s cleanable segments; returns how many were rewritten."""
     stable = log_.last_stable_offset
     segments = log_.segment_files()
-    newest = now_ms - log_.config.min_compaction_lag_ms
-    cleanable: list[SegmentFile] = []
-    for segment in segments[:-1]:
-        if segment.max_timestamp > newest or segment.next_offset > stable:
-            break
-        cleanable.append(segment)
+    config = log_.config
+    uncleanable = compaction.first_uncleanable_offset(
+        [compaction.SegmentSpan(s.base_offset, s.next_offset, s.max_timestamp) for s in segments],
+        stable_offset=stable,
+        now_ms=now_ms,
+        min_compaction_lag_ms=config.min_compaction_lag_ms,
+    )
+    cleanable = [segment for segment in segments if segment.base_offset < uncleanable]
     if not cleanable:
         return 0
 
-    transactions = compaction.TransactionFilter(log_.aborted_ranges(0, log_.log_end_offset), stable)
+    transactions = compaction.TransactionFilter(log_.aborted_ranges(0, uncleanable), stable)
     offsets = OffsetMap(log_.options.cleaner_dedupe_buffer_size)
-    producers: dict[int, int] = {}
     try:
-        mapped_to = _map(segments, offsets, producers, transactions)
+        mapped_to = _map(cleanable, offsets, transactions)
     except FileNotFoundError:  # retention or DeleteRecords took a segment meanwhile
         return 0
     if mapped_to <= cleanable[0].base_offset:
@@ -135,8 +138,11 @@ def clean(log_: DiskLog, now_ms: int) -> int:
         )
         return 0
     cleanable = [segment for segment in cleanable if segment.next_offset <= mapped_to]
+    producers = log_.last_records_of_active_producers()
+    # One round: what it meets of each transaction, group after group, decides its marker.
+    round_ = compaction.CleanedTransactions(transactions)
     cleaned = 0
-    for group in _groups(log_.config.segment_bytes, cleanable):
+    for group in _groups(config.segment_bytes, cleanable):
         bases = [segment.base_offset for segment in group]
         replacement = log_.begin_replacement(bases)
         try:
@@ -147,40 +153,31 @@ def clean(log_: DiskLog, now_ms: int) -> int:
                             [chunk],
                             offsets,
                             now_ms=now_ms,
-                            delete_retention_ms=log_.config.delete_retention_ms,
-                            producer_last_offsets=producers,
-                            transactions=transactions,
+                            delete_retention_ms=config.delete_retention_ms,
+                            active_producers=producers,
+                            transactions=round_,
                         )
                     )
         except BaseException:
             replacement.discard()
             raise
-        if log_.replace_segments(bases, replacement):
+        if log_.replace_segments(bases, replacement, emptied_aborts=round_.emptied_aborts):
             cleaned += len(group)
     return cleaned
 
 
-def _map(
-    segments: list[SegmentFile],
-    offsets: OffsetMap,
-    producers: dict[int, int],
-    transactions: compaction.TransactionFilter,
-) -> int:
-    """Fill `offsets` from the first segment on, and `producers` with every producer's last
-    batch (from the whole log); returns the base offset of the first segment whose keys did
-    not all fit (the log end when all did): segments before it may be cleaned."""
-    full_at: int | None = None
-    for segment in segments:
+def _map(cleanable: list[SegmentFile], offsets: OffsetMap, transactions: compaction.TransactionFilter) -> int:
+    """Fill `offsets` from the segments to clean (Kafka's buildOffsetMap over the dirty section:
+    nothing at or after the first uncleanable offset supersedes anything); returns the base
+    offset of the first segment whose keys did not all fit (its end when all did): segments
+    before it may be cleaned."""
+    for segment in cleanable:
         for chunk in read_chunks(segment.path, segment.size):
             for batch in compaction.scan([chunk]):
                 time.sleep(0)  # as between runs: the event loop's thread goes first
-                header = batch.header
-                if header.has_producer_id:
-                    producers[header.producer_id] = header.last_offset
-                if full_at is not None or not transactions.stands(header):
+                if not transactions.stands(batch.header):
                     continue
                 for offset, key, _ in batch.records:
                     if key is not None and not offsets.put(key, offset):
-                        full_at = segment.base_offset
-                        break
-    return segments[-1].next_offset if full_at is None else full_at
+                        return segment.base_offset
+    return cleanable[-1].next_offset

@@ -1,23 +1,22 @@
 """Log compaction (cleanup.policy=compact) as pure functions over record batches,
 following Kafka's LogCleaner / MemoryRecords.filterTo. No I/O, no clock.
 
-The two calls a cleaner makes:
+A cleaning round, as Kafka's LogCleaner.doClean runs one:
 
-    latest = latest_offsets(blobs)
-        blobs: Iterable[bytes], each a run of whole v2 batches (e.g. one segment),
-        covering the segments to clean AND every later one (the active segment too).
-        Returns {key: offset of its newest record} (Kafka's OffsetMap).
+    latest = latest_offsets(cleanable)
+        cleanable: Iterable[bytes], runs of whole v2 batches: the segments below the first
+        uncleanable offset (`first_uncleanable_offset`), oldest first, and nothing after.
+        Returns {key: offset of its newest record} (Kafka's OffsetMap over the dirty section).
 
-    cleaned = compact(blobs, latest, now_ms=..., delete_retention_ms=...,
-                      producer_last_offsets={producer id: last data offset})
-        blobs: the closed segments to clean, oldest first.
+    cleaned = compact(cleanable, latest, now_ms=..., delete_retention_ms=...,
+                      active_producers={producer id: LastRecord})
         Returns bytes: the surviving batches, back to back, ready for
         DiskLog.replace_segments. Every offset kept keeps its number (gaps allowed).
 
-A cleaner that walks the log in steps (MemoryLog) scans each batch once with
-`scan` and feeds the same `ScannedBatch`es to `add_latest_offsets`,
-`add_producer_last_offsets` and `compact_scanned`; the two calls above are
-those over one streaming scan each.
+A cleaner that walks the log in steps or chunks scans each batch once with `scan` and
+feeds the same `ScannedBatch`es to `add_latest_offsets` and `compact_scanned`, with one
+`CleanedTransactions` for the whole round (what it learns of a transaction's batches
+decides its marker).
 
 What survives, as in Kafka:
 - A record whose key's newest offset is its own (or whose key is not in `latest`).
@@ -31,23 +30,28 @@ What survives, as in Kafka:
 - A batch keeps its bytes when nothing in it changes; otherwise it is re-encoded
   with the same base offset, last offset delta, compression, timestamp type,
   producer id/epoch, base sequence and partition leader epoch, so a producer's
-  last sequence still lines up. A batch left with no records disappears,
-  except the last batch of an active producer (`producer_last_offsets`), which
-  stays as an empty header remembering its sequence.
-- Transactions (`TransactionFilter`): records of aborted transactions never stand
-  for their keys and are dropped, as Kafka's cleaner discards them; records at or
-  after the last stable offset (a transaction still open may yet abort) are not in
-  the key map, and the cleaner cleans only below that offset. Control batches
-  (COMMIT/ABORT markers) are kept, so aborted ranges stay whole for read_committed.
+  last sequence still lines up. A batch left with no records disappears, except
+  (LogCleaner's RETAIN_EMPTY, an empty header remembering its sequence) the batch
+  holding an active producer's last data offset (`LastRecord`), or its marker when it
+  has no data offset in its epoch.
+- Transactions (`TransactionFilter`, `CleanedTransactions`): records of aborted
+  transactions never stand for their keys and are dropped, as Kafka's cleaner discards
+  them; records at or after the last stable offset (a transaction still open may yet
+  abort) are not in the key map, and the cleaner cleans only below that offset.
+  A COMMIT or ABORT marker stays while a batch of its transaction is in the round; once
+  none is, its batch is stamped with a delete horizon as a tombstone's is, and a clean at
+  or after it removes the marker (Kafka's CleanedTransactionMetadata); an aborted
+  transaction's range leaves the transaction index when its marker becomes removable.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import compress as compress_by
 from typing import NamedTuple, Protocol
 
+from kafka_shim.protocol.control_records import read_marker
 from kafka_shim.protocol.record_codec import (
     DELETE_HORIZON_FLAG,
     Record,
@@ -56,6 +60,7 @@ from kafka_shim.protocol.record_codec import (
     encode_batch,
 )
 from kafka_shim.protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
+from kafka_shim.storage.producer_state import LastRecord
 from kafka_shim.storage.txn_index import AbortedTxn
 
 
@@ -63,6 +68,30 @@ class KeyOffsets(Protocol):
     """The newest offset of each key: a dict, or the disk cleaner's bounded OffsetMap."""
 
     def get(self, key: bytes, default: int, /) -> int: ...
+
+
+class SegmentSpan(NamedTuple):
+    """What a round's end is decided from: a segment's offsets and newest timestamp (a disk
+    log's SegmentFile has them too)."""
+
+    base_offset: int
+    next_offset: int
+    max_timestamp: int
+
+
+def first_uncleanable_offset(
+    segments: Sequence[SegmentSpan], *, stable_offset: int, now_ms: int, min_compaction_lag_ms: int
+) -> int:
+    """Where a cleaning round stops, as Kafka's LogCleanerManager.cleanableOffsets decides it
+    and LogToClean rounds it down to a segment: the base offset of the first segment that is
+    the active one (the last), reaches the last stable offset, or (with min.compaction.lag.ms
+    above 0) holds a record newer than now - min.compaction.lag.ms. The key map covers the
+    segments below it and nothing else."""
+    for segment in segments[:-1]:
+        too_young = min_compaction_lag_ms > 0 and segment.max_timestamp > now_ms - min_compaction_lag_ms
+        if too_young or segment.next_offset > stable_offset:
+            return segment.base_offset
+    return segments[-1].base_offset
 
 
 class ScannedBatch(NamedTuple):
@@ -101,6 +130,47 @@ class TransactionFilter:
         return header.base_offset < self.stable_offset and not self.aborted(header)
 
 
+NOTHING_ABORTED = TransactionFilter((), 2**63 - 1)
+
+
+class CleanedTransactions:
+    """What one cleaning round has seen of transactions, batch by batch in log order (Kafka's
+    CleanedTransactionMetadata): a data batch of an aborted transaction may go; a COMMIT or
+    ABORT marker may go once the round met no batch of its transaction before it (a batch
+    emptied by this round still counts: its marker goes in a later round)."""
+
+    def __init__(self, transactions: TransactionFilter = NOTHING_ABORTED) -> None:
+        self.filter = transactions
+        self._committing: set[int] = set()  # producers with a batch met since their last COMMIT
+        self._aborting: set[int] = set()  # producers with an aborted batch met since their last ABORT
+        # ABORT markers (offsets) whose transaction has no batch left: their aborted ranges
+        # leave the transaction index (Kafka writes the cleaned index without them).
+        self.emptied_aborts: set[int] = set()
+
+    def discardable(self, batch: ScannedBatch) -> bool:
+        header = batch.header
+        producer_id = header.producer_id
+        if not header.is_control:
+            if not header.is_transactional:
+                return False
+            if self.filter.aborted(header):
+                self._aborting.add(producer_id)
+                return True
+            self._committing.add(producer_id)
+            return False
+        if header.records_count == 0:  # a marker an earlier round emptied
+            return True
+        marker = read_marker(batch.blob, header)
+        if marker is None:  # another control type: kept, as Kafka keeps it
+            return False
+        pending = self._committing if marker.commit else self._aborting
+        discardable = producer_id not in pending
+        pending.discard(producer_id)
+        if discardable and not marker.commit:
+            self.emptied_aborts.add(header.base_offset)
+        return discardable
+
+
 def scan(blobs: Iterable[bytes]) -> Iterator[ScannedBatch]:
     """The batches of `blobs`, in order; values are sliced out, never decoded."""
     for blob in blobs:
@@ -127,16 +197,20 @@ def add_latest_offsets(
     return latest
 
 
-def producer_last_offsets(blobs: Iterable[bytes]) -> dict[int, int]:
-    """The last offset of every producer's last batch (pass the whole log): the batch
-    compaction keeps, if only as an empty header, to remember the producer's sequence."""
-    return add_producer_last_offsets({}, (h for blob in blobs for h in iter_headers(blob)))
-
-
-def add_producer_last_offsets(last: dict[int, int], headers: Iterable[BatchHeader]) -> dict[int, int]:
-    for header in headers:
-        if header.has_producer_id:
-            last[header.producer_id] = header.last_offset
+def last_records(blobs: Iterable[bytes]) -> dict[int, LastRecord]:
+    """Every producer's LastRecord as its batches in `blobs` (the whole log) leave it, each
+    taken as active: a marker of a new epoch leaves no data offset, as ProducerStates does.
+    A log's cleaner asks the log's own producer state, which also expires idle producers."""
+    last: dict[int, LastRecord] = {}
+    for blob in blobs:
+        for header in iter_headers(blob):
+            if not header.has_producer_id:
+                continue
+            known = last.get(header.producer_id)
+            if not header.is_control:
+                last[header.producer_id] = LastRecord(header.last_offset, header.producer_epoch)
+            elif known is None or known.producer_epoch != header.producer_epoch:
+                last[header.producer_id] = LastRecord(None, header.producer_epoch)
     return last
 
 
@@ -146,17 +220,17 @@ def compact(
     *,
     now_ms: int,
     delete_retention_ms: int,
-    producer_last_offsets: Mapping[int, int] | None = None,
-    transactions: TransactionFilter | None = None,
+    active_producers: Mapping[int, LastRecord] | None = None,
+    transactions: CleanedTransactions | None = None,
 ) -> bytes:
     """The batches of `blobs` with superseded records, keyless records, expired
-    tombstones and aborted records removed (see the module docstring)."""
+    tombstones and markers, and aborted records removed (see the module docstring)."""
     return compact_scanned(
         scan(blobs),
         latest,
         now_ms=now_ms,
         delete_retention_ms=delete_retention_ms,
-        producer_last_offsets=producer_last_offsets,
+        active_producers=active_producers,
         transactions=transactions,
     )
 
@@ -167,19 +241,51 @@ def compact_scanned(
     *,
     now_ms: int,
     delete_retention_ms: int,
-    producer_last_offsets: Mapping[int, int] | None = None,
-    transactions: TransactionFilter | None = None,
+    active_producers: Mapping[int, LastRecord] | None = None,
+    transactions: CleanedTransactions | None = None,
 ) -> bytes:
-    """`compact` over batches already scanned (for the key map, say)."""
-    last_offsets = producer_last_offsets or {}
+    """`compact` over batches already scanned (for the key map, say). Pass the round's one
+    `transactions` to every call of a round that comes in pieces."""
+    producers = active_producers or {}
+    seen = transactions or CleanedTransactions()
     out: list[bytes] = []
     for batch in batches:
+        discardable = seen.discardable(batch)
         if batch.header.is_control:
-            out.append(batch.blob[batch.header.position : batch.header.end])
+            kept = _clean_marker(batch, discardable, now_ms, delete_retention_ms)
         else:
-            aborted = transactions is not None and transactions.aborted(batch.header)
-            out.append(_clean_batch(batch, latest, now_ms, delete_retention_ms, last_offsets, aborted))
+            kept = _clean_batch(batch, latest, now_ms, delete_retention_ms, discardable)
+        if kept is None:  # no record left
+            kept = _empty_header(batch.header) if _retains_empty(batch.header, producers) else b""
+        out.append(kept)
     return b"".join(out)
+
+
+def _retains_empty(header: BatchHeader, producers: Mapping[int, LastRecord]) -> bool:
+    """LogCleaner's RETAIN_EMPTY for an active producer: a batch kept as an empty header if it
+    loses every record. Its last data batch holds its last sequence; without one (an epoch
+    bumped by a marker), its marker of that epoch holds the epoch that fences it."""
+    last = producers.get(header.producer_id) if header.has_producer_id else None
+    if last is None:
+        return False
+    if last.last_data_offset is None:
+        return header.is_control and header.producer_epoch == last.producer_epoch
+    return header.last_offset == last.last_data_offset
+
+
+def _clean_marker(
+    batch: ScannedBatch, discardable: bool, now_ms: int, delete_retention_ms: int
+) -> bytes | None:
+    """The marker, stamped with a delete horizon when it first becomes removable; None once
+    that horizon has passed (or an earlier round emptied it). The wait of delete.retention.ms
+    lets a read_committed consumer part way through the transaction still meet it."""
+    blob, header, _ = batch
+    horizon = header.base_timestamp if header.attributes & DELETE_HORIZON_FLAG else None
+    if header.records_count == 0 or (discardable and horizon is not None and now_ms >= horizon):
+        return None
+    if discardable and horizon is None:
+        return _rebuild(header, decode_batch(blob, header).records, now_ms + delete_retention_ms)
+    return blob[header.position : header.end]
 
 
 def _clean_batch(
@@ -187,9 +293,9 @@ def _clean_batch(
     latest: KeyOffsets,
     now_ms: int,
     delete_retention_ms: int,
-    producer_last_offsets: Mapping[int, int],
     aborted: bool,
-) -> bytes:
+) -> bytes | None:
+    """The batch with what survives (see the module docstring); None when nothing does."""
     # Which records survive is decided from keys and null values alone; only a batch
     # that loses some but not all of its records is decoded whole and re-encoded.
     blob, header, scanned = batch
@@ -204,16 +310,14 @@ def _clean_batch(
         kept_tombstone = kept_tombstone or (keep and value is None)
     needs_horizon = horizon is None and kept_tombstone
     kept_count = sum(kept)
-    if kept_count == len(kept) and not needs_horizon:
+    if kept_count == len(kept) and kept_count and not needs_horizon:
         return blob[header.position : header.end]
     if kept_count:
         if needs_horizon:
             horizon = now_ms + delete_retention_ms
         records = decode_batch(blob, header).records
         return _rebuild(header, list(compress_by(records, kept)), horizon)
-    if header.has_producer_id and producer_last_offsets.get(header.producer_id) == header.last_offset:
-        return _empty_header(header)
-    return b""
+    return None
 
 
 def _rebuild(header: BatchHeader, records: list[Record], horizon: int | None) -> bytes:

@@ -21,7 +21,7 @@ import logging
 import os
 import shutil
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from itertools import chain
 from pathlib import Path
 from typing import NamedTuple
@@ -508,12 +508,16 @@ class DiskLog(PartitionLog):
             end = self._segments[first + len(old)].base_offset
             return Replacement(self.directory, old[0].base_offset, end, self.config.index_interval_bytes)
 
-    def replace_segments(self, base_offsets: list[int], batches: bytes | Replacement) -> bool:
+    def replace_segments(
+        self, base_offsets: list[int], batches: bytes | Replacement, emptied_aborts: Collection[int] = ()
+    ) -> bool:
         """Replace consecutive closed segments by one holding `batches` (whole, CRC-valid
         batches whose offsets lie inside the replaced range, in order; gaps allowed), or
         by a written Replacement. Crash-safe: see `storage.swap`. Under the lock only the
         swap itself runs (renames, directory fsyncs): False, the replacement discarded, if
-        the segments are no longer all there (retention or DeleteRecords took some)."""
+        the segments are no longer all there (retention or DeleteRecords took some). The
+        aborted ranges closed by the ABORT markers at `emptied_aborts` (their transactions
+        have no batch left) leave the transaction index."""
         if isinstance(batches, Replacement):
             replacement = batches
         else:
@@ -534,7 +538,12 @@ class DiskLog(PartitionLog):
             except (StorageError, ValueError):
                 replacement.discard()
                 return False
-            aborted = [entry for segment in old for entry in segment.txn_index.entries]
+            aborted = [
+                entry
+                for segment in old
+                for entry in segment.txn_index.entries
+                if entry.last_offset not in emptied_aborts
+            ]
             for segment in old:
                 segment.close()
             replacement.install([s.base_offset for s in old])

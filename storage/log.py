@@ -23,7 +23,7 @@ from kafka_shim.protocol.record_codec import decode_batch
 from kafka_shim.protocol.records import RecordBatches, iter_headers, read_header
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log_config import LogConfig
-from kafka_shim.storage.producer_state import ProducerStates
+from kafka_shim.storage.producer_state import LastRecord, ProducerStates
 from kafka_shim.storage.txn_index import AbortedTxn
 
 # Called with the log that grew, so only Fetches waiting on it are woken.
@@ -146,6 +146,11 @@ class PartitionLog(ABC):
     def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
         """Store a marker batch (offset assigned) and keep the transaction it aborts, if
         any: both or neither."""
+
+    def last_records_of_active_producers(self) -> dict[int, LastRecord]:
+        """What the log cleaner needs of the producers' state, taken under the lock."""
+        with self._lock:
+            return self.producers.last_records()
 
     @abstractmethod
     def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:

@@ -117,24 +117,34 @@ class MemoryLog(PartitionLog):
         return count
 
     def clean(self, now_ms: int) -> int:
-        """Compact the closed segments whose records are all older than min.compaction.lag.ms,
-        as the disk log's cleaner does (the active segment and an open transaction's are left);
-        returns how many batches remain in them."""
+        """Compact the segments below the first uncleanable offset, as the disk log's cleaner
+        does (the same `compaction.first_uncleanable_offset`: the active segment, segments
+        reaching the last stable offset or younger than min.compaction.lag.ms are left, and
+        supersede nothing); returns how many batches remain below it."""
+        from kafka_shim.storage import compaction  # the record codec loads only where topics compact
+
+        spans = [
+            compaction.SegmentSpan(
+                base,
+                self._last_offsets[end - 1] + 1 if end > first else base,
+                max(self._max_timestamps[first:end], default=-1),
+            )
+            for base, (first, end) in zip(self._segment_bases, self._segments(), strict=True)
+        ]
         config = self.config
-        newest_allowed = now_ms - config.min_compaction_lag_ms
-        clean_below = None
-        for first, end in self._segments()[:-1]:
-            if max(self._max_timestamps[first:end], default=newest_allowed) > newest_allowed:
-                break
-            if end:
-                clean_below = self._last_offsets[end - 1] + 1
-        if clean_below is None:
+        uncleanable = compaction.first_uncleanable_offset(
+            spans,
+            stable_offset=self.last_stable_offset,
+            now_ms=now_ms,
+            min_compaction_lag_ms=config.min_compaction_lag_ms,
+        )
+        if bisect_left(self._base_offsets, uncleanable) == 0:
             return 0
         for _ in self.compaction_steps(
-            now_ms, config.delete_retention_ms, max(1, len(self._batches)), clean_below
+            now_ms, config.delete_retention_ms, max(1, len(self._batches)), uncleanable
         ):
             pass
-        return bisect_left(self._base_offsets, clean_below)
+        return bisect_left(self._base_offsets, uncleanable)
 
     def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
         self._write(batch)
@@ -185,52 +195,46 @@ class MemoryLog(PartitionLog):
         return len(self._batches)
 
     def compaction_steps(
-        self, now_ms: int, delete_retention_ms: int, step_batches: int, clean_below: int | None = None
+        self, now_ms: int, delete_retention_ms: int, step_batches: int, round_end: int | None = None
     ) -> Iterator[None]:
-        """Log compaction (storage.compaction) of the batches held now, `step_batches`
-        at a time: it yields after each step, so a caller can spread one pass over
-        many requests. Memory has no segments, so nothing is spared as active;
+        """One cleaning round (storage.compaction) over the batches below `round_end` (the
+        first uncleanable offset; None: the last stable offset, an internal topic's writer
+        cleaning everything it may), `step_batches` at a time: it yields after each step, so a
+        caller can spread one round over many requests. Only those batches make the key map;
         offsets, log start and log end stay put.
 
-        Appends may come between steps: the pass covers the batches held when it
-        started (what comes later is left for the next pass, as an active segment
-        is). Reads see the log as it was until the last step swaps the cleaned
-        batches in. A pass overtaken by DeleteRecords or another pass is dropped."""
+        Appends may come between steps: the round covers the batches held when it
+        started. Reads see the log as it was until the last step swaps the cleaned
+        batches in. A round overtaken by DeleteRecords or another round is dropped."""
         from kafka_shim.storage import compaction  # the record codec loads only where topics compact
 
         rewrites = self._rewrites
-        # Only below the last stable offset: an open transaction may yet abort.
-        transactions = compaction.TransactionFilter(
-            self.aborted_ranges(0, self._end), self.last_stable_offset
-        )
-        held = self._batches[: bisect_left(self._base_offsets, transactions.stable_offset)]
+        # Never at or after the last stable offset: an open transaction may yet abort.
+        stable = self.last_stable_offset
+        transactions = compaction.TransactionFilter(self.aborted_ranges(0, self._end), stable)
+        end = stable if round_end is None else min(round_end, stable)
+        held = self._batches[: bisect_left(self._base_offsets, end)]
         # Each batch is scanned once, for the key map and then to be cleaned: chunked,
         # the calls equal one over everything (later chunks override earlier ones in
-        # the maps, and batches are cleaned one by one).
+        # the map, and batches are cleaned one by one).
         scanned = []
         latest: dict[bytes, int] = {}
-        producers: dict[int, int] = {}
         for start in range(0, len(held), step_batches):
             chunk = list(compaction.scan(held[start : start + step_batches]))
             compaction.add_latest_offsets(latest, chunk, transactions)
-            compaction.add_producer_last_offsets(producers, (batch.header for batch in chunk))
             scanned.append(chunk)
             yield
+        producers = self.last_records_of_active_producers()
+        round_ = compaction.CleanedTransactions(transactions)
         cleaned = MemoryLog()
-        # Every batch held tells the latest offset of its keys; only those below `clean_below`
-        # (closed segments of a user topic; all, for an internal one) are cleaned.
-        if clean_below is not None:
-            held = held[: bisect_left(self._base_offsets, clean_below, hi=len(held))]
-            flat = [batch for chunk in scanned for batch in chunk][: len(held)]
-            scanned = [flat[start : start + step_batches] for start in range(0, len(flat), step_batches)]
         for chunk in scanned:
             kept = compaction.compact_scanned(
                 chunk,
                 latest,
                 now_ms=now_ms,
                 delete_retention_ms=delete_retention_ms,
-                producer_last_offsets=producers,
-                transactions=transactions,
+                active_producers=producers,
+                transactions=round_,
             )
             if kept:
                 cleaned._write(RecordBatches.parse(kept, verify_crc=False))
@@ -241,6 +245,8 @@ class MemoryLog(PartitionLog):
         for column, replacement in zip(self._columns(), cleaned._columns(), strict=True):
             column[: len(held)] = replacement
         self._timestamp_ceiling = list(accumulate(self._max_timestamps, max))
+        # Aborted ranges whose transactions have no batch left go, as from a disk log's index.
+        self._aborted = [e for e in self._aborted if e.last_offset not in round_.emptied_aborts]
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         self.check_fetch_offset(offset)

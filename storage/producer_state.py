@@ -49,6 +49,15 @@ class CompletedTxn(NamedTuple):
     aborted: bool
 
 
+class LastRecord(NamedTuple):
+    """What the log cleaner keeps of an active producer (Kafka's LastRecord): the last offset
+    of its last data batch in its current epoch (None when it has none there, as after an
+    epoch bump by a marker) and that epoch."""
+
+    last_data_offset: int | None
+    producer_epoch: int
+
+
 @dataclass
 class ProducerEntry:
     epoch: int
@@ -93,6 +102,13 @@ class ProducerStates:
 
     def ongoing_transactions(self) -> dict[int, int]:
         return dict(self._ongoing)
+
+    def last_records(self) -> dict[int, LastRecord]:
+        """Every producer's LastRecord (Kafka's UnifiedLog.lastRecordsOfActiveProducers)."""
+        return {
+            producer_id: LastRecord(entry.batches[-1].last_offset if entry.batches else None, entry.epoch)
+            for producer_id, entry in self._entries.items()
+        }
 
     def check(self, batch: BatchHeader) -> AppendedBatch | None:
         """Before an append: the earlier append `batch` duplicates, None if it is

@@ -22,9 +22,10 @@ from kafka_shim.protocol.record_codec import (
     decode_batches,
     encode_batch,
 )
-from kafka_shim.protocol.records import CONTROL_FLAG, RecordBatches, iter_headers
-from kafka_shim.storage.compaction import compact, latest_offsets, producer_last_offsets
+from kafka_shim.protocol.records import CONTROL_FLAG, TRANSACTIONAL_FLAG, RecordBatches, iter_headers
+from kafka_shim.storage.compaction import compact, last_records, latest_offsets
 from kafka_shim.storage.memory import MemoryLog
+from kafka_shim.storage.producer_state import LastRecord
 
 DAY = 86_400_000
 NOW = 10 * DAY
@@ -35,9 +36,9 @@ def batch(base: int, *kv: tuple[bytes | None, bytes | None], **fields: int) -> b
     return encode_batch(records, **fields)
 
 
-def clean(*blobs: bytes, now: int = NOW, producers: dict[int, int] | None = None) -> bytes:
+def clean(*blobs: bytes, now: int = NOW, producers: dict[int, LastRecord] | None = None) -> bytes:
     return compact(
-        blobs, latest_offsets(blobs), now_ms=now, delete_retention_ms=DAY, producer_last_offsets=producers
+        blobs, latest_offsets(blobs), now_ms=now, delete_retention_ms=DAY, active_producers=producers
     )
 
 
@@ -79,10 +80,10 @@ def test_records_without_keys_are_dropped() -> None:
     assert [(o, k) for o, _, k, _ in consumer_view(cleaned)] == [(1, b"k")]
 
 
-def test_later_segments_supersede_through_the_map() -> None:
-    closed = batch(0, (b"a", b"1"), (b"b", b"1"))
-    active = batch(2, (b"a", b"2"))
-    cleaned = compact([closed], latest_offsets([closed, active]), now_ms=NOW, delete_retention_ms=DAY)
+def test_later_segments_of_the_round_supersede_through_the_map() -> None:
+    first = batch(0, (b"a", b"1"), (b"b", b"1"))
+    later = batch(2, (b"a", b"2"))  # cleaned in another group of the same round
+    cleaned = compact([first], latest_offsets([first, later]), now_ms=NOW, delete_retention_ms=DAY)
     assert [(o, k) for o, _, k, _ in consumer_view(cleaned)] == [(1, b"b")]
 
 
@@ -122,8 +123,8 @@ def test_an_active_producers_last_batch_stays_as_an_empty_header() -> None:
     last = batch(1, (b"a", b"2"), producer_id=5, producer_epoch=1, base_sequence=1, attributes=GZIP)
     newer = batch(2, (b"a", b"3"))
     blobs = (old, last, newer)
-    producers = producer_last_offsets(blobs)
-    assert producers == {5: 1}
+    producers = last_records(blobs)
+    assert producers == {5: LastRecord(1, 1)}
     cleaned = clean(*blobs, producers=producers)
     headers = list(iter_headers(cleaned))
     assert [(h.base_offset, h.records_count, h.producer_id) for h in headers] == [(1, 0, 5), (2, 1, -1)]
@@ -133,13 +134,15 @@ def test_an_active_producers_last_batch_stays_as_an_empty_header() -> None:
     assert consumer_view(cleaned)[-1][0] == 2
 
 
-def test_control_batches_are_kept() -> None:
+def test_a_marker_stays_as_it_is_while_its_transaction_has_a_batch() -> None:
+    data = batch(0, (b"a", b"1"), attributes=TRANSACTIONAL_FLAG, producer_id=3, producer_epoch=0)
     marker = encode_batch(
-        [Record(0, 5, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00")],
-        attributes=CONTROL_FLAG,
+        [Record(1, 5, b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x00")],
+        attributes=CONTROL_FLAG | TRANSACTIONAL_FLAG,
         producer_id=3,
+        producer_epoch=0,
     )
-    assert clean(marker, batch(1, (b"a", b"1"))) == marker + batch(1, (b"a", b"1"))
+    assert clean(data, marker) == data + marker
 
 
 _ops = st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c", None]), st.booleans()), min_size=1, max_size=30)
