@@ -1,11 +1,13 @@
 """Cleaning of logs kept in memory (--memory).
 
 An internal topic (`__consumer_offsets`, `__transaction_state`) is compacted by its writer, a
-pass stepped along with its appends (MemoryCompaction). User topics are kept as a disk store's
-housekeeper keeps them: retention by time and size, and compaction of closed segments with
-delete.retention.ms, every log.retention.check.interval.ms of the broker's clock
-(`clean_user_topics`, which the broker calls), and idle producers are forgotten
-(`expire_producers`, every producer.id.expiration.check.interval.ms).
+pass stepped along with its appends (MemoryCompaction), over every batch below the last
+stable offset: there is no active segment to spare, since what the pass bounds is memory.
+User topics are kept as a disk store's housekeeper keeps them: retention by time and size,
+and compaction of closed segments with delete.retention.ms, every
+log.retention.check.interval.ms of the broker's clock (`clean_user_topics`, which the broker
+calls), and idle producers are forgotten (`expire_producers`, every
+producer.id.expiration.check.interval.ms).
 
 A partition is compacted once it holds MIN_BATCHES batches and twice what survived its last
 clean (amortised O(1) per append), STEP_BATCHES batches per append, so no request waits for
