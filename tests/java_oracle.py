@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from compat.java_build import KAFKA_CLIENTS, JavaDriverUnavailable, _require_tool, oracle_classpath
+from compat.java_build import KAFKA_CLIENTS, JavaDriverUnavailable, _require_tool, release_classpath
 from kafka_shim.protocol import schema as s
 
 
@@ -64,7 +64,7 @@ def ask_kafka_clients(commands: Sequence[dict[str, Any]], kafka_clients: str = K
     `kafka_clients`: an encoded body in hex, or "!" and the reason kafka-clients refused it
     (compat/java/MessageOracle.java says which commands)."""
     try:
-        classpath = oracle_classpath(kafka_clients)
+        classpath = release_classpath(kafka_clients)
         java = _require_tool("java")
     except JavaDriverUnavailable as exc:  # a failure, not a skip: CI has a JDK and the jars
         raise AssertionError(f"the Java oracle is needed (bash .ci/run installs it): {exc}") from exc

@@ -22,13 +22,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
-import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
@@ -41,7 +41,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.RangeAssignor;
 import org.apache.kafka.clients.consumer.RoundRobinAssignor;
-import org.apache.kafka.clients.consumer.SubscriptionPattern;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -167,6 +166,23 @@ public final class KafkaDriver {
                 .all().get((long) (command.timeoutS * 1000), TimeUnit.MILLISECONDS);
         }
         emit("user_created", Map.of("user", command.user));
+    }
+
+    /** What Kafka4Apis provides: kafka-clients 4.0's APIs, absent from a kafka-clients 3.9 build. */
+    interface Kafka4 {
+        void subscribePattern(KafkaConsumer<?, ?> consumer, String pattern, ConsumerRebalanceListener listener);
+
+        List<String> groupIds(Admin admin, long timeoutMs) throws Exception;
+
+        String groupState(ConsumerGroupDescription description);
+    }
+
+    private static Kafka4 kafka4() {
+        try {
+            return (Kafka4) Class.forName("Kafka4Apis").getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException e) {
+            throw new UnsupportedOperationException("this step needs kafka-clients 4.0 or newer", e);
+        }
     }
 
     private KafkaConsumer<String, String> groupConsumer() {
@@ -440,8 +456,7 @@ public final class KafkaDriver {
         };
         emit("subscribing", labelled(Map.of("group", command.group)));
         if (command.topicPattern != null) {
-            // Resolved by the broker (RE2/J), as KIP-848 subscriptions by pattern are.
-            consumer.subscribe(new SubscriptionPattern(command.topicPattern), listener);
+            kafka4().subscribePattern(consumer, command.topicPattern, listener);
         } else {
             consumer.subscribe(List.of(command.topic), listener);
         }
@@ -501,10 +516,7 @@ public final class KafkaDriver {
                 return committed;
             });
             AdminStep listGroups = () -> {
-                TreeSet<String> names = new TreeSet<>();
-                for (GroupListing listing : admin.listGroups().all().get(timeoutMs(), TimeUnit.MILLISECONDS)) {
-                    names.add(listing.groupId());
-                }
+                TreeSet<String> names = new TreeSet<>(kafka4().groupIds(admin, timeoutMs()));
                 names.retainAll(groups);
                 return new ArrayList<>(names);
             };
@@ -513,7 +525,7 @@ public final class KafkaDriver {
                 Map<String, Object> described = new TreeMap<>();
                 admin.describeConsumerGroups(groups).all().get(timeoutMs(), TimeUnit.MILLISECONDS)
                     .forEach((name, info) -> described.put(name, Map.of(
-                        "state", info.groupState().name().replace("_", ""), "members", info.members().size())));
+                        "state", kafka4().groupState(info).replace("_", ""), "members", info.members().size())));
                 return described;
             });
             steps.put("delete_live_group", () -> {

@@ -12,8 +12,9 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from kafka_shim.protocol.releases import RELEASES
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
 from kafka_shim.shim.server import BrokerThread
+from tests.helpers import java_driver
 from tests.wire import WireClient
 
 TIMEOUT_MS = 10_000
@@ -68,3 +69,30 @@ def test_kip_896_removed_versions_close_the_connection_from_4_0(
         else:
             client.send_raw(client.frame(api_key, version, body))
             assert client.is_closed_by_peer()
+
+
+@pytest.mark.clients
+@pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
+def test_java_client_3_9_round_trips_in_a_group_under_3_9(group_protocol: str) -> None:
+    """The Java client of Kafka 3.9.0 (compat/java built against its own jar) against a broker
+    emulating 3.9: it produces, then a group reads it all and commits, with the classic protocol
+    and with KIP-848 as 3.9 previewed it (ConsumerGroupHeartbeat v0, turned on as in 3.9 by
+    group.coordinator.rebalance.protocols; without it the client is refused as 3.9 refuses it)."""
+    base = BrokerConfig(host="127.0.0.1", port=0, emulate="3.9", auto_create_topics=True)
+    config = apply_kafka_configs(base, {"group.coordinator.rebalance.protocols": "classic,consumer"})
+    thread = BrokerThread(config).start()
+    try:
+        topic, group = f"java-3-9-{group_protocol}", f"g-{group_protocol}"
+        common = {"bootstrap": thread.bootstrap, "topic": topic, "count": 20, "timeout_s": 20}
+        produced = java_driver({"op": "produce", **common}, kafka_clients="3.9.0")
+        assert (produced[-1]["event"], produced[-1]["count"]) == ("produced", 20)
+        consumed = java_driver(
+            {"op": "consume", **common, "group": group, "group_protocol": group_protocol},
+            kafka_clients="3.9.0",
+        )
+        assert sorted(int(e["value"]) for e in consumed if e["event"] == "message") == list(range(20))
+        assert (consumed[-1]["event"], consumed[-1]["offsets"]) == ("committed", {"0": 20})
+        committed = thread.call(lambda: thread.broker.groups.fetch_offsets(group, None))
+        assert {tp.topic: fetched.offset for tp, fetched in committed.items()} == {topic: 20}
+    finally:
+        thread.stop()
