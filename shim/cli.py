@@ -148,9 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emulate",
         choices=list(RELEASES),
-        default=defaults.emulate,
         help="answer as this Apache Kafka release: its API versions (KIP-896's removals from 4.0), "
-        "feature levels, changed defaults and answers; see docs/emulation.md (default %(default)s)",
+        "feature levels, changed defaults and answers, and the first Metadata answer for an "
+        f"auto-created topic; see docs/emulation.md (default {defaults.emulate}, answering auto-created "
+        "topics at once)",
     )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
     parser.add_argument("--version", action="store_true", help="print kafka-shim's version and exit")
@@ -245,7 +246,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         fault_rules_file=args.fault_rules,
         record_requests=args.record_requests,
         trace_file=args.trace_file,
-        emulate=args.emulate,
+        emulate=args.emulate or defaults.emulate,
+        auto_created_topic_answered_at_once=args.emulate is None,
     )
     config = apply_kafka_configs(base, pairs).with_release_defaults()
     # A flag beats log.dirs from a file or --config, as the command line beats the file.

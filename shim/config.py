@@ -70,6 +70,11 @@ class BrokerConfig:
     trace_file: Path | None = None
     # --emulate: the Kafka release this broker answers as (protocol.releases).
     emulate: str = NEWEST
+    # Metadata answers a topic it auto-creates at once, a dev default that saves every client
+    # a metadata retry and its backoff; False answers as Kafka does (its controller creates
+    # the topic asynchronously): UNKNOWN_TOPIC_OR_PARTITION without partitions first, the topic
+    # from the next request on. An explicit --emulate sets False.
+    auto_created_topic_answered_at_once: bool = True
     # Kafka's settings, one attribute each (the `attr` of its protocol.settings declaration,
     # default from there); tests/shim/test_settings.py checks the two agree.
     node_id: int = _kafka("node.id")

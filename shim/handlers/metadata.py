@@ -118,6 +118,8 @@ def _resolve(
             # Not recorded (a full disk): what Kafka answers while a topic it creates is not
             # ready, so the client asks again.
             return error | {"error_code": ErrorCode.LEADER_NOT_AVAILABLE}
+        if not ctx.broker.config.auto_created_topic_answered_at_once:
+            return error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     return topic if topic is not None else error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
 
 
