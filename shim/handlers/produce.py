@@ -26,14 +26,13 @@ from kafka_shim.protocol.records import BatchHeader, RecordBatches, RecordsError
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.placement import auto_create
 from kafka_shim.shim.throttling import throttle_produce
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import effective_value
-from kafka_shim.storage.topics import Topic, invalid_topic_name
+from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
 
@@ -66,15 +65,10 @@ class Refused(Exception):
 
 
 def _topic(ctx: RequestContext, name: str) -> Topic:
-    topics = ctx.broker.topics
-    existing = topics.get(name)
-    if existing is not None:
-        return existing  # an existing topic's name is legal: no name check per partition
-    reason = invalid_topic_name(name)
-    if reason is not None:
-        raise Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-    broker = ctx.broker
-    topic = auto_create(topics, name, broker.cluster.registered(), broker.config.default_replication_factor)
+    """An existing topic: Kafka 3.9's KafkaApis.handleProduceRequest creates none (auto-creation
+    is Metadata's), and answers a name it does not know, legal or not, UNKNOWN_TOPIC_OR_PARTITION
+    without a message; a client then asks Metadata, which creates it."""
+    topic = ctx.broker.topics.get(name)
     if topic is None:
         raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     return topic

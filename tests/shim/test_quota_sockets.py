@@ -20,8 +20,9 @@ PRODUCE, API_VERSIONS = 0, 18
 
 
 def test_the_connection_is_muted_for_the_throttle_time() -> None:
-    broker = BrokerThread(BrokerConfig(host="127.0.0.1", port=0, auto_create_topics=True)).start()
+    broker = BrokerThread(BrokerConfig(host="127.0.0.1", port=0)).start()
     try:
+        broker.call(lambda: broker.broker.topics.create("muted", 1))  # Produce creates no topic
         broker.call(
             lambda: broker.broker.client_quotas.store.alter(
                 [([("client-id", "wire-test")], [(PRODUCER_BYTE_RATE, QUOTA)])], validate_only=False

@@ -249,6 +249,7 @@ def test_precedence_of_user_and_client_id_quotas() -> None:
 
 
 def produce(h: Harness, values: list[bytes], acks: int = 1) -> Any:
+    h.broker.topics.auto_create("t")  # as the client's Metadata request would (Produce creates none)
     batch = make_batch(values)
     request = {
         "acks": acks,

@@ -33,6 +33,7 @@ def message_set(magic: int, values: list[bytes | None], codec: int = NONE, key: 
 
 
 def produced(h: Harness, version: int, records: bytes, topic: str = "t") -> Any:
+    h.broker.topics.auto_create(topic)  # as the client's Metadata request would (Produce creates none)
     request = {
         "acks": 1,
         "timeout_ms": 1000,

@@ -26,6 +26,8 @@ def produce_request(
 
 
 def produce_one(h: Harness, records: bytes | None, version: int = 9, **kwargs: Any) -> Any:
+    # A client asks Metadata first, which creates the topic (Produce creates none, as in Kafka).
+    h.broker.topics.auto_create(kwargs.get("topic", "t"))
     response = h.call(produce, version, produce_request(records, **kwargs))
     assert response is not None
     return response.responses[0].partition_responses[0]
@@ -59,6 +61,7 @@ def test_v13_names_topics_by_id_and_answers_an_unknown_one_with_100() -> None:
 
 def test_acks_zero_appends_without_a_response() -> None:
     h = Harness()
+    h.broker.topics.create("t", 1)
     assert h.call(produce, 9, produce_request(make_batch([b"a"]), acks=0)) is None
     assert h.broker.topics.partition("t", 0).log_end_offset == 1  # type: ignore[union-attr]
 
@@ -69,7 +72,8 @@ def test_acks_all_is_satisfied_by_the_single_replica() -> None:
 
 def test_invalid_acks() -> None:
     h = Harness()
-    assert produce_one(h, make_batch([b"a"]), acks=2).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    response = h.call(produce, 9, produce_request(make_batch([b"a"]), acks=2))
+    assert response.responses[0].partition_responses[0].error_code == ErrorCode.INVALID_REQUIRED_ACKS
     assert h.broker.topics.get("t") is None
 
 
@@ -78,10 +82,26 @@ def test_unknown_topic_without_auto_create() -> None:
     assert produce_one(h, make_batch([b"a"])).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def test_unknown_partition_and_invalid_topic() -> None:
-    h = Harness()
-    assert produce_one(h, make_batch([b"a"]), partition=5).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert produce_one(h, make_batch([b"a"]), topic="no way").error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+@pytest.mark.parametrize(
+    ("topic", "partition"),
+    [("t", 5), ("never-created", 0), ("no way", 0)],
+    ids=["unknown partition", "unknown topic", "illegal name"],
+)
+def test_produce_creates_no_topic_and_answers_an_unknown_one_3(topic: str, partition: int) -> None:
+    """Kafka 3.9's KafkaApis.handleProduceRequest: a partition missing from the metadata cache is
+    UNKNOWN_TOPIC_OR_PARTITION with no message (a new PartitionResponse(error)), an illegal name
+    too (it exists nowhere), with auto.create.topics.enable on; only Metadata creates topics.
+    The corpus's internal.produce/consumer_offsets.v7.unknown_partition step is the same answer."""
+    h = Harness(auto_create_topics=True)
+    h.broker.topics.create("t", 1)
+    response = h.call(produce, 9, produce_request(make_batch([b"a"]), topic=topic, partition=partition))
+    answer = response.responses[0].partition_responses[0]
+    assert (answer.error_code, answer.error_message, answer.base_offset) == (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        None,
+        -1,
+    )
+    assert [t.name for t in h.broker.topics] == ["t"]
 
 
 def test_corrupt_batch() -> None:
