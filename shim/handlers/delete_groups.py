@@ -1,6 +1,7 @@
 """DeleteGroups: empty groups are deleted with their offsets; others are refused. A KIP-848
 consumer group's own records go too (its offsets are the classic coordinator's); an empty
-share group goes with its share partitions' state (tombstones in __share_group_state)."""
+share group goes with its share partitions' state (tombstones in __share_group_state, written
+before the group's own)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,22 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.share_requests import state_written
 
 __all__ = ["API", "handle"]
+
+
+def _delete_share_group(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """Its share state first, then the group, as Kafka 4.1/4.2's GroupCoordinatorService.deleteGroups
+    (deleteShareGroups: the persister's deleteState; a group whose state was not deleted is
+    answered the persister's error and left out of the group deletion): a state write that
+    fails leaves the group, empty, to be deleted again."""
+    share_groups, share_partitions = ctx.broker.share_groups, ctx.broker.share_partitions
+    refusal = share_groups.delete_refusal(group_id)
+    if refusal != ErrorCode.NONE:
+        return refusal
+    keys = [key for key, _ in share_partitions.of_group(group_id)]
+    written = state_written(partial(share_partitions.delete, keys, ctx.now_ms()))
+    if written != ErrorCode.NONE:
+        return written
+    return ctx.broker.apply_or(share_groups.delete(group_id), ErrorCode)
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -35,13 +52,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if broker.consumer_groups.group(group_id) is not None:
             consumer[group_id] = broker.apply_or(broker.consumer_groups.delete_empty(group_id), ErrorCode)
         elif broker.share_groups.group(group_id) is not None:
-            consumer[group_id] = broker.apply_or(broker.share_groups.delete(group_id), ErrorCode)
-            if consumer[group_id] == ErrorCode.NONE:
-                keys = [key for key, _ in broker.share_partitions.of_group(group_id)]
-                # The group is gone; its share state, unwritten, is not yet.
-                consumer[group_id] = state_written(
-                    partial(broker.share_partitions.delete, keys, ctx.now_ms())
-                )
+            consumer[group_id] = _delete_share_group(ctx, group_id)
     classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
     results = (
         broker.apply_or(

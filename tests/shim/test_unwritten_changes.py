@@ -20,7 +20,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import ACCEPT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.broker import COORDINATOR_RETRY_BACKOFF_MS
-from kafka_shim.shim.handlers import consumer_group_heartbeat
+from kafka_shim.shim.handlers import consumer_group_heartbeat, delete_groups, share_group_heartbeat
 from kafka_shim.shim.transactions.coordinator import DEADLINE_RETRY_MS
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import batch
@@ -206,6 +206,39 @@ def test_records_whose_acquisition_was_not_written_are_delivered_later(h: Harnes
     FAULTS.clear()
     ranges = fetched(h, 0).acquired_records
     assert [(r.first_offset, r.last_offset, r.delivery_count) for r in ranges] == [(0, 1, 1)]
+
+
+def delete_share_group(h: Harness) -> int:
+    return int(h.call(delete_groups, 2, {"groups_names": [SHARE_GROUP]}).results[0].error_code)
+
+
+def emptied_share_group(h: Harness) -> None:
+    acquired(h)
+    h.call(share_group_heartbeat, 1, {"group_id": SHARE_GROUP, "member_id": "s1", "member_epoch": -1})
+
+
+@pytest.mark.parametrize(
+    ("writes_before_the_fault", "code", "state_left", "group_left"),
+    [(0, COORDINATOR_NOT_AVAILABLE, True, True), (1, NOT_COORDINATOR, False, True)],
+    ids=["state write fails", "group write fails"],
+)
+def test_a_share_group_is_deleted_after_its_state(
+    h: Harness, tmp_path: Path, writes_before_the_fault: int, code: int, state_left: bool, group_left: bool
+) -> None:
+    """Kafka 4.1/4.2's GroupCoordinatorService.deleteGroups deletes a share group's state first
+    (deleteShareGroups, the persister's deleteState) and only the groups whose state went
+    (updateResponseAndGetNonErrorGroupList) with the others: a state write that fails answers
+    its error and leaves group and state; a group write that fails leaves the group without
+    state. Either way DeleteGroups succeeds once writes do."""
+    emptied_share_group(h)
+    FAULTS.arm("log", after=writes_before_the_fault)
+    assert delete_share_group(h) == code
+    FAULTS.clear()
+    group, partition = share_state(h)
+    assert (partition is not None, group is not None) == (state_left, group_left)
+    assert_as_restarted(h, tmp_path, share_state)
+    assert delete_share_group(h) == ErrorCode.NONE
+    assert share_state(h) == (None, None)
 
 
 # --- the transaction coordinator's own deadlines -------------------------------------------

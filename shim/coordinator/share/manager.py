@@ -197,14 +197,19 @@ class ShareGroupManager(ReplayedGroups[ShareGroup]):
 
     # --- admin ------------------------------------------------------------------------------
 
-    def delete(self, group_id: str) -> Result[ErrorCode]:
-        """DeleteGroups: only an empty group goes (NON_EMPTY_GROUP otherwise)."""
+    def delete_refusal(self, group_id: str) -> ErrorCode:
+        """Why DeleteGroups may not delete the group (NONE if it may): only an empty one goes."""
         group = self._groups.get(group_id)
         if group is None:
-            return Result(ErrorCode.GROUP_ID_NOT_FOUND)
-        if group.members:
-            return Result(ErrorCode.NON_EMPTY_GROUP)
-        del self._groups[group_id]
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        return ErrorCode.NON_EMPTY_GROUP if group.members else ErrorCode.NONE
+
+    def delete(self, group_id: str) -> Result[ErrorCode]:
+        """DeleteGroups: the group's records go, if delete_refusal allows."""
+        refusal = self.delete_refusal(group_id)
+        if refusal != ErrorCode.NONE:
+            return Result(refusal)
+        group = self._groups.pop(group_id)
         return Result(ErrorCode.NONE, tuple(records.group_tombstones(group)))
 
 
