@@ -5,9 +5,11 @@
 //    JsonConverters read them}}  ->  the body kafka-clients encodes, in hex;
 //   {"name": "ShareFetchRequest", "version": 1, "hex": "..."}  ->  kafka-clients reads the
 //    body and encodes what it read again, in hex (a body it cannot read whole is an error).
+//   {"apiRanges": true}  ->  [[api key, oldest version, newest stable version], ...] of every
+//    API of the release (ApiKeys: what a broker of it advertises without unstable versions).
 // A command kafka-clients refuses prints "!" and the reason, so one bad case fails alone.
 // It compiles unchanged against kafka-clients 3.9 to 4.3 (compat/java_build.py builds one per
-// release): only the Message interface and the generated classes are used.
+// release): only the Message interface, ApiKeys and the generated classes are used.
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,6 +19,9 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
@@ -30,6 +35,10 @@ public final class MessageOracle {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line = in.readLine(); line != null; line = in.readLine()) {
             JsonNode command = mapper.readTree(line);
+            if (command.has("apiRanges")) {
+                System.out.println(mapper.writeValueAsString(apiRanges()));
+                continue;
+            }
             String name = command.get("name").asText();
             short version = (short) command.get("version").asInt();
             String answer;
@@ -44,6 +53,14 @@ public final class MessageOracle {
             }
             System.out.println(answer);
         }
+    }
+
+    private static List<List<Short>> apiRanges() {
+        List<List<Short>> ranges = new ArrayList<>();
+        for (ApiKeys api : ApiKeys.values()) {
+            ranges.add(List.of(api.id, api.oldestVersion(), api.latestVersion(false)));
+        }
+        return ranges;
     }
 
     private static Message fromJson(String name, short version, JsonNode data) throws Exception {

@@ -15,6 +15,7 @@ One JVM per kafka-clients release answers every case of its release.
 from __future__ import annotations
 
 import itertools
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any, NamedTuple
@@ -123,13 +124,18 @@ class Answer(NamedTuple):
     reread: str  # kafka-clients' reading of our bytes, encoded again, hex (or "!" ...)
 
 
+class Replies(NamedTuple):
+    answers: dict[Case, Answer]
+    api_ranges: dict[int, tuple[int, int]]  # the kafka-clients release's ApiKeys
+
+
 @pytest.fixture(scope="module")
-def answers() -> dict[Case, Answer]:
-    return {case: answer for release in ORACLES for case, answer in _answers(release).items()}
+def replies() -> dict[str, Replies]:
+    return {release: _replies(release) for release in ORACLES}
 
 
-def _answers(release: str) -> dict[Case, Answer]:
-    """The release's cases, answered by one JVM of its kafka-clients."""
+def _replies(release: str) -> Replies:
+    """The release's cases and its kafka-clients' API ranges, answered by one JVM of it."""
     cases = [case for case in CASES if case.release == release]
     counter = itertools.count(1)
     values = [value_of(case.message.fields, case.version, case.nulls, counter) for case in cases]
@@ -140,16 +146,17 @@ def _answers(release: str) -> dict[Case, Answer]:
         content = kafka_json(case.message.fields, value, version)
         commands.append({"name": name, "version": version, "data": content})
         commands.append({"name": name, "version": version, "hex": built.hex()})
-    replies = ask_kafka_clients(commands, ORACLES[release])
-    return {
-        case: Answer(value, built, replies[2 * i], replies[2 * i + 1])
+    *lines, ranges = ask_kafka_clients([*commands, {"apiRanges": True}], ORACLES[release])
+    answers = {
+        case: Answer(value, built, lines[2 * i], lines[2 * i + 1])
         for i, (case, value, built) in enumerate(zip(cases, values, ours, strict=True))
     }
+    return Replies(answers, {key: (low, high) for key, low, high in json.loads(ranges)})
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_bytes_match_kafka_clients_both_ways(case: Case, answers: dict[Case, Answer]) -> None:
-    answer = answers[case]
+def test_bytes_match_kafka_clients_both_ways(case: Case, replies: dict[str, Replies]) -> None:
+    answer = replies[case.release].answers[case]
     assert answer.theirs == answer.ours.hex(), "kafka-clients encodes the same value differently"
     assert case.message.parse(answer.ours, case.version) == expected(
         case.message.fields, answer.value, case.version
@@ -166,3 +173,11 @@ def test_every_served_version_is_checked(release: str) -> None:
         api = ADVERTISED_APIS[key]
         served = {(message.name, v) for message in (api.request, api.response) for v in range(low, high + 1)}
         assert served <= checked, (api.name, sorted(served - checked))
+
+
+@pytest.mark.parametrize("release", [r for r, clients in ORACLES.items() if clients.startswith(f"{r}.")])
+def test_release_row_is_its_kafka_clients_ranges(release: str, replies: dict[str, Replies]) -> None:
+    """The release table's API ranges (protocol.releases, what ApiVersions answers from) are
+    the ones that release's own kafka-clients declares, for every API the row lists."""
+    row = RELEASES[release].api_ranges
+    assert row == {key: replies[release].api_ranges[key] for key in row}
