@@ -81,7 +81,7 @@ def new_cluster_id() -> str:
 class Broker:
     def __init__(self, config: BrokerConfig, clock: Callable[[], int] | BrokerClock = wall_clock_ms) -> None:
         # The emulated release's defaults apply to what the command line did not set.
-        config = config.with_release_defaults()
+        config = config.with_release_defaults().with_cluster_defaults()
         self.config = config
         # The API versions served, of the emulated release's (--emulate).
         self.served = served_versions(config.emulate)
@@ -204,7 +204,15 @@ class Broker:
             self.topics,
             self._coordinator_partitions,
         )
+        self.topics.placer = self._place
         complete_transactions(self, clock())
+
+    def _place(self, name: str, count: int, replication_factor: int | None) -> list[list[int]] | None:
+        """New partitions' replicas (TopicStore.placer): default.replication.factor copies
+        unless the request asks for a number."""
+        if replication_factor is None:
+            replication_factor = self.config.default_replication_factor
+        return self.cluster.place(name, count, replication_factor)
 
     def _load_groups(self) -> None:
         """The group coordinators, replayed from __consumer_offsets."""

@@ -6,11 +6,13 @@ transactional id (the leader of its `__consumer_offsets` / `__transaction_state`
 in Kafka). A request for a partition sent to another node is answered NOT_LEADER_OR_FOLLOWER,
 a group or transaction request NOT_COORDINATOR, as Kafka answers them.
 
-Every node is a replica of every partition, listed from a preferred leader that spreads
-leaders over the nodes; the in-sync replicas are the running ones. Stopping a node moves each
-partition it led to the next running replica, as Kafka's controller elects one; a node that
-starts again rejoins the ISR and leads nothing until a partition is moved to it (Kafka's
-automatic preferred-leader rebalance, every 300 s, is not emulated). Each leadership change
+A topic's replicas are placed when it is created, as Kafka's StripedReplicaPlacer places them
+(shim.placement), and recorded with it; the internal topics (and topics recorded before replicas
+were) are on every node, listed from a preferred leader that spreads leaders over the nodes. The
+in-sync replicas are the running ones. Stopping a node moves each partition it led to the next
+running replica, as Kafka's controller elects one; a node that starts again rejoins the ISR and
+leads nothing until a partition is moved to it (Kafka's automatic preferred-leader rebalance,
+every 300 s, is not emulated). Each leadership change
 starts a new leader epoch in the partition's log, so clients' epoch fencing
 (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) and OffsetForLeaderEpoch work as with Kafka.
 
@@ -19,12 +21,15 @@ Pure state: the server binds and closes the listeners; this only says who is run
 
 from __future__ import annotations
 
+import random
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.placement import StripedPlacer, UsableBroker, check_replication_factor
+from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.storage.topics import Topic, TopicStore
@@ -113,18 +118,55 @@ class Cluster:
 
     # -- partitions ------------------------------------------------------------------------
 
+    def place(self, name: str, count: int, replication_factor: int) -> list[list[int]] | None:
+        """Replicas for `count` new partitions of topic `name` (tests: shim.placement), or None
+        for an internal topic, kept on every node so its coordinators fail over. Kafka draws the
+        placer's offsets at random; here the draws are seeded by the name, so a topic's layout
+        is the same in every run."""
+        check_replication_factor(replication_factor, self._order, [n.node_id for n in self.running()])
+        if name in INTERNAL_TOPICS:
+            return None
+        usable = [UsableBroker(n, self.nodes[n].rack, not self.nodes[n].running) for n in self._order]
+        placer = StripedPlacer(usable, random.Random(zlib.crc32(name.encode())))
+        return [placer.place(replication_factor) for _ in range(count)]
+
     def replicas(self, topic: str, index: int) -> list[int]:
-        """Every node, starting from the partition's preferred leader: leaders spread over
-        the nodes as Kafka's assignment spreads them (by partition, from a start per topic)."""
+        """The partition's replicas, its preferred leader first: as placed at its creation, or
+        for a topic on every node, all of them from a preferred leader that spreads leaders as
+        Kafka's placement does (by partition, from a start per topic)."""
+        if self.single:
+            return [self.first]
+        found = self._topics.get(topic)
+        if found is not None and found.replicas is not None and index < len(found.replicas):
+            return found.replicas[index]
         order = self._order
         start = (zlib.crc32(topic.encode()) + index) % len(order)
         return order[start:] + order[:start]
 
+    def reassign(self, topic: str, index: int, replicas: list[int]) -> None:
+        """A reassignment, complete at once (one copy of the data: nothing to move): the
+        partition's replicas are recorded; a leader no longer among them hands over to the
+        first running one, as Kafka's controller elects from the target replicas."""
+        found = self._topics.get(topic)
+        log = found.partition(index) if found is not None else None
+        if found is None or log is None:
+            raise ClusterNotFound(f"no partition {topic}-{index}")
+        current = [self.replicas(topic, i) for i in range(len(found.partitions))]
+        current[index] = list(replicas)
+        self._topics.set_replicas(topic, current)
+        if self.leader(topic, index) not in replicas:
+            self._elect(topic, index, log, next(iter(self.isr(topic, index)), NO_LEADER))
+
+    def _running(self, node_id: int) -> bool:
+        """Whether `node_id` runs (a replica recorded under another --brokers may name none)."""
+        node = self.nodes.get(node_id)
+        return node is not None and node.running
+
     def isr(self, topic: str, index: int) -> list[int]:
-        return [n for n in self.replicas(topic, index) if self.nodes[n].running]
+        return [n for n in self.replicas(topic, index) if self._running(n)]
 
     def offline(self, topic: str, index: int) -> list[int]:
-        return [n for n in self.replicas(topic, index) if not self.nodes[n].running]
+        return [n for n in self.replicas(topic, index) if not self._running(n)]
 
     def leader(self, topic: str, index: int) -> int:
         """The partition's leader, NO_LEADER when no replica runs."""
@@ -161,6 +203,8 @@ class Cluster:
         log = found.partition(index) if found is not None else None
         if log is None:
             raise ClusterNotFound(f"no partition {topic}-{index}")
+        if node_id not in self.replicas(topic, index):
+            raise ClusterError(f"broker {node_id} holds no replica of {topic}-{index}")
         self._elect(topic, index, log, node_id)
         return log.leader_epoch
 
@@ -178,7 +222,7 @@ class Cluster:
         preferred = self.replicas(topic, index)[0]
         if leader == preferred:
             return ErrorCode.ELECTION_NOT_NEEDED
-        if not self.nodes[preferred].running:
+        if not self._running(preferred):
             return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE
         self.move_leader(topic, index, preferred)
         return ErrorCode.NONE
@@ -266,13 +310,14 @@ class Cluster:
                 self._leaders[key] = Leadership(None, next(iter(self.isr(*key)), NO_LEADER))
 
     def start(self, node_id: int) -> None:
-        """Mark the node running: it rejoins every ISR and leads what has no leader."""
+        """Mark the node running: it rejoins the ISR of what it holds and leads those of them
+        that have no leader."""
         node = self._node(node_id)
         if node.running:
             raise ClusterError(f"broker {node_id} is already running")
         node.running = True
         for topic, index, log in self._partitions():
-            if self.leader(topic.name, index) == NO_LEADER:
+            if self.leader(topic.name, index) == NO_LEADER and node_id in self.replicas(topic.name, index):
                 self._elect(topic.name, index, log, node_id)
 
     def _node(self, node_id: int) -> Node:

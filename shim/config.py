@@ -239,6 +239,15 @@ class BrokerConfig:
             )
         return result
 
+    def with_cluster_defaults(self) -> BrokerConfig:
+        """--brokers N: default.replication.factor is N unless set (Kafka's default is 1), so a
+        new topic has a copy on every broker and stopping one fails over, which is what the
+        emulated cluster is for; asking for fewer copies (CreateTopics, the setting) is Kafka's."""
+        name = "default.replication.factor"
+        if self.brokers == 1 or name in self.explicit or self.is_set(name):
+            return self
+        return replace(self, default_replication_factor=self.brokers)
+
     def is_set(self, name: str) -> bool:
         """Whether broker setting `name` was set (named at start, or given a value other than
         its default): DescribeConfigs reports it as a static broker config, not a default."""

@@ -2,7 +2,7 @@
 
 <data dir>/
   .lock                 flock-ed by the running broker (holds its pid)
-  topics.json           names, ids, partition counts, config overrides
+  topics.json           names, ids, partition counts, config overrides, replicas
   meta.properties       cluster.id, kept across restarts as Kafka keeps it
   acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
   quotas.json           client quotas (shim.client_quotas): entity parts and their values
@@ -48,6 +48,8 @@ class TopicRecord:
     topic_id: uuid.UUID
     partitions: int
     configs: dict[str, str] = field(default_factory=dict)
+    # Each partition's replicas; absent in catalogs written before they were recorded.
+    replicas: list[list[int]] | None = None
 
 
 class DataDir:
@@ -103,7 +105,13 @@ class DataDir:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
             return [
-                TopicRecord(t["name"], uuid.UUID(t["id"]), int(t["partitions"]), dict(t["configs"]))
+                TopicRecord(
+                    t["name"],
+                    uuid.UUID(t["id"]),
+                    int(t["partitions"]),
+                    dict(t["configs"]),
+                    None if t.get("replicas") is None else [[int(b) for b in r] for r in t["replicas"]],
+                )
                 for t in document["topics"]
             ]
         except FileNotFoundError:
@@ -117,6 +125,7 @@ class DataDir:
             "version": CATALOG_VERSION,
             "topics": [
                 {"name": t.name, "id": str(t.topic_id), "partitions": t.partitions, "configs": t.configs}
+                | ({} if t.replicas is None else {"replicas": t.replicas})
                 for t in topics
             ],
         }

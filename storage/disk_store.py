@@ -79,7 +79,7 @@ class DiskStore:
             else:
                 # Created in the catalog, crashed before the directory existed.
                 logs.append(DiskLog.create(directory, config, self.options, self._on_append))
-        return Topic(record.name, record.topic_id, list(logs), dict(record.configs))
+        return Topic(record.name, record.topic_id, list(logs), dict(record.configs), record.replicas)
 
     def _new_log(self, topic: str, partition: int) -> DiskLog:
         path = self.data_dir.partition_path(topic, partition)
@@ -91,7 +91,9 @@ class DiskStore:
             ) from exc
 
     def save(self, topics: list[Topic]) -> None:
-        records = [TopicRecord(t.name, t.topic_id, len(t.partitions), dict(t.configs)) for t in topics]
+        records = [
+            TopicRecord(t.name, t.topic_id, len(t.partitions), dict(t.configs), t.replicas) for t in topics
+        ]
         try:
             self.data_dir.write_catalog(records)
         except OSError as exc:

@@ -24,6 +24,17 @@ MAX_PARTITIONS = 10_000
 NewLog = Callable[[str, int], PartitionLog]
 """Makes the log of (topic name, partition index)."""
 
+Replicas = list[list[int]]
+"""Each partition's replica broker ids, its preferred leader first."""
+
+
+class Placer(Protocol):
+    """Where `count` new partitions of topic `name` have their replicas, `replication_factor`
+    copies each (None: the broker's default); None for a topic kept on every broker.
+    StorageError (INVALID_REPLICATION_FACTOR) when they cannot be placed."""
+
+    def __call__(self, name: str, count: int, replication_factor: int | None) -> Replicas | None: ...
+
 
 def invalid_topic_name(name: str | None) -> str | None:
     """Why `name` cannot name a topic, or None if it can, in Kafka's words (Topic.validate)."""
@@ -54,6 +65,9 @@ class Topic:
     topic_id: uuid.UUID
     partitions: list[PartitionLog]
     configs: dict[str, str] = field(default_factory=dict)
+    # Where each partition's copies are (the placer's answer, recorded with the topic); None:
+    # on every broker, as the internal topics and topics recorded before replicas were are.
+    replicas: Replicas | None = None
 
     def partition(self, index: int) -> PartitionLog | None:
         return self.partitions[index] if 0 <= index < len(self.partitions) else None
@@ -74,8 +88,11 @@ class TopicStore:
         auto_create: bool = True,
         broker_value: BrokerValue = DEFAULT_BROKER_VALUE,
         catalog: Catalog | None = None,
+        placer: Placer | None = None,
     ) -> None:
         self._new_log = new_log
+        # The broker sets it once it knows its brokers (None: replicas are not recorded).
+        self.placer = placer
         self.default_partitions = default_partitions
         self.auto_create_enabled = auto_create
         self.broker_value = broker_value
@@ -174,11 +191,20 @@ class TopicStore:
         return count
 
     def create(
-        self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
+        self,
+        name: str,
+        num_partitions: int | None = None,
+        configs: Mapping[str, str | None] | None = None,
+        *,
+        replication_factor: int | None = None,
+        assignment: Replicas | None = None,
     ) -> Topic:
+        """A new topic, its replicas from a manual `assignment` (one list per partition) or else
+        placed with `replication_factor` copies (None: the broker's default)."""
         count = self.check_new(name, num_partitions, configs)
+        replicas = self._replicas(name, count, replication_factor, assignment)
         overrides = {k: v for k, v in (configs or {}).items() if v is not None}
-        topic = Topic(name, uuid.uuid4(), [], overrides)
+        topic = Topic(name, uuid.uuid4(), [], overrides, replicas)
         topic.partitions = self._new_logs(topic, range(count))
         try:
             self._save(topic)
@@ -188,6 +214,13 @@ class TopicStore:
         self._by_name[name] = topic
         self._by_id[topic.topic_id] = topic
         return topic
+
+    def _replicas(
+        self, name: str, count: int, replication_factor: int | None, assignment: Replicas | None
+    ) -> Replicas | None:
+        if assignment is not None:
+            return [list(replicas) for replicas in assignment]
+        return None if self.placer is None else self.placer(name, count, replication_factor)
 
     def auto_create(self, name: str) -> Topic | None:
         """The topic, created with defaults if auto-creation is on and the name is legal."""
@@ -237,14 +270,30 @@ class TopicStore:
             )
         return topic
 
-    def add_partitions(self, name: str, count: int) -> Topic:
-        """Grow topic `name` to `count` partitions."""
+    def add_partitions(self, name: str, count: int, assignment: Replicas | None = None) -> Topic:
+        """Grow topic `name` to `count` partitions, the new ones on `assignment` or placed with
+        as many copies as the topic's first partition has (Kafka's createPartitions)."""
         topic = self.check_partition_count(name, count)
-        added = self._new_logs(topic, range(len(topic.partitions), count))
+        current = len(topic.partitions)
+        replicas = topic.replicas
+        if replicas is not None:
+            added_replicas = self._replicas(name, count - current, len(replicas[0]), assignment)
+            replicas = [*replicas, *(added_replicas or [])]
+        added = self._new_logs(topic, range(current, count))
         try:
-            self._save(replace(topic, partitions=[*topic.partitions, *added]))
+            self._save(replace(topic, partitions=[*topic.partitions, *added], replicas=replicas))
         except StorageError:
             self._discard(added)
             raise
         topic.partitions.extend(added)
+        topic.replicas = replicas
+        return topic
+
+    def set_replicas(self, name: str, replicas: Replicas) -> Topic:
+        """Topic `name`'s partitions now have `replicas` (a completed reassignment)."""
+        topic = self._by_name.get(name)
+        if topic is None:
+            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+        self._save(replace(topic, replicas=replicas))
+        topic.replicas = replicas
         return topic

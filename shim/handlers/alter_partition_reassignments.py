@@ -1,6 +1,6 @@
-"""AlterPartitionReassignments: a partition can only be placed on this broker, its one
-replica; such a reassignment is complete at once (Kafka's controller finds nothing to
-change). Anything else is refused as a KRaft controller refuses it
+"""AlterPartitionReassignments: a partition's replicas become the registered brokers asked for,
+complete at once (one copy of the data: nothing to move; shim.cluster records them and hands
+the leadership to one of them). Anything else is refused as a KRaft controller refuses it
 (ReplicationControlManager.alterPartitionReassignment and validateManualPartitionAssignment):
 an empty list, a broker that is not registered, a broker named twice; with v1's
 allow_replication_factor_change false, a replica count other than the partition's
@@ -16,23 +16,10 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_partition_reassignments import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.placement import check_replica_list
+from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]
-
-
-def _assignment_error(replicas: list[int], node: int) -> str | None:
-    if not replicas:
-        return "The manual partition assignment includes an empty replica list."
-    previous = None
-    for broker in sorted(replicas):
-        if broker != node:
-            return (
-                f"The manual partition assignment includes broker {broker}, but no such broker is registered."
-            )
-        if broker == previous:
-            return f"The manual partition assignment includes the broker {previous} more than once."
-        previous = broker
-    return None
 
 
 def _reassign(
@@ -48,15 +35,21 @@ def _reassign(
         )
     if requested.replicas is None:
         return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, None
-    invalid = _assignment_error(requested.replicas, ctx.broker.node_id)
-    if invalid is not None:
-        return ErrorCode.INVALID_REPLICA_ASSIGNMENT, invalid
-    current = len(ctx.broker.cluster.replicas(topic, requested.partition_index))
+    cluster = ctx.broker.cluster
+    try:
+        check_replica_list(requested.replicas, cluster.registered(), None)
+    except StorageError as exc:
+        return exc.code, exc.message
+    current = len(cluster.replicas(topic, requested.partition_index))
     if not allow_rf_change and current != len(requested.replicas):
         return (
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"The replication factor is changed from {current} to {len(requested.replicas)}",
         )
+    try:
+        cluster.reassign(topic, requested.partition_index, list(requested.replicas))
+    except StorageError as exc:
+        return exc.code, exc.message
     return ErrorCode.NONE, None
 
 

@@ -19,7 +19,8 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
     topics = ctx.broker.topics
     try:
         topic = topics.check_partition_count(requested.name, requested.count)
-        if requested.assignments is not None:  # null: place them all here
+        assignment = None
+        if requested.assignments is not None:  # null: placed as the topic's first partitions were
             new = requested.count - len(topic.partitions)
             if len(requested.assignments) != new:
                 raise StorageError(
@@ -29,12 +30,13 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
                 )
             cluster = ctx.broker.cluster
             running = [node.node_id for node in cluster.running()]
-            for index, assignment in enumerate(requested.assignments, start=len(topic.partitions)):
-                # Every broker holds every partition (shim.cluster): as many replicas as brokers.
-                check_replica_list(assignment.broker_ids, cluster.registered(), len(cluster.nodes))
-                check_some_running(assignment.broker_ids, running, index)
+            replication_factor = len(cluster.replicas(requested.name, 0))
+            for index, assigned in enumerate(requested.assignments, start=len(topic.partitions)):
+                check_replica_list(assigned.broker_ids, cluster.registered(), replication_factor)
+                check_some_running(assigned.broker_ids, running, index)
+            assignment = [list(assigned.broker_ids) for assigned in requested.assignments]
         if not validate_only:
-            topics.add_partitions(requested.name, requested.count)
+            topics.add_partitions(requested.name, requested.count, assignment)
     except StorageError as exc:
         return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
     return {"name": requested.name, "error_code": ErrorCode.NONE, "error_message": None}

@@ -1,4 +1,4 @@
-"""CreateTopics: single-replica topics, optional configs, validate_only."""
+"""CreateTopics: topics with their replicas placed (shim.placement), optional configs, validate_only."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from kafka_shim.protocol.messages.create_topics import API
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.describe_configs import config_source
-from kafka_shim.shim.placement import new_topic_partitions
+from kafka_shim.shim.placement import new_topic_layout
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve
@@ -34,15 +34,21 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
         check_configs(configs)
         cluster = ctx.broker.cluster
         running = [node.node_id for node in cluster.running()]
-        count = new_topic_partitions(
+        layout = new_topic_layout(
             requested, cluster.registered(), running, ctx.broker.config.default_replication_factor
         )
         if validate_only:
-            count = topics.check_new(requested.name, count, configs)
+            count = topics.check_new(requested.name, layout.partitions, configs)
             topic_id = uuid.uuid4()  # Kafka draws one for a validation too, and answers it
             overrides = {k: v for k, v in configs.items() if v is not None}
         else:
-            topic = topics.create(requested.name, count, configs)
+            topic = topics.create(
+                requested.name,
+                layout.partitions,
+                configs,
+                replication_factor=layout.replication_factor,
+                assignment=layout.assignment,
+            )
             count, topic_id, overrides = len(topic.partitions), topic.topic_id, topic.configs
     except StorageError as exc:
         return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
@@ -52,7 +58,7 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "num_partitions": count,
-        "replication_factor": 1,
+        "replication_factor": layout.replication_factor,
         "configs": [
             {
                 "name": r.config.name,

@@ -25,7 +25,7 @@ __all__ = ["API", "brokers", "handle", "partition_state"]
 
 def partition_state(cluster: Cluster, topic: Topic, index: int) -> dict[str, Any]:
     """A partition as Metadata (and DescribeTopicPartitions) describe it: its leader and leader
-    epoch, every broker a replica, the running ones in sync. With no replica running, Kafka
+    epoch, its replicas (shim.cluster), the running ones in sync. With no replica running, Kafka
     answers LEADER_NOT_AVAILABLE and leader -1."""
     epoch = topic.partitions[index].leader_epoch
     if cluster.single:  # nearly every broker, for every partition of a Metadata: no lookups
@@ -110,10 +110,7 @@ def _resolve(
         if not _may_create(ctx, name):
             return _refused(ctx, name)
         try:
-            broker = ctx.broker
-            topic = placement.auto_create(
-                topics, name, broker.cluster.registered(), broker.config.default_replication_factor
-            )
+            topic = placement.auto_create(topics, name)
         except StorageError:
             # Not recorded (a full disk): what Kafka answers while a topic it creates is not
             # ready, so the client asks again.
