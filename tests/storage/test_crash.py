@@ -26,8 +26,9 @@ def test_acknowledged_produces_and_commits_survive_kill_9(tmp_path: Path) -> Non
     commit_storms: list[CommitStorm] = []
 
     def make_storms(number: int) -> list[Storm]:
-        storm = ProduceStorm(f"storm-{number}")
-        commits = CommitStorm(f"storm-{number}")
+        topic = harness.name(f"storm-{number}")
+        storm = ProduceStorm(topic)
+        commits = CommitStorm(topic)
         storms.append(storm)
         commit_storms.append(commits)
         return [storm, commits]

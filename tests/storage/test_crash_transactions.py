@@ -25,7 +25,7 @@ def test_transactions_survive_kill_9(tmp_path: Path) -> None:
     storms: list[TransactionStorm] = []
 
     def make_storms(number: int) -> list[Storm]:
-        storm = TransactionStorm(f"txn-storm-{number}", number)
+        storm = TransactionStorm(harness.name(f"txn-storm-{number}"), number, harness.name("crash-storm"))
         storms.append(storm)
         return [storm]
 

@@ -17,14 +17,14 @@ from collections import Counter
 
 RECORDS = 5
 ABORT_EVERY = 3
-TRANSACTIONAL_ID = "crash-storm"
 TRANSACTION_TIMEOUT_MS = 3000
 
 
 class TransactionStorm:
-    def __init__(self, topic: str, round_number: int) -> None:
+    def __init__(self, topic: str, round_number: int, transactional_id: str) -> None:
         self.topic = topic
         self.round = round_number
+        self.transactional_id = transactional_id  # every round's: the next one fences the last
         self.committed: set[int] = set()
         self.aborted: set[int] = set()
         self._stop = threading.Event()
@@ -51,7 +51,7 @@ class TransactionStorm:
         producer = Producer(
             {
                 "bootstrap.servers": bootstrap,
-                "transactional.id": TRANSACTIONAL_ID,
+                "transactional.id": self.transactional_id,
                 "transaction.timeout.ms": TRANSACTION_TIMEOUT_MS,
                 "linger.ms": 1,
                 "log_level": 0,
