@@ -181,8 +181,8 @@ class _Turns:
     """Brokers handed out in turn from an offset: each new round (partition) starts one further
     on and may hand each broker out once."""
 
-    def __init__(self, ids: list[int]) -> None:
-        self.ids = sorted(ids)
+    def __init__(self) -> None:
+        self.ids: list[int] = []
         self.offset = self.taken = self.round = 0
 
     def next(self, round_: int) -> int | None:
@@ -199,8 +199,8 @@ class _Turns:
 
 class _Rack:
     def __init__(self) -> None:
-        self.fenced = _Turns([])
-        self.unfenced = _Turns([])
+        self.fenced = _Turns()
+        self.unfenced = _Turns()
 
     def next(self, round_: int) -> int | None:
         """An unfenced broker while there are any this round, else a fenced one."""
@@ -219,13 +219,17 @@ class StripedPlacer:
 
     def __init__(self, brokers: Sequence[UsableBroker], draws: Draws) -> None:
         self._draws = draws
-        self._racks: dict[str | None, _Rack] = {}
+        racks: dict[str | None, _Rack] = {}
         for broker in brokers:
-            rack = self._racks.setdefault(broker.rack, _Rack())
+            rack = racks.setdefault(broker.rack, _Rack())
             (rack.fenced if broker.fenced else rack.unfenced).ids.append(broker.node_id)
-        self._names = sorted(self._racks, key=lambda name: (name is not None, name or ""))
-        for name in self._names:
-            for turns in (self._racks[name].fenced, self._racks[name].unfenced):
+        # In sorted order, the order the racks' draws are made in; _names is reshuffled.
+        self._racks = {
+            name: racks[name] for name in sorted(racks, key=lambda name: (name is not None, name or ""))
+        }
+        self._names = list(self._racks)
+        for rack in self._racks.values():
+            for turns in (rack.fenced, rack.unfenced):
                 turns.ids.sort()
                 if turns.ids:
                     turns.offset = draws.randrange(len(turns.ids))
@@ -239,9 +243,9 @@ class StripedPlacer:
         check_placeable(replication_factor, self.total, self.unfenced)
         if self._round == self.unfenced and self.unfenced > 1:
             self._draws.shuffle(self._names)
-            for name in sorted(self._racks, key=lambda name: (name is not None, name or "")):
-                self._draws.shuffle(self._racks[name].fenced.ids)
-                self._draws.shuffle(self._racks[name].unfenced.ids)
+            for rack_brokers in self._racks.values():
+                self._draws.shuffle(rack_brokers.fenced.ids)
+                self._draws.shuffle(rack_brokers.unfenced.ids)
             self._round = 0
         if self._offset == len(self._names):
             self._offset = 0
