@@ -14,7 +14,7 @@ import pytest
 from kafka.protocol.broker_version_data import BROKER_API_VERSIONS
 
 from kafka_shim.protocol.messages import APIS
-from kafka_shim.protocol.releases import NEWEST, RELEASES, Release
+from kafka_shim.protocol.releases import NEWEST, RELEASES, Release, release_order
 
 # probe2's golden file, case apiversions, step 01.v3 (the probe keeps the APIs it uses).
 KAFKA_3_9_0_ANSWERED = {
@@ -30,10 +30,6 @@ KAFKA_3_9_0_ANSWERED = {
 NOT_IN_KAFKA_PYTHONS_3_9 = {75}
 NOT_BUNDLED = {68, 69, 76, 77, 78, 79, 90, 91, 92}
 SPECS = Path(kafka.protocol.__file__).parent / "schemas" / "resources"
-
-
-def release_tuple(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in name.split("."))
 
 
 def advertised(release: Release) -> dict[int, tuple[int, int] | None]:
@@ -58,7 +54,7 @@ def test_3_9_is_what_kafka_3_9_0_answered() -> None:
 
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_each_release_is_what_kafka_python_recorded_of_it(name: str) -> None:
-    recorded = BROKER_API_VERSIONS[release_tuple(name)]
+    recorded = BROKER_API_VERSIONS[release_order(name)]
     row = advertised(RELEASES[name])
     missing = NOT_IN_KAFKA_PYTHONS_3_9 if name == "3.9" else set()
     assert {key: r for key, r in row.items() if key not in missing} == {
@@ -78,12 +74,12 @@ def test_each_release_lies_within_kafkas_message_specs(name: str) -> None:
             continue
         spec_low, spec_high = spec
         assert high <= spec_high, (name, APIS[key].name)
-        if release_tuple(name) >= (4, 0):  # KIP-896's floor holds from 4.0 on
+        if release_order(name) >= (4, 0):  # KIP-896's floor holds from 4.0 on
             assert low >= spec_low, (name, APIS[key].name)
 
 
 def test_the_newest_release_is_the_default_and_kafka_4_lists_produce_from_0() -> None:
-    assert max(RELEASES, key=release_tuple) == NEWEST
+    assert max(RELEASES, key=release_order) == NEWEST
     for name, release in RELEASES.items():
         produce = release.api_ranges[0]
         assert release.advertised_range(0) == (0, produce[1])
