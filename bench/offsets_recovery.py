@@ -6,9 +6,9 @@ and synchronous commits/s on disk with the default fsync policy beside Tansu.
 
 Recovery is timed in-process on a Broker (the same constructor the CLI runs):
 the offsets log is written through the coordinator (1000 groups x 10
-partitions, 10 offsets per OffsetCommit), compacted as a cleaner does
-(closed segments, storage.compaction), then a new Broker opens the data dir
-and replays it. The cleaning pass here stands in for the disk log's cleaner.
+partitions, 10 offsets per OffsetCommit), compacted by one pass of the disk
+log's cleaner (storage.cleaner), then a new Broker opens the data dir and
+replays it.
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
-from kafka_shim.storage import compaction
+from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
-from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 GROUPS = 1000
@@ -82,27 +81,12 @@ def write_commits(broker: Broker, commits: int) -> float:
 
 
 def clean(broker: Broker) -> None:
-    """One cleaner pass over every offsets partition: closed segments compacted
-    against the key map of the whole partition."""
+    """One pass of the disk log's cleaner over every offsets partition."""
     topic = broker.topics.get(OFFSETS_TOPIC)
     assert topic is not None
     for log in topic.partitions:
         assert isinstance(log, DiskLog)
-        closed = [base for base, _ in log.closed_segments()]
-        if not closed:
-            continue
-        blobs = [log.read_segment(base) for base in closed]
-        active_base = log.closed_segments()[-1][1]
-        everything = [*blobs, log.read(active_base, 1 << 40)]
-        latest = compaction.latest_offsets(blobs)  # Kafka's key map: the segments cleaned
-        cleaned = compaction.compact(
-            blobs,
-            latest,
-            now_ms=NOW,
-            delete_retention_ms=LogConfig().delete_retention_ms,
-            active_producers=compaction.last_records(everything),
-        )
-        log.replace_segments(closed, cleaned)
+        cleaner.clean(log, NOW)
 
 
 def offsets_bytes(broker: Broker) -> int:
