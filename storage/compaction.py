@@ -60,6 +60,7 @@ from kafka_shim.protocol.record_codec import (
     encode_batch,
 )
 from kafka_shim.protocol.records import COMPRESSION_MASK, BatchHeader, iter_headers
+from kafka_shim.protocol.settings import LONG_MAX
 from kafka_shim.storage.producer_state import LastRecord
 from kafka_shim.storage.txn_index import AbortedTxn
 
@@ -130,7 +131,7 @@ class TransactionFilter:
         return header.base_offset < self.stable_offset and not self.aborted(header)
 
 
-NOTHING_ABORTED = TransactionFilter((), 2**63 - 1)
+NOTHING_ABORTED = TransactionFilter((), LONG_MAX)
 
 
 class CleanedTransactions:
