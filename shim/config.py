@@ -244,7 +244,7 @@ class BrokerConfig:
         new topic has a copy on every broker and stopping one fails over, which is what the
         emulated cluster is for; asking for fewer copies (CreateTopics, the setting) is Kafka's."""
         name = "default.replication.factor"
-        if self.brokers == 1 or name in self.explicit or self.is_set(name):
+        if self.brokers == 1 or self.is_set(name):
             return self
         return replace(self, default_replication_factor=self.brokers)
 
