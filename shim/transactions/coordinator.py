@@ -532,12 +532,7 @@ class TransactionCoordinator:
         assert isinstance(key, tuple)
         if key[0] != "expire":
             return [key[1]]
-        cutoff = now - self.config.id_expiration_ms
-        return [
-            m.transactional_id
-            for m in self._txns.values()
-            if m.state in EXPIRABLE and m.last_update_ms <= cutoff
-        ]
+        return [meta.transactional_id for meta in self._expirable(now)]
 
     def _fire(self, key: Hashable, now: int) -> None:
         assert isinstance(key, tuple)
@@ -559,13 +554,16 @@ class TransactionCoordinator:
 
     def _expire(self, now: int) -> None:
         """Forget transactional ids idle for transactional.id.expiration.ms (a tombstone each)."""
-        cutoff = now - self.config.id_expiration_ms
-        for meta in list(self._txns.values()):
-            if meta.state in EXPIRABLE and meta.last_update_ms <= cutoff:
-                meta.transition(TxnState.DEAD, now)
-                del self._txns[meta.transactional_id]
-                self._records.append(TransactionRecord(meta.transactional_id, None))
+        for meta in self._expirable(now):
+            meta.transition(TxnState.DEAD, now)
+            del self._txns[meta.transactional_id]
+            self._records.append(TransactionRecord(meta.transactional_id, None))
         self._schedule_expiration(now)
+
+    def _expirable(self, now: int) -> list[TransactionMetadata]:
+        """The ids idle for transactional.id.expiration.ms in a state that may expire."""
+        cutoff = now - self.config.id_expiration_ms
+        return [m for m in self._txns.values() if m.state in EXPIRABLE and m.last_update_ms <= cutoff]
 
     # --- admin ------------------------------------------------------------------------
 
