@@ -433,8 +433,12 @@ class Broker:
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""
-        deadline = _earliest(self._group_deadlines.watch(), self.transactions.next_deadline())
-        return _earliest(_earliest(deadline, self._memory_check_at), self._producer_expiry_at)
+        return _earliest(
+            self._group_deadlines.watch(),
+            self.transactions.next_deadline(),
+            self._memory_check_at,
+            self._producer_expiry_at,
+        )
 
     def advance_clock(self, seconds: float) -> int:
         """Move the broker's clock on and fire what falls due before returning, so a test sees
@@ -623,10 +627,8 @@ def _deadline_of(key: Hashable) -> tuple[str, str, str]:
     return group_id, kind, member_id
 
 
-def _earliest(first: int | None, second: int | None) -> int | None:
-    if first is None:
-        return second
-    return first if second is None else min(first, second)
+def _earliest(*deadlines: int | None) -> int | None:
+    return min((d for d in deadlines if d is not None), default=None)
 
 
 class StoreTopics:
