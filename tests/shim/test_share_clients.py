@@ -130,8 +130,11 @@ def test_java_lock_expiry_and_the_delivery_count_limit(broker: BrokerThread) -> 
         assert (value, 2, "accept", 1) in seen or (value, 2, "release", 1) in seen
     accepted = Counter(v for v, _, ack, _ in seen if ack == "accept")
     assert accepted == Counter(["r0", "r1", "r2", "r3"])
-    # Released at its first and second delivery: archived at the limit, never delivered a third time.
-    assert sorted(c for v, c, ack, _ in seen if v == "release-always" and ack == "release") == [1, 2]
+    # Delivered twice and archived at the limit, never a third time. Its first delivery ends in a
+    # release, or in the lock's expiry when the stalling member took it: both count.
+    always = sorted((c, ack) for v, c, ack, _ in seen if v == "release-always")
+    assert [c for c, _ in always] == [1, 2] and always[1][1] == "release"
+    assert always[0][1] in ("release", "none")
 
 
 def test_java_restart_keeps_acknowledged_records_and_redelivers_in_flight_ones(tmp_path: Path) -> None:
