@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
+from kafka_shim.protocol.releases import RELEASES
 from kafka_shim.protocol.settings import BROKER_SETTINGS, TOPIC_SETTINGS, ConfigType, default_text
 from kafka_shim.shim.cli import build_parser, config_from_args
 from kafka_shim.shim.config import BrokerConfig, ConfigError
@@ -42,6 +43,13 @@ def test_every_broker_setting_has_a_config_attribute_starting_at_its_default() -
     for setting in TOPIC_SETTINGS.values():
         assert setting.invalid(default_text(setting)) is None, setting.name
         assert setting.synonym is None or setting.synonym in BROKER_SETTINGS
+
+
+def test_without_emulate_the_broker_serves_the_newest_version_any_release_serves() -> None:
+    served = parse().release.api_ranges
+    for release in RELEASES.values():
+        for key, (_, highest) in release.api_ranges.items():
+            assert key in served and served[key][1] >= highest, (release.name, key)
 
 
 def test_the_log_coordinator_and_disk_defaults_are_the_registrys() -> None:
