@@ -68,8 +68,11 @@ def stop(broker: BrokerThread) -> None:
 
 
 def members(broker: BrokerThread, group_id: str) -> list[str]:
-    group = broker.call(lambda: broker.broker.groups.group(group_id))
-    return [] if group is None else list(group.members)
+    def listed() -> list[str]:  # on the broker's thread: the group changes between requests
+        group = broker.broker.groups.group(group_id)
+        return [] if group is None else list(group.members)
+
+    return broker.call(listed)
 
 
 def fill(directory: Path) -> Path:
