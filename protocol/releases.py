@@ -60,6 +60,11 @@ class Release:
     # shows it) though its record says -1: the Scala TransactionMetadata.completeTransitionTo
     # of 3.9-4.1 copies no start time for Empty; 4.2's Java one (KAFKA-18884) copies it.
     init_keeps_transaction_start: bool = False
+    # A share member leaving or closing its session gives back the delivery count of what it
+    # held (fetched, never handled): Kafka 4.1's SharePartition.releaseAcquiredRecords
+    # (KAFKA-17541). KAFKA-19972 (trunk, December 2025) counts it again, so that a consumer
+    # crashing on a record cannot have it delivered forever.
+    share_leaving_gives_back_deliveries: bool = False
 
     def advertised_range(self, api_key: int) -> tuple[int, int] | None:
         served = self.api_ranges.get(api_key)
@@ -178,6 +183,7 @@ def _kafka_4(
     eligible_leader_replicas: int = 0,
     share_version: tuple[int, int] | None = None,
     init_keeps_transaction_start: bool = True,
+    share_leaving_gives_back_deliveries: bool = False,
 ) -> Release:
     """A Kafka 4 row: its newest metadata.version, KIP-890's and KIP-848's levels finalized;
     `share_version`: (highest supported, finalized on a fresh cluster) from 4.1."""
@@ -196,6 +202,7 @@ def _kafka_4(
         finalized_features=finalized,
         advertised_minimums=_PRODUCE_LISTED_FROM_0,
         init_keeps_transaction_start=init_keeps_transaction_start,
+        share_leaving_gives_back_deliveries=share_leaving_gives_back_deliveries,
     )
 
 
@@ -219,7 +226,14 @@ RELEASES: dict[str, Release] = {
         ),
         _kafka_4("4.0", _RANGES_4_0, metadata_version=25),
         # New clusters from 4.1 on have eligible leader replicas (KIP-966) turned on.
-        _kafka_4("4.1", _RANGES_4_1, metadata_version=27, eligible_leader_replicas=1, share_version=(1, 0)),
+        _kafka_4(
+            "4.1",
+            _RANGES_4_1,
+            metadata_version=27,
+            eligible_leader_replicas=1,
+            share_version=(1, 0),
+            share_leaving_gives_back_deliveries=True,
+        ),
         _kafka_4(
             "4.2",
             _RANGES_4_2,

@@ -90,11 +90,16 @@ class ShareGroupConfig:
     auto_offset_reset: str = LATEST
     isolation_level: str = READ_UNCOMMITTED
     renew_acknowledge_enable: bool = True
+    # the emulated release's (protocol.releases.Release.share_leaving_gives_back_deliveries)
+    leaving_gives_back_deliveries: bool = False
 
     @property
     def limits(self) -> PartitionLimits:
         return PartitionLimits(
-            self.record_lock_duration_ms, self.delivery_count_limit, self.partition_max_record_locks
+            self.record_lock_duration_ms,
+            self.delivery_count_limit,
+            self.partition_max_record_locks,
+            self.leaving_gives_back_deliveries,
         )
 
     @property
@@ -131,4 +136,5 @@ class ShareGroupConfig:
             record_lock_duration_ms=config.share_record_lock_duration_ms,
             delivery_count_limit=config.share_delivery_count_limit,
             partition_max_record_locks=config.share_partition_max_record_locks,
+            leaving_gives_back_deliveries=config.release.share_leaving_gives_back_deliveries,
         )

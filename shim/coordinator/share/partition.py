@@ -81,6 +81,8 @@ class PartitionLimits:
     lock_duration_ms: int = 30_000
     delivery_count_limit: int = 5
     max_record_locks: int = 2000
+    # protocol.releases.Release.share_leaving_gives_back_deliveries
+    leaving_gives_back_deliveries: bool = False
 
 
 @dataclass
@@ -236,12 +238,18 @@ class SharePartition:
         return bool(expired)
 
     def release_member(self, member_id: str, limits: PartitionLimits) -> bool:
-        """A member that left (or closed its share session) gives back what it holds."""
+        """A member that left (or closed its share session) gives back what it holds: as a
+        release, or (`limits.leaving_gives_back_deliveries`, Kafka 4.1) as records fetched but
+        never handled, their delivery counts given back and none archived for the limit."""
         held = [
             r for r in self.records.values() if r.state is RecordState.ACQUIRED and r.member_id == member_id
         ]
         for record in held:
-            self._release(record, limits)
+            if limits.leaving_gives_back_deliveries:
+                record.delivery_count -= 1
+                self._finish(record, RecordState.AVAILABLE)
+            else:
+                self._release(record, limits)
         self._advance()
         return bool(held)
 

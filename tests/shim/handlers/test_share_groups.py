@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ConfigSource
 from kafka_shim.protocol.messages.share_fetch import ACCEPT, REJECT, RELEASE, RENEW
@@ -184,6 +186,22 @@ def test_long_poll_waits_for_a_lock_to_expire() -> None:
     answer = fetch(h, "m2", 0, max_wait_ms=5000)
     assert acquired(answer) == [(0, 0, 2)]
     assert h.clock.now - start == 1000
+
+
+@pytest.mark.parametrize(("release", "count"), [("4.2", 2), ("4.1", 1)])
+def test_closing_the_session_returns_what_it_still_holds(release: str, count: int) -> None:
+    # Kafka 4.1 gives the delivery count back (fetched, never handled: KAFKA-17541); the
+    # newest counts it (KAFKA-19972), as when the lock expires.
+    h = harness(emulate=release)
+    assert h.broker.features.update({"share.version": (1, UPGRADE)}, validate_only=False) is None
+    join(h, "m1")
+    join(h, "m2")
+    produce(h, b"a")
+    produce(h, b"b")
+    assert acquired(fetch(h, "m1", 0, max_records=2)) == [(0, 1, 1)]
+    closed = fetch(h, "m1", -1, acks=[(0, 0, [ACCEPT])], max_records=0)
+    assert closed.error_code == ErrorCode.NONE
+    assert acquired(fetch(h, "m2", 0)) == [(1, 1, count)]
 
 
 def test_session_epochs_and_acknowledge_errors() -> None:

@@ -3,6 +3,7 @@ steps and the states, start offset and answers they must leave."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from kafka_shim.shim.coordinator.share.partition import (
 )
 
 LIMITS = PartitionLimits(lock_duration_ms=1000, delivery_count_limit=3, max_record_locks=100)
+LIMITS_4_1 = replace(LIMITS, leaving_gives_back_deliveries=True)
 A, Q, K, X = RecordState.AVAILABLE, RecordState.ACQUIRED, RecordState.ACKNOWLEDGED, RecordState.ARCHIVED
 LOG = [BatchSpan(0, 2), BatchSpan(3, 3), BatchSpan(4, 7)]
 
@@ -159,6 +161,51 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         0,
         {0: (A, 1), 1: (A, 1), 2: (A, 1), 3: (Q, 1)},
     ),
+    (
+        "a member leaving at the delivery-count limit: archived",
+        [
+            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
+            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 2)]),
+            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+            ("leave", ("m1",), True),
+        ],
+        3,
+        {},
+    ),
+    # Kafka 4.1's SharePartition.releaseAcquiredRecords (KAFKA-17541): what a leaving member
+    # held was fetched, not handled, so its delivery count is given back.
+    (
+        "Kafka 4.1: a member leaving gives back the delivery count",
+        [
+            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
+            ("acquire", ("m2", LOG, 1, 0), [Acquired(3, 3, 1)]),
+            ("leave_4_1", ("m1",), True),
+        ],
+        0,
+        {0: (A, 0), 1: (A, 0), 2: (A, 0), 3: (Q, 1)},
+    ),
+    (
+        "Kafka 4.1: a member leaving at the delivery-count limit: available again",
+        [
+            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
+            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 2)]),
+            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+            ("leave_4_1", ("m1",), True),
+            ("acquire", ("m2", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+        ],
+        0,
+        {0: (Q, 3), 1: (Q, 3), 2: (Q, 3)},
+    ),
+    (
+        "a member leaving holds nothing: nothing changes",
+        [("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]), ("leave", ("m2",), False)],
+        0,
+        {0: (Q, 1), 1: (Q, 1), 2: (Q, 1)},
+    ),
 ]
 
 
@@ -179,8 +226,10 @@ def test_transitions(
             answer = partition.acknowledge(member, batches, LIMITS, now)
         elif action == "expire":
             answer = partition.release_expired(LIMITS, args[0])
-        else:
+        elif action == "leave":
             answer = partition.release_member(args[0], LIMITS)
+        else:
+            answer = partition.release_member(args[0], LIMITS_4_1)
         assert answer == expected, (action, args)
     assert partition.start_offset == start
     assert _states(partition) == states
