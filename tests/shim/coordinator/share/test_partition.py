@@ -29,6 +29,15 @@ def _states(partition: SharePartition) -> dict[int, tuple[RecordState, int]]:
     return {o: (r.state, r.delivery_count) for o, r in sorted(partition.records.items())}
 
 
+# m1 holds the first batch at its third delivery (LIMITS' delivery-count limit).
+THIRD_DELIVERY = [
+    ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
+    ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+    ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 2)]),
+    ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
+    ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+]
+
 # (name, steps, start offset after, states after); a step is (action, args, expected answer)
 CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tuple[RecordState, int]]]] = [
     (
@@ -164,11 +173,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
     (
         "a member leaving at the delivery-count limit: archived",
         [
-            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
-            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
-            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 2)]),
-            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
-            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+            *THIRD_DELIVERY,
             ("leave", ("m1",), True),
         ],
         3,
@@ -189,11 +194,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
     (
         "Kafka 4.1: a member leaving at the delivery-count limit: available again",
         [
-            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
-            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
-            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 2)]),
-            ("ack", ("m1", [(0, 2, [RELEASE])], 0), ErrorCode.NONE),
-            ("acquire", ("m1", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
+            *THIRD_DELIVERY,
             ("leave_4_1", ("m1",), True),
             ("acquire", ("m2", LOG[:1], 3, 0), [Acquired(0, 2, 3)]),
         ],
