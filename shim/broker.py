@@ -43,6 +43,7 @@ from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.served_versions import served_versions
 from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
+from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.storage.disk_store import DiskStore
@@ -101,6 +102,8 @@ class Broker:
         # The test broker's fault rules (shim.faults), checked by the server before each handler,
         # and its request recording (shim.recording), None unless asked for.
         self.faults = FaultRules()
+        # Timer work that raised, logged once per kind (Broker.tick never raises).
+        self.timer_failures = TimerFailures()
         if config.fault_rules_file is not None:
             load_fault_rules(self.faults, config.fault_rules_file)
         self.recorder = (
@@ -465,19 +468,31 @@ class Broker:
     def tick(self, now: int) -> None:
         """Fire every coordinator's due deadlines; transactions they ended get their markers.
         A deadline whose records cannot be written (a full disk) fires again
-        COORDINATOR_RETRY_BACKOFF_MS later; the broker goes on serving meanwhile."""
-        self._group_deadlines.fire_due(now, self._group_deadline_passed)
+        COORDINATOR_RETRY_BACKOFF_MS later; the broker goes on serving meanwhile. Nothing
+        raises out of here: each kind of work that fails is logged once (shim.timer_failures)
+        and runs again on its own schedule, so one bad deadline neither stops the loop nor
+        spins it."""
+        failures = self.timer_failures
+
+        def group_deadline(key: Hashable, now: int) -> None:
+            failures.run("group deadline", lambda: self._group_deadline_passed(key, now))
+
+        self._group_deadlines.fire_due(now, group_deadline)
+        failures.run("transaction deadline", lambda: self._transaction_deadlines(now))
+        failures.run("transaction markers", lambda: complete_transactions(self, now))
+        if self._memory_check_at is not None and now >= self._memory_check_at:
+            self._memory_check_at = now + self.config.log_retention_check_interval_ms
+            failures.run("retention check", lambda: clean_user_topics(self.topics, now))
+        if self._producer_expiry_at is not None and now >= self._producer_expiry_at:
+            self._producer_expiry_at = now + self.config.producer_id_expiration_check_interval_ms
+            expiration_ms = self.config.producer_id_expiration_ms
+            failures.run("producer expiry", lambda: expire_producers(self.topics, now, expiration_ms))
+
+    def _transaction_deadlines(self, now: int) -> None:
         try:
             self.transactions.tick(now)
         except StorageError as exc:
             log.error("a transaction deadline at %d is retried later: %s", now, exc.message)
-        complete_transactions(self, now)
-        if self._memory_check_at is not None and now >= self._memory_check_at:
-            clean_user_topics(self.topics, now)
-            self._memory_check_at = now + self.config.log_retention_check_interval_ms
-        if self._producer_expiry_at is not None and now >= self._producer_expiry_at:
-            expire_producers(self.topics, now, self.config.producer_id_expiration_ms)
-            self._producer_expiry_at = now + self.config.producer_id_expiration_check_interval_ms
 
     def _broker_value(self, name: str) -> str | None:
         """A broker config a topic config defaults to, from the configuration in force."""

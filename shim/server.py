@@ -56,6 +56,8 @@ from kafka_shim.shim.limits import (
 )
 from kafka_shim.shim.recording import RecordedRequest
 from kafka_shim.shim.served_versions import ServedVersions
+from kafka_shim.shim.timer_failures import TICK_BACKOFF_S
+from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import PartitionLog
 
 if TYPE_CHECKING:
@@ -714,14 +716,24 @@ class Server:
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
+        """Sleep until the next deadline (or a request sets a sooner one), fire what is due.
+        Broker.tick logs and survives its own failures; should a tick raise anyway, the task
+        logs it once (shim.timer_failures) and backs off rather than end the broker or spin."""
         broker = self.broker
+        backoff_s = 0.0
         while True:
-            deadline = broker.watch_deadlines()
-            self._timer_sleeps_until = math.inf if deadline is None else deadline
-            timeout = (self._timer_sleeps_until - broker.clock()) / 1000
-            if timeout > 0:
-                await self.timers_changed.wait(timeout)
-            broker.tick(broker.clock())
+            try:
+                deadline = broker.watch_deadlines()
+                self._timer_sleeps_until = math.inf if deadline is None else deadline
+                timeout = (self._timer_sleeps_until - broker.clock()) / 1000
+                if timeout > 0:
+                    await self.timers_changed.wait(timeout)
+                broker.tick(broker.clock())
+                backoff_s = 0.0
+            except Exception as exc:
+                broker.timer_failures.failed("timer task", exc)
+                backoff_s = min(max(backoff_s * 2, TICK_BACKOFF_S[0]), TICK_BACKOFF_S[1])
+                await trio.sleep(backoff_s)
 
     def _log_connection(self, level: int, message: str, *args: object) -> None:
         """One line per refused or closed connection, within the log budget."""
@@ -1083,8 +1095,8 @@ class BrokerThread(BrokerControls):
     """An in-process broker on a background thread (the pytest plugin uses it), with the test
     broker's controls (kafka_shim.controls)."""
 
-    def __init__(self, config: BrokerConfig) -> None:
-        self.broker = Broker(config)
+    def __init__(self, config: BrokerConfig, clock: Callable[[], int] = wall_clock_ms) -> None:
+        self.broker = Broker(config, clock)  # clock: the wall time the broker's clock runs on
         self.server = Server(self.broker)
         self._started = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None

@@ -35,7 +35,6 @@ from kafka_shim.shim.transactions.state import (
     TransactionMetadata,
     TxnState,
 )
-from kafka_shim.storage.errors import StorageError
 
 # A marker that could not be written is tried again after this long.
 MARKER_RETRY_MS = 500
@@ -105,8 +104,8 @@ def _publishing(
     method: Callable[Concatenate[TransactionCoordinator, P], R],
 ) -> Callable[Concatenate[TransactionCoordinator, P], R]:
     """A public call: whatever records it queued are handed to `on_records` before it returns.
-    When they cannot be written (StorageError from `on_records`), the transactional id it
-    concerned is put back as it was and the error goes to the caller."""
+    When they cannot be written (StorageError from `on_records`, or any other error), the
+    transactional id it concerned is put back as it was and the error goes to the caller."""
 
     @functools.wraps(method)
     def call(self: TransactionCoordinator, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -118,7 +117,7 @@ def _publishing(
         finally:
             try:
                 self._publish()
-            except StorageError:
+            except Exception:  # StorageError, or a record that cannot be encoded
                 # Write, then change memory: the id goes back to what the log says.
                 now = args[-1]  # every such call's last argument
                 assert isinstance(now, int)
@@ -508,16 +507,17 @@ class TransactionCoordinator:
     def tick(self, now: int) -> None:
         """Fire every deadline due by `now`: time out transactions, retry markers, expire ids.
         Each deadline's records are written before the next fires. One whose records cannot
-        be written leaves the ids it concerned as they were and fires again DEADLINE_RETRY_MS
-        later; the StorageError is raised once the others have fired."""
-        failed: list[StorageError] = []
+        be written (a StorageError; or anything else raised, such as a timestamp its record
+        cannot hold) leaves the ids it concerned as they were and fires again
+        DEADLINE_RETRY_MS later; the first error is raised once the others have fired."""
+        failed: list[Exception] = []
 
         def fire(key: Hashable, now: int) -> None:
             kept = [self._keep(transactional_id) for transactional_id in self._concerned(key, now)]
             try:
                 self._fire(key, now)
                 self._publish()
-            except StorageError as exc:
+            except Exception as exc:
                 for one in kept:
                     self._restore(one, now)
                 self._deadlines.schedule(key, now + DEADLINE_RETRY_MS)
