@@ -65,6 +65,11 @@ class Release:
     # (KAFKA-17541). KAFKA-19972 (trunk, December 2025) counts it again, so that a consumer
     # crashing on a record cannot have it delivered forever.
     share_leaving_gives_back_deliveries: bool = False
+    # OffsetDelete of an Empty group's last offsets removes the group at once: Kafka 3.9's Scala
+    # GroupCoordinator.handleDeleteOffsets goes through cleanupGroupMetadata, which buries an
+    # Empty group left without offsets. The new coordinator (4.0 on; 3.9 with the consumer
+    # protocol enabled) only writes tombstones and leaves it to the periodic retention check.
+    offset_delete_removes_empty_group: bool = False
 
     def advertised_range(self, api_key: int) -> tuple[int, int] | None:
         served = self.api_ranges.get(api_key)
@@ -223,6 +228,7 @@ RELEASES: dict[str, Release] = {
             group_configs=False,
             early_consumer_groups=True,
             init_keeps_transaction_start=True,
+            offset_delete_removes_empty_group=True,
         ),
         _kafka_4("4.0", _RANGES_4_0, metadata_version=25),
         # New clusters from 4.1 on have eligible leader replicas (KIP-966) turned on.

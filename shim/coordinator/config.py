@@ -18,6 +18,9 @@ class CoordinatorConfig:
     offsets_retention_ms: int = broker_default("offsets.retention.minutes") * 60_000
     offsets_retention_check_interval_ms: int = broker_default("offsets.retention.check.interval.ms")
     offset_metadata_max_bytes: int = broker_default("offset.metadata.max.bytes")
+    # Whether OffsetDelete buries an Empty group it leaves without offsets (Kafka 3.9's old
+    # coordinator: protocol.releases.Release.offset_delete_removes_empty_group).
+    offset_delete_removes_empty_group: bool = False
 
     def allows_session_timeout(self, timeout_ms: int) -> bool:
         """A classic member's session timeout within group.min/max.session.timeout.ms (Kafka
@@ -34,4 +37,7 @@ class CoordinatorConfig:
             offsets_retention_ms=config.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=config.offsets_retention_check_interval_ms,
             offset_metadata_max_bytes=config.offset_metadata_max_bytes,
+            # 3.9 ran the new coordinator only with the consumer protocol enabled.
+            offset_delete_removes_empty_group=config.release.offset_delete_removes_empty_group
+            and not config.consumer_protocol_enabled,
         )

@@ -861,7 +861,10 @@ class GroupCoordinator:
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         # The group stays, Empty, until the next retention check removes it (Kafka's
         # OffsetMetadataManager.deleteOffsets writes only tombstones; its periodic
-        # cleanupGroupMetadata deletes a group left Empty without offsets).
+        # cleanupGroupMetadata deletes a group left Empty without offsets), except where the
+        # emulated release's coordinator buries it at once (Kafka 3.9's).
+        if deletable and self.config.offset_delete_removes_empty_group:
+            self._maybe_bury(group, now, out)
         return out.outcome((ErrorCode.NONE, errors))
 
     def _remove_offsets(self, group: Group, partitions: Iterable[TopicPartition], out: Effects) -> None:

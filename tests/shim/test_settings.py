@@ -63,6 +63,22 @@ def test_the_log_coordinator_and_disk_defaults_are_the_registrys() -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "removes"),
+    [
+        ((), False),
+        (("--emulate", "4.1"), False),
+        (("--emulate", "3.9"), True),  # its old coordinator, the default there
+        (("--emulate", "3.9", "--config", "group.coordinator.rebalance.protocols=classic,consumer"), False),
+    ],
+)
+def test_offset_delete_removes_an_empty_group_where_the_releases_coordinator_did(
+    argv: tuple[str, ...], removes: bool
+) -> None:
+    config = CoordinatorConfig.from_broker(parse(*argv))
+    assert config.offset_delete_removes_empty_group is removes
+
+
+@pytest.mark.parametrize(
     ("pair", "message"),
     [
         ("log.segment.bytes=13", "must be at least 14"),

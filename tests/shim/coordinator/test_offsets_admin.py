@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator import (
     CommitRequest,
@@ -199,6 +201,46 @@ def test_a_group_whose_offsets_were_deleted_stays_empty_until_the_retention_chec
     assert h.coordinator.describe_group("solo").state == "Dead"
     assert h.coordinator.list_groups() == []
     assert h.apply(h.coordinator.delete_groups(["solo"], h.now)) == {"solo": ErrorCode.GROUP_ID_NOT_FOUND}
+
+
+@pytest.mark.parametrize(
+    ("removes_empty_group", "state_after"),
+    [
+        (True, "Dead"),  # Kafka 3.9's GroupCoordinator.handleDeleteOffsets -> cleanupGroupMetadata
+        (False, "Empty"),  # the new coordinator: tombstones only, the retention check buries it
+    ],
+)
+def test_deleting_an_empty_groups_last_offsets_removes_it_as_the_release_does(
+    removes_empty_group: bool, state_after: str
+) -> None:
+    h = Harness(offset_delete_removes_empty_group=removes_empty_group)
+    commit(h, group="solo")
+    commit(h, group="solo", other=1)
+    assert h.apply(h.coordinator.delete_offsets("solo", [T0], h.now)) == (
+        ErrorCode.NONE,
+        {T0: ErrorCode.NONE},
+    )
+    assert h.coordinator.describe_group("solo").state == "Empty"  # an offset is left: it stays
+    assert h.apply(h.coordinator.delete_offsets("solo", [OTHER], h.now)) == (
+        ErrorCode.NONE,
+        {OTHER: ErrorCode.NONE},
+    )
+    assert h.coordinator.describe_group("solo").state == state_after
+    listed = [g.group_id for g in h.coordinator.list_groups()]
+    assert listed == ([] if removes_empty_group else ["solo"])
+    deleted = h.apply(h.coordinator.delete_groups(["solo"], h.now))
+    assert deleted == {"solo": ErrorCode.GROUP_ID_NOT_FOUND if removes_empty_group else ErrorCode.NONE}
+
+
+def test_deleting_offsets_of_a_group_with_members_never_removes_it() -> None:
+    h = Harness(offset_delete_removes_empty_group=True)
+    ids = h.stable_group("a")
+    commit(h, 1, ids["a"], other=1)
+    assert h.apply(h.coordinator.delete_offsets(GROUP, [OTHER], h.now)) == (
+        ErrorCode.NONE,
+        {OTHER: ErrorCode.NONE},
+    )
+    assert h.coordinator.describe_group(GROUP).state == "Stable"
 
 
 def test_delete_groups_after_deleting_the_offsets_succeeds_before_the_check() -> None:
