@@ -15,6 +15,7 @@ lines about connections are rate-limited.
 from __future__ import annotations
 
 import errno
+import importlib
 import logging
 import math
 import os
@@ -87,6 +88,9 @@ _SMALL_FRAME_HEADROOM = 8 << 20
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _ACCEPT_BACKOFF_S = (0.01, 1.0)
 _DERIVATION_THREADS = max(1, (os.cpu_count() or 2) - 1)
+# What Kafka clients do not need (the console) loads after the first Kafka answer, or this
+# long after listening when no client has come by then.
+_LOAD_AFTER_S = 1.0
 
 
 def _one_line(value: object) -> str:
@@ -571,6 +575,9 @@ class Server:
         self._nursery: trio.Nursery | None = None
         broker.cluster.on_leader_change = self.appended.notify
         self.control_urls: list[str] = []  # where the control endpoint listens, once it does
+        # Set by the first answer any connection sends: what waits for it loads only then.
+        self.kafka_answered = trio.Event()
+        self._first_answer_pending = True
 
     async def bind(self) -> list[BoundListener]:
         """Bind every listener of every node outside any nursery, so a busy port is a plain
@@ -627,7 +634,6 @@ class Server:
                 self._start_node_task(node_id)
             task_status.started(listeners)
             if self.broker.config.console_listener is not None:
-                # After the Kafka listeners: its imports cost ~0.2 s of start-up otherwise.
                 nursery.start_soon(self._serve_console, self.broker.config.console_listener)
 
     def _start_node_task(self, node_id: int) -> None:
@@ -676,9 +682,20 @@ class Server:
         self._start_node_task(node_id)
         log.info("broker %d started", node_id)
 
+    async def _load_after_kafka_answers(self, *modules: str) -> None:
+        """Import `modules` once the Kafka listener has answered its first request (or
+        _LOAD_AFTER_S after it listens, with no client yet), on a worker thread: they are what
+        Kafka clients do not need (the console's stack costs ~0.3 s), and importing them on the
+        loop would hold every Kafka request meanwhile."""
+        with trio.move_on_after(_LOAD_AFTER_S):
+            await self.kafka_answered.wait()
+        for module in modules:
+            await trio.to_thread.run_sync(importlib.import_module, module)
+
     async def _serve_console(self, address: str) -> None:
         """The web console and /metrics (docs/console.md). A port that cannot be bound is one
         warning: the broker serves Kafka without its console rather than not at all."""
+        await self._load_after_kafka_answers("kafka_shim.shim.http_server", "kafka_shim.shim.console.app")
         from kafka_shim.shim.console.app import console_app
         from kafka_shim.shim.http_server import serve_asgi
         from kafka_shim.shim.security.tls import server_context
@@ -815,6 +832,9 @@ class Server:
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
+                        if self._first_answer_pending:  # once per broker: an attribute check
+                            self._first_answer_pending = False
+                            self.kafka_answered.set()
                     if ctx.throttle_ms:  # no coroutine per request on the common path
                         await self._mute_while_throttled(ctx)
                     reader.mark_active()

@@ -1,0 +1,122 @@
+"""The Kafka listener answers first: nothing Kafka clients do not need is imported before the
+broker's first answer (docs/performance.md, start-up). Not a timing test: the broker runs as a
+user starts it, under `python -X importtime`, whose lines share one pipe with the broker's log,
+so what was imported before the ApiVersions answer is read in order; the console must still
+come up after it."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+# Heavy, and none of them needed to answer Kafka on a plaintext listener: the console's web
+# stack and metrics, the HTTP control endpoint, TLS and SASL machinery (the
+# credential store, hashlib and json, is the broker's state and stays), client libraries and
+# the Java-facing pieces. (ssl itself is imported by Trio on every start, so it is not listed.)
+HEAVY = (
+    "hypercorn",
+    "starlette",
+    "prometheus_client",
+    "anyio",
+    "h11",
+    "h2",
+    "wsproto",
+    "cryptography",
+    "scramp",
+    "confluent_kafka",
+    "kafka",
+    "aiokafka",
+    "jpype",
+    "pyspark",
+    "pyarrow",
+    "kafka_shim.shim.console",
+    "kafka_shim.shim.metrics",
+    "kafka_shim.shim.http_server",
+    "kafka_shim.shim.control_server",
+    "kafka_shim.shim.security.tls",
+    "kafka_shim.shim.security.sasl",
+    "kafka_shim.shim.security.dev_certs",
+    "kafka_shim.pipeline",
+)
+# ApiVersions v0: header v1 (api key 18, version 0, correlation 7, null client id), no body.
+API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 7, -1)
+DEADLINE_S = 30.0
+
+
+def heavy(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in HEAVY)
+
+
+class Output:
+    """The broker's merged stdout and stderr, line by line, with a deadline."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        self._pipe = process.stdout
+        self._pending = b""
+        self.lines: list[str] = []
+
+    def until(self, marker: str) -> str:
+        deadline = time.monotonic() + DEADLINE_S
+        while True:
+            while b"\n" in self._pending:
+                raw, self._pending = self._pending.split(b"\n", 1)
+                line = raw.decode(errors="replace")
+                self.lines.append(line)
+                if marker in line:
+                    return line
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._pipe], [], [], left)[0]:
+                raise AssertionError(
+                    f"no line with {marker!r} within {DEADLINE_S}s:\n" + "\n".join(self.lines[-30:])
+                )
+            chunk = os.read(self._pipe.fileno(), 65536)
+            if not chunk:
+                raise AssertionError(f"the broker exited before {marker!r}:\n" + "\n".join(self.lines[-30:]))
+            self._pending += chunk
+
+    def imported(self) -> list[str]:
+        """Modules imported so far, in order (`-X importtime`'s lines)."""
+        return [line.rsplit("|", 1)[1].strip() for line in self.lines if line.startswith("import time:")]
+
+
+def answer_api_versions(port: int) -> None:
+    with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE_S) as sock:
+        sock.sendall(API_VERSIONS_V0)
+        size, correlation = struct.unpack(">ii", sock.recv(8, socket.MSG_WAITALL))
+        assert correlation == 7 and size > 4
+
+
+@pytest.mark.parametrize("storage", ["memory", "disk"])
+def test_nothing_heavy_is_imported_before_the_first_kafka_answer(storage: str, tmp_path: Path) -> None:
+    store = ["--memory"] if storage == "memory" else ["--data-dir", str(tmp_path / "data")]
+    argv = [sys.executable, "-X", "importtime", "-m", "kafka_shim", *store, "--host", "127.0.0.1"]
+    # The default console (on a free port), and DEBUG, whose request trace marks the answer.
+    argv += ["--port", "0", "--console", "127.0.0.1:0", "--log-level", "DEBUG"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        output = Output(process)
+        listening = re.search(r"listening on 127\.0\.0\.1:(\d+)", output.until("kafka-shim listening on"))
+        assert listening is not None
+        port = int(listening.group(1))
+        answer_api_versions(port)
+        output.until("ApiVersions v0 from")  # logged as the answer is sent
+        before = output.imported()
+        assert before, "no -X importtime lines: the guard would see nothing"
+        loaded_early = [module for module in before if heavy(module)]
+        assert not loaded_early, f"imported before the Kafka listener answered: {loaded_early}"
+        output.until("console on http://")  # and the console still comes up, after it
+        assert any(heavy(module) for module in output.imported()[len(before) :])
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
