@@ -36,11 +36,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kafka_shim.shim.authorization import ALTER, CLUSTER, Rule, whole
 from kafka_shim.shim.cluster import ClusterError, ClusterNotFound, coordinator_key
 from kafka_shim.shim.faults import FaultSpecError
 
 if TYPE_CHECKING:
     from kafka_shim.shim.server import Server
+
+
+# The control endpoint's row: no Kafka API changes a broker's clock or faults, so it is an
+# operator's, as Kafka's cluster-wide admin APIs are (ElectLeaders, AlterPartitionReassignments).
+OPERATOR = Rule("kafka-shim's control endpoint (an operator's, as ElectLeaders)", (whole(ALTER, CLUSTER),))
 
 
 class ControlError(Exception):

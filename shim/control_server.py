@@ -1,7 +1,9 @@
 """The control endpoint: shim.control_api's endpoints over HTTP/JSON, a Starlette application
 served in the broker's own event loop by shim.http_server (as the console is).
 
-The endpoints run on the loop between Kafka requests, so they read and change the broker's
+Every request passes shim.http_guard's rules (Host, Origin, JSON bodies, HTTP Basic login of
+a SASL user where listeners speak SASL) and needs ALTER on the cluster where an authorizer is
+configured. The endpoints run on the loop between Kafka requests, so they read and change the broker's
 state without locks. `control_app` takes `extra_routes` to mount other views beside the
 control routes. Imported only
 when a control listener is configured: a broker without one loads none of this.
@@ -9,10 +11,9 @@ when a control listener is configured: a broker without one loads none of this.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import trio
 from starlette.applications import Starlette
@@ -20,8 +21,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from kafka_shim.shim.control_api import ENDPOINTS, ControlError, ControlRequest, Endpoint
-from kafka_shim.shim.http_server import serve_asgi
+from kafka_shim.shim.authorization import ALTER, CLUSTER
+from kafka_shim.shim.control_api import ENDPOINTS, OPERATOR, ControlError, ControlRequest, Endpoint
+from kafka_shim.shim.http_guard import declare, guard, json_body, mirrors, need
+from kafka_shim.shim.http_server import listener_tls, serve_asgi
 
 if TYPE_CHECKING:
     from kafka_shim.shim.server import Server
@@ -29,32 +32,40 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafka_shim.control")
 
 
-def _route(server: Server, endpoint: Endpoint) -> Route:
+# Every control route is an operator's (ALTER on the cluster): its reads too, since recorded
+# requests carry every client's records.
+CONTROL_ACCESS = mirrors(OPERATOR, need(ALTER, CLUSTER))
+
+
+def _route(server: Server, endpoint: Endpoint) -> BaseRoute:
     async def handle(request: Request) -> Response:
-        body: Any = None
-        if request.method in ("POST", "PUT"):
-            raw = await request.body()
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError as exc:
-                return JSONResponse({"error": f"the body is not JSON: {exc}"}, status_code=400)
         control = ControlRequest(
-            {key: str(value) for key, value in request.path_params.items()}, dict(request.query_params), body
+            {key: str(value) for key, value in request.path_params.items()},
+            dict(request.query_params),
+            json_body(request),  # parsed by the guard: JSON only, numbers bounded
         )
         try:
             return JSONResponse(endpoint.call(server, control))
         except ControlError as exc:
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
-    return Route(endpoint.path, handle, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}")
+    route = Route(endpoint.path, handle, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}")
+    return declare(route, CONTROL_ACCESS)
 
 
 def control_app(server: Server, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
-    return Starlette(routes=[*(_route(server, endpoint) for endpoint in ENDPOINTS), *extra_routes])
+    """The control routes (and `extra_routes`, each declared: shim.http_guard), behind the
+    guard every HTTP surface of the broker has."""
+    routes = [*(_route(server, endpoint) for endpoint in ENDPOINTS), *extra_routes]
+    broker = server.broker
+    middleware = [guard(broker, routes, "control endpoint", bound_host=broker.config.control_listener)]
+    return Starlette(routes=routes, middleware=middleware)
 
 
 async def serve_control(
     server: Server, address: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Serve the control endpoint on `address`; started() hands over its URLs."""
-    await serve_asgi(control_app(server), address, "control listener", task_status=task_status)
+    """Serve the control endpoint on `address` (over TLS as the first TLS listener, as the
+    console is); started() hands over its URLs."""
+    tls = listener_tls(server.broker)
+    await serve_asgi(control_app(server), address, "control listener", tls, task_status=task_status)

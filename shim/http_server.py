@@ -6,13 +6,28 @@ from __future__ import annotations
 
 import logging
 import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
 log = logging.getLogger("kafka_shim.http")
+
+
+def listener_tls(broker: Broker) -> ssl.SSLContext | None:
+    """The TLS context an HTTP surface is served with: the first TLS listener's (its keystore
+    and client-certificate requirement), so it is as private as the Kafka listeners; None
+    where no listener speaks TLS."""
+    listener = next((listener for listener in broker.listeners if listener.tls), None)
+    if listener is None:
+        return None
+    from kafka_shim.shim.security.tls import server_context
+
+    return server_context(broker.config.for_listener(listener.name), listener.name)
 
 
 def parse_address(text: str, what: str) -> tuple[str, int]:

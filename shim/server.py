@@ -697,17 +697,10 @@ class Server:
         warning: the broker serves Kafka without its console rather than not at all."""
         await self._load_after_kafka_answers("kafka_shim.shim.http_server", "kafka_shim.shim.console.app")
         from kafka_shim.shim.console.app import console_app
-        from kafka_shim.shim.http_server import serve_asgi
-        from kafka_shim.shim.security.tls import server_context
+        from kafka_shim.shim.http_server import listener_tls, serve_asgi
 
-        # Secured as the listeners are (shim.console.access): TLS as the first TLS listener.
-        tls_listener = next((listener for listener in self.broker.listeners if listener.tls), None)
-        config = self.broker.config
-        tls = (
-            None
-            if tls_listener is None
-            else server_context(config.for_listener(tls_listener.name), tls_listener.name)
-        )
+        # Secured as the listeners are (shim.http_guard): TLS as the first TLS listener.
+        tls = listener_tls(self.broker)
         try:
             app = console_app(self.broker)
             async with trio.open_nursery() as nursery:

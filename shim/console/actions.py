@@ -1,8 +1,8 @@
 """What the console may change when the user enables it (`--console-actions`): reset an inactive
 group's committed offset of a partition, and delete a partition's records before an offset.
 Each goes the way the Kafka API would (the coordinator's commit, as an admin tool's OffsetCommit
-to an Empty group; DeleteRecords' own partition step), with the same authorization for the
-console's user: READ on the group and the topic, DELETE on the topic."""
+to an Empty group; DeleteRecords' own partition step); the console's routes declare those APIs'
+rows, so the guard (shim.http_guard) authorizes them as the APIs are authorized."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim import views
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.handlers.delete_records import delete_partition_records
 
@@ -29,12 +28,27 @@ class ActionRefused(Exception):
         self.status = status
 
 
-def _allowed(
-    broker: Broker, principal: str, host: str, operation: AclOperation, kind: ResourceType, name: str
-) -> None:
-    authorizer = broker.authorizer
-    if authorizer is not None and not authorizer.authorize(principal, host, operation, kind, name):
-        raise ActionRefused(403, f"{principal} may not {operation.name} {kind.name} {name}")
+# An int32 of Kafka's (a partition index); offsets are longs, which the guard's JSON bounds.
+INT32_MAX = (1 << 31) - 1
+
+
+def field(body: Any, name: str, kind: type, default: Any = None) -> Any:
+    """`name` of a JSON object body, of type `kind` (400 naming the field otherwise)."""
+    if not isinstance(body, dict):
+        raise ActionRefused(400, f"the body must be a JSON object, not {type(body).__name__}")
+    value = body.get(name, default)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ActionRefused(400, f"{name}: an integer, got {value!r}")
+    if kind is str and not isinstance(value, str):
+        raise ActionRefused(400, f"{name}: a string, got {value!r}")
+    return value
+
+
+def partition_field(body: Any) -> int:
+    partition = field(body, "partition", int)
+    if not 0 <= partition <= INT32_MAX:
+        raise ActionRefused(400, f"partition: from 0 to {INT32_MAX}, got {partition}")
+    return int(partition)
 
 
 def _partition(broker: Broker, topic: str, partition: int) -> Any:
@@ -44,13 +58,9 @@ def _partition(broker: Broker, topic: str, partition: int) -> Any:
     return log
 
 
-def reset_offset(
-    broker: Broker, principal: str, host: str, group_id: str, topic: str, partition: int, to: str | int
-) -> dict[str, Any]:
+def reset_offset(broker: Broker, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]:
     """Commit `to` (an offset, "earliest" or "latest", kept within the log) for the group, as
     kafka-consumer-groups.sh --reset-offsets does: only while the group has no members."""
-    _allowed(broker, principal, host, AclOperation.READ, ResourceType.GROUP, group_id)
-    _allowed(broker, principal, host, AclOperation.READ, ResourceType.TOPIC, topic)
     log = _partition(broker, topic, partition)
     shape = views.group_shape(broker, group_id)
     if shape is not None and shape.state not in INACTIVE:
@@ -76,12 +86,9 @@ def reset_offset(
     return {"group_id": group_id, "topic": topic, "partition": partition, "offset": offset}
 
 
-def delete_records(
-    broker: Broker, principal: str, host: str, topic: str, partition: int, before: int
-) -> dict[str, Any]:
+def delete_records(broker: Broker, topic: str, partition: int, before: int) -> dict[str, Any]:
     """Delete the partition's records before offset `before` (-1: the high watermark), as
     DeleteRecords does."""
-    _allowed(broker, principal, host, AclOperation.DELETE, ResourceType.TOPIC, topic)
     _partition(broker, topic, partition)
     answer = delete_partition_records(
         broker.topics.get(topic), SimpleNamespace(partition_index=partition, offset=before)

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import base64
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.record_codec import decode_batches
@@ -26,6 +27,16 @@ class BadRequest(ValueError):
     """A parameter that cannot be read (400)."""
 
 
+# Who may see what of a group: `listed(group_id)` (ListGroups), `described(group_id)`
+# (DescribeGroups and OffsetFetch: its members and offsets), `topic_shown(topic)` (OffsetFetch
+# of every offset: those of other topics are left out). Everything, where nothing is authorized.
+Shown = Callable[[str], bool]
+
+
+def _everything(name: str) -> bool:
+    return True
+
+
 def overview(broker: Broker) -> dict[str, Any]:
     cluster = views.cluster(broker)
     return {
@@ -42,12 +53,13 @@ def overview(broker: Broker) -> dict[str, Any]:
     }
 
 
-def topics(broker: Broker) -> list[dict[str, Any]]:
-    return [asdict(topic) for topic in views.topics(broker)]
+def topics(broker: Broker, shown: Shown = _everything) -> list[dict[str, Any]]:
+    return [asdict(topic) for topic in views.topics(broker) if shown(topic.name)]
 
 
-def topic(broker: Broker, name: str) -> dict[str, Any]:
-    """A topic, with the producers each partition knows (as DescribeProducers reports them)."""
+def topic(broker: Broker, name: str, with_producers: bool = True) -> dict[str, Any]:
+    """A topic, with the producers each partition knows (as DescribeProducers reports them,
+    none where that may not be asked)."""
     found = broker.topics.get(name)
     for view in views.topics(broker):
         if view.name == name and found is not None:
@@ -62,6 +74,7 @@ def topic(broker: Broker, name: str) -> dict[str, Any]:
                 }
                 for index, log in enumerate(found.partitions)
                 for producer_id, entry in log.producers
+                if with_producers
             ]
             return {**asdict(view), "producers": producers}
     raise NotFound(f"no topic {name!r}")
@@ -125,21 +138,43 @@ def records(
     }
 
 
-def groups(broker: Broker) -> list[dict[str, Any]]:
+def groups(
+    broker: Broker,
+    listed: Shown = _everything,
+    described: Shown = _everything,
+    topic_shown: Shown = _everything,
+) -> list[dict[str, Any]]:
+    """Every group the principal may list; members, offsets and lag of those it may describe
+    (a group listed through DESCRIBE on the cluster alone shows its id, type and state, as
+    ListGroups does)."""
     rebalances = broker.group_journal.rebalances()
-    return [
-        {**asdict(group), "lag": _total_lag(group), "rebalances": rebalances.get(group.group_id, 0)}
-        for group in views.groups(broker)
-    ]
+    out: list[dict[str, Any]] = []
+    for view in views.groups(broker):
+        if not listed(view.group_id):
+            continue
+        if not described(view.group_id):
+            shape = {"group_id": view.group_id, "group_type": view.group_type, "state": view.state}
+            out.append(
+                {**shape, "protocol_type": view.protocol_type, "members": [], "offsets": [], "lag": None}
+            )
+            continue
+        view = _shown_offsets(view, topic_shown)
+        out.append({**asdict(view), "lag": _total_lag(view), "rebalances": rebalances.get(view.group_id, 0)})
+    return out
+
+
+def _shown_offsets(view: views.GroupView, topic_shown: Shown) -> views.GroupView:
+    return replace(view, offsets=tuple(o for o in view.offsets if topic_shown(o.topic)))
 
 
 def _total_lag(group: views.GroupView) -> int:
     return sum(offset.lag or 0 for offset in group.offsets)
 
 
-def group(broker: Broker, group_id: str) -> dict[str, Any]:
+def group(broker: Broker, group_id: str, topic_shown: Shown = _everything) -> dict[str, Any]:
     for view in views.groups(broker):
         if view.group_id == group_id:
+            view = _shown_offsets(view, topic_shown)
             offsets = [{**asdict(o), "lag": o.lag} for o in view.offsets]
             return {
                 **asdict(view),
@@ -151,11 +186,13 @@ def group(broker: Broker, group_id: str) -> dict[str, Any]:
     raise NotFound(f"no group {group_id!r}")
 
 
-def transactions(broker: Broker) -> list[dict[str, Any]]:
+def transactions(broker: Broker, shown: Shown = _everything) -> list[dict[str, Any]]:
+    """The transactions, those of transactional ids the principal may describe (ListTransactions)."""
     listings, _ = broker.transactions.list_transactions((), (), -1, broker.clock())
     return [
         {"transactional_id": t.transactional_id, "producer_id": t.producer_id, "state": t.state.name}
         for t in sorted(listings)
+        if shown(t.transactional_id)
     ]
 
 

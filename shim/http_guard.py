@@ -1,0 +1,448 @@
+"""The rules every HTTP surface of the broker applies (the console and /metrics, the control
+endpoint, the schema registry), as one ASGI middleware, `HttpGuard`, taking each request
+through the same steps in one order:
+
+1. Host. The Host header must name the address the surface is bound to (the connection's
+   local address, or the host the surface was configured with) or loopback (localhost,
+   127.0.0.1, [::1]); anything else answers 421 Misdirected Request. A page whose own name
+   a DNS server rebinds to 127.0.0.1 sends its own name, so it cannot read a local surface.
+2. Origin. A request carrying an Origin that is not the surface's own (its scheme, the Host
+   it was sent to) answers 403: no other site's page may make one, with or without CORS.
+3. Body. POST, PUT, PATCH and DELETE bodies must be JSON: a Content-Type other than
+   `application/json` (or the surface's own JSON media types, `json_types`) answers 415, so
+   no cross-site form or `text/plain` request ever reaches a handler. A body is read whole
+   (at most `max_body_bytes`, else 413) and parsed before routing: not JSON, NaN, Infinity or
+   an integer outside Kafka's 64-bit range answer 400; handlers read it as `json_body`.
+4. Login. Where any listener speaks SASL, every request needs HTTP Basic credentials of a
+   SASL user, checked against the salted credentials PLAIN logins are checked against, off
+   the event loop; a failed login waits connection.failed.authentication.delay.ms before its
+   401, as a Kafka listener's does. The principal (`User:name`; else User:ANONYMOUS, as a
+   PLAINTEXT listener's clients are in Kafka) is left in the scope (`principal`).
+5. Authorization. Every route declares the Kafka API row of shim.authorization it mirrors
+   (`declare(route, mirrors("fetch", need(READ, TOPIC, "name")))`); the guard refuses (403)
+   a principal the authorizer denies a check naming a path parameter's resource (or the
+   cluster) and the handler asks the others (`allowed`, `visible`, `require`: a listing's
+   hidden rows, a resource named in the body) within what its row declares. A route that
+   declares nothing cannot be served: building the guard raises.
+
+Every answer, refusals included, carries `X-Content-Type-Options: nosniff`.
+
+A new surface wraps its Starlette application in one line, each route declared:
+
+    routes = [declare(Route("/subjects", list_subjects), mirrors(SUBJECTS_ROW)), ...]
+    app = Starlette(routes=routes, middleware=[guard(broker, routes, json_types=REGISTRY_TYPES)])
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+import math
+import urllib.parse
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kafka_shim.shim.authorization import RULES, Rule, UndeclaredCheck
+from kafka_shim.shim.authorizer import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.broker import Broker
+
+log = logging.getLogger("kafka_shim.http")
+
+JSON = "application/json"
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_BODY_BYTES = 1 << 20  # what any control or console request needs, many times over
+REALM = 'Basic realm="kafka-shim", charset="UTF-8"'
+# Kafka's longs: a JSON integer outside them is no offset, timestamp or count of anything.
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+# Key derivations at once (each costs milliseconds of CPU in a worker thread).
+LOGIN_THREADS = anyio.CapacityLimiter(4)
+ACCESS = "kafka_shim_access"  # the attribute a declared route carries its Access in
+
+
+class Refused(Exception):
+    """A request a handler refuses: its HTTP status and why (the guard's `require`)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Need:
+    """One check of a route: an operation on a resource, named by a path parameter (the
+    cluster's is implicit); `param=None`: the handler asks it itself (`allowed`, `visible`)."""
+
+    operation: AclOperation
+    resource: ResourceType
+    param: str | None = None
+
+
+def need(operation: AclOperation, resource: ResourceType, param: str | None = None) -> Need:
+    return Need(operation, resource, param)
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a route asks: checks of the rows of the authorization table it mirrors (no row:
+    only a login, for the page and its static files)."""
+
+    rules: tuple[Rule, ...] = ()
+    needs: tuple[Need, ...] = ()
+
+    def __post_init__(self) -> None:
+        for needed in self.needs:
+            self.declaring(needed.operation, needed.resource)
+
+    def declaring(self, operation: AclOperation, resource: ResourceType) -> Rule:
+        """The row declaring the check (UndeclaredCheck where none does: a bug, never an answer)."""
+        for rule in self.rules:
+            if any(c.operation == operation and c.resource == resource for c in rule.checks):
+                return rule
+        rows = ", ".join(rule.follows for rule in self.rules) or "no row"
+        raise UndeclaredCheck(f"{rows} declares no {operation.name} on {resource.name}")
+
+    def __add__(self, other: Access) -> Access:
+        """A route mirroring two APIs (a topic page: Metadata, and DescribeProducers)."""
+        return Access(self.rules + other.rules, self.needs + other.needs)
+
+
+def mirrors(row: str | Rule, *needs: Need) -> Access:
+    """The access of a route mirroring API `row` (a key of shim.authorization.RULES, or a
+    surface's own Rule) asking `needs`, each of which the row must declare."""
+    return Access((RULES[row] if isinstance(row, str) else row,), needs)
+
+
+LOGGED_IN = Access()
+
+
+def declare(route: BaseRoute, access: Access) -> BaseRoute:
+    setattr(route, ACCESS, access)
+    return route
+
+
+def _access_of(route: BaseRoute) -> Access:
+    access = getattr(route, ACCESS, None)
+    if not isinstance(access, Access):
+        raise UndeclaredCheck(
+            f"route {getattr(route, 'path', route)!r} declares no access (http_guard.declare)"
+        )
+    return access
+
+
+# -- what handlers ask -------------------------------------------------------------------------
+
+
+def principal_of(request: Request) -> str:
+    return str(request.scope.get("state", {}).get("principal", ANONYMOUS))
+
+
+def json_body(request: Request) -> Any:
+    """The request's body as the guard parsed it (None: no body)."""
+    return request.scope.get("state", {}).get("json")
+
+
+def allowed(request: Request, operation: AclOperation, resource: ResourceType, name: str) -> bool:
+    """Whether the request's principal may do `operation` to the resource, a check its route's
+    row must declare (UndeclaredCheck otherwise, a bug)."""
+    state = request.scope.get("state", {})
+    access: Access = state.get("access") or LOGGED_IN
+    access.declaring(operation, resource)
+    authorizer = state["broker"].authorizer
+    return authorizer is None or authorizer.authorize(
+        state["principal"], state["client_host"], operation, resource, name
+    )
+
+
+def visible(
+    request: Request, operation: AclOperation, resource: ResourceType, names: Iterable[str]
+) -> set[str]:
+    """Of `names`, those the principal may `operation`: what a listing shows (hidden checks)."""
+    return {name for name in names if allowed(request, operation, resource, name)}
+
+
+def denial(principal: str, operation: AclOperation, resource: ResourceType, name: str) -> str:
+    if resource == ResourceType.CLUSTER:
+        return f"{principal} may not {operation.name} the cluster"
+    return f"{principal} may not {operation.name} {resource.name} {name}"
+
+
+def require(request: Request, operation: AclOperation, resource: ResourceType, name: str) -> None:
+    """Refused (403) unless the principal may `operation` the resource."""
+    if not allowed(request, operation, resource, name):
+        raise Refused(403, denial(principal_of(request), operation, resource, name))
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == wanted:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _split_host(text: str) -> tuple[str, int | None]:
+    """A Host header (or an Origin's netloc) as its lower-case name and port."""
+    try:
+        parsed = urllib.parse.urlsplit(f"//{text}")
+        return (parsed.hostname or "").rstrip("."), parsed.port
+    except ValueError:
+        return "", None
+
+
+def _credentials(scope: Scope) -> tuple[str, str] | None:
+    value = _header(scope, b"authorization")
+    if value is None or value[:6].lower() != "basic ":
+        return None
+    try:
+        decoded = base64.b64decode(value[6:].encode("latin-1"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError):
+        return None
+    user, sep, password = decoded.partition(":")
+    return (user, password) if sep else None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    value = int(text)
+    if not LONG_MIN <= value <= LONG_MAX:
+        raise ValueError(f"{text[:40]} is out of range (a 64-bit integer)")
+    return value
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:40]} is out of range")
+    return value
+
+
+def parse_json(raw: bytes) -> Any:
+    """A body as JSON with bounded numbers: ValueError naming what is wrong."""
+    if not raw.strip():
+        return None
+    return json.loads(raw, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float)
+
+
+def _media_type(scope: Scope) -> str | None:
+    value = _header(scope, b"content-type")
+    return None if value is None else value.split(";")[0].strip().lower()
+
+
+class HttpGuard:
+    """ASGI middleware applying the module's rules to every HTTP request of one surface."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        broker: Broker,
+        routes: Collection[BaseRoute],
+        surface: str,
+        json_types: Collection[str] = (JSON,),
+        bound_host: str | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self.app = app
+        self.broker = broker
+        self.routes = [(route, _access_of(route)) for route in routes]
+        self.surface = surface
+        self.json_types = frozenset(json_types)
+        # The host of the address it was configured with (HOST:PORT), not a wildcard.
+        named = _split_host(bound_host)[0] if bound_host else ""
+        self.hosts = LOOPBACK | ({named} if named not in ("", "0.0.0.0", "::") else set())
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        send = _nosniff(send)
+        refusal = self._misdirected(scope) or self._foreign(scope) or self._not_json(scope)
+        body = b""
+        if refusal is None and scope["method"] in BODY_METHODS:
+            body, refusal = await self._body(scope, receive)
+        principal = ANONYMOUS
+        if refusal is None:
+            principal, refusal = await self._login(scope)
+        if refusal is None:
+            refusal = self._unauthorized(scope, principal)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        await self.app(scope, _replay(body, receive) if scope["method"] in BODY_METHODS else receive, send)
+
+    def _misdirected(self, scope: Scope) -> Response | None:
+        host = _split_host(_header(scope, b"host") or "")[0]
+        server = scope.get("server") or ("",)
+        if host in self.hosts or host == _split_host(str(server[0]))[0] or host == str(server[0]):
+            return None
+        return PlainTextResponse(f"the {self.surface} is not served as {host or 'no Host'!r}", 421)
+
+    def _foreign(self, scope: Scope) -> Response | None:
+        origin = _header(scope, b"origin")
+        if origin is None:
+            return None
+        scheme = scope.get("scheme", "http")
+        default = 443 if scheme == "https" else 80
+        parsed = urllib.parse.urlsplit(origin)
+        host, port = _split_host(_header(scope, b"host") or "")
+        try:
+            theirs = (parsed.scheme, (parsed.hostname or "").rstrip("."), parsed.port or default)
+        except ValueError:
+            theirs = ("", "", 0)
+        if theirs == (scheme, host, port or default):
+            return None
+        return PlainTextResponse(f"requests from {origin[:100]} are refused (another origin)", 403)
+
+    def _not_json(self, scope: Scope) -> Response | None:
+        if scope["method"] not in BODY_METHODS:
+            return None
+        media = _media_type(scope)
+        has_body = (_header(scope, b"content-length") or "0") != "0" or _header(
+            scope, b"transfer-encoding"
+        ) is not None
+        if media in self.json_types or (media is None and not has_body):
+            return None
+        accepted = ", ".join(sorted(self.json_types))
+        return JSONResponse({"error": f"the body must be JSON (Content-Type: {accepted})"}, 415)
+
+    async def _body(self, scope: Scope, receive: Receive) -> tuple[bytes, Response | None]:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"", PlainTextResponse("the request ended early", 400)
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return b"", JSONResponse({"error": f"the body is over {self.max_body_bytes} bytes"}, 413)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        raw = b"".join(chunks)
+        try:
+            scope.setdefault("state", {})["json"] = parse_json(raw)
+        except (ValueError, RecursionError) as exc:
+            return raw, JSONResponse({"error": f"the body is not JSON: {exc}"}, 400)
+        return raw, None
+
+    async def _login(self, scope: Scope) -> tuple[str, Response | None]:
+        """Who asks, or the 401 answering a missing or wrong login."""
+        if not needs_login(self.broker):
+            return ANONYMOUS, None
+        given = _credentials(scope)
+        if given is None:
+            return ANONYMOUS, _unauthenticated("log in as a SASL user")
+        user, password = given
+        valid = await anyio.to_thread.run_sync(
+            self.broker.credentials.verify_plain, user, password, limiter=LOGIN_THREADS
+        )
+        if not valid:
+            # As a Kafka listener answers a failed login: late, so guessing costs time.
+            await anyio.sleep(self.broker.config.failed_authentication_delay_ms / 1000)
+            return ANONYMOUS, _unauthenticated("invalid username or password")
+        return f"User:{user}", None
+
+    def _unauthorized(self, scope: Scope, principal: str) -> Response | None:
+        """The route's checks on the resources its path names; the principal is left in the
+        scope for the handler's own (`allowed`)."""
+        client_host = str((scope.get("client") or ("",))[0])
+        state = scope.setdefault("state", {})
+        state.update(principal=principal, client_host=client_host, broker=self.broker)
+        for route, access in self.routes:
+            match, child = route.matches(scope)
+            if match == Match.FULL:
+                state["access"] = access
+                params = child.get("path_params", {})
+                return self._denied(principal, client_host, access, params)
+        return None  # no route: the application answers 404 (or 405)
+
+    def _denied(
+        self, principal: str, client_host: str, access: Access, params: dict[str, Any]
+    ) -> Response | None:
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return None
+        for needed in access.needs:
+            if needed.resource == ResourceType.CLUSTER:
+                name = CLUSTER_NAME
+            elif needed.param is not None:
+                name = str(params[needed.param])
+            else:
+                continue
+            if not authorizer.authorize(principal, client_host, needed.operation, needed.resource, name):
+                return PlainTextResponse(denial(principal, needed.operation, needed.resource, name), 403)
+        return None
+
+
+def needs_login(broker: Broker) -> bool:
+    return any(listener.sasl for listener in broker.listeners)
+
+
+def _unauthenticated(message: str) -> Response:
+    return PlainTextResponse(message, 401, {"WWW-Authenticate": REALM})
+
+
+def _nosniff(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (k, v) for k, v in message.get("headers", ()) if k.lower() != b"x-content-type-options"
+            ]
+            message = {**message, "headers": [*headers, (b"x-content-type-options", b"nosniff")]}
+        await send(message)
+
+    return sending
+
+
+def _replay(body: bytes, then: Receive) -> Receive:
+    """The body the guard read, handed to the application as if it came off the wire; then
+    whatever the connection says next (a disconnect)."""
+    given = False
+
+    async def receive() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await then()
+
+    return receive
+
+
+def guard(
+    broker: Broker,
+    routes: Collection[BaseRoute],
+    surface: str,
+    json_types: Collection[str] = (JSON,),
+    bound_host: str | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Middleware:
+    """The guard as Starlette middleware for an application serving `routes`."""
+    return Middleware(
+        HttpGuard,
+        broker=broker,
+        routes=routes,
+        surface=surface,
+        json_types=json_types,
+        bound_host=bound_host,
+        max_body_bytes=max_body_bytes,
+    )
