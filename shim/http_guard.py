@@ -67,8 +67,8 @@ MAX_BODY_BYTES = 1 << 20  # what any control or console request needs, many time
 REALM = 'Basic realm="kafka-shim", charset="UTF-8"'
 # Kafka's longs: a JSON integer outside them is no offset, timestamp or count of anything.
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
-# Key derivations at once (each costs milliseconds of CPU in a worker thread).
-LOGIN_THREADS = anyio.CapacityLimiter(4)
+# Key derivations at once per surface (each costs milliseconds of CPU in a worker thread).
+LOGIN_THREADS = 4
 ACCESS = "kafka_shim_access"  # the attribute a declared route carries its Access in
 
 
@@ -268,6 +268,7 @@ class HttpGuard:
         named = _split_host(bound_host)[0] if bound_host else ""
         self.hosts = LOOPBACK | ({named} if named not in ("", "0.0.0.0", "::") else set())
         self.max_body_bytes = max_body_bytes
+        self._login_threads: anyio.CapacityLimiter | None = None  # made in the serving loop
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -352,8 +353,10 @@ class HttpGuard:
         if given is None:
             return ANONYMOUS, _unauthenticated("log in as a SASL user")
         user, password = given
+        if self._login_threads is None:
+            self._login_threads = anyio.CapacityLimiter(LOGIN_THREADS)
         valid = await anyio.to_thread.run_sync(
-            self.broker.credentials.verify_plain, user, password, limiter=LOGIN_THREADS
+            self.broker.credentials.verify_plain, user, password, limiter=self._login_threads
         )
         if not valid:
             # As a Kafka listener answers a failed login: late, so guessing costs time.
