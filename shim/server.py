@@ -242,7 +242,9 @@ class FrameReader:
     raw file descriptor rather than a SocketStream: on this request/response
     ping-pong the stream layer's bookkeeping was a measurable share of each
     round trip. `last_activity` and `waiting_on` are for the server's reaper, which
-    closes connections idle for connections.max.idle.ms.
+    closes connections idle for connections.max.idle.ms. `max_frame` (and the setting named
+    in the refusal) is lowered to sasl.server.max.receive.size until a SASL connection has
+    authenticated, so a frame announced past it closes the connection at its header.
 
     A peer that answered within `busy_poll_s` last time is polled, still yielding
     to every other task, for up to that long before the task parks in epoll: a CPU
@@ -261,7 +263,8 @@ class FrameReader:
     ) -> None:
         self._sock = sock
         self.fileno = sock.fileno()
-        self._max_frame = max_frame
+        self.max_frame = max_frame
+        self.max_frame_setting = "socket.request.max.bytes"
         self._memory = memory
         self.last_activity = time.monotonic()
         # What the connection waits for: "a request", "request memory", "its responses to be
@@ -362,15 +365,17 @@ class FrameReader:
                 self._closed_by_peer(0)
             if len(chunk) > 4:
                 (size,) = _LENGTH.unpack_from(chunk)
-                if size == len(chunk) - 4 and size <= self._max_frame:
+                if size == len(chunk) - 4 and size <= self.max_frame:
                     self._handed_out = len(chunk)
                     return chunk[4:]
             self._buffer += chunk
         await self._fill(4)
         (size,) = _LENGTH.unpack_from(self._buffer)
-        if size < 0 or size > self._max_frame:
+        if size < 0 or size > self.max_frame:
             hint = foreign_protocol(bytes(self._buffer[:4]))
-            raise ConnectionClosed(f"frame length {size} outside 0..{self._max_frame}{hint}")
+            raise ConnectionClosed(
+                f"frame length {size} outside 0..{self.max_frame} ({self.max_frame_setting}){hint}"
+            )
         end = 4 + size
         if end > len(self._buffer) and end > _READ_CHUNK:
             frame = await self._gather(size)
@@ -809,6 +814,9 @@ class Server:
                 reader = TlsFrameReader(tls, config.max_request_bytes, self.memory)
             else:
                 reader = FrameReader(sock, config.max_request_bytes, self.memory, config.busy_poll_us / 1e6)
+            if security is not None and security.sasl:  # as Kafka's SaslServerAuthenticator
+                reader.max_frame = min(security.max_receive_size, reader.max_frame)
+                reader.max_frame_setting = "sasl.server.max.receive.size before authentication"
             reaped = self._open[reader] = Reaped()
             with reaped.scope:
                 while True:
@@ -822,6 +830,9 @@ class Server:
                         self.wake_timers_if_sooner()
                         if ctx.sasl is not None:
                             await self._delay_failed_login(ctx)
+                            if ctx.sasl.authenticated:
+                                reader.max_frame = config.max_request_bytes
+                                reader.max_frame_setting = "socket.request.max.bytes"
                     reader.frame_handled()
                     if response is not None:
                         await send_all(sock, response, reader)
@@ -911,15 +922,11 @@ class Server:
         self, ctx: TrioRequestContext, security: ListenerSecurity | None, frame: bytes
     ) -> bytes | None:
         """The pre-authentication gate of a SASL listener: frames are bounded by
-        sasl.server.max.receive.size, and after a v0 SaslHandshake they are bare SASL tokens
-        (answered here, size-prefixed). None: a Kafka request, for _handle_frame's gate."""
+        sasl.server.max.receive.size (the reader refuses a larger one at its header), and after
+        a v0 SaslHandshake they are bare SASL tokens (answered here, size-prefixed). None: a
+        Kafka request, for _handle_frame's gate."""
         session = ctx.sasl
         assert session is not None and security is not None
-        if len(frame) > security.max_receive_size:
-            raise ConnectionClosed(
-                f"Failing SASL authentication due to invalid receive size ({len(frame)} bytes > "
-                f"sasl.server.max.receive.size {security.max_receive_size})"
-            )
         if not session.raw_tokens:
             return None
         derivation = session.derivation(frame)

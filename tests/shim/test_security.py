@@ -223,6 +223,28 @@ def test_nothing_of_the_data_path_before_authentication(
     )
 
 
+def test_a_frame_past_sasl_max_receive_size_before_authentication_closes_at_its_header(
+    broker: BrokerThread, certs: dict[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    """As Kafka's SaslServerAuthenticator: an unauthenticated peer announcing more than
+    sasl.server.max.receive.size (512 KiB) is closed on its 4-byte header, before any of the
+    body is read or reserved; an authenticated client may then send frames up to
+    socket.request.max.bytes (a 600 KiB record here)."""
+    for _ in range(3):
+        closed_with_one_line(
+            caplog,
+            lambda: socket.create_connection(address(broker, "SASL_PLAINTEXT")),
+            struct.pack(">i", 100 << 20),  # the header alone: the broker must not wait for the body
+            "frame length 104857600 outside 0..524288 (sasl.server.max.receive.size before authentication)",
+            bootstrap(broker, "PLAINTEXT"),
+        )
+        caplog.clear()
+    producer = Producer(client_config(broker, certs, "SASL_PLAINTEXT", "PLAIN"))
+    delivered: list[object] = []
+    producer.produce("large-after-login", b"x" * (600 << 10), on_delivery=lambda err, msg: delivered.append(err))
+    assert producer.flush(15) == 0 and delivered == [None]
+
+
 def test_plaintext_client_on_a_tls_port_is_closed_cleanly(
     broker: BrokerThread, caplog: pytest.LogCaptureFixture
 ) -> None:
