@@ -241,7 +241,9 @@ def test_a_frame_past_sasl_max_receive_size_before_authentication_closes_at_its_
         caplog.clear()
     producer = Producer(client_config(broker, certs, "SASL_PLAINTEXT", "PLAIN"))
     delivered: list[object] = []
-    producer.produce("large-after-login", b"x" * (600 << 10), on_delivery=lambda err, msg: delivered.append(err))
+    producer.produce(
+        "large-after-login", b"x" * (600 << 10), on_delivery=lambda err, msg: delivered.append(err)
+    )
     assert producer.flush(15) == 0 and delivered == [None]
 
 
