@@ -258,3 +258,18 @@ def release_order(name: str) -> tuple[int, ...]:
 
 
 NEWEST = max(RELEASES, key=release_order)
+
+
+def _every_version_served() -> dict[int, tuple[int, int]]:
+    """For each API, every version some listed release serves: the oldest release's floors
+    (KIP-896's removals served again), the newest ceilings. What a broker started without
+    --emulate serves, so that a client of any of these releases' days is served."""
+    ranges: dict[int, tuple[int, int]] = {}
+    for release in RELEASES.values():
+        for key, (low, high) in release.api_ranges.items():
+            known = ranges.get(key, (low, high))
+            ranges[key] = (min(known[0], low), max(known[1], high))
+    return ranges
+
+
+EVERY_VERSION_SERVED = _every_version_served()

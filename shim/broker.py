@@ -40,7 +40,7 @@ from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.scram_store import CredentialStore
-from kafka_shim.shim.served_versions import served_versions
+from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
 from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.timer_failures import TimerFailures
@@ -84,8 +84,10 @@ class Broker:
         # The emulated release's defaults apply to what the command line did not set.
         config = config.with_release_defaults().with_cluster_defaults()
         self.config = config
-        # The API versions served, of the emulated release's (--emulate).
+        # The API versions served, of the emulated release's (--emulate), or of every release.
         self.served = served_versions(config.emulate)
+        # Without --emulate: the clients using versions Kafka 4 removed (KIP-896), for the console.
+        self.old_version_clients = OldVersionClients()
         # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now

@@ -10,7 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from kafka_shim.protocol.releases import RELEASES
+from kafka_shim.protocol.releases import NEWEST, RELEASES
 from kafka_shim.shim.config import (
     BrokerConfig,
     ConfigError,
@@ -148,10 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emulate",
         choices=list(RELEASES),
-        help="answer as this Apache Kafka release: its API versions (KIP-896's removals from 4.0), "
-        "feature levels, changed defaults and answers, and the first Metadata answer for an "
-        f"auto-created topic; see docs/emulation.md (default {defaults.emulate}, answering auto-created "
-        "topics at once)",
+        help="answer as this Apache Kafka release exactly: its API versions (refusing those KIP-896 "
+        "removed from 4.0), feature levels, changed defaults and answers, and the first Metadata "
+        f"answer for an auto-created topic; see docs/emulation.md (default: {NEWEST}'s answers, "
+        "serving every version any of these releases served, logging a client that uses one Kafka 4 "
+        "removed, and answering auto-created topics at once)",
     )
     parser.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS)
     parser.add_argument("--version", action="store_true", help="print kafka-shim's version and exit")
@@ -246,7 +247,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         fault_rules_file=args.fault_rules,
         record_requests=args.record_requests,
         trace_file=args.trace_file,
-        emulate=args.emulate or defaults.emulate,
+        emulate=args.emulate,
         auto_created_topic_answered_at_once=args.emulate is None,
     )
     config = apply_kafka_configs(base, pairs).with_release_defaults()

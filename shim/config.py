@@ -68,8 +68,10 @@ class BrokerConfig:
     fault_rules_file: Path | None = None
     record_requests: int = 0
     trace_file: Path | None = None
-    # --emulate: the Kafka release this broker answers as (protocol.releases).
-    emulate: str = NEWEST
+    # --emulate: the Kafka release this broker answers as, exactly (protocol.releases); None:
+    # the newest release's answers, serving every version any listed release served (KIP-896's
+    # removals served and logged, shim.served_versions).
+    emulate: str | None = None
     # Metadata answers a topic it auto-creates at once, a dev default that saves every client
     # a metadata retry and its backoff; False answers as Kafka does (its controller creates
     # the topic asynchronously): UNKNOWN_TOPIC_OR_PARTITION without partitions first, the topic
@@ -208,12 +210,12 @@ class BrokerConfig:
 
     @property
     def release(self) -> Release:
-        return RELEASES[self.emulate]
+        return RELEASES[self.emulate or NEWEST]
 
     def describes(self, name: str) -> bool:
         """Whether the emulated release describes broker setting `name` (Setting.since)."""
         since = BROKER_SETTINGS[name].since
-        return since is None or release_order(self.emulate) >= release_order(since)
+        return since is None or release_order(self.release.name) >= release_order(since)
 
     def default_text(self, name: str) -> str | None:
         """Broker setting `name`'s default in the emulated release."""
@@ -222,7 +224,7 @@ class BrokerConfig:
     def with_release_defaults(self) -> BrokerConfig:
         """These settings with the emulated release's defaults for those not set at start;
         ConfigError for an unknown release or a setting the release cannot have."""
-        if self.emulate not in RELEASES:
+        if self.emulate is not None and self.emulate not in RELEASES:
             raise ConfigError(f"cannot emulate Kafka {self.emulate!r}; releases: {', '.join(RELEASES)}")
         changes: dict[str, Any] = {}
         for name, text in self.release.defaults.items():
@@ -235,7 +237,7 @@ class BrokerConfig:
         if result.transaction_version > highest:
             raise ConfigError(
                 f"transaction.version={result.transaction_version}: "
-                f"Kafka {self.emulate} supports at most {highest}"
+                f"Kafka {self.release.name} supports at most {highest}"
             )
         return result
 

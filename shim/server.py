@@ -56,7 +56,7 @@ from kafka_shim.shim.limits import (
     release_free_heap,
 )
 from kafka_shim.shim.recording import RecordedRequest
-from kafka_shim.shim.served_versions import ServedVersions
+from kafka_shim.shim.served_versions import ServedVersions, served_versions
 from kafka_shim.shim.timer_failures import TICK_BACKOFF_S
 from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import PartitionLog
@@ -520,6 +520,9 @@ class Route:
     build: Callable[[Any], bytes | Spliced]
     flexible: bool
     response_flexible: bool
+    # A version the newest release refuses (KIP-896), served without --emulate: logged once per
+    # client id (shim.served_versions.OldVersionClients).
+    refused_by_newest: bool = False
 
 
 def _route(api_key: int, api_version: int, served: ServedVersions) -> Route | None:
@@ -535,6 +538,7 @@ def _route(api_key: int, api_version: int, served: ServedVersions) -> Route | No
         response.build,
         api.is_flexible(api_version),
         api.response_header_flexible(api_version),
+        served.refused_by_newest(api_key, api_version),
     )
 
 
@@ -1000,6 +1004,8 @@ class Server:
         ctx.client_id = client_id
         started = time.perf_counter()
         broker = self.broker
+        if route.refused_by_newest:
+            broker.old_version_clients.saw(client_id, api.name, api_version, ctx.peer, broker.clock())
         firing = None
         if broker.faults.active:  # the only cost of fault injection while no rule is set
             view = RequestView(
@@ -1090,7 +1096,13 @@ class Server:
             return self._unsupported_api_versions(correlation_id)
         low, high = self.broker.served.ranges.get(api_key, (0, -1))
         name = handler.api.name
-        raise ConnectionClosed(f"unsupported {name} version {api_version} (supported {low}-{high})")
+        # A version an older release served (KIP-896's removals): say how to serve it.
+        hint = (
+            "; a broker without --emulate serves it"
+            if served_versions(None).serves(api_key, api_version)
+            else ""
+        )
+        raise ConnectionClosed(f"unsupported {name} version {api_version} (supported {low}-{high}{hint})")
 
     def _unsupported_api_versions(self, correlation_id: int) -> bytes:
         """Kafka answers an unknown ApiVersions version with error 35 in a v0 body."""

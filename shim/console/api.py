@@ -50,6 +50,10 @@ def overview(broker: Broker) -> dict[str, Any]:
         "partitions": sum(len(t.partitions) for t in cluster.topics),
         "groups": len(cluster.groups),
         "actions": broker.config.console_actions,
+        # Without --emulate: clients served versions Kafka 4 removed (KIP-896), newest first.
+        "old_version_clients": [
+            {**asdict(use), "versions": sorted(use.versions)} for use in broker.old_version_clients.uses()
+        ],
     }
 
 

@@ -164,10 +164,11 @@ def test_bytes_match_kafka_clients_both_ways(case: Case, replies: dict[str, Repl
     assert answer.reread == answer.ours.hex(), "kafka-clients reads our bytes differently"
 
 
-@pytest.mark.parametrize("release", RELEASES)
-def test_every_served_version_is_checked(release: str) -> None:
-    """Every request and response version the release serves, the highest of each API
-    included, is checked by some release's kafka-clients."""
+@pytest.mark.parametrize("release", [*RELEASES, None])
+def test_every_served_version_is_checked(release: str | None) -> None:
+    """Every request and response version the release serves (None: the default, every
+    version some release serves), the highest of each API included, is checked by some
+    release's kafka-clients."""
     checked = {(case.message.name, case.version) for case in CASES}
     for key, (low, high) in served_versions(release).ranges.items():
         api = ADVERTISED_APIS[key]

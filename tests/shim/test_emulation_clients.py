@@ -1,7 +1,8 @@
-"""One client, kafka-python 3.0.12, against each emulated release: it infers the release from
-the ApiVersions maxima as it would from a real broker of it, then produces and consumes. And
-KIP-896's removals on the wire: a 4.x broker closes the connection on a removed version (Produce
-v0-2 too, though listed), which 3.9 answers."""
+"""One client, kafka-python 3.0.12, against each emulated release and the default (no
+--emulate): it infers the release from the ApiVersions maxima as it would from a real broker of
+it (the default's maxima are the newest release's), then produces and consumes. And KIP-896's
+removals on the wire: a 4.x broker closes the connection on a removed version (Produce v0-2 too,
+though listed), which 3.9 and the default answer."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ INFERRED = {"3.9": (3, 9), "4.0": (4, 0), "4.1": (4, 1), "4.2": (4, 2)}
 FETCH, PRODUCE = 1, 0
 
 
-@pytest.fixture(params=list(RELEASES))
+@pytest.fixture(params=[*RELEASES, None], ids=[*RELEASES, "default"])
 def broker(request: pytest.FixtureRequest) -> Iterator[BrokerThread]:
     config = BrokerConfig(host="127.0.0.1", port=0, emulate=request.param)
     thread = BrokerThread(config).start()
@@ -34,7 +35,7 @@ def broker(request: pytest.FixtureRequest) -> Iterator[BrokerThread]:
 
 
 def test_kafka_python_infers_the_release_and_round_trips(broker: BrokerThread) -> None:
-    release = broker.broker.config.emulate
+    release = broker.broker.config.release.name
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, request_timeout_ms=TIMEOUT_MS)
     try:
         assert admin.get_broker_version_data(broker.broker.node_id).broker_version == INFERRED[release]
@@ -65,7 +66,7 @@ def test_kip_896_removed_versions_close_the_connection_from_4_0(
     broker: BrokerThread, api_key: int, version: int, body: dict[str, object]
 ) -> None:
     with WireClient(broker.bootstrap) as client:
-        if broker.broker.config.emulate == "3.9":
+        if broker.broker.config.emulate in ("3.9", None):
             assert client.request(api_key, version, body) is not None
         else:
             client.send_raw(client.frame(api_key, version, body))

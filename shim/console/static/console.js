@@ -154,6 +154,15 @@ const views = {
   },
 };
 
+// Clients a broker without --emulate served versions Kafka 4 removed (KIP-896): on every page.
+function oldVersionClients(clients) {
+  if (!clients.length) return [];
+  return [el("h3", {}, "Clients using versions Kafka 4 removed (KIP-896)"),
+    el("p", {}, "Served here; Kafka 4.x (and --emulate 4.x) closes their connections."),
+    table(["client id", "API", "versions", "peer", "requests", "last seen"], clients.map((c) => [
+      c.client_id, c.api, c.versions.join(", "), c.peer, num(c.requests), time(c.last_seen_ms)]), "old-version-clients")];
+}
+
 async function refresh() {
   const [path] = location.hash.replace(/^#\//, "").split("?");
   const [name, ...args] = path.split("/").map(decodeURIComponent);
@@ -165,7 +174,7 @@ async function refresh() {
       (actions ? "Actions are on (--console-actions)." : "Read-only.");
     document.getElementById("overview").textContent =
       `${overview.bootstrap} · ${overview.listeners.join(", ")} · node ${overview.node_id} · cluster ${overview.cluster_id} · ${overview.storage}`;
-    view.replaceChildren(...(await render(...args)));
+    view.replaceChildren(...(await render(...args)), ...oldVersionClients(overview.old_version_clients));
   } catch (error) {
     view.replaceChildren(el("p", { class: "error" }, String(error)));
   }

@@ -184,6 +184,7 @@ def test_the_page_shows_the_group_and_a_rebalance_live(broker: BrokerThread, mem
             return list(browser.execute_script(script))
 
         wait_until(lambda: len(rows("members")) == 3, deadline_s=20, what="three members on the page")
+        assert rows("old-version-clients") == []  # shown only once such a client came
         browser.execute_script("window.notReloaded = true")
         rebalances = sum("rebalance #" in row for row in rows("timeline"))
         members.pop().close()  # a member leaves: the group rebalances
@@ -234,3 +235,15 @@ def test_the_test_broker_page_shows_the_clock_and_the_rules_with_their_firings(b
         1,
     )
     assert len(state["firings"]) == 1
+
+
+def test_clients_using_versions_kafka_4_removed_are_listed(broker: BrokerThread) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, api_version=(0, 10), client_id="legacy-app")
+    producer.send(TOPIC, b"old", partition=0).get(10)
+    producer.close()
+    listed = get(f"{broker.server.console_urls[0]}/console/api/overview")["old_version_clients"]
+    assert [(c["client_id"], c["api"], c["versions"], c["requests"]) for c in listed] == [
+        ("legacy-app", "Produce", [2], 1)
+    ]
