@@ -1,0 +1,172 @@
+"""Kafka Connect 4.3.0 distributed workers against kafka-shim (compat/connect_cluster.py).
+
+Two workers in one Connect group, a FileStreamSource and a FileStreamSink connector made
+through the REST API, records through Connect's JsonConverter. The second worker joining
+takes one of the two tasks (incremental cooperative rebalancing); the worker running the
+source task is then killed with SIGKILL and the other takes its task over.
+
+What Connect guarantees, and so what is asserted: with exactly-once source support on, the
+source task writes each batch and its file offsets in one transaction, and a task taking over
+fences its predecessor's transactional id (Admin.fenceProducers) before reading the offsets,
+so the topic holds every line exactly once for a read_committed reader. The sink is
+at-least-once: a sink task whose worker dies gets its uncommitted records again. Here the
+sink task's worker lives, and a sink task moved by a rebalance commits before it is revoked,
+so the sink file holds exactly the source lines, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+from compat.connect_cluster import ConnectWorker, RestError, rest
+from kafka_shim.pytest_plugin import KafkaShim
+from tests.dev_stack.conftest import ConnectCluster
+from tests.helpers import wait_until
+
+pytestmark = [pytest.mark.clients, pytest.mark.slow]
+
+MOVE_DEADLINE_S = 60.0  # a rebalance after a 6 s session timeout, JVMs on 2 shared cores
+
+
+def create_connector(worker: ConnectWorker, name: str, config: dict[str, str]) -> None:
+    """POST /connectors, retried while the group rebalances (Connect answers 409 then)."""
+    deadline = time.monotonic() + MOVE_DEADLINE_S
+    while True:
+        try:
+            rest(f"{worker.url}/connectors", "POST", {"name": name, "config": config}, timeout_s=30.0)
+            return
+        except RestError as exc:
+            if exc.status not in (409, 500, 503) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.5)
+
+
+def status(worker: ConnectWorker, name: str) -> dict[str, Any]:
+    try:
+        answer: dict[str, Any] = rest(f"{worker.url}/connectors/{name}/status")
+    except (OSError, RestError):
+        return {}
+    return answer
+
+
+def running_task_worker(worker: ConnectWorker, name: str) -> str | None:
+    """The worker id running task 0 of `name`, when it runs."""
+    tasks = status(worker, name).get("tasks", [])
+    return tasks[0]["worker_id"] if tasks and tasks[0]["state"] == "RUNNING" else None
+
+
+def append_lines(path: Path, lines: list[str]) -> None:
+    with path.open("a", encoding="utf-8") as file:
+        file.writelines(line + "\n" for line in lines)
+
+
+def file_lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def committed_payloads(bootstrap: str, topic: str, expected: int) -> list[str]:
+    """Every record of partition 0 a read_committed consumer sees, up to the last stable
+    offset once at least `expected` were read: JsonConverter's envelope unwrapped."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"{topic}-reader",
+            "isolation.level": "read_committed",
+            "enable.partition.eof": True,
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    payloads: list[str] = []
+    deadline = time.monotonic() + 30.0
+    try:
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF and len(payloads) >= expected:
+                    break
+                if error.code() != KafkaError._PARTITION_EOF:
+                    raise AssertionError(f"consumer error: {error}")
+                continue
+            envelope = json.loads(message.value() or b"null")
+            assert envelope["schema"] == {"type": "string", "optional": False}
+            payloads.append(envelope["payload"])
+    finally:
+        consumer.close()
+    return payloads
+
+
+def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
+    connect_cluster: ConnectCluster, dev_broker: KafkaShim, tmp_path: Path
+) -> None:
+    topic, source_name, sink_name = "connect-json-lines", "json-file-source", "json-file-sink"
+    source_file, sink_file = tmp_path / "source.txt", tmp_path / "sink.txt"
+    source_file.touch()
+    dev_broker.create_topic(topic, 1)
+    first = connect_cluster.start_worker()
+    create_connector(
+        first,
+        source_name,
+        {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "tasks.max": "1",
+            "file": str(source_file),
+            "topic": topic,
+            "exactly.once.support": "required",  # refused unless the connector and worker can
+        },
+    )
+    create_connector(
+        first,
+        sink_name,
+        {
+            "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+            "tasks.max": "1",
+            "file": str(sink_file),
+            "topics": topic,
+        },
+    )
+    # ASCII only: FileStreamSourceTask records its offset in characters read but resumes by
+    # skipping that many bytes, so a restarted task lands mid-line after multi-byte characters.
+    lines = [f'{n:04d} a json line with "quotes" and \\ slashes' for n in range(90)]
+    try:
+        append_lines(source_file, lines[:30])
+        wait_until(
+            lambda: file_lines(sink_file) == lines[:30], "the first lines in the sink file", deadline_s=60
+        )
+
+        second = connect_cluster.start_worker()
+        both = {first.worker_id, second.worker_id}
+
+        def spread() -> bool:
+            placed = {running_task_worker(second, source_name), running_task_worker(second, sink_name)}
+            return placed == both
+
+        wait_until(spread, "the two tasks on the two workers", deadline_s=MOVE_DEADLINE_S)
+        append_lines(source_file, lines[30:60])
+        wait_until(lambda: file_lines(sink_file) == lines[:60], "lines after the rebalance", deadline_s=60)
+
+        source_worker_id = running_task_worker(second, source_name)
+        victim, survivor = (first, second) if source_worker_id == first.worker_id else (second, first)
+        victim.kill()
+        append_lines(source_file, lines[60:])
+        wait_until(
+            lambda: running_task_worker(survivor, source_name) == survivor.worker_id,
+            "the source task running on the surviving worker",
+            deadline_s=MOVE_DEADLINE_S,
+        )
+        wait_until(
+            lambda: len(file_lines(sink_file)) >= len(lines), "every line in the sink file", deadline_s=60
+        )
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{connect_cluster.logs()}") from exc
+    assert file_lines(sink_file) == lines
+    assert committed_payloads(dev_broker.bootstrap, topic, len(lines)) == lines
