@@ -76,6 +76,25 @@ class KafkaShim(BrokerControls):
             raise RuntimeError('no control endpoint: start the broker with control_listener="127.0.0.1:0"')
         return self._thread.server.control_urls[0]
 
+    @property
+    def schema_registry_url(self) -> str:
+        """The broker's schema registry ("http://127.0.0.1:PORT", Confluent's REST API,
+        docs/schema-registry.md): started on a free port on first use unless the broker was
+        started with schema_registry_listener; its schemas live in the broker's `_schemas`."""
+        import time
+
+        server = self._thread.server
+        if not server.schema_registry_urls and self.broker.config.schema_registry_listener is None:
+            self._thread.call(lambda: server.start_schema_registry("127.0.0.1:0"))
+        deadline = time.monotonic() + 10.0
+        while not server.schema_registry_urls:
+            if server.schema_registry_failure is not None:
+                raise RuntimeError(f"the schema registry is not served: {server.schema_registry_failure}")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the schema registry did not start within 10 s")
+            time.sleep(0.01)
+        return server.schema_registry_urls[0]
+
     def controlled(self) -> Broker:
         return self._thread.broker
 

@@ -374,6 +374,14 @@ _DECLARED = [
             "failed_authentication_delay_ms", minimum=0),
     _broker("sasl.server.max.receive.size", INT, "524288", "largest frame accepted before "
             "authentication on a SASL listener", "sasl_server_max_receive_size", minimum=1),
+    # --- the schema registry (shim.schema_registry): Confluent's names, under schema.registry.
+    _broker("schema.registry.topic", STRING, "_schemas", "the compacted topic the schema registry "
+            "keeps its schemas in (Confluent's kafkastore.topic)", "schema_registry_topic"),
+    _broker("schema.registry.compatibility.level", STRING, "BACKWARD", "the schema registry's "
+            "compatibility level where neither /config nor /config/{subject} sets one (Confluent's "
+            "schema.compatibility.level)", "schema_registry_compatibility_level",
+            choices=("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
+                     "FULL_TRANSITIVE")),
     # --- topic configs: the topic's own value, else its broker synonym, else the default
     _topic("cleanup.policy", LIST, None, "delete and/or compact", synonym="log.cleanup.policy",
            choices=_CLEANUP),

@@ -26,6 +26,8 @@ DEFAULT_CONTROL = "127.0.0.1:9094"  # where --control listens given no address, 
 
 # Where the command line serves the console unless told otherwise (loopback only).
 CLI_CONSOLE = "127.0.0.1:8080"
+# Where the command line serves the schema registry unless told otherwise: Confluent's port.
+CLI_SCHEMA_REGISTRY = "127.0.0.1:8081"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=CLI_CONSOLE,
         help="serve the web console and Prometheus /metrics here (default %(default)s; "
         "off: none; a busy port is reported and the broker runs without it)",
+    )
+    parser.add_argument(
+        "--schema-registry",
+        metavar="HOST:PORT|off",
+        default=CLI_SCHEMA_REGISTRY,
+        help="serve a schema registry with Confluent's REST API here (default %(default)s; off: "
+        "none; a busy port is reported and the broker runs without it; docs/schema-registry.md)",
     )
     parser.add_argument(
         "--brokers",
@@ -241,6 +250,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         users=tuple(parse_user(text) for text in args.user),
         console_listener=None if args.console == "off" else args.console,
         console_actions=args.console_actions,
+        schema_registry_listener=None if args.schema_registry == "off" else args.schema_registry,
         brokers=args.brokers,
         racks=tuple(r.strip() for r in (args.racks or "").split(",") if r.strip()),
         control_listener=args.control,

@@ -56,6 +56,9 @@ class BrokerConfig:
     # The command line serves it on 127.0.0.1:8080 unless told otherwise; an embedded broker
     # (the pytest fixture) only when asked.
     console_listener: str | None = None
+    # --schema-registry HOST:PORT: the schema registry (docs/schema-registry.md); None: not
+    # served. The command line serves it on 127.0.0.1:8081 unless told otherwise.
+    schema_registry_listener: str | None = None
     # --console-actions: the console may reset an inactive group's offsets and delete records.
     console_actions: bool = False
     # --brokers N: emulated brokers in this process, node ids node.id .. node.id+N-1, each
@@ -149,6 +152,8 @@ class BrokerConfig:
     share_delivery_count_limit: int = _kafka("group.share.delivery.count.limit")
     share_partition_max_record_locks: int = _kafka("group.share.partition.max.record.locks")
     share_state_topic_num_partitions: int = _kafka("share.coordinator.state.topic.num.partitions")
+    schema_registry_topic: str = _kafka("schema.registry.topic")
+    schema_registry_compatibility_level: str = _kafka("schema.registry.compatibility.level")
     transaction_max_timeout_ms: int = _kafka("transaction.max.timeout.ms")
     transactional_id_expiration_ms: int = _kafka("transactional.id.expiration.ms")
     transaction_id_expiration_check_interval_ms: int = _kafka(
@@ -447,7 +452,11 @@ def _check_emulated_ports(config: BrokerConfig, listeners: tuple[Listener, ...])
                     f"--brokers {config.brokers}: {holder} would take port {port}, {taken[port]}'s"
                 )
             taken[port] = holder
-    for flag, address in (("--control", config.control_listener), ("--console", config.console_listener)):
+    for flag, address in (
+        ("--control", config.control_listener),
+        ("--console", config.console_listener),
+        ("--schema-registry", config.schema_registry_listener),
+    ):
         port_text = (address or "").rpartition(":")[2]
         if port_text.isdigit() and int(port_text) in taken:
             raise ConfigError(

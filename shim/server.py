@@ -576,6 +576,9 @@ class Server:
         # threads, this many at once: a flood of logins queues here, leaving a core to the loop.
         self.derivations = trio.CapacityLimiter(_DERIVATION_THREADS)
         self.console_urls: list[str] = []  # where the console listens, once it does
+        self.schema_registry_urls: list[str] = []  # where the schema registry listens, once it does
+        self.schema_registry_failure: str | None = None  # why it is not served, if it failed
+        self._schema_registry_started = False
         # The emulated brokers (--brokers): each node's listeners, where their sockets were
         # bound (to bind them again when a stopped node starts), and the scope it runs in.
         self._node_listeners: dict[int, list[BoundListener]] = {}
@@ -644,6 +647,8 @@ class Server:
             task_status.started(listeners)
             if self.broker.config.console_listener is not None:
                 nursery.start_soon(self._serve_console, self.broker.config.console_listener)
+            if self.broker.config.schema_registry_listener is not None:
+                nursery.start_soon(self._serve_schema_registry, self.broker.config.schema_registry_listener)
 
     def _start_node_task(self, node_id: int) -> None:
         assert self._nursery is not None
@@ -722,6 +727,45 @@ class Server:
             log.warning("console not served: cannot listen on %s: %s", address, why)
         except* Exception as failed:  # whatever breaks the console, Kafka is still served
             log.error("console stopped: %r", failed.exceptions[0])
+            log.debug("traceback", exc_info=failed)
+
+    def start_schema_registry(self, address: str) -> None:
+        """Serve the schema registry on `address` from now on (the pytest fixture's, started
+        on first use); call on the broker's thread once it serves."""
+        assert self._nursery is not None, "the server is not serving"
+        if not self._schema_registry_started:
+            self._schema_registry_started = True
+            self._nursery.start_soon(self._serve_schema_registry, address)
+
+    async def _serve_schema_registry(self, address: str) -> None:
+        """The schema registry (docs/schema-registry.md), after the Kafka listeners as the
+        console is, secured as it is; a port that cannot be bound is one warning."""
+        self._schema_registry_started = True
+        from kafka_shim.shim.http_server import serve_asgi
+        from kafka_shim.shim.schema_registry.app import registry_app
+        from kafka_shim.shim.security.tls import server_context
+
+        tls_listener = next((listener for listener in self.broker.listeners if listener.tls), None)
+        config = self.broker.config
+        tls = (
+            None
+            if tls_listener is None
+            else server_context(config.for_listener(tls_listener.name), tls_listener.name)
+        )
+        try:
+            app = registry_app(self.broker)
+            async with trio.open_nursery() as nursery:
+                urls = await nursery.start(serve_asgi, app, address, "schema registry listener", tls)
+                self.schema_registry_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
+                log.info("schema registry on %s", ", ".join(self.schema_registry_urls))
+        except* OSError as failed:
+            reason = failed.exceptions[0]
+            why = getattr(reason, "strerror", None) or reason
+            self.schema_registry_failure = f"cannot listen on {address}: {why}"
+            log.warning("schema registry not served: %s", self.schema_registry_failure)
+        except* Exception as failed:  # whatever breaks the registry, Kafka is still served
+            self.schema_registry_failure = repr(failed.exceptions[0])
+            log.error("schema registry stopped: %r", failed.exceptions[0])
             log.debug("traceback", exc_info=failed)
 
     def _clock_moved(self) -> None:
