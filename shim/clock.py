@@ -19,6 +19,12 @@ from collections.abc import Callable
 
 from kafka_shim.storage.durability import wall_clock_ms
 
+# The latest time the clock may show: the end of year 9999 (what date tools, Python's datetime
+# among them, can still write). Kafka's timestamps are 64-bit milliseconds; stopping here
+# leaves every deadline the broker adds to now (days of retention, a transaction's timeout)
+# far inside that range, so no timestamp, deadline or record it writes can overflow one.
+MAX_NOW_MS = 253_402_300_799_999
+
 
 class BrokerClock:
     """Wall time, moved on by `advance` and stopped by `freeze`. Owned by the broker's event
@@ -45,9 +51,16 @@ class BrokerClock:
         return self.now() - self._source()
 
     def advance(self, seconds: float) -> int:
-        """Move the clock forward (never back: ValueError); returns the new now."""
-        if seconds < 0:
+        """Move the clock forward (never back, never past MAX_NOW_MS, never by NaN: ValueError);
+        returns the new now."""
+        if not seconds >= 0:  # also NaN
             raise ValueError(f"the broker's clock only moves forward, not by {seconds} s")
+        latest_s = (MAX_NOW_MS - self.now()) / 1000
+        if seconds > latest_s:
+            raise ValueError(
+                f"advancing by {seconds} s would leave Kafka's timestamp range: at most {latest_s:.0f} s"
+                " (the clock stops at the end of year 9999)"
+            )
         step = round(seconds * 1000)
         if self._frozen_at is None:
             self._offset_ms += step

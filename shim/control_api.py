@@ -109,8 +109,11 @@ def advance_clock(server: Server, request: ControlRequest) -> Any:
     body = request.body if isinstance(request.body, Mapping) else {}
     seconds = body.get("seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
-        raise ControlError(400, f'advance takes {{"seconds": N}} with N >= 0, got {request.body!r}')
-    broker.advance_clock(seconds)
+        raise ControlError(400, f'seconds: advance takes {{"seconds": N}} with N >= 0, got {request.body!r}')
+    try:
+        broker.advance_clock(seconds)
+    except ValueError as exc:  # beyond the clock's range
+        raise ControlError(400, f"seconds: {exc}") from None
     return broker.broker_clock.to_json()
 
 
@@ -206,18 +209,24 @@ def move_coordinator(server: Server, request: ControlRequest) -> Any:
         return {"node": cluster.coordinator(key_type, key)}
 
 
+INT32_MAX = (1 << 31) - 1  # Kafka's node ids and partition indexes are int32s
+
+
 def _node(body: Any) -> int:
     node = body.get("node") if isinstance(body, Mapping) else None
-    if isinstance(node, bool) or not isinstance(node, int):
-        raise ControlError(400, f'name the broker as {{"node": ID}}, got {body!r}')
+    if isinstance(node, bool) or not isinstance(node, int) or not 0 <= node <= INT32_MAX:
+        raise ControlError(400, f'node: name the broker as {{"node": ID}}, got {body!r}')
     return node
 
 
 def _integer(key: str, text: str) -> int:
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
         raise ControlError(400, f"{key}: an integer, got {text!r}") from None
+    if not 0 <= value <= INT32_MAX:
+        raise ControlError(400, f"{key}: from 0 to {INT32_MAX}, got {text!r}")
+    return value
 
 
 ENDPOINTS: list[Endpoint] = [

@@ -12,12 +12,21 @@ KEY=VALUE values are read as JSON where they parse (times=1 is a number, topic=o
 string). The endpoint is --url, else $KAFKA_SHIM_CONTROL, else http://127.0.0.1:9094 (what
 `kafka-shim --control` listens on). Answers print as JSON; a refused command exits 1 with the
 broker's reason, an unreachable endpoint 2. New controls add a row to COMMANDS.
+
+Where the broker's listeners speak SASL the endpoint asks for a SASL user's login (one with
+ALTER on the cluster under an authorizer): --user NAME (else $KAFKA_SHIM_CONTROL_USER), its
+password from $KAFKA_SHIM_CONTROL_PASSWORD, else asked on the terminal (never an argument, which
+other users see in the process list). Where they speak TLS the endpoint is https: --cafile PEM
+(else $KAFKA_SHIM_CONTROL_CAFILE) names the CA to trust, else the system's.
 """
 
 from __future__ import annotations
 
+import base64
+import getpass
 import json
 import os
+import ssl
 import sys
 import urllib.error
 import urllib.parse
@@ -151,35 +160,64 @@ COMMANDS: list[Command] = [
 ]
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the control endpoint is and how to reach it."""
+
+    url: str
+    user: str | None = None
+    cafile: str | None = None
+
+
+OPTIONS = ("--url", "--user", "--cafile")
+
+
 def usage() -> str:
-    lines = ["usage: kafka-shim ctl [--url URL] COMMAND", "commands:"]
+    lines = ["usage: kafka-shim ctl [--url URL] [--user NAME] [--cafile PEM] COMMAND", "commands:"]
     lines += [f"  {' '.join(command.words)} {command.usage}" for command in COMMANDS]
     return "\n".join(lines)
 
 
-def parse(argv: list[str]) -> tuple[str, Call]:
-    """The endpoint URL and what to send it."""
-    url = os.environ.get("KAFKA_SHIM_CONTROL", DEFAULT_URL)
-    if argv[:1] == ["--url"]:
+def parse(argv: list[str]) -> tuple[Endpoint, Call]:
+    """The endpoint and what to send it."""
+    given = {
+        "--url": os.environ.get("KAFKA_SHIM_CONTROL", DEFAULT_URL),
+        "--user": os.environ.get("KAFKA_SHIM_CONTROL_USER"),
+        "--cafile": os.environ.get("KAFKA_SHIM_CONTROL_CAFILE"),
+    }
+    while argv[:1] and argv[0] in OPTIONS:
         if len(argv) < 2:
-            raise UsageError("--url takes the control endpoint's URL")
-        url, argv = argv[1], argv[2:]
+            raise UsageError(f"{argv[0]} takes a value")
+        given[argv[0]], argv = argv[1], argv[2:]
+    url = str(given["--url"]).rstrip("/")
+    endpoint = Endpoint(url, given["--user"], given["--cafile"])
     for command in sorted(COMMANDS, key=lambda c: -len(c.words)):
         if tuple(argv[: len(command.words)]) == command.words:
             try:
-                return url.rstrip("/"), command.call(argv[len(command.words) :])
+                return endpoint, command.call(argv[len(command.words) :])
             except (ValueError, OSError) as exc:
                 raise UsageError(f"{' '.join(command.words)}: {exc}") from exc
     raise UsageError(f"unknown command {' '.join(argv)!r}" if argv else "no command")
 
 
-def send(url: str, call: Call) -> Any:
+def _login(user: str) -> str:
+    password = os.environ.get("KAFKA_SHIM_CONTROL_PASSWORD")
+    if password is None:
+        password = getpass.getpass(f"password of {user}: ")
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+def send(endpoint: Endpoint, call: Call) -> Any:
     method, path, body = call
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        url + path, data=data, method=method, headers={"content-type": "application/json"}
+    headers = {"content-type": "application/json"}
+    if endpoint.user is not None:
+        headers["authorization"] = _login(endpoint.user)
+    request = urllib.request.Request(endpoint.url + path, data=data, method=method, headers=headers)
+    context = (
+        ssl.create_default_context(cafile=endpoint.cafile) if endpoint.url.startswith("https:") else None
     )
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
         return json.loads(answer.read())
 
 
@@ -188,18 +226,27 @@ def main(argv: list[str]) -> int:
         print(usage())
         return 0 if argv else 2
     try:
-        url, call = parse(argv)
+        endpoint, call = parse(argv)
     except UsageError as exc:
         print(f"kafka-shim ctl: {exc}\n{usage()}", file=sys.stderr)
         return 2
     try:
-        answer = send(url, call)
+        answer = send(endpoint, call)
     except urllib.error.HTTPError as exc:
-        reason = json.loads(exc.read() or b"{}").get("error", exc.reason)
-        print(f"kafka-shim ctl: {reason}", file=sys.stderr)
+        print(f"kafka-shim ctl: {exc.code}: {_reason(exc)}", file=sys.stderr)
         return 1
     except (urllib.error.URLError, OSError) as exc:
-        print(f"kafka-shim ctl: cannot reach the control endpoint at {url}: {exc}", file=sys.stderr)
+        print(f"kafka-shim ctl: cannot reach the control endpoint at {endpoint.url}: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(answer, indent=2))
     return 0
+
+
+def _reason(refused: urllib.error.HTTPError) -> str:
+    """The endpoint's reason: its JSON error, else its text (the guard answers refusals in text)."""
+    text = refused.read().decode("utf-8", "replace")
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return text or str(refused.reason)
+    return str(found.get("error", text)) if isinstance(found, dict) else text

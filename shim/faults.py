@@ -302,7 +302,7 @@ class FaultRule:
         times = spec.get("times")
         if times is not None and (not isinstance(times, int) or isinstance(times, bool) or times < 1):
             raise FaultSpecError(f"times: a positive integer (leave it out for until cleared), got {times!r}")
-        fraction = _number(spec, "fraction", 1.0, float)
+        fraction = _number(spec, "fraction", 1.0, float, maximum=1.0)
         if not 0.0 < fraction <= 1.0:
             raise FaultSpecError(f"fraction: within (0, 1], got {fraction}")
         where = spec.get("where", "partitions")
@@ -348,10 +348,17 @@ class FaultRule:
         return described
 
 
-def _number(spec: Mapping[str, Any], key: str, default: Any, kind: type) -> Any:
+# The longest delay a rule holds a request: Kafka's timeouts are int32 milliseconds, so no
+# client waits longer than this for an answer anyway.
+MAX_DELAY_MS = (1 << 31) - 1
+
+
+def _number(
+    spec: Mapping[str, Any], key: str, default: Any, kind: type, maximum: float = MAX_DELAY_MS
+) -> Any:
     value = spec.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise FaultSpecError(f"{key}: a non-negative number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= maximum:
+        raise FaultSpecError(f"{key}: a number from 0 to {maximum}, got {value!r}")
     return kind(value)
 
 

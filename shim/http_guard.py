@@ -2,10 +2,11 @@
 endpoint, the schema registry), as one ASGI middleware, `HttpGuard`, taking each request
 through the same steps in one order:
 
-1. Host. The Host header must name the address the surface is bound to (the connection's
-   local address, or the host the surface was configured with) or loopback (localhost,
-   127.0.0.1, [::1]); anything else answers 421 Misdirected Request. A page whose own name
-   a DNS server rebinds to 127.0.0.1 sends its own name, so it cannot read a local surface.
+1. Host. The Host header must be an IP address (the one the surface is bound to, or the one
+   it is reached at through a published port), `localhost`, or the name the surface was
+   configured with (`--console NAME:PORT`); any other name answers 421 Misdirected Request.
+   A page whose own name a DNS server rebinds to 127.0.0.1 sends that name, so it cannot
+   read a local surface (DNS rebinding).
 2. Origin. A request carrying an Origin that is not the surface's own (its scheme, the Host
    it was sent to) answers 403: no other site's page may make one, with or without CORS.
 3. Body. POST, PUT, PATCH and DELETE bodies must be JSON: a Content-Type other than
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import json
 import logging
 import math
@@ -195,6 +197,17 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
+def _is_address(host: str) -> bool:
+    """An IP address, which no DNS server rebinds: a page sent to one is that address's own
+    origin. (It covers the address a surface on 0.0.0.0 is reached at, a Docker host's
+    published port included, which the process cannot know.)"""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def _split_host(text: str) -> tuple[str, int | None]:
     """A Host header (or an Origin's netloc) as its lower-case name and port."""
     try:
@@ -216,29 +229,46 @@ def _credentials(scope: Scope) -> tuple[str, str] | None:
     return (user, password) if sep else None
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+@dataclass(frozen=True)
+class _OutOfRange:
+    """A number JSON allows and no field of ours takes, left where it was for `parse_json`
+    to name its field."""
+
+    text: str
 
 
-def _bounded_int(text: str) -> int:
+def _bounded_int(text: str) -> int | _OutOfRange:
     value = int(text)
-    if not LONG_MIN <= value <= LONG_MAX:
-        raise ValueError(f"{text[:40]} is out of range (a 64-bit integer)")
-    return value
+    return value if LONG_MIN <= value <= LONG_MAX else _OutOfRange(text)
 
 
-def _finite_float(text: str) -> float:
+def _finite_float(text: str) -> float | _OutOfRange:
     value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:40]} is out of range")
-    return value
+    return value if math.isfinite(value) else _OutOfRange(text)
+
+
+def _refused_number(value: Any, where: str) -> str | None:
+    """Where the first out-of-range number is, and what it is."""
+    if isinstance(value, _OutOfRange):
+        shown = value.text if len(value.text) <= 40 else value.text[:20] + "..."
+        return f"{where or 'the body'}: {shown} is not a number in range (finite, within 64 bits)"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _refused_number(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 def parse_json(raw: bytes) -> Any:
-    """A body as JSON with bounded numbers: ValueError naming what is wrong."""
+    """A body as JSON with bounded numbers: ValueError naming the field that is wrong."""
     if not raw.strip():
         return None
-    return json.loads(raw, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float)
+    parsed = json.loads(raw, parse_constant=_OutOfRange, parse_int=_bounded_int, parse_float=_finite_float)
+    refused = _refused_number(parsed, "")
+    if refused is not None:
+        raise ValueError(refused)
+    return parsed
 
 
 def _media_type(scope: Scope) -> str | None:
@@ -291,8 +321,7 @@ class HttpGuard:
 
     def _misdirected(self, scope: Scope) -> Response | None:
         host = _split_host(_header(scope, b"host") or "")[0]
-        server = scope.get("server") or ("",)
-        if host in self.hosts or host == _split_host(str(server[0]))[0] or host == str(server[0]):
+        if host in self.hosts or _is_address(host):
             return None
         return PlainTextResponse(f"the {self.surface} is not served as {host or 'no Host'!r}", 421)
 
@@ -341,8 +370,10 @@ class HttpGuard:
         raw = b"".join(chunks)
         try:
             scope.setdefault("state", {})["json"] = parse_json(raw)
-        except (ValueError, RecursionError) as exc:
+        except json.JSONDecodeError as exc:
             return raw, JSONResponse({"error": f"the body is not JSON: {exc}"}, 400)
+        except (ValueError, RecursionError) as exc:  # a number out of range; nesting too deep
+            return raw, JSONResponse({"error": str(exc) or "the body is nested too deeply"}, 400)
         return raw, None
 
     async def _login(self, scope: Scope) -> tuple[str, Response | None]:
@@ -371,7 +402,10 @@ class HttpGuard:
         state = scope.setdefault("state", {})
         state.update(principal=principal, client_host=client_host, broker=self.broker)
         for route, access in self.routes:
-            match, child = route.matches(scope)
+            try:
+                match, child = route.matches(scope)
+            except ValueError:  # a path's number Python will not read (over 4300 digits)
+                return PlainTextResponse("a number in the path is out of range", 400)
             if match == Match.FULL:
                 state["access"] = access
                 params = child.get("path_params", {})

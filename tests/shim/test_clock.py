@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_shim.shim.clock import BrokerClock
+from kafka_shim.shim.clock import MAX_NOW_MS, BrokerClock
 
 
 def test_advance_freeze_and_resume() -> None:
@@ -25,3 +25,14 @@ def test_advance_freeze_and_resume() -> None:
     assert changes == [1_001_500, 1_003_600, 1_003_600]
     with pytest.raises(ValueError, match="forward"):
         clock.advance(-1)
+
+
+@pytest.mark.parametrize(
+    "seconds", [float("nan"), float("inf"), 1e16, (MAX_NOW_MS - 1_000_000) / 1000 + 0.002]
+)
+def test_advances_leaving_kafkas_timestamp_range_are_refused(seconds: float) -> None:
+    clock = BrokerClock(lambda: 1_000_000)
+    with pytest.raises(ValueError):
+        clock.advance(seconds)
+    assert clock.now() == 1_000_000  # unchanged
+    assert clock.advance((MAX_NOW_MS - 1_000_000) / 1000) == MAX_NOW_MS  # up to the last millisecond

@@ -74,7 +74,10 @@ def client() -> Iterator[TestClient]:
         ("localhost:8080", 200),
         ("[::1]:8080", 200),
         ("localhost", 200),
+        ("192.168.1.5:8080", 200),  # an address (a published port's): no DNS to rebind
+        ("[fe80::1]:8080", 200),
         ("evil.example:8080", 421),  # a rebound name: DNS rebinding
+        ("myhost:8080", 421),
         ("127.0.0.1.evil.example", 421),
         ("", 421),
     ],
@@ -83,6 +86,16 @@ def test_the_host_must_name_the_surface_or_loopback(client: TestClient, host: st
     answer = client.get("/echo", headers={"host": host})
     assert answer.status_code == expected
     assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_name_a_surface_is_configured_with_is_its_own() -> None:
+    broker = make_broker()
+    app = Starlette(
+        routes=[], middleware=[http_guard.guard(broker, [], "test surface", bound_host="myhost:8080")]
+    )
+    with TestClient(app, base_url="http://myhost:8080") as client:
+        assert client.get("/x").status_code == 404  # past the guard
+        assert client.get("/x", headers={"host": "other:8080"}).status_code == 421
 
 
 @pytest.mark.parametrize(
