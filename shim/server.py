@@ -741,17 +741,13 @@ class Server:
         """The schema registry (docs/schema-registry.md), after the Kafka listeners as the
         console is, secured as it is; a port that cannot be bound is one warning."""
         self._schema_registry_started = True
-        from kafka_shim.shim.http_server import serve_asgi
-        from kafka_shim.shim.schema_registry.app import registry_app
-        from kafka_shim.shim.security.tls import server_context
-
-        tls_listener = next((listener for listener in self.broker.listeners if listener.tls), None)
-        config = self.broker.config
-        tls = (
-            None
-            if tls_listener is None
-            else server_context(config.for_listener(tls_listener.name), tls_listener.name)
+        await self._load_after_kafka_answers(
+            "kafka_shim.shim.http_server", "kafka_shim.shim.schema_registry.app"
         )
+        from kafka_shim.shim.http_server import listener_tls, serve_asgi
+        from kafka_shim.shim.schema_registry.app import registry_app
+
+        tls = listener_tls(self.broker)  # secured as the console is (shim.http_guard)
         try:
             app = registry_app(self.broker)
             async with trio.open_nursery() as nursery:

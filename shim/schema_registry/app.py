@@ -11,14 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kafka_shim.shim.authorizer import ANONYMOUS
+from kafka_shim.shim import http_guard
+from kafka_shim.shim.authorization import Rule
+from kafka_shim.shim.http_guard import LOGGED_IN, declare, json_body, mirrors, principal_of
 from kafka_shim.shim.schema_registry import access, changes, errors, formats
-from kafka_shim.shim.schema_registry.access import Access
+from kafka_shim.shim.schema_registry.access import ALTERS_CONFIG, DELETES, DESCRIBES_CONFIG, READS, REGISTERS
 from kafka_shim.shim.schema_registry.errors import RegistryError
 from kafka_shim.shim.schema_registry.registry import Registry, parse_version, schema_json
 from kafka_shim.shim.schema_registry.store import SchemaStore
@@ -36,7 +37,7 @@ JSON_TYPES = (
     "application/json",
     "application/octet-stream",
 )
-MAX_BODY_BYTES = 8 << 20  # schemas are small; a body past this is refused 413
+MAX_BODY_BYTES = 8 << 20  # a schema with its references, many times over
 
 Handler = Callable[[Request], Awaitable[Any]]
 
@@ -60,22 +61,12 @@ def _schema_id(request: Request) -> int:
         raise errors.schema_not_found(f"Schema {text} not found") from None
 
 
-async def _body(request: Request) -> Any:
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media not in JSON_TYPES:
-        raise RegistryError(415, 415, f"HTTP 415 Unsupported Media Type: send one of {', '.join(JSON_TYPES)}")
-    raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise RegistryError(413, 413, f"the body exceeds {MAX_BODY_BYTES} bytes")
-    try:
-        return json.loads(raw)
-    except ValueError as exc:
-        raise RegistryError(400, 400, f"the body is not JSON: {exc}") from None
-
-
-def _access(broker: Broker, request: Request) -> Access:
-    principal = str(request.scope.get("state", {}).get("principal", ANONYMOUS))
-    return Access(broker, principal, request.client.host if request.client is not None else "")
+def _body(request: Request) -> Any:
+    """The body, JSON of one of Confluent's media types, as shim.http_guard parsed it."""
+    body = json_body(request)
+    if body is None:
+        raise errors.unprocessable("the request needs a JSON body")
+    return body
 
 
 def registry_app(broker: Broker) -> Starlette:
@@ -84,27 +75,33 @@ def registry_app(broker: Broker) -> Starlette:
         SchemaStore(broker, config.schema_registry_topic), config.schema_registry_compatibility_level
     )
     registry.store.catch_up()  # read the topic back before the first request
-    routes = [Route(path, endpoint, methods=methods) for path, methods, endpoint in _routes(broker, registry)]
+    routes = [
+        declare(Route(path, endpoint, methods=methods), _access(rules))
+        for path, methods, rules, endpoint in _routes(registry)
+    ]
+    guard = http_guard.guard(
+        broker,
+        routes,
+        "schema registry",
+        json_types=JSON_TYPES,
+        bound_host=config.schema_registry_listener,
+        max_body_bytes=MAX_BODY_BYTES,
+    )
     app = Starlette(
         routes=routes,
-        middleware=_middleware(broker),
+        middleware=[guard],
         exception_handlers={RegistryError: _refused, HTTPException: _http_refused, Exception: _failed},
     )
     app.state.registry = registry
     return app
 
 
-def _middleware(broker: Broker) -> list[Middleware]:
-    """HTTP Basic login of a SASL user where a listener speaks SASL (the console's rule)."""
-    from kafka_shim.shim.console.access import ConsoleAccess
-
-    class RegistryLogin(ConsoleAccess):
-        def _unauthorized(self, scope: Any, principal: str) -> Any:
-            return None  # each route asks the ACLs itself (shim.schema_registry.access)
-
-    if any(listener.sasl for listener in broker.listeners):
-        return [Middleware(RegistryLogin, broker=broker)]
-    return []
+def _access(rules: tuple[Rule, ...]) -> http_guard.Access:
+    """What a route may ask: its rows' checks (none: only a login)."""
+    found = LOGGED_IN
+    for rule in rules:
+        found = found + mirrors(rule)
+    return found
 
 
 async def _refused(request: Request, exc: Exception) -> Response:
@@ -126,7 +123,7 @@ async def _failed(request: Request, exc: Exception) -> Response:
     )
 
 
-def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Handler]]:
+def _routes(registry: Registry) -> list[tuple[str, list[str], tuple[Rule, ...], Handler]]:
     def answer(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             result = await handler(request)
@@ -141,44 +138,42 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
         return list(formats.SCHEMA_TYPES)
 
     async def subjects(request: Request) -> Any:
-        who = _access(broker, request)
         names = registry.subjects(
             request.query_params.get("subjectPrefix", ""),
             deleted=_flag(request, "deleted"),
             deleted_only=_flag(request, "deletedOnly"),
         )
-        return [name for name in names if who.may(access.READ_SUBJECT, name)]
+        return [name for name in names if access.may(request, access.READ_SUBJECT, name)]
 
     async def versions(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
+        access.require(request, access.READ_SUBJECT, subject)
         return [v.version for v in registry.versions_of(subject, deleted=_flag(request, "deleted"))]
 
     async def version(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
+        access.require(request, access.READ_SUBJECT, subject)
         number = parse_version(request.path_params["version"])
         return schema_json(registry.version(subject, number, deleted=_flag(request, "deleted")))
 
     async def version_schema(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
+        access.require(request, access.READ_SUBJECT, subject)
         number = parse_version(request.path_params["version"])
         text = registry.version(subject, number, deleted=_flag(request, "deleted")).schema
         return Response(text, media_type=MEDIA_TYPE)
 
     async def referenced_by(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
+        access.require(request, access.READ_SUBJECT, subject)
         return registry.referenced_by(subject, parse_version(request.path_params["version"]))
 
     def visible_id(request: Request) -> int:
         schema_id = _schema_id(request)
-        who = _access(broker, request)
         holders = registry.id_holders(schema_id, deleted=True)
-        if not any(who.may(access.READ_SUBJECT, value.subject) for value in holders):
+        if not any(access.may(request, access.READ_SUBJECT, value.subject) for value in holders):
             raise errors.denied(
-                who.principal, "DESCRIBE", f"the topics of the subjects holding schema {schema_id}"
+                principal_of(request), "DESCRIBE", f"the topics of the subjects holding schema {schema_id}"
             )
         return schema_id
 
@@ -195,56 +190,53 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
 
     async def id_subjects(request: Request) -> Any:
         schema_id = visible_id(request)
-        who = _access(broker, request)
         found = registry.id_holders(schema_id, deleted=_flag(request, "deleted"))
-        return sorted({v.subject for v in found if who.may(access.READ_SUBJECT, v.subject)})
+        return sorted({v.subject for v in found if access.may(request, access.READ_SUBJECT, v.subject)})
 
     async def id_versions(request: Request) -> Any:
         schema_id = visible_id(request)
-        who = _access(broker, request)
         found = registry.id_holders(schema_id, deleted=_flag(request, "deleted"))
         return [
             {"subject": v.subject, "version": v.version}
             for v in found
-            if who.may(access.READ_SUBJECT, v.subject)
+            if access.may(request, access.READ_SUBJECT, v.subject)
         ]
 
     async def all_schemas(request: Request) -> Any:
-        who = _access(broker, request)
         found = registry.all_schemas(
             request.query_params.get("subjectPrefix", ""),
             deleted=_flag(request, "deleted"),
             latest_only=_flag(request, "latestOnly"),
         )
-        return [schema_json(v) for v in found if who.may(access.READ_SUBJECT, v.subject)]
+        return [schema_json(v) for v in found if access.may(request, access.READ_SUBJECT, v.subject)]
 
     async def register(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.REGISTER, subject)
-        return await changes.register(registry, subject, await _body(request))
+        access.require(request, access.REGISTER, subject)
+        return await changes.register(registry, subject, _body(request))
 
     async def lookup(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
-        return registry.lookup(subject, await _body(request), deleted=_flag(request, "deleted"))
+        access.require(request, access.READ_SUBJECT, subject)
+        return registry.lookup(subject, _body(request), deleted=_flag(request, "deleted"))
 
     async def delete_subject(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.DELETE_SUBJECT, subject)
+        access.require(request, access.DELETE_SUBJECT, subject)
         return await changes.delete_subject(registry, subject, _flag(request, "permanent"))
 
     async def delete_version(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.DELETE_SUBJECT, subject)
+        access.require(request, access.DELETE_SUBJECT, subject)
         number = parse_version(request.path_params["version"])
         return await changes.delete_version(registry, subject, number, _flag(request, "permanent"))
 
     async def check(request: Request) -> Any:
         subject = request.path_params["subject"]
-        _access(broker, request).require(access.READ_SUBJECT, subject)
+        access.require(request, access.READ_SUBJECT, subject)
         text = request.path_params.get("version")
         number = None if text is None else parse_version(text)
-        messages = registry.check(subject, number, await _body(request))
+        messages = registry.check(subject, number, _body(request))
         result: dict[str, Any] = {"is_compatible": not messages}
         if _flag(request, "verbose"):
             result["messages"] = messages
@@ -252,9 +244,8 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
 
     async def config(request: Request) -> Any:
         subject = request.path_params.get("subject")
-        who = _access(broker, request)
         if request.method == "GET":
-            who.require(access.DESCRIBE_CONFIG, subject)
+            access.require(request, access.DESCRIBE_CONFIG, subject)
             if (
                 subject is not None
                 and registry.state.config(subject) is None
@@ -262,16 +253,15 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
             ):
                 raise errors.subject_compatibility_not_configured(subject)
             return {"compatibilityLevel": registry.level(subject)}
-        who.require(access.ALTER_CONFIG, subject)
+        access.require(request, access.ALTER_CONFIG, subject)
         if request.method == "PUT":
-            return await changes.set_level(registry, subject, await _body(request))
+            return await changes.set_level(registry, subject, _body(request))
         return await changes.delete_level(registry, subject)
 
     async def mode(request: Request) -> Any:
         subject = request.path_params.get("subject")
-        who = _access(broker, request)
         if request.method == "GET":
-            who.require(access.DESCRIBE_CONFIG, subject)
+            access.require(request, access.DESCRIBE_CONFIG, subject)
             if (
                 subject is not None
                 and registry.state.mode(subject) is None
@@ -279,9 +269,9 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
             ):
                 raise errors.subject_mode_not_configured(subject)
             return {"mode": registry.mode(subject)}
-        who.require(access.ALTER_CONFIG, subject)
+        access.require(request, access.ALTER_CONFIG, subject)
         if request.method == "PUT":
-            return await changes.set_mode(registry, subject, await _body(request), _flag(request, "force"))
+            return await changes.set_mode(registry, subject, _body(request), _flag(request, "force"))
         if subject is None:
             raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
         return await changes.delete_mode(registry, subject)
@@ -289,29 +279,30 @@ def _routes(broker: Broker, registry: Registry) -> list[tuple[str, list[str], Ha
     async def contexts(request: Request) -> Any:
         return [":.:"]  # the default context, the only one served
 
-    table: list[tuple[str, list[str], Handler]] = [
-        ("/", ["GET"], root),
-        ("/schemas/types", ["GET"], schema_types),
-        ("/schemas", ["GET"], all_schemas),
-        ("/schemas/ids/{id}", ["GET"], by_id),
-        ("/schemas/ids/{id}/schema", ["GET"], by_id_schema),
-        ("/schemas/ids/{id}/subjects", ["GET"], id_subjects),
-        ("/schemas/ids/{id}/versions", ["GET"], id_versions),
-        ("/subjects", ["GET"], subjects),
-        ("/subjects/{subject}", ["POST"], lookup),
-        ("/subjects/{subject}", ["DELETE"], delete_subject),
-        ("/subjects/{subject}/versions", ["GET"], versions),
-        ("/subjects/{subject}/versions", ["POST"], register),
-        ("/subjects/{subject}/versions/{version}", ["GET"], version),
-        ("/subjects/{subject}/versions/{version}", ["DELETE"], delete_version),
-        ("/subjects/{subject}/versions/{version}/schema", ["GET"], version_schema),
-        ("/subjects/{subject}/versions/{version}/referencedby", ["GET"], referenced_by),
-        ("/compatibility/subjects/{subject}/versions", ["POST"], check),
-        ("/compatibility/subjects/{subject}/versions/{version}", ["POST"], check),
-        ("/config", ["GET", "PUT", "DELETE"], config),
-        ("/config/{subject}", ["GET", "PUT", "DELETE"], config),
-        ("/mode", ["GET", "PUT"], mode),
-        ("/mode/{subject}", ["GET", "PUT", "DELETE"], mode),
-        ("/contexts", ["GET"], contexts),
+    config_rules = (DESCRIBES_CONFIG, ALTERS_CONFIG)
+    table: list[tuple[str, list[str], tuple[Rule, ...], Handler]] = [
+        ("/", ["GET"], (), root),
+        ("/schemas/types", ["GET"], (), schema_types),
+        ("/schemas", ["GET"], (READS,), all_schemas),
+        ("/schemas/ids/{id}", ["GET"], (READS,), by_id),
+        ("/schemas/ids/{id}/schema", ["GET"], (READS,), by_id_schema),
+        ("/schemas/ids/{id}/subjects", ["GET"], (READS,), id_subjects),
+        ("/schemas/ids/{id}/versions", ["GET"], (READS,), id_versions),
+        ("/subjects", ["GET"], (READS,), subjects),
+        ("/subjects/{subject}", ["POST"], (READS,), lookup),
+        ("/subjects/{subject}", ["DELETE"], (DELETES,), delete_subject),
+        ("/subjects/{subject}/versions", ["GET"], (READS,), versions),
+        ("/subjects/{subject}/versions", ["POST"], (REGISTERS,), register),
+        ("/subjects/{subject}/versions/{version}", ["GET"], (READS,), version),
+        ("/subjects/{subject}/versions/{version}", ["DELETE"], (DELETES,), delete_version),
+        ("/subjects/{subject}/versions/{version}/schema", ["GET"], (READS,), version_schema),
+        ("/subjects/{subject}/versions/{version}/referencedby", ["GET"], (READS,), referenced_by),
+        ("/compatibility/subjects/{subject}/versions", ["POST"], (READS,), check),
+        ("/compatibility/subjects/{subject}/versions/{version}", ["POST"], (READS,), check),
+        ("/config", ["GET", "PUT", "DELETE"], config_rules, config),
+        ("/config/{subject}", ["GET", "PUT", "DELETE"], config_rules, config),
+        ("/mode", ["GET", "PUT"], config_rules, mode),
+        ("/mode/{subject}", ["GET", "PUT", "DELETE"], config_rules, mode),
+        ("/contexts", ["GET"], (), contexts),
     ]
-    return [(path, methods, answer(handler)) for path, methods, handler in table]
+    return [(path, methods, rules, answer(handler)) for path, methods, rules, handler in table]

@@ -5,6 +5,8 @@ of a broker that keeps its topics on disk."""
 
 from __future__ import annotations
 
+import base64
+import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +17,10 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, timestamp_pb2
 
 from kafka_shim.pytest_plugin import KafkaShim
 
@@ -116,3 +121,79 @@ def test_schemas_survive_a_restart_of_a_disk_broker(
     assert consume(second, "users", 1, AvroDeserializer(fresh)) == [{"name": "ada", "age": 36}]
     assert fresh.get_compatibility("users-value") == "FULL"
     assert fresh.register_schema("users-value", Schema(USER_V2, "AVRO")) == 2  # ids go on from 1
+
+
+def order_class(with_note: bool = False) -> Any:
+    """A message class as protoc's Python output builds it, from a FileDescriptorProto (no
+    protoc here): shop.Order with a timestamp (a well-known type, imported)."""
+    file = descriptor_pb2.FileDescriptorProto(name="shop/order.proto", package="shop", syntax="proto3")
+    file.dependency.append("google/protobuf/timestamp.proto")
+    order = file.message_type.add(name="Order")
+    field = descriptor_pb2.FieldDescriptorProto
+    order.field.add(name="id", number=1, type=field.TYPE_INT64, label=field.LABEL_OPTIONAL)
+    order.field.add(name="item", number=2, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    order.field.add(
+        name="at",
+        number=3,
+        type=field.TYPE_MESSAGE,
+        type_name=".google.protobuf.Timestamp",
+        label=field.LABEL_OPTIONAL,
+    )
+    if with_note:
+        order.field.add(name="note", number=4, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    known = descriptor_pb2.FileDescriptorProto()
+    timestamp_pb2.DESCRIPTOR.CopyToProto(known)
+    pool.Add(known)
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("shop.Order"))
+
+
+def test_protobuf_records_round_trip_and_evolve(kafka_shim: KafkaShim) -> None:
+    client = SchemaRegistryClient({"url": kafka_shim.schema_registry_url})
+    order = order_class()
+    serializer = ProtobufSerializer(order, client, {"use.deprecated.format": False})
+    sent = [order(id=1, item="tea"), order(id=2, item="cake")]
+    sent[1].at.FromSeconds(1_700_000_000)
+    produce(kafka_shim, "orders", sent, serializer)
+    deserializer = ProtobufDeserializer(order, {"use.deprecated.format": False}, client)
+    assert consume(kafka_shim, "orders", 2, deserializer) == sent
+    registered = client.get_latest_version("orders-value")
+    assert registered.schema.schema_type == "PROTOBUF"
+    # A field added is compatible; a field's type changed between wire kinds is not.
+    assert (
+        client.register_schema("orders-value", Schema(_file_of(order_class(with_note=True)), "PROTOBUF")) == 2
+    )
+    text = 'syntax = "proto3"; package shop; message Order { string id = 1; string item = 2; }'
+    with pytest.raises(SchemaRegistryError) as refused:
+        client.register_schema("orders-value", Schema(text, "PROTOBUF"))
+    assert refused.value.http_status_code == 409
+    assert "FIELD_SCALAR_KIND_CHANGED" in refused.value.error_message
+
+
+def _file_of(message_class: Any) -> str:
+    """The base64 FileDescriptorProto confluent-kafka registers for a message class."""
+    return base64.b64encode(message_class.DESCRIPTOR.file.serialized_pb).decode()
+
+
+PERSON_PROPERTIES: dict[str, Any] = {"name": {"type": "string"}, "age": {"type": "integer"}}
+PERSON: dict[str, Any] = {"type": "object", "properties": PERSON_PROPERTIES, "required": ["name"]}
+
+
+def test_json_schema_records_round_trip_and_evolve(kafka_shim: KafkaShim) -> None:
+    client = SchemaRegistryClient({"url": kafka_shim.schema_registry_url})
+    schema = json.dumps(PERSON)
+    people = [{"name": "ada", "age": 36}, {"name": "alan"}]
+    produce(kafka_shim, "people", people, JSONSerializer(schema, client))
+    assert consume(kafka_shim, "people", 2, JSONDeserializer(schema, schema_registry_client=client)) == people
+    # Widening age to number is backward compatible; requiring it is not.
+    widened = {**PERSON, "properties": {**PERSON_PROPERTIES, "age": {"type": "number"}}}
+    assert client.register_schema("people-value", Schema(json.dumps(widened), "JSON")) == 2
+    with pytest.raises(SchemaRegistryError) as refused:
+        client.register_schema(
+            "people-value", Schema(json.dumps({**widened, "required": ["name", "age"]}), "JSON")
+        )
+    assert "REQUIRED_ATTRIBUTE_ADDED" in refused.value.error_message
+    with pytest.raises(SchemaRegistryError) as invalid:
+        client.register_schema("people-value", Schema('{"type": 12}', "JSON"))
+    assert (invalid.value.http_status_code, invalid.value.error_code) == (422, 42201)
