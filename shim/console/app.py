@@ -154,7 +154,8 @@ def console_app(broker: Broker) -> Starlette:
         ),
         read(
             "/console/api/groups/{group_id}",
-            mirrors("describe_groups", need(DESCRIBE, GROUP, "group_id")) + mirrors("offset_fetch"),
+            mirrors("describe_groups", need(DESCRIBE, GROUP, "group_id"))
+            + mirrors("offset_fetch", need(DESCRIBE, TOPIC)),
             lambda r: api.group(broker, r.path_params["group_id"], topic_shown(r)),
         ),
         read(

@@ -102,3 +102,35 @@ def test_actions_are_off_unless_asked_and_take_only_json() -> None:
         assert post(thread, path, {"partition": 0, "before": 5}, "text/plain")[0] == 415
     finally:
         thread.stop()
+
+
+# Malformed action bodies: each a 400 naming what is wrong (the field where there is one).
+MALFORMED = [
+    ("reset-offsets", b"[]", "a JSON object"),
+    ("reset-offsets", b'"x"', "a JSON object"),
+    ("reset-offsets", b"", "a JSON object"),
+    ("reset-offsets", b'{"partition": 0, "to": "latest"}', "topic"),
+    ("reset-offsets", b'{"topic": "payments", "partition": "0", "to": "latest"}', "partition"),
+    ("reset-offsets", b'{"topic": "payments", "partition": 99999999999, "to": "latest"}', "partition"),
+    ("reset-offsets", b'{"topic": "payments", "partition": 0, "to": 1e400}', "to"),
+    ("reset-offsets", b'{"topic": "payments", "partition": 0, "to": [1]}', "reset to"),
+    ("delete-records", b'{"partition": 0, "before": "5"}', "before"),
+    ("delete-records", b'{"partition": -1}', "partition"),
+    ("delete-records", b'{"partition": 0, "before": NaN}', "before"),
+    ("delete-records", b"{not json", "not JSON"),
+]
+
+
+def test_malformed_action_bodies_answer_400_naming_the_field(broker: BrokerThread) -> None:
+    for action, body, named in MALFORMED:
+        where = f"groups/{GROUP}" if action == "reset-offsets" else f"topics/{TOPIC}"
+        request = urllib.request.Request(
+            f"{broker.server.console_urls[0]}/console/api/{where}/{action}",
+            body,
+            {"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        answer = refused.value.read().decode()
+        assert refused.value.code == 400 and named in json.loads(answer)["error"], (body, answer)
+    assert broker.call(lambda: broker.broker.topics.partition(TOPIC, 0).log_start_offset) == 0  # type: ignore[union-attr]

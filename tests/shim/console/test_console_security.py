@@ -18,6 +18,7 @@ from kafka_shim.shim.authorizer import (
     ANONYMOUS,
     CLUSTER_NAME,
     AclBinding,
+    AclFilter,
     AclOperation,
     PatternType,
     PermissionType,
@@ -113,3 +114,40 @@ def test_plaintext_console_is_authorized_as_anonymous() -> None:
             assert response.status == 200
     finally:
         thread.stop()
+
+
+def get(
+    broker: BrokerThread, certs: dict[str, Path], path: str, user: str, password: str
+) -> tuple[int, bytes]:
+    request = urllib.request.Request(f"{broker.server.console_urls[0]}{path}")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    context = ssl.create_default_context(cafile=str(certs["ca"]))
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as response:
+            return int(response.status), response.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
+def test_describe_on_the_cluster_reads_no_records(broker: BrokerThread, certs: dict[str, Path]) -> None:
+    """The issue's case: a user allowed only DESCRIBE on the cluster saw a topic's records,
+    where a Kafka Fetch by the same user answers TOPIC_AUTHORIZATION_FAILED; and a group's page
+    without DESCRIBE on the group."""
+    broker.call(lambda: broker.broker.topics.create("secrets", 1, {}))
+    grant = AclBinding(
+        ResourceType.CLUSTER, CLUSTER_NAME, PatternType.LITERAL, "User:bob", "*",
+        AclOperation.DESCRIBE, PermissionType.ALLOW,
+    )  # fmt: skip
+    authorizer = broker.broker.authorizer
+    assert authorizer is not None
+    assert broker.call(lambda: authorizer.create([grant])) == [None]
+    try:
+        assert get(broker, certs, "/console/api/overview", "bob", "bob-secret")[0] == 200
+        status, body = get(broker, certs, "/console/api/topics/secrets/records", "bob", "bob-secret")
+        assert (status, body) == (403, b"User:bob may not READ TOPIC secrets")
+        assert get(broker, certs, "/console/api/groups/any", "bob", "bob-secret")[0] == 403
+        assert get(broker, certs, "/console/api/topics/secrets/records", "admin", "admin-secret")[0] == 200
+    finally:
+        exact = AclFilter(*(getattr(grant, name) for name in AclFilter.__dataclass_fields__))
+        assert broker.call(lambda: authorizer.delete([exact])) == [[grant]]
