@@ -8,7 +8,8 @@ that appeared or vanished and state changes become events, each naming its cause
 or the deadline that made it. Pure and clock-free: the caller passes `now` in ms.
 
 Memory is bounded: the last `per_group` events of at most `max_groups` groups (the group first seen
-longest ago is forgotten first); a member's consecutive heartbeats fold into one event.
+longest ago is forgotten first); a member's consecutive heartbeats, and its repeated requests
+with the same answer (commits), fold into one event.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import NamedTuple
 
 # States a group enters when a rebalance starts: classic PreparingRebalance, KIP-848 Assigning.
 REBALANCING = frozenset({"PreparingRebalance", "Assigning", "Reconciling"})
+_HEARTBEATS = frozenset({"Heartbeat", "ConsumerGroupHeartbeat"})
 
 
 class GroupShape(NamedTuple):
@@ -74,16 +76,19 @@ class GroupJournal:
     def request(self, now: int, group_id: str, api: str, member_id: str, error: str) -> None:
         """A member's request about `group_id` was answered (`error`: NONE or the code's name)."""
         history = self._history(group_id)
-        answered = "" if error == "NONE" else f" -> {error}"
-        if api in ("Heartbeat", "ConsumerGroupHeartbeat") and not answered:
-            last = history.events[-1] if history.events else None
-            if last is not None and last.kind == "heartbeat" and last.member_id == member_id:
-                last.count += 1
-                last.last_ms = now
-                return
-            history.events.append(GroupEvent(now, "heartbeat", member_id, api))
+        if error == "NONE":
+            kind, detail = ("heartbeat" if api in _HEARTBEATS else "request"), api
         else:
-            history.events.append(GroupEvent(now, "request", member_id, f"{api}{answered}"))
+            kind, detail = "request", f"{api} -> {error}"
+        events = history.events
+        last = events[-1] if events else None
+        if last is not None and last.member_id == member_id and last.detail == detail and last.kind == kind:
+            # A member's repeated request with the same answer (heartbeats, a consumer's
+            # commits) folds into one event: no new event, nor cause, per request.
+            last.count += 1
+            last.last_ms = now
+            return
+        events.append(GroupEvent(now, kind, member_id, detail))
         history.last_cause = f"{api} from {member_id or 'a new member'}"
 
     def deadline(self, group_id: str, kind: str, member_id: str) -> None:

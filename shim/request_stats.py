@@ -7,13 +7,16 @@ in and out per topic. Plain dicts and lists, no metric objects: the path is benc
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.schema import Array, Field, Message, Struct
 
 # Seconds; a dev broker answers most requests in well under a millisecond, a long-poll Fetch
 # or a delayed JoinGroup in up to their timeouts.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+_FIRST_BOUND = LATENCY_BUCKETS[0]
 
 
 def error_codes(response: dict[str, Any]) -> list[int]:
@@ -34,6 +37,46 @@ def error_codes(response: dict[str, Any]) -> list[int]:
     return found
 
 
+# Finds a response's non-zero error codes into a list; made from its message's schema.
+ErrorFinder = Callable[[Any, list[int]], None]
+
+
+def _error_paths(fields: Iterable[Field]) -> tuple[bool, dict[str, Any]]:
+    """Whether these fields (of any version) hold an error_code, and the arrays of structs
+    that hold one somewhere inside: {name: their own (has, arrays)}."""
+    has = False
+    arrays: dict[str, list[Field]] = {}
+    for field in fields:
+        if field.name == "error_code":
+            has = True
+        elif isinstance(field.type, Array) and isinstance(field.type.element, Struct):
+            arrays.setdefault(field.name, []).extend(field.type.element.fields)
+    inside = {name: _error_paths(each) for name, each in arrays.items()}
+    return has, {name: paths for name, paths in inside.items() if paths[0] or paths[1]}
+
+
+def _finder_source(has: bool, arrays: dict[str, Any], item: str, depth: int, lines: list[str]) -> None:
+    pad = "    " * depth
+    if has:
+        lines += [f"{pad}code = {item}.get('error_code')", f"{pad}if code:", f"{pad}    found.append(code)"]
+    for n, (name, (inner_has, inner)) in enumerate(arrays.items()):
+        child = f"e{depth}_{n}"
+        lines.append(f"{pad}for {child} in {item}.get({name!r}) or ():")
+        _finder_source(inner_has, inner, child, depth + 1, lines)
+
+
+def error_finder(message: Message) -> ErrorFinder:
+    """Straight-line code visiting only where `message` can hold an error code (Heartbeat: one
+    field; OffsetCommit: its topics' partitions), top level first: the general walk
+    (`error_codes`) visits every list of every response instead."""
+    has, arrays = _error_paths(message.fields)
+    lines = ["def find(response, found):", "    pass"]
+    _finder_source(has, arrays, "response", 1, lines)
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), f"<error finder {message.name}>", "exec"), namespace)
+    return namespace["find"]  # type: ignore[no-any-return]
+
+
 def error_name(code: int) -> str:
     try:
         return ErrorCode(code).name
@@ -48,13 +91,18 @@ def _size(records: Any) -> int:
 class ApiStats:
     """One API's counts: by version, errors by code, latency buckets and their sum."""
 
-    __slots__ = ("buckets", "errors", "latency_sum", "versions")
+    __slots__ = ("buckets", "errors", "find_errors", "latency_sum", "versions")
 
-    def __init__(self) -> None:
+    def __init__(self, find_errors: ErrorFinder) -> None:
         self.versions: dict[int, int] = {}
         self.errors: dict[int, int] = {}
         self.buckets = [0] * (len(LATENCY_BUCKETS) + 1)
         self.latency_sum = 0.0
+        self.find_errors = find_errors
+
+
+def _any_errors(response: Any, found: list[int]) -> None:
+    found += error_codes(response)
 
 
 class RequestStats:
@@ -65,22 +113,30 @@ class RequestStats:
         self.bytes_in: dict[str, int] = {}
         self.bytes_out: dict[str, int] = {}
 
+    def _new_api(self, api: str) -> ApiStats:
+        from kafka_shim.protocol.messages import APIS
+
+        declared = next((each for each in APIS.values() if each.name == api), None)
+        stats = self.apis[api] = ApiStats(
+            _any_errors if declared is None else error_finder(declared.response)
+        )
+        return stats
+
     def observe(self, api: str, version: int, response: dict[str, Any] | None, seconds: float) -> list[int]:
         """Count the request; returns the error codes of its answer, the top-level one first."""
-        stats = self.apis.get(api)
-        if stats is None:
-            stats = self.apis[api] = ApiStats()
+        stats = self.apis.get(api) or self._new_api(api)
         versions = stats.versions
         versions[version] = versions.get(version, 0) + 1
-        stats.buckets[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
+        # Most requests fall in the first bucket: one comparison instead of a search.
+        stats.buckets[0 if seconds <= _FIRST_BOUND else bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
         stats.latency_sum += seconds
-        if response is None:
-            return []
-        codes = error_codes(response)
-        if codes:
-            errors = stats.errors
-            for code in codes:
-                errors[code] = errors.get(code, 0) + 1
+        codes: list[int] = []
+        if response is not None:
+            stats.find_errors(response, codes)
+            if codes:
+                errors = stats.errors
+                for code in codes:
+                    errors[code] = errors.get(code, 0) + 1
         return codes
 
     def produced(self, request: Any) -> None:

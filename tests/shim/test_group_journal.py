@@ -72,18 +72,32 @@ def test_events(steps: list[tuple], expected: list[tuple[str, str, str]]) -> Non
     assert observed[-len(expected) :] == expected
 
 
-def test_heartbeats_fold_with_a_count_and_the_last_time() -> None:
+@pytest.mark.parametrize("api", ["Heartbeat", "OffsetCommit"])
+def test_repeated_requests_fold_with_a_count_and_the_last_time(api: str) -> None:
     journal = GroupJournal()
     for now in (100, 200, 300):
-        journal.request(now, "g", "Heartbeat", "m1", "NONE")
+        journal.request(now, "g", api, "m1", "NONE")
     (event,) = journal.events("g")
     assert (event.count, event.at_ms, event.last_ms) == (3, 100, 300)
+
+
+def test_a_different_answer_or_member_is_a_new_event() -> None:
+    journal = GroupJournal()
+    journal.request(100, "g", "OffsetCommit", "m1", "NONE")
+    journal.request(200, "g", "OffsetCommit", "m1", "ILLEGAL_GENERATION")
+    journal.request(300, "g", "OffsetCommit", "m2", "ILLEGAL_GENERATION")
+    details = [(e.member_id, e.detail, e.count) for e in journal.events("g")]
+    assert details == [
+        ("m1", "OffsetCommit", 1),
+        ("m1", "OffsetCommit -> ILLEGAL_GENERATION", 1),
+        ("m2", "OffsetCommit -> ILLEGAL_GENERATION", 1),
+    ]
 
 
 def test_memory_is_bounded_per_group_and_in_groups() -> None:
     journal = GroupJournal(per_group=3, max_groups=2)
     for n in range(10):
-        journal.request(n, "g1", "OffsetCommit", "m", "NONE")
+        journal.request(n, "g1", "OffsetCommit", f"m{n}", "NONE")
     assert len(journal.events("g1")) == 3
     journal.request(0, "g2", "OffsetCommit", "m", "NONE")
     journal.request(0, "g3", "OffsetCommit", "m", "NONE")
