@@ -5,7 +5,8 @@ kafka-shim: < 250 ms with the default console on).
     python -m bench.startup [--runs 5]
 
 kafka-shim starts three ways, interleaved with Tansu so the machine's noise falls on
-all alike: `--memory` with the console on (its default), `--memory --console off`,
+all alike: `--memory` with the console and schema registry on (their defaults), `--memory
+--console off --schema-registry off`,
 and on disk holding 100 topics (console on).
 """
 
@@ -70,9 +71,11 @@ def time_to_first_answer(argv: list[str], port: int, env: dict[str, str], timeou
 
 
 def shim_argv(port: int, *extra: str) -> list[str]:
-    # The console on a free port: the default 8080 may be taken here, and a console that
-    # cannot bind still costs its imports, but the figure should include its serving too.
-    console = ["--console", "127.0.0.1:0"] if "--console" not in extra else []
+    # The console and schema registry on free ports: their defaults (8080, 8081) may be taken
+    # here, and one that cannot bind still costs its imports, but the figure includes serving.
+    console = (
+        ["--console", "127.0.0.1:0", "--schema-registry", "127.0.0.1:0"] if "--console" not in extra else []
+    )
     storage = [] if "--data-dir" in extra else ["--memory"]
     argv = [sys.executable, "-m", "kafka_shim", *storage, "--host", "127.0.0.1", "--port", str(port)]
     return argv + console + list(extra)
@@ -121,7 +124,9 @@ def measure(runs: int) -> dict[str, dict[str, float]]:
         data_dir = data_dir_with_topics(Path(tmp))
         starts: dict[str, Callable[[int], list[str]]] = {
             "memory, console": shim_argv,
-            "memory, --console off": lambda port: shim_argv(port, "--console", "off"),
+            "memory, --console off": lambda port: shim_argv(
+                port, "--console", "off", "--schema-registry", "off"
+            ),
             f"disk {DISK_TOPICS} topics, console": lambda port: shim_argv(port, "--data-dir", str(data_dir)),
             "tansu": lambda port: tansu_argv(tansu_binary(), port),
         }

@@ -39,6 +39,7 @@ HEAVY = (
     "pyspark",
     "pyarrow",
     "kafka_shim.shim.console",
+    "kafka_shim.shim.schema_registry",
     "kafka_shim.shim.metrics",
     "kafka_shim.shim.http_server",
     "kafka_shim.shim.control_server",
@@ -100,8 +101,18 @@ def answer_api_versions(port: int) -> None:
 def test_nothing_heavy_is_imported_before_the_first_kafka_answer(storage: str, tmp_path: Path) -> None:
     store = ["--memory"] if storage == "memory" else ["--data-dir", str(tmp_path / "data")]
     argv = [sys.executable, "-X", "importtime", "-m", "kafka_shim", *store, "--host", "127.0.0.1"]
-    # The default console (on a free port), and DEBUG, whose request trace marks the answer.
-    argv += ["--port", "0", "--console", "127.0.0.1:0", "--log-level", "DEBUG"]
+    # The default console and schema registry (on free ports); DEBUG, whose request trace
+    # marks the answer.
+    argv += [
+        "--port",
+        "0",
+        "--console",
+        "127.0.0.1:0",
+        "--schema-registry",
+        "127.0.0.1:0",
+        "--log-level",
+        "DEBUG",
+    ]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
