@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
+from starlette.routing import Mount, Route
 
 from kafka_shim.shim.authorizer import (
     CLUSTER_NAME,
@@ -175,6 +176,7 @@ def routes(thread: BrokerThread) -> dict[str, Access]:
     found = {}
     for app in (console_app(thread.broker), control_app(thread.server)):
         for route in app.routes:
+            assert isinstance(route, Route | Mount)
             found[route.path] = getattr(route, ACCESS)
     return found
 
