@@ -58,6 +58,11 @@ class ConnectCluster:
     def live(self) -> list[ConnectWorker]:
         return [worker for worker in self.workers if worker.process.poll() is None]
 
+    def any_worker(self) -> ConnectWorker:
+        """A running worker: one a test before left, else a new one."""
+        live = self.live()
+        return live[0] if live else self.start_worker()
+
     def logs(self) -> str:
         return "\n".join(f"--- {worker.name} ---\n{worker.tail()}" for worker in self.workers)
 

@@ -23,6 +23,9 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.avro import AvroDeserializer
+from confluent_kafka.serialization import MessageField, SerializationContext
 
 from compat.connect_cluster import ConnectWorker, RestError, rest
 from kafka_shim.pytest_plugin import KafkaShim
@@ -70,9 +73,9 @@ def file_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
-def committed_payloads(bootstrap: str, topic: str, expected: int) -> list[str]:
-    """Every record of partition 0 a read_committed consumer sees, up to the last stable
-    offset once at least `expected` were read: JsonConverter's envelope unwrapped."""
+def committed_values(bootstrap: str, topic: str, expected: int) -> list[bytes]:
+    """Every record value of partition 0 a read_committed consumer sees, up to the last stable
+    offset once at least `expected` were read."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
@@ -83,7 +86,7 @@ def committed_payloads(bootstrap: str, topic: str, expected: int) -> list[str]:
         }
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
-    payloads: list[str] = []
+    values: list[bytes] = []
     deadline = time.monotonic() + 30.0
     try:
         while time.monotonic() < deadline:
@@ -91,52 +94,65 @@ def committed_payloads(bootstrap: str, topic: str, expected: int) -> list[str]:
             if message is None:
                 continue
             error = message.error()
-            if error is not None:
-                if error.code() == KafkaError._PARTITION_EOF and len(payloads) >= expected:
-                    break
-                if error.code() != KafkaError._PARTITION_EOF:
-                    raise AssertionError(f"consumer error: {error}")
-                continue
-            envelope = json.loads(message.value() or b"null")
-            assert envelope["schema"] == {"type": "string", "optional": False}
-            payloads.append(envelope["payload"])
+            if error is None:
+                values.append(message.value() or b"")
+            elif error.code() != KafkaError._PARTITION_EOF:
+                raise AssertionError(f"consumer error: {error}")
+            elif len(values) >= expected:
+                break
     finally:
         consumer.close()
-    return payloads
+    return values
+
+
+def json_payload(value: bytes) -> str:
+    """A string JsonConverter wrote, its schema envelope checked and unwrapped."""
+    envelope = json.loads(value)
+    assert envelope["schema"] == {"type": "string", "optional": False}
+    payload: str = envelope["payload"]
+    return payload
+
+
+def create_file_connectors(
+    worker: ConnectWorker, prefix: str, topic: str, files: tuple[Path, Path], overrides: dict[str, str]
+) -> tuple[str, str]:
+    """A FileStreamSource (exactly-once required) from files[0] into `topic` and a
+    FileStreamSink from it into files[1], with connector-level `overrides` (converters)."""
+    source_name, sink_name = f"{prefix}-file-source", f"{prefix}-file-sink"
+    source = {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        "tasks.max": "1",
+        "file": str(files[0]),
+        "topic": topic,
+        "exactly.once.support": "required",  # refused unless the connector and worker can
+    }
+    sink = {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "tasks.max": "1",
+        "file": str(files[1]),
+        "topics": topic,
+    }
+    create_connector(worker, source_name, {**source, **overrides})
+    create_connector(worker, sink_name, {**sink, **overrides})
+    return source_name, sink_name
+
+
+def source_lines(kind: str, count: int) -> list[str]:
+    # ASCII only: FileStreamSourceTask records its offset in characters read but resumes by
+    # skipping that many bytes, so a restarted task lands mid-line after multi-byte characters.
+    return [f'{n:04d} an {kind} line with "quotes" and \\ slashes' for n in range(count)]
 
 
 def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
     connect_cluster: ConnectCluster, dev_broker: KafkaShim, tmp_path: Path
 ) -> None:
-    topic, source_name, sink_name = "connect-json-lines", "json-file-source", "json-file-sink"
+    topic = "connect-json-lines"
     source_file, sink_file = tmp_path / "source.txt", tmp_path / "sink.txt"
     source_file.touch()
     dev_broker.create_topic(topic, 1)
-    first = connect_cluster.start_worker()
-    create_connector(
-        first,
-        source_name,
-        {
-            "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-            "tasks.max": "1",
-            "file": str(source_file),
-            "topic": topic,
-            "exactly.once.support": "required",  # refused unless the connector and worker can
-        },
-    )
-    create_connector(
-        first,
-        sink_name,
-        {
-            "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-            "tasks.max": "1",
-            "file": str(sink_file),
-            "topics": topic,
-        },
-    )
-    # ASCII only: FileStreamSourceTask records its offset in characters read but resumes by
-    # skipping that many bytes, so a restarted task lands mid-line after multi-byte characters.
-    lines = [f'{n:04d} a json line with "quotes" and \\ slashes' for n in range(90)]
+    first = connect_cluster.any_worker()
+    source_name, sink_name = create_file_connectors(first, "json", topic, (source_file, sink_file), {})
+    lines = source_lines("json", 90)
     try:
         append_lines(source_file, lines[:30])
         wait_until(
@@ -169,4 +185,46 @@ def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{connect_cluster.logs()}") from exc
     assert file_lines(sink_file) == lines
-    assert committed_payloads(dev_broker.bootstrap, topic, len(lines)) == lines
+    values = committed_values(dev_broker.bootstrap, topic, len(lines))
+    assert [json_payload(value) for value in values] == lines
+
+
+def test_file_stream_connectors_through_avro_converter_and_the_built_in_registry(
+    connect_cluster: ConnectCluster, dev_broker: KafkaShim, tmp_path: Path
+) -> None:
+    """Confluent's AvroConverter 7.0.16 registers the value schema in kafka-shim's registry and
+    writes Confluent's wire format (magic byte, schema id, Avro); confluent-kafka's
+    AvroDeserializer reads what Java wrote, through the same registry."""
+    topic = "connect-avro-lines"
+    source_file, sink_file = tmp_path / "source.txt", tmp_path / "sink.txt"
+    source_file.touch()
+    dev_broker.create_topic(topic, 1)
+    registry_url = dev_broker.schema_registry_url
+    worker = connect_cluster.any_worker()
+    avro = {
+        f"{side}.converter{setting}": value
+        for side in ("key", "value")
+        for setting, value in (
+            ("", "io.confluent.connect.avro.AvroConverter"),
+            (".schema.registry.url", registry_url),
+        )
+    }
+    names = create_file_connectors(worker, "avro", topic, (source_file, sink_file), avro)
+    lines = source_lines("avro", 40)
+    try:
+        append_lines(source_file, lines)
+        wait_until(lambda: file_lines(sink_file) == lines, "every line in the sink file", deadline_s=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{connect_cluster.logs()}") from exc
+    finally:
+        for name in names:  # the cluster goes on to the module's other tests as it was
+            rest(f"{worker.url}/connectors/{name}", "DELETE", timeout_s=30.0)
+    registry = SchemaRegistryClient({"url": registry_url})
+    registered = registry.get_latest_version(f"{topic}-value")
+    assert registered.schema_id is not None and registered.schema.schema_str is not None
+    assert json.loads(registered.schema.schema_str) == "string"
+    deserialize = AvroDeserializer(registry)
+    context = SerializationContext(topic, MessageField.VALUE)
+    values = committed_values(dev_broker.bootstrap, topic, len(lines))
+    assert {value[1:5] for value in values} == {registered.schema_id.to_bytes(4, "big")}
+    assert [deserialize(value, context) for value in values] == lines
