@@ -18,6 +18,37 @@ if TYPE_CHECKING:
 log = logging.getLogger("kafka_shim.http")
 
 
+class AcceptFailures(logging.Filter):
+    """Trio's accept loop (which Hypercorn serves with) logs a traceback every 0.1 s while
+    accept fails for want of capacity (EMFILE: the process is out of file descriptors), about
+    ten a second for as long as it lasts: this lets one line through per `interval_s`, without
+    the traceback, counting the ones it held back."""
+
+    def __init__(self, interval_s: float = 60.0) -> None:
+        super().__init__()
+        self.interval_s = interval_s
+        self._next_at = 0.0
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.created < self._next_at:
+            self._held += 1
+            return False
+        held, self._held = self._held, 0
+        self._next_at = record.created + self.interval_s
+        message = f"an HTTP listener cannot accept: {record.getMessage()}"
+        if held:
+            message += f" ({held} more since the last line)"
+        record.msg, record.args = f"{message}; logged at most every {self.interval_s:.0f} s", ()
+        record.exc_info = record.exc_text = None
+        return True
+
+
+ACCEPT_LOG = logging.getLogger("trio.serve_listeners")
+if not any(isinstance(each, AcceptFailures) for each in ACCEPT_LOG.filters):
+    ACCEPT_LOG.addFilter(AcceptFailures())
+
+
 def listener_tls(broker: Broker) -> ssl.SSLContext | None:
     """The TLS context an HTTP surface is served with: the first TLS listener's (its keystore
     and client-certificate requirement), so it is as private as the Kafka listeners; None
