@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -159,6 +160,18 @@ class Array(FieldType):
         )
 
 
+class Sensitive(Enum):
+    """Whether a field's value may be recorded (protocol.redaction hides it where not): Kafka's
+    JSON specs have no such mark, but its request logger hides the same values."""
+
+    NO = 0
+    CREDENTIAL = 1  # always hidden: SASL tokens, SCRAM salts and salted passwords
+    # A config's value, hidden when its key is sensitive (protocol.settings.config_value_hidden):
+    # the key is the entry's `name`, the resource the enclosing `resource_type` (a topic where
+    # there is none, as in CreateTopics).
+    CONFIG_VALUE = 2
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -170,6 +183,7 @@ class Field:
     default: Any = _MISSING
     # Some header fields keep the classic encoding even in flexible versions.
     flexible: VersionRange = ALL
+    sensitive: Sensitive = Sensitive.NO
 
     def __init__(
         self,
@@ -182,6 +196,7 @@ class Field:
         tagged: str | VersionRange | None = None,
         default: Any = _MISSING,
         flexible: str | VersionRange = ALL,
+        sensitive: Sensitive = Sensitive.NO,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "name", name)
@@ -194,6 +209,7 @@ class Field:
         set_(self, "tagged", _range(tagged) if tagged is not None else NONE)
         set_(self, "default", default)
         set_(self, "flexible", _range(flexible))
+        set_(self, "sensitive", sensitive)
 
     def default_value(self) -> Any:
         value = self.type.default if self.default is _MISSING else self.default

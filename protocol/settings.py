@@ -553,3 +553,37 @@ def broker_default(name: str) -> Any:
 def topic_default(name: str) -> Any:
     setting = TOPIC_SETTINGS[name]
     return setting.parse(default_text(setting))
+
+
+# Config resource types (DescribeConfigs' ResourceType) whose values a recording may show as
+# they are: Kafka's log levels and client-metrics subscriptions hold no secrets, nor does a
+# group config (Kafka's GroupConfig declares no PASSWORD key).
+_NEVER_HIDDEN_RESOURCES = frozenset({8, 16, 32})  # BROKER_LOGGER, CLIENT_METRICS, GROUP
+_TOPIC_RESOURCE, _BROKER_RESOURCE = 2, 4
+
+
+def config_value_hidden(resource_type: int, name: str | None) -> bool:
+    """Whether a recording hides the value a request sets for config `name`: Kafka's request
+    logger (RequestChannel.loggableValue) hides a PASSWORD-type key's value and, to be safe,
+    that of any key whose type it cannot tell, and every value of a resource type it does not
+    know. A listener's override (`listener.name.<l>.[<mechanism>.]<key>`) is its key's."""
+    if resource_type in _NEVER_HIDDEN_RESOURCES:
+        return False
+    if resource_type == _TOPIC_RESOURCE:
+        setting = TOPIC_SETTINGS.get(name or "")
+    elif resource_type == _BROKER_RESOURCE:
+        setting = _broker_setting_of(name or "")
+    else:
+        return True
+    return setting is None or setting.sensitive
+
+
+def _broker_setting_of(name: str) -> Setting | None:
+    setting = BROKER_SETTINGS.get(name)
+    if setting is None and name.startswith("listener.name."):
+        parts = name.split(".")
+        for start in (3, 4):  # after the listener's name; after a SASL mechanism's too
+            setting = BROKER_SETTINGS.get(".".join(parts[start:]))
+            if setting is not None:
+                break
+    return setting

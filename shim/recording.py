@@ -3,7 +3,8 @@ the fault rules' match (`requests(api="OffsetCommit", group="g")`), and optional
 JSON lines to a trace file.
 
 Off unless asked for (`--record-requests N`, `--trace-file`, the pytest fixture): a recording
-holds each request's parsed body, record batches included, until N newer ones push it out or
+holds each request's parsed body, record batches included (credentials, SCRAM salts and
+password configs hidden: protocol.redaction), until N newer ones push it out or
 together they hold more than RECORDED_BYTES.
 """
 
@@ -11,16 +12,21 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import os
 import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.redaction import holds_sensitive, redacted
 from kafka_shim.shim.faults import MATCH_KEYS, FaultSpecError, Match, RequestView, TopicNames
+
+log = logging.getLogger(__name__)
 
 # Bytes fields (record batches, assignments) longer than this are traced by their size alone.
 TRACED_BYTES = 4096
@@ -107,6 +113,16 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def open_trace_file(path: Path) -> IO[str]:
+    """The trace file, appended to a line at a time; created 0600 (it names users, topics and
+    what was sent). An existing one keeps its mode: a warning says if others may read it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    mode = os.fstat(fd).st_mode
+    if mode & 0o077:
+        log.warning("trace file %s can be read by others (mode %04o): chmod 600 it", path, mode & 0o777)
+    return os.fdopen(fd, "a", encoding="utf-8", buffering=1)
+
+
 class RequestRecorder:
     """The last `capacity` requests of one broker, oldest first. Owned by the broker's event loop."""
 
@@ -119,9 +135,17 @@ class RequestRecorder:
         self.max_bytes = max_bytes
         self._trace: IO[str] | None = None
         if trace_file is not None:
-            self._trace = trace_file.open("a", encoding="utf-8", buffering=1)  # a line at a time
+            self._trace = open_trace_file(trace_file)
 
     def record(self, entry: RecordedRequest) -> None:
+        """Keep `entry` (and trace it), its credentials and password configs hidden."""
+        api = APIS[entry.api_key]
+        if holds_sensitive(api.request) or holds_sensitive(api.response):
+            entry = replace(
+                entry,
+                request=redacted(api.request, entry.request),
+                response=redacted(api.response, entry.response),
+            )
         if self.recorded.maxlen:
             if len(self.recorded) == self.recorded.maxlen:
                 self._held -= self._sizes.popleft()

@@ -40,6 +40,7 @@ from kafka_shim.protocol.file_records import FileRecords, Spliced
 from kafka_shim.protocol.headers import parse_request_header, peek_api, response_frame, spliced_response_frame
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.messages.produce import API as PRODUCE
+from kafka_shim.protocol.redaction import redacted
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
@@ -70,8 +71,6 @@ log = logging.getLogger("kafka_shim.server")
 # waits forever is told apart from a broker that never answered.
 trace = logging.getLogger("kafka_shim.requests")
 _TRACE_CHARS = 400
-# Requests that carry passwords or salted passwords (SaslAuthenticate, AlterUserScramCredentials).
-_CREDENTIAL_APIS = frozenset({36, 51})
 
 T = TypeVar("T")
 _LENGTH = struct.Struct(">i")
@@ -1075,8 +1074,8 @@ class Server:
                 ctx.peer,
                 client_id,
                 correlation_id,
-                "<credentials, not traced>" if api_key in _CREDENTIAL_APIS else _one_line(body),
-                _one_line(result),
+                _one_line(redacted(api.request, body)),
+                _one_line(redacted(api.response, result)),
             )
         if broker.recorder is not None:
             broker.recorder.record(

@@ -2,7 +2,7 @@
 set of dynamic configs (Kafka's AlterConfigsRequest.json / AlterConfigsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Sensitive
 
 AlterConfigsRequest = Message(
     "AlterConfigsRequest",
@@ -14,7 +14,13 @@ AlterConfigsRequest = Message(
             Array(
                 Field("resource_type", INT8),
                 Field("resource_name", STRING),
-                Field("configs", Array(Field("name", STRING), Field("value", STRING, nullable="0+"))),
+                Field(
+                    "configs",
+                    Array(
+                        Field("name", STRING),
+                        Field("value", STRING, nullable="0+", sensitive=Sensitive.CONFIG_VALUE),
+                    ),
+                ),
             ),
         ),
         Field("validate_only", BOOL),

@@ -2,7 +2,7 @@
 sends the salted password (never the password); the broker keeps only the derived keys."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT8, INT16, INT32, STRING, Array, Field, Message, Sensitive
 
 AlterUserScramCredentialsRequest = Message(
     "AlterUserScramCredentialsRequest",
@@ -16,8 +16,8 @@ AlterUserScramCredentialsRequest = Message(
                 Field("name", STRING),
                 Field("mechanism", INT8),
                 Field("iterations", INT32),
-                Field("salt", BYTES),
-                Field("salted_password", BYTES),
+                Field("salt", BYTES, sensitive=Sensitive.CREDENTIAL),
+                Field("salted_password", BYTES, sensitive=Sensitive.CREDENTIAL),
             ),
         ),
     ],

@@ -3,7 +3,18 @@ Kafka 3.9 serves them: v0 without validate_only and error messages."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    STRING,
+    UUID,
+    Array,
+    Field,
+    Message,
+    Sensitive,
+)
 
 CreateTopicsRequest = Message(
     "CreateTopicsRequest",
@@ -20,7 +31,13 @@ CreateTopicsRequest = Message(
                     "assignments",
                     Array(Field("partition_index", INT32), Field("broker_ids", Array(INT32))),
                 ),
-                Field("configs", Array(Field("name", STRING), Field("value", STRING, nullable="0+"))),
+                Field(
+                    "configs",
+                    Array(
+                        Field("name", STRING),
+                        Field("value", STRING, nullable="0+", sensitive=Sensitive.CONFIG_VALUE),
+                    ),
+                ),
             ),
         ),
         Field("timeout_ms", INT32, default=60000),

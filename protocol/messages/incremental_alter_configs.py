@@ -5,7 +5,7 @@ IncrementalAlterConfigsResponse.json)."""
 from enum import IntEnum
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Sensitive
 
 
 class AlterConfigOp(IntEnum):
@@ -30,7 +30,7 @@ IncrementalAlterConfigsRequest = Message(
                     Array(
                         Field("name", STRING),
                         Field("config_operation", INT8),
-                        Field("value", STRING, nullable="0+"),
+                        Field("value", STRING, nullable="0+", sensitive=Sensitive.CONFIG_VALUE),
                     ),
                 ),
             ),

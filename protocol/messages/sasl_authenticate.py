@@ -2,13 +2,13 @@
 lifetime after which the client must re-authenticate (KIP-368)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT16, INT64, STRING, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT16, INT64, STRING, Field, Message, Sensitive
 
 SaslAuthenticateRequest = Message(
     "SaslAuthenticateRequest",
     versions="0-2",
     flexible="2+",
-    fields=[Field("auth_bytes", BYTES)],
+    fields=[Field("auth_bytes", BYTES, sensitive=Sensitive.CREDENTIAL)],
 )
 
 SaslAuthenticateResponse = Message(
@@ -18,7 +18,7 @@ SaslAuthenticateResponse = Message(
     fields=[
         Field("error_code", INT16),
         Field("error_message", STRING, nullable="0+", default=None),
-        Field("auth_bytes", BYTES),
+        Field("auth_bytes", BYTES, sensitive=Sensitive.CREDENTIAL),
         Field("session_lifetime_ms", INT64, "1+"),
     ],
 )
