@@ -1,7 +1,8 @@
 # kafka-shim in a container.
 #
 #   docker build -t kafka-shim .
-#   docker run -p 9092:9092 -v kafka-shim-data:/data kafka-shim     # clients: localhost:9092
+#   docker run -p 9092:9092 -p 8080:8080 -v kafka-shim-data:/data kafka-shim
+#       # clients: localhost:9092; the console: http://localhost:8080/console
 #   docker run -p 29092:29092 -e KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://localhost:29092 kafka-shim
 #
 # BASE_IMAGE: any Debian-like image with python3 (>= 3.11) and its venv module. CI builds
@@ -32,8 +33,9 @@ USER kafka-shim
 VOLUME /data
 # 9092: clients on the host through `-p 9092:9092`, told to connect to localhost:9092.
 # 19092: other containers on the same Docker network, told the container's own host name.
+# 8080: the web console and /metrics, on every interface of the container (shim/container.py).
 # 9094: the test broker's control endpoint, when started with `--control 0.0.0.0:9094`.
-EXPOSE 9092 19092 9094
+EXPOSE 9092 19092 8080 9094
 # Configured as apache/kafka's image is: KAFKA_* variables are broker configs (KAFKA_ADVERTISED_LISTENERS,
 # KAFKA_NUM_PARTITIONS, ...); arguments after the image name are added to that (shim/container.py).
 # kafka-shim is PID 1: it stops cleanly on SIGTERM (`docker stop`), flushing /data.

@@ -18,6 +18,9 @@ from kafka_shim.shim.config import (
     no_effect_report,
     parse_assignment,
     read_properties,
+    unknown_configs_error,
+    unknown_configs_report,
+    unknown_names,
 )
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -35,8 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kafka-shim",
         description="A Kafka wire-protocol-compatible broker for local development. Other commands: "
-        "topics, groups, produce, consume (Kafka's everyday tools, for any broker), lag-report, "
-        "dev-certs, container, healthcheck (each with --help).",
+        f"{', '.join(TOOLS)} (Kafka's everyday tools, for any broker), {', '.join(SUBCOMMANDS)} "
+        "(each with --help).",
     )
     parser.add_argument(
         "--host", help=f"address to listen on, one PLAINTEXT listener with --port (default {defaults.host})"
@@ -176,6 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--config-file", type=Path, help="a Kafka-style .properties file of broker configs")
     parser.add_argument(
+        "--strict-config",
+        action="store_true",
+        help="refuse a config key that is none of Kafka's (default: warn, as Kafka does, and go on)",
+    )
+    parser.add_argument(
         "--user",
         action="append",
         default=[],
@@ -231,6 +239,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         "advertised.listeners": args.advertised_listeners,
     }
     pairs.update({name: str(value) for name, value in flags.items() if value is not None})
+    unknown = unknown_names(pairs)
+    if unknown and args.strict_config:
+        raise unknown_configs_error(unknown)
+    pairs = {name: value for name, value in pairs.items() if name not in unknown}
     shorthand = [flag for flag, value in (("--host", args.host), ("--port", args.port)) if value is not None]
     if shorthand and "listeners" in pairs:
         raise ConfigError(f"{' and '.join(shorthand)} and listeners both say where to listen: use one")
@@ -259,6 +271,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         trace_file=args.trace_file,
         emulate=args.emulate,
         auto_created_topic_answered_at_once=args.emulate is None,
+        unknown_configs=tuple(unknown),
     )
     config = apply_kafka_configs(base, pairs).with_release_defaults()
     # A flag beats log.dirs from a file or --config, as the command line beats the file.
@@ -275,8 +288,9 @@ SUBCOMMANDS = {
 }
 # Kafka's everyday tools for any broker (shim.kafka_tools): given the command name too.
 TOOLS = ("topics", "groups", "produce", "consume")
-# What a subcommand's missing import is installed with: `pip install 'kafka-shim[EXTRA]'`.
-EXTRAS = {"pyspark": "spark", "pyarrow": "spark", "confluent_kafka": "cli"}
+# What a subcommand's missing import is installed with: `pip install 'kafka-shim[EXTRA]'`
+# (confluent-kafka, the everyday tools' client, is a dependency of the default install).
+EXTRAS = {"pyspark": "spark", "pyarrow": "spark"}
 
 
 def subcommand(argv: list[str]) -> int:
@@ -327,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    for line in unknown_configs_report(config):
+        logging.getLogger("kafka_shim.config").warning(line)
     for line in no_effect_report(config):
         logging.getLogger("kafka_shim.config").info(line)
     import trio

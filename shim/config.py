@@ -2,7 +2,8 @@
 
 Every Kafka setting is declared once, in protocol.settings (type, default, bounds, doc, and
 Kafka's default where a local development broker wants otherwise); `BrokerConfig` holds
-their parsed values. Unknown keys and bad values raise `ConfigError` naming the key.
+their parsed values. Bad values raise `ConfigError` naming the key; so do unknown keys, except
+that the command line warns of them as Kafka does unless `--strict-config`.
 """
 
 from __future__ import annotations
@@ -175,6 +176,9 @@ class BrokerConfig:
     # Kafka configs set without a BrokerConfig attribute, by name, as given: those with no
     # effect here, and broker synonyms whose value only becomes a topic config's default.
     other_configs: Mapping[str, str] = field(default_factory=dict)
+    # Keys given at start that are none of Kafka's (a plugin's, a typo): warned once at start and
+    # otherwise ignored, as Kafka's AbstractConfig.logUnused does (`--strict-config` refuses them).
+    unknown_configs: tuple[str, ...] = ()
 
     @property
     def consumer_protocol_enabled(self) -> bool:
@@ -305,6 +309,22 @@ def suggestions(name: str) -> list[str]:
     return difflib.get_close_matches(name, list(BROKER_SETTINGS), n=3, cutoff=0.6)
 
 
+def unknown_names(pairs: Mapping[str, str]) -> list[str]:
+    """The keys of `pairs` that are none of Kafka's broker configs (listener overrides aside)."""
+    return [name for name in pairs if not name.startswith(LISTENER_PREFIX) and name not in BROKER_SETTINGS]
+
+
+def unknown_configs_report(config: BrokerConfig) -> list[str]:
+    """Kafka's warning for each key given that is not a config (AbstractConfig.logUnused), with
+    the closest known names."""
+    lines = []
+    for name in config.unknown_configs:
+        close = suggestions(name)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        lines.append(f"The configuration {name!r} was supplied but isn't a known config.{hint}")
+    return lines
+
+
 def unknown_configs_error(names: list[str]) -> ConfigError:
     """One error naming every unknown key, each with the closest known names."""
     parts = []
@@ -367,7 +387,7 @@ def _without_controller_listeners(config: BrokerConfig) -> BrokerConfig:
 def apply_kafka_configs(config: BrokerConfig, pairs: Mapping[str, str]) -> BrokerConfig:
     """`config` with Kafka settings by name applied; ConfigError naming every unknown key
     (with the closest known names), else the first bad value."""
-    unknown = [name for name in pairs if not name.startswith(LISTENER_PREFIX) and name not in BROKER_SETTINGS]
+    unknown = unknown_names(pairs)
     if unknown:
         raise unknown_configs_error(unknown)
     changes: dict[str, Any] = {}

@@ -6,7 +6,8 @@ is log.retention.hours), except the JVM and logging ones the image also leaves o
 official image, `listeners` left unset is derived from `advertised.listeners` with every host
 replaced by 0.0.0.0. With neither set, the container's defaults apply: PLAINTEXT on 9092
 (advertised as localhost:9092) and DOCKER on 19092 for other containers (advertised as the
-container's host name), both on every interface; data in /data. ARGS come after all that (a
+container's host name), both on every interface; data in /data; the console on every
+interface's port 8080 (`-p 8080:8080` publishes it). ARGS come after all that (a
 flag beats the environment), so `docker run kafka-shim --config num.partitions=3` adds to the
 defaults instead of replacing them.
 
@@ -28,6 +29,8 @@ DATA_DIR = "/data"
 DEFAULT_LISTENERS = "PLAINTEXT://:9092,DOCKER://:19092"
 DEFAULT_ADVERTISED = "PLAINTEXT://localhost:9092,DOCKER://:19092"
 DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT"
+# The console on every interface of the container: its loopback is unreachable from the host.
+CONSOLE = "0.0.0.0:8080"
 # The official image's ExcludeServerPropsEnv: settings of its JVM and scripts, not broker configs.
 NOT_BROKER_CONFIGS = frozenset(
     {
@@ -88,7 +91,7 @@ def _names_a_listener(args: list[str]) -> bool:
 def container_argv(environ: Mapping[str, str], args: list[str]) -> list[str]:
     """The broker's command line: the container's defaults, the environment, then `args`."""
     pairs = env_configs(environ)
-    argv: list[str] = []
+    argv: list[str] = ["--console", CONSOLE]  # a later --console in `args` wins
     if not any(arg.split("=", 1)[0] in ("--data-dir", "--memory") for arg in args) and not (
         {"log.dirs", "log.dir"} & pairs.keys()
     ):
@@ -131,8 +134,23 @@ def first_listener_port(environ: Mapping[str, str]) -> int:
 
 def healthcheck(args: list[str]) -> int:
     """Exit 0 when the broker answers ApiVersions (v0: no body, any broker answers it)."""
-    if args:
-        host, _, port_text = args[0].rpartition(":")
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="kafka-shim healthcheck",
+        description="Exit 0 once a Kafka broker answers ApiVersions, 1 otherwise (the image's HEALTHCHECK).",
+    )
+    parser.add_argument(
+        "address",
+        nargs="?",
+        metavar="[HOST]:PORT",
+        help="the broker (default: the container configuration's first listener, on 127.0.0.1)",
+    )
+    given = parser.parse_args(args).address
+    if given is not None:
+        host, _, port_text = given.rpartition(":")
+        if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+            parser.error(f"{given!r} is not [HOST]:PORT")
         address = (host or "127.0.0.1", int(port_text))
     else:
         address = ("127.0.0.1", first_listener_port(os.environ))

@@ -11,7 +11,8 @@
 KEY=VALUE values are read as JSON where they parse (times=1 is a number, topic=orders a
 string). The endpoint is --url, else $KAFKA_SHIM_CONTROL, else http://127.0.0.1:9094 (what
 `kafka-shim --control` listens on). Answers print as JSON; a refused command exits 1 with the
-broker's reason, an unreachable endpoint 2. New controls add a row to COMMANDS.
+broker's reason, an unreachable endpoint or one that does not answer JSON (not the control
+endpoint) 2, each in one line. New controls add a row to COMMANDS.
 
 Where the broker's listeners speak SASL the endpoint asks for a SASL user's login (one with
 ALTER on the cluster under an authorizer): --user NAME (else $KAFKA_SHIM_CONTROL_USER), its
@@ -200,6 +201,21 @@ def parse(argv: list[str]) -> tuple[Endpoint, Call]:
     raise UsageError(f"unknown command {' '.join(argv)!r}" if argv else "no command")
 
 
+class NotTheEndpoint(ValueError):
+    """What answered is not the control endpoint: its answer is not JSON."""
+
+
+def _json(url: str, status: int, raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        start = " ".join(raw[:60].decode(errors="replace").split())
+        raise NotTheEndpoint(
+            f"{url} answered HTTP {status} with something other than JSON ({start!r}): "
+            "is it `kafka-shim --control`'s address?"
+        ) from None
+
+
 def _login(user: str) -> str:
     password = os.environ.get("KAFKA_SHIM_CONTROL_PASSWORD")
     if password is None:
@@ -218,7 +234,7 @@ def send(endpoint: Endpoint, call: Call) -> Any:
         ssl.create_default_context(cafile=endpoint.cafile) if endpoint.url.startswith("https:") else None
     )
     with urllib.request.urlopen(request, timeout=TIMEOUT_S, context=context) as answer:
-        return json.loads(answer.read())
+        return _json(endpoint.url + path, answer.status, answer.read())
 
 
 def main(argv: list[str]) -> int:
@@ -235,6 +251,9 @@ def main(argv: list[str]) -> int:
     except urllib.error.HTTPError as exc:
         print(f"kafka-shim ctl: {exc.code}: {_reason(exc)}", file=sys.stderr)
         return 1
+    except NotTheEndpoint as exc:
+        print(f"kafka-shim ctl: {exc}", file=sys.stderr)
+        return 2
     except (urllib.error.URLError, OSError) as exc:
         print(f"kafka-shim ctl: cannot reach the control endpoint at {endpoint.url}: {exc}", file=sys.stderr)
         return 2
@@ -248,5 +267,6 @@ def _reason(refused: urllib.error.HTTPError) -> str:
     try:
         found = json.loads(text)
     except ValueError:
-        return text or str(refused.reason)
+        # One line, however much a server that is not the endpoint (an HTML page) sends.
+        return " ".join(text.split())[:200] or str(refused.reason)
     return str(found.get("error", text)) if isinstance(found, dict) else text

@@ -1,7 +1,8 @@
 """`kafka-shim topics|groups|produce|consume`: the everyday look-ups of Kafka's own shell tools
 (kafka-topics.sh, kafka-consumer-groups.sh, the console producer and consumer), for any Kafka
 broker, not only this one. They talk through confluent-kafka (librdkafka's AdminClient,
-Producer and Consumer), imported only when one of these commands runs: the extra `cli`.
+Producer and Consumer, a dependency of the default install), imported only when one of these
+commands runs.
 
     kafka-shim topics list | describe TOPIC... | delete TOPIC...
     kafka-shim topics create TOPIC [--partitions N] [--config K=V]
@@ -12,22 +13,57 @@ Producer and Consumer), imported only when one of these commands runs: the extra
 
 Every command takes `--bootstrap-server HOST:PORT` (default $KAFKA_BOOTSTRAP_SERVERS, else
 localhost:9092) and `--timeout-s S` (default 10): a broker that does not answer in time is an
-error naming it, never a hang.
+error naming it in one line, never a hang. librdkafka's own log lines (a `%3|...|FAIL|` per
+connection attempt) go to Python logging, shown only with `--verbose`; the last error among them
+ends the one-line error.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
+# librdkafka's log lines, handed to Python logging through confluent-kafka's `logger` setting.
+CLIENT_LOG = logging.getLogger("kafka_shim.tools.librdkafka")
 
 
 class ToolError(Exception):
     """What went wrong, said in one line (exit 1)."""
+
+
+class _LastClientError(logging.Handler):
+    """Keeps librdkafka's last error line (its reason for a failed connection, say)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.last: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # "FAIL [rdkafka#producer-1] [thrd:HOST:PORT/bootstrap]: HOST:PORT/bootstrap: Connect to ...":
+        # the reason follows the thread's name and the broker's.
+        text = record.getMessage().rpartition("]: ")[2]
+        broker, sep, reason = text.partition(": ")
+        self.last = reason if sep and "/" in broker else text
+
+
+_LAST_CLIENT_ERROR = _LastClientError()
+
+
+def _client(args: argparse.Namespace, **settings: Any) -> dict[str, Any]:
+    """A confluent-kafka configuration: the broker, and librdkafka's logs to CLIENT_LOG."""
+    return {"bootstrap.servers": args.bootstrap_server, "logger": CLIENT_LOG, **settings}
+
+
+def _with_client_error(text: str, client: Any) -> str:
+    """`text`, ended by librdkafka's last error line where there is one."""
+    client.poll(0)  # serves the log lines librdkafka queued
+    last = _LAST_CLIENT_ERROR.last
+    return text if last is None else f"{text} ({last})"
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +73,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         help="HOST:PORT of any Kafka broker (default $KAFKA_BOOTSTRAP_SERVERS, else %(default)s)",
     )
     parser.add_argument("--timeout-s", type=float, default=10.0, help="how long to wait for the broker")
+    parser.add_argument("--verbose", action="store_true", help="show the client's (librdkafka's) log lines")
 
 
 def build_parser(command: str) -> argparse.ArgumentParser:
@@ -83,27 +120,34 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
+def _reason(exc: Exception) -> str:
+    """A client error's own words: KafkaException's KafkaError `str()`, else the exception."""
+    error = exc.args[0] if exc.args else None
+    text = getattr(error, "str", None)
+    return str(text()) if callable(text) else str(exc)
+
+
 def _wait(future: Any, args: argparse.Namespace, what: str) -> Any:
     try:
         return future.result(timeout=args.timeout_s)
     except TimeoutError:
         raise ToolError(f"{args.bootstrap_server} did not answer {what} within {args.timeout_s} s") from None
     except Exception as exc:  # confluent-kafka's KafkaException and friends: one line
-        raise ToolError(f"{what}: {exc}") from None
+        raise ToolError(f"{what}: {_reason(exc)}") from None
 
 
 def _admin(args: argparse.Namespace) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    timeout_ms = int(args.timeout_s * 1000)
-    return AdminClient({"bootstrap.servers": args.bootstrap_server, "socket.timeout.ms": timeout_ms})
+    return AdminClient(_client(args, **{"socket.timeout.ms": int(args.timeout_s * 1000)}))
 
 
 def _metadata(admin: Any, args: argparse.Namespace) -> Any:
     try:
         return admin.list_topics(timeout=args.timeout_s)
     except Exception as exc:
-        raise ToolError(f"no answer from {args.bootstrap_server}: {exc}") from None
+        text = f"no answer from {args.bootstrap_server}: {_reason(exc)}"
+        raise ToolError(_with_client_error(text, admin)) from None
 
 
 def topics(args: argparse.Namespace, out: TextIO) -> None:
@@ -158,6 +202,49 @@ def _committed(admin: Any, args: argparse.Namespace) -> list[Any]:
     return list(result.topic_partitions or [])
 
 
+def _existing_group(admin: Any, args: argparse.Namespace, committed: list[Any] | None = None) -> Any:
+    """The group's description; ToolError for a group the broker does not know (Kafka answers
+    an unknown group as Dead with no members: one that only committed offsets is Empty)."""
+    from confluent_kafka import ConsumerGroupState
+
+    futures = admin.describe_consumer_groups([args.group], request_timeout=args.timeout_s)
+    group = _wait(futures[args.group], args, f"DescribeGroups {args.group}")
+    unknown = group.state in (ConsumerGroupState.DEAD, ConsumerGroupState.UNKNOWN) and not group.members
+    if unknown and not committed:
+        raise ToolError(f"Consumer group '{args.group}' does not exist.")
+    return group
+
+
+def lag(admin: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """Every partition of the topics the group committed to or is assigned, as
+    kafka-consumer-groups.sh --describe lists them: one not committed shows `-` and its lag
+    counted from the log start (what a consumer reading from the earliest offset has to read)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    committed = {(tp.topic, tp.partition): tp.offset for tp in _committed(admin, args) if tp.offset >= 0}
+    group = _existing_group(admin, args, list(committed))
+    assigned = {(tp.topic, tp.partition) for m in group.members for tp in m.assignment.topic_partitions}
+    known = _metadata(admin, args).topics
+    topic_names = sorted({topic for topic, _ in committed.keys() | assigned})
+    partitions = [
+        TopicPartition(name, index)
+        for name in topic_names
+        if name in known and known[name].error is None
+        for index in sorted(known[name].partitions)
+    ]
+    ends = _end_offsets(admin, args, partitions, OffsetSpec.latest())
+    not_committed = [tp for tp in partitions if (tp.topic, tp.partition) not in committed]
+    starts = _end_offsets(admin, args, not_committed, OffsetSpec.earliest())
+    print("TOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG", file=out)
+    for tp in partitions:
+        key = (tp.topic, tp.partition)
+        end = ends[key]
+        current = committed.get(key)
+        shown, behind = ("-", end - starts[key]) if current is None else (str(current), end - current)
+        print(f"{tp.topic}\t{tp.partition}\t{shown}\t{end}\t{behind}", file=out)
+
+
 def groups(args: argparse.Namespace, out: TextIO) -> None:
     from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
     from confluent_kafka.admin import OffsetSpec
@@ -168,20 +255,14 @@ def groups(args: argparse.Namespace, out: TextIO) -> None:
         for group in sorted(listed.valid, key=lambda g: g.group_id):
             print(f"{group.group_id}\t{group.state.name}", file=out)
     elif args.action == "describe":
-        futures = admin.describe_consumer_groups([args.group], request_timeout=args.timeout_s)
-        group = _wait(futures[args.group], args, f"DescribeGroups {args.group}")
+        group = _existing_group(admin, args)
         state, assignor = group.state.name, group.partition_assignor
         print(f"Group: {group.group_id}\tState: {state}\tAssignor: {assignor}", file=out)
         for member in group.members:
             assigned = ",".join(f"{tp.topic}-{tp.partition}" for tp in member.assignment.topic_partitions)
             print(f"\t{member.member_id}\t{member.client_id}\t{member.host}\t{assigned}", file=out)
     elif args.action == "lag":
-        committed = [tp for tp in _committed(admin, args) if tp.offset >= 0]
-        ends = _end_offsets(admin, args, committed, OffsetSpec.latest())
-        print("TOPIC\tPARTITION\tCURRENT-OFFSET\tLOG-END-OFFSET\tLAG", file=out)
-        for tp in sorted(committed, key=lambda tp: (tp.topic, tp.partition)):
-            end = ends[(tp.topic, tp.partition)]
-            print(f"{tp.topic}\t{tp.partition}\t{tp.offset}\t{end}\t{end - tp.offset}", file=out)
+        lag(admin, args, out)
     else:
         topic = _metadata(admin, args).topics.get(args.topic)
         if topic is None or topic.error is not None:
@@ -207,9 +288,7 @@ def groups(args: argparse.Namespace, out: TextIO) -> None:
 def produce(args: argparse.Namespace, out: TextIO, lines: Iterable[str] = sys.stdin) -> None:
     from confluent_kafka import Producer
 
-    producer = Producer(
-        {"bootstrap.servers": args.bootstrap_server, "message.timeout.ms": int(args.timeout_s * 1000)}
-    )
+    producer = Producer(_client(args, **{"message.timeout.ms": int(args.timeout_s * 1000)}))
     failures: list[str] = []
     count = 0
     for line in lines:
@@ -226,7 +305,8 @@ def produce(args: argparse.Namespace, out: TextIO, lines: Iterable[str] = sys.st
         producer.poll(0)
         count += 1
     if producer.flush(args.timeout_s) > 0 or failures:
-        raise ToolError(f"{len(failures) or 'some'} records not acknowledged: {failures[:1] or 'timed out'}")
+        text = f"{len(failures) or 'some'} records not acknowledged: {failures[:1] or 'timed out'}"
+        raise ToolError(_with_client_error(text, producer))
     print(f"{count} records written to {args.topic}", file=sys.stderr)
 
 
@@ -237,12 +317,14 @@ def consume(args: argparse.Namespace, out: TextIO) -> None:
     from confluent_kafka import Consumer
 
     consumer = Consumer(
-        {
-            "bootstrap.servers": args.bootstrap_server,
-            "group.id": args.group or f"kafka-shim-consume-{uuid.uuid4().hex[:8]}",
-            "enable.auto.commit": args.group is not None,
-            "auto.offset.reset": "earliest" if args.from_beginning else "latest",
-        }
+        _client(
+            args,
+            **{
+                "group.id": args.group or f"kafka-shim-consume-{uuid.uuid4().hex[:8]}",
+                "enable.auto.commit": args.group is not None,
+                "auto.offset.reset": "earliest" if args.from_beginning else "latest",
+            },
+        )
     )
     consumer.subscribe([args.topic])
     read = 0
@@ -277,6 +359,12 @@ def main(argv: list[str]) -> int:
     """`argv`: the command (topics, groups, produce, consume) and its arguments."""
     command, rest = argv[0], argv[1:]
     args = build_parser(command).parse_args(rest)
+    if args.verbose:
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s", stream=sys.stderr)
+    CLIENT_LOG.propagate = args.verbose  # otherwise kept for the error line, not printed
+    if _LAST_CLIENT_ERROR not in CLIENT_LOG.handlers:
+        CLIENT_LOG.addHandler(_LAST_CLIENT_ERROR)
+    _LAST_CLIENT_ERROR.last = None
     try:
         COMMANDS[command](args, sys.stdout)
     except ToolError as exc:

@@ -719,7 +719,8 @@ class Server:
             async with trio.open_nursery() as nursery:
                 urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
                 self.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
-                log.info("console on %s", ", ".join(f"{url}/console" for url in self.console_urls))
+                # The address bound (0.0.0.0: every interface, in a container the one published).
+                log.info("console on %s", ", ".join(f"{url}/console" for url in urls))
         except* OSError as failed:  # the nursery wraps it in an exception group
             reason = failed.exceptions[0]
             why = getattr(reason, "strerror", None) or reason

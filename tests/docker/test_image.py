@@ -163,13 +163,17 @@ def _port_free(port: int) -> bool:
 
 
 def test_the_default_command_serves_the_hosts_port_9092_with_no_flags(image: str) -> None:
-    """`docker run -p 9092:9092 kafka-shim`, as the README says: nothing else to pass."""
+    """`docker run -p 9092:9092 -p 8080:8080 kafka-shim`, as the README says: nothing else to
+    pass; the console (published on a free host port here) answers from the host."""
     # Not a skip: a free port is the test's setup, which CI has; what holds it must be stopped.
     assert _port_free(9092), (
         "host port 9092 is taken here; the image's default command advertises localhost:9092"
     )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        console_port = probe.getsockname()[1]
     client = docker.from_env()
-    container = client.containers.run(image, detach=True, ports={"9092/tcp": 9092})
+    container = client.containers.run(image, detach=True, ports={"9092/tcp": 9092, "8080/tcp": console_port})
     try:
         deadline = time.monotonic() + 30
         while "listening on" not in container.logs().decode() and time.monotonic() < deadline:
@@ -177,6 +181,13 @@ def test_the_default_command_serves_the_hosts_port_9092_with_no_flags(image: str
         topic = f"default-{uuid.uuid4().hex[:8]}"
         produce("localhost:9092", topic, [b"no flags"])
         assert consume("localhost:9092", topic, "g", 1) == [b"no flags"]
+        # The console loads after the first Kafka answer: wait for its line, naming the bound address.
+        while "console on" not in container.logs().decode() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "console on http://0.0.0.0:8080/console" in container.logs().decode()
+        url = f"http://localhost:{console_port}/console/api/overview"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            assert json.loads(answer.read())["topics"] >= 1
     finally:
         container.remove(force=True, v=True)
 

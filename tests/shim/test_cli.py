@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_shim.shim.cli import build_parser, config_from_args, main
-from kafka_shim.shim.config import ConfigError
+from kafka_shim.shim.cli import SUBCOMMANDS, TOOLS, build_parser, config_from_args, main
+from kafka_shim.shim.config import ConfigError, unknown_configs_report
 
 
 def parse(*argv: str):  # type: ignore[no-untyped-def]
@@ -53,7 +53,7 @@ def test_brokers_and_racks_name_the_emulated_nodes() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--config", "no.such.key=1"], "unknown config: 'no.such.key'"),
+        (["--strict-config", "--config", "no.such.key=1"], "unknown config: 'no.such.key'"),
         (["--config", "group.max.size=zero"], "bad value 'zero' for group.max.size"),
         (["--config", "group.max.size=0"], "must be at least 1"),
         (["--config", "auto.create.topics.enable=yes"], "must be true or false"),
@@ -148,7 +148,9 @@ def test_kafkas_shipped_server_properties_start_the_broker(tmp_path: Path) -> No
     log.retention.ms, and the keys without effect here are named once, with why."""
     # Only where it listens changes: port 9092 may be taken on the machine running the test.
     listeners = "listeners=PLAINTEXT://127.0.0.1:0,CONTROLLER://:9093"
-    argv = ["--config-file", str(KAFKA_SERVER_PROPERTIES), "--config", listeners]
+    # A plugin's key, as a real file carries: warned of as Kafka does, and the broker starts.
+    plugin = "confluent.metrics.reporter.topic.replicas=1"
+    argv = ["--config-file", str(KAFKA_SERVER_PROPERTIES), "--config", listeners, "--config", plugin]
     config = parse(*argv, "--config", f"log.dirs={tmp_path / 'logs'}")
     assert config.data_dir == tmp_path / "logs"
     assert config.log_retention_ms == 168 * 3_600_000
@@ -174,3 +176,58 @@ def test_kafkas_shipped_server_properties_start_the_broker(tmp_path: Path) -> No
     kraft = [line for line in err.splitlines() if "process.roles" in line]
     assert len(kraft) == 1 and "accepted, no effect here" in kraft[0] and "controller quorum" in kraft[0]
     assert "num.network.threads" in err and "offsets.topic.replication.factor" in err
+    warned = [line.partition(" WARNING ")[2] for line in err.splitlines() if " WARNING " in line]
+    assert warned == [
+        "kafka_shim.config: The configuration 'confluent.metrics.reporter.topic.replicas' was supplied "
+        "but isn't a known config."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "warning"),
+    [
+        (
+            "my.plugin.setting=1",
+            "The configuration 'my.plugin.setting' was supplied but isn't a known config.",
+        ),
+        (
+            "log.retension.ms=5",
+            "The configuration 'log.retension.ms' was supplied but isn't a known config. "
+            "Did you mean log.retention.ms or log.retention.minutes or log.retention.hours?",
+        ),
+    ],
+)
+def test_an_unknown_key_is_warned_of_and_refused_only_under_strict_config(
+    tmp_path: Path, key: str, warning: str
+) -> None:
+    properties = tmp_path / "server.properties"
+    properties.write_text(f"num.partitions=4\n{key}\n")
+    config = parse("--config-file", str(properties))
+    assert config.num_partitions == 4 and config.unknown_configs == (key.partition("=")[0],)
+    assert unknown_configs_report(config) == [warning]
+    assert key.partition("=")[0] not in config.other_configs
+    with pytest.raises(ConfigError, match="unknown config: "):
+        parse("--config-file", str(properties), "--strict-config")
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as helped:
+        main(["--help"])
+    assert helped.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for command in (*TOOLS, *SUBCOMMANDS):
+        assert f" {command}," in text or f" {command} " in text, command
+
+
+@pytest.mark.parametrize(
+    "argv", [["topics", "list"], ["groups", "lag"], ["produce"], ["consume"], *[[c] for c in SUBCOMMANDS]]
+)
+def test_every_subcommand_has_help(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code: str | int | None
+    try:
+        code = main([*argv, "--help"])
+    except SystemExit as exited:
+        code = exited.code
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kafka-shim"), out[:200]

@@ -92,3 +92,21 @@ def test_healthcheck_answers_0_for_a_broker_and_1_for_nothing() -> None:
     finally:
         thread.stop()
     assert healthcheck([thread.bootstrap]) == 1
+
+
+@pytest.mark.parametrize(("args", "console"), [([], "0.0.0.0:8080"), (["--console", "off"], None)])
+def test_the_console_listens_on_every_interface_of_the_container(
+    args: list[str], console: str | None
+) -> None:
+    """Its loopback is not the host's: `-p 8080:8080` reaches only what binds 0.0.0.0."""
+    assert parse(container_argv({}, args)).console_listener == console
+
+
+def test_healthcheck_help_and_a_bad_address(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as helped:
+        healthcheck(["--help"])
+    assert helped.value.code == 0 and "usage: kafka-shim healthcheck" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        healthcheck(["localhost:http"])
+    assert refused.value.code == 2
+    assert "'localhost:http' is not [HOST]:PORT" in capsys.readouterr().err

@@ -273,3 +273,38 @@ def test_advancing_past_offsets_retention_expires_an_empty_groups_offsets(broker
     assert len(offsets()) == 1
     broker.advance_clock(7 * 24 * 3600 + 600)  # offsets.retention.minutes (7 days) and a check
     assert offsets() == {}
+
+
+def test_ctl_pointed_at_a_server_that_is_not_the_control_endpoint_says_so_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A web server of something else (the console's port, say): its HTML answer is one line
+    naming the URL (exit 2), its refusal one line too (exit 1), never a JSONDecodeError."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Html(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200 if self.path == "/clock" else 404)
+            self.send_header("content-type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<!doctype html>\n<html><body>something else</body></html>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        assert ctl.main(["--url", url, "clock"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err and "JSONDecodeError" not in err
+        assert err.startswith(f"kafka-shim ctl: {url}/clock answered HTTP 200 with something other than JSON")
+        assert ctl.main(["--url", url, "fault", "list"]) == 1  # a refusal: its text, in one line
+        assert capsys.readouterr().err == (
+            "kafka-shim ctl: 404: <!doctype html> <html><body>something else</body></html>\n"
+        )
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -96,7 +96,7 @@ def test_offset_delete_removes_an_empty_group_where_the_releases_coordinator_did
 )
 def test_bad_settings_are_refused_naming_them(pair: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        parse("--config", pair)
+        parse("--strict-config", "--config", pair)  # unknown keys are only warned of otherwise
 
 
 def test_per_listener_overrides_apply_to_their_listener_only() -> None:
