@@ -14,6 +14,7 @@ lines about connections are rate-limited.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import logging
@@ -87,6 +88,15 @@ _SMALL_FRAME_HEADROOM = 8 << 20
 _OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _ACCEPT_BACKOFF_S = (0.01, 1.0)
 _DERIVATION_THREADS = max(1, (os.cpu_count() or 2) - 1)
+# Answers to pipelined requests held for one send, at most this many bytes, and only while the
+# request behind them is one answered without waiting (never a Fetch or a join, which can wait
+# for seconds: the answers before them go out at once, as Kafka sends each when it is ready).
+_HELD_ANSWERS_BYTES = 1 << 20
+# Produce, ListOffsets, Metadata, OffsetCommit, OffsetFetch, FindCoordinator, Heartbeat, ApiVersions.
+_ANSWERED_AT_ONCE = frozenset({0, 2, 3, 8, 9, 10, 12, 18})
+_API_KEY = struct.Struct(">h")
+# A connection closed for a bad frame still gets the answers to the requests before it, within this.
+_SEND_BEFORE_CLOSING_S = 1.0
 # What Kafka clients do not need (the console) loads after the first Kafka answer, or this
 # long after listening when no client has come by then.
 _LOAD_AFTER_S = 1.0
@@ -354,6 +364,20 @@ class FrameReader:
             raise ConnectionClosed(f"peer closed mid-frame ({pending} bytes pending)")
         raise ConnectionClosed("")
 
+    def whole_frame_buffered(self) -> bool:
+        """Whether the next frame is already read whole: more requests came with the last read."""
+        buffer = self._buffer
+        return len(buffer) >= 4 and 4 + _LENGTH.unpack_from(buffer)[0] <= len(buffer)
+
+    def answered_at_once_next(self) -> bool:
+        """Whether the next frame is read whole and asks what is answered without waiting."""
+        buffer = self._buffer
+        return (
+            len(buffer) >= 6
+            and 4 + _LENGTH.unpack_from(buffer)[0] <= len(buffer)
+            and _API_KEY.unpack_from(buffer, 4)[0] in _ANSWERED_AT_ONCE
+        )
+
     async def next_frame(self) -> bytes:
         self.frame_handled()
         if not self._buffer:
@@ -424,6 +448,33 @@ class TlsFrameReader(FrameReader):
         self._held += len(chunk)
         self.last_activity = time.monotonic()
         return chunk
+
+
+class HeldAnswers:
+    """Answers to pipelined requests, held while further whole requests wait in the read
+    buffer, so that a client's burst is answered by one send (one syscall, one wake-up of the
+    client) in request order. Bounded by _HELD_ANSWERS_BYTES; only plain bytes are held."""
+
+    __slots__ = ("parts", "size")
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, answer: bytes) -> None:
+        self.parts.append(answer)
+        self.size += len(answer)
+
+    def before(self, answer: bytes | Spliced) -> bytes | Spliced:
+        """`answer` preceded by every held one (and nothing held any more)."""
+        if not self.size:
+            return answer
+        held = b"".join(self.parts)
+        self.parts.clear()
+        self.size = 0
+        if isinstance(answer, Spliced):
+            return answer.prefixed(held)
+        return held + answer
 
 
 async def send_all(sock: trio.socket.SocketType, data: bytes | Spliced, reader: FrameReader) -> None:
@@ -851,6 +902,7 @@ class Server:
         ctx = TrioRequestContext(self, peer_host, peer, listener)
         security = listener.security
         reader: FrameReader | None = None
+        held = HeldAnswers()
         try:
             await self._hold_throttled_connection(peer_host)
             tls = await self._secure(stream, security, ctx) if security is not None else None
@@ -879,10 +931,22 @@ class Server:
                                 reader.max_frame_setting = "socket.request.max.bytes"
                     reader.frame_handled()
                     if response is not None:
-                        await send_all(sock, response, reader)
+                        if (
+                            type(response) is bytes
+                            and reader.answered_at_once_next()
+                            and not ctx.throttle_ms
+                            and ctx.close_reason is None
+                            and not self.broker.faults.active
+                            and held.size + len(response) <= _HELD_ANSWERS_BYTES
+                        ):
+                            held.add(response)  # pipelined: answered with the next in one send
+                            continue
+                        await send_all(sock, held.before(response), reader)
                         if self._first_answer_pending:  # once per broker: an attribute check
                             self._first_answer_pending = False
                             self.kafka_answered.set()
+                    elif held.size and not reader.whole_frame_buffered():  # acks=0 came last
+                        await send_all(sock, held.before(b""), reader)
                     if ctx.throttle_ms:  # no coroutine per request on the common path
                         await self._mute_while_throttled(ctx)
                     reader.mark_active()
@@ -891,6 +955,8 @@ class Server:
             if reaped.reason:
                 self._log_connection(reaped.level, "closing connection from %s: %s", peer, reaped.reason)
         except ConnectionClosed as exc:
+            if held.size and reader is not None:  # what was answered before the frame that failed
+                await self._send_before_closing(sock, held.before(b""), reader)
             await self._delay_failed_login(ctx)
             if str(exc):
                 self._log_connection(exc.level, "closing connection from %s: %s", peer, exc)
@@ -907,6 +973,13 @@ class Server:
             with trio.move_on_after(0.1) as scope:
                 scope.shield = True
                 await stream.aclose()
+
+    @staticmethod
+    async def _send_before_closing(sock: trio.socket.SocketType, data: bytes, reader: FrameReader) -> None:
+        with trio.move_on_after(_SEND_BEFORE_CLOSING_S) as scope:
+            scope.shield = True
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                await send_all(sock, data, reader)
 
     async def _hold_throttled_connection(self, host: str) -> None:
         """KIP-612: a connection over its IP's connection_creation_rate is closed unserved,

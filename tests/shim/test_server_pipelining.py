@@ -1,0 +1,106 @@
+"""Pipelined requests over a real socket: the answers to a burst go out together, still in
+request order; acks=0 gets none; an answer is never held behind a request that waits (a
+long-poll Fetch); and the requests before a frame that closes the connection are answered."""
+
+from __future__ import annotations
+
+import struct
+import time
+
+from kafka_shim.protocol.record_codec import Record, encode_batch
+from kafka_shim.pytest_plugin import KafkaShim
+from tests.wire import WireClient
+
+_LENGTH = struct.Struct(">i")
+METADATA, PRODUCE, FETCH, API_VERSIONS = 3, 0, 1, 18
+
+
+def framed(client: WireClient, api_key: int, version: int, body: dict) -> bytes:
+    payload = client.frame(api_key, version, body)
+    return _LENGTH.pack(len(payload)) + payload
+
+
+def correlation(frame: bytes) -> int:
+    return int(_LENGTH.unpack_from(frame)[0])
+
+
+def produce(topic: str, acks: int) -> dict:
+    batch = encode_batch([Record(0, int(time.time() * 1000), None, b"pipelined")])
+    return {
+        "transactional_id": None,
+        "acks": acks,
+        "timeout_ms": 5000,
+        "topic_data": [{"name": topic, "partition_data": [{"index": 0, "records": batch}]}],
+    }
+
+
+def test_a_burst_is_answered_in_request_order_and_acks_0_gets_no_answer(kafka_shim: KafkaShim) -> None:
+    topic = "pipelined"
+    kafka_shim.create_topic(topic, 1)
+    with WireClient(kafka_shim.bootstrap) as client:
+        burst = [
+            framed(client, API_VERSIONS, 3, {}),  # 1
+            framed(client, PRODUCE, 7, produce(topic, -1)),  # 2
+            framed(client, PRODUCE, 7, produce(topic, 0)),  # 3: acks=0, no answer
+            framed(client, METADATA, 9, {"topics": None, "allow_auto_topic_creation": False}),  # 4
+            framed(client, PRODUCE, 7, produce(topic, 1)),  # 5
+            framed(client, PRODUCE, 7, produce(topic, 0)),  # 6: acks=0 last, no answer
+        ]
+        client.sock.sendall(b"".join(burst))
+        answered = [correlation(client.receive_frame()) for _ in range(4)]
+        assert answered == [1, 2, 4, 5]
+        # The next request's answer is the next frame: nothing else was queued for 3 or 6.
+        client.sock.sendall(framed(client, API_VERSIONS, 3, {}))
+        assert correlation(client.receive_frame()) == 7
+    # Every produce was appended, acks=0 ones included.
+    log = kafka_shim.controlled().topics.partition(topic, 0)
+    assert log is not None and kafka_shim.call(lambda: log.log_end_offset) == 4
+
+
+def test_an_answer_is_not_held_behind_a_long_poll(kafka_shim: KafkaShim) -> None:
+    topic = "pipelined-long-poll"
+    kafka_shim.create_topic(topic, 1)
+    fetch = {
+        "replica_id": -1,
+        "max_wait_ms": 60_000,  # longer than the client waits: a held Metadata answer would time out
+        "min_bytes": 1,
+        "max_bytes": 1 << 20,
+        "isolation_level": 0,
+        "session_id": 0,
+        "session_epoch": -1,
+        "topics": [
+            {
+                "topic": topic,
+                "partitions": [
+                    {
+                        "partition": 0,
+                        "current_leader_epoch": -1,
+                        "fetch_offset": 0,
+                        "log_start_offset": -1,
+                        "partition_max_bytes": 1 << 20,
+                    }
+                ],
+            }
+        ],
+        "forgotten_topics_data": [],
+        "rack_id": "",
+    }
+    with WireClient(kafka_shim.bootstrap, timeout_s=10) as client:
+        client.sock.sendall(
+            framed(client, METADATA, 9, {"topics": None, "allow_auto_topic_creation": False})
+            + framed(client, FETCH, 11, fetch)
+        )
+        assert correlation(client.receive_frame()) == 1
+
+
+def test_requests_before_a_bad_frame_are_answered_before_the_close(kafka_shim: KafkaShim) -> None:
+    with WireClient(kafka_shim.bootstrap) as client:
+        bad = struct.pack(">hhih", 9999, 0, 9, -1)
+        client.sock.sendall(
+            framed(client, API_VERSIONS, 3, {})
+            + framed(client, API_VERSIONS, 3, {})
+            + _LENGTH.pack(len(bad))
+            + bad
+        )
+        assert [correlation(client.receive_frame()) for _ in range(2)] == [1, 2]
+        assert client.is_closed_by_peer()
