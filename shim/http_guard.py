@@ -11,9 +11,10 @@ through the same steps in one order:
    it was sent to) answers 403: no other site's page may make one, with or without CORS.
 3. Body. POST, PUT, PATCH and DELETE bodies must be JSON: a Content-Type other than
    `application/json` (or the surface's own JSON media types, `json_types`) answers 415, so
-   no cross-site form or `text/plain` request ever reaches a handler. A body is read whole
-   (at most `max_body_bytes`, else 413) and parsed before routing: not JSON, NaN, Infinity or
-   an integer outside Kafka's 64-bit range answer 400; handlers read it as `json_body`.
+   no cross-site form or `text/plain` request ever reaches a handler. Once the login (4)
+   passes, a body is read whole (at most `max_body_bytes`, else 413) and parsed before
+   routing: not JSON, NaN, Infinity or an integer outside Kafka's 64-bit range answer 400
+   naming the field; handlers read it as `json_body`.
 4. Login. Where any listener speaks SASL, every request needs HTTP Basic credentials of a
    SASL user, checked against the salted credentials PLAIN logins are checked against, off
    the event loop; a failed login waits connection.failed.authentication.delay.ms before its
@@ -306,12 +307,12 @@ class HttpGuard:
             return
         send = _nosniff(send)
         refusal = self._misdirected(scope) or self._foreign(scope) or self._not_json(scope)
-        body = b""
-        if refusal is None and scope["method"] in BODY_METHODS:
-            body, refusal = await self._body(scope, receive)
         principal = ANONYMOUS
         if refusal is None:
             principal, refusal = await self._login(scope)
+        body = b""  # read once logged in: no body is held for a client that has not
+        if refusal is None and scope["method"] in BODY_METHODS:
+            body, refusal = await self._body(scope, receive)
         if refusal is None:
             refusal = self._unauthorized(scope, principal)
         if refusal is not None:

@@ -168,6 +168,10 @@ def test_sasl_listeners_ask_a_login_and_a_failed_one_waits() -> None:
         assert client.get("/echo").status_code == 401
         assert client.get("/echo").headers["www-authenticate"].startswith("Basic")
         assert client.get("/echo", headers={"authorization": "Basic !!"}).status_code == 401
+        big = b'"' + b"x" * (http_guard.MAX_BODY_BYTES + 1) + b'"'
+        assert (
+            client.post("/echo", content=big, headers={"content-type": "application/json"}).status_code == 401
+        )
         started = time.monotonic()
         assert client.get("/echo", headers=basic("admin", "wrong")).status_code == 401
         # connection.failed.authentication.delay.ms (Kafka's 100 ms) before the answer
