@@ -13,7 +13,9 @@ kafka-golden/probe2); the feature levels of `server-common/.../server/common/*Ve
 `BrokerFeatures.defaultSupportedFeatures`); the defaults of `GroupCoordinatorConfig`.
 
 Rows list the APIs of Kafka's that this broker has (or is building) handlers for, not the
-inter-broker and KRaft ones. share.version (KIP-932) is a feature from 4.1, finalized on a
+inter-broker and controller-to-controller ones; of the KRaft APIs, those a broker answers
+admin clients (DescribeQuorum, UnregisterBroker, Add/RemoveRaftVoter), as Kafka's brokers
+forward them to the controller. share.version (KIP-932) is a feature from 4.1, finalized on a
 fresh cluster from 4.2 (4.1's share groups were a preview, turned on with UpdateFeatures);
 streams.version is left out until this broker serves streams groups: a client would
 otherwise be told to use them.
@@ -124,6 +126,10 @@ _RANGES_3_9: dict[int, tuple[int, int]] = {
     35: (0, 4),  # DescribeLogDirs
     36: (0, 2),  # SaslAuthenticate
     37: (0, 3),  # CreatePartitions
+    38: (0, 3),  # CreateDelegationToken
+    39: (0, 2),  # RenewDelegationToken
+    40: (0, 2),  # ExpireDelegationToken
+    41: (0, 3),  # DescribeDelegationToken
     42: (0, 2),  # DeleteGroups
     43: (0, 2),  # ElectLeaders
     44: (0, 1),  # IncrementalAlterConfigs
@@ -134,14 +140,19 @@ _RANGES_3_9: dict[int, tuple[int, int]] = {
     49: (0, 1),  # AlterClientQuotas
     50: (0, 0),  # DescribeUserScramCredentials
     51: (0, 0),  # AlterUserScramCredentials
+    55: (0, 2),  # DescribeQuorum
     57: (0, 1),  # UpdateFeatures
     60: (0, 1),  # DescribeCluster
     61: (0, 0),  # DescribeProducers
+    64: (0, 0),  # UnregisterBroker
     65: (0, 0),  # DescribeTransactions
     66: (0, 1),  # ListTransactions
     68: (0, 0),  # ConsumerGroupHeartbeat
     69: (0, 0),  # ConsumerGroupDescribe
+    74: (0, 0),  # ListClientMetricsResources (ListConfigResources from 4.1)
     75: (0, 0),  # DescribeTopicPartitions
+    80: (0, 0),  # AddRaftVoter
+    81: (0, 0),  # RemoveRaftVoter
 }
 
 # Kafka 4.0: KIP-896 removed every version older than Kafka 2.1's, KIP-890's transaction
@@ -149,7 +160,7 @@ _RANGES_3_9: dict[int, tuple[int, int]] = {
 _RANGES_4_0 = _changed(
     _RANGES_3_9,
     minimums={0: 3, 1: 4, 2: 1, 8: 2, 9: 1, 11: 2, 19: 2, 20: 1, 23: 2, 27: 1, 29: 1, 30: 1, 31: 1}
-    | {32: 1, 34: 1, 35: 1},
+    | {32: 1, 34: 1, 35: 1, 38: 1, 39: 1, 40: 1, 41: 1},
     maximums={0: 12, 2: 10, 3: 13, 15: 6, 26: 5, 28: 5, 57: 2, 60: 2, 68: 1, 69: 1},
 )
 # Kafka 4.1: JoinGroup v0-1 came back (KAFKA-19444); Produce by topic id (KIP-516); share
@@ -164,10 +175,10 @@ _SHARE_GROUPS_4_1 = {
     92: (0, 0),  # DeleteShareGroupOffsets
 }
 _RANGES_4_1 = {
-    **_changed(_RANGES_4_0, minimums={11: 0}, maximums={0: 13, 1: 18, 45: 1, 66: 2}),
+    **_changed(_RANGES_4_0, minimums={11: 0}, maximums={0: 13, 1: 18, 45: 1, 66: 2, 74: 1}),
     **_SHARE_GROUPS_4_1,
 }
-_RANGES_4_2 = _changed(_RANGES_4_1, maximums={2: 11, 8: 10, 9: 10, 27: 2, 78: 2, 79: 2, 90: 1})
+_RANGES_4_2 = _changed(_RANGES_4_1, maximums={2: 11, 8: 10, 9: 10, 27: 2, 78: 2, 79: 2, 80: 1, 90: 1})
 
 _FEATURES_4: dict[str, tuple[int, int]] = {
     KRAFT_VERSION: (0, 1),

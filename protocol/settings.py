@@ -382,6 +382,17 @@ _DECLARED = [
             "schema.compatibility.level)", "schema_registry_compatibility_level",
             choices=("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
                      "FULL_TRANSITIVE")),
+    # --- security: delegation tokens (KIP-48), SCRAM logins with a token's id and HMAC
+    _broker("delegation.token.secret.key", PASSWORD, None, "the key token HMACs are made with "
+            "(HmacSHA512); unset: the token APIs answer DELEGATION_TOKEN_AUTH_DISABLED",
+            "delegation_token_secret_key"),
+    _broker("delegation.token.max.lifetime.ms", LONG, "604800000", "longest a token lives, renewals "
+            "included (a request may ask for less)", "delegation_token_max_lifetime_ms", minimum=1),
+    _broker("delegation.token.expiry.time.ms", LONG, "86400000", "how long a token lives before it "
+            "must be renewed", "delegation_token_expiry_time_ms", minimum=1),
+    _broker("delegation.token.expiry.check.interval.ms", LONG, "3600000", "how often expired tokens "
+            "are removed (an expired token logs in nowhere meanwhile)",
+            "delegation_token_expiry_check_interval_ms", minimum=1),
     # --- topic configs: the topic's own value, else its broker synonym, else the default
     _topic("cleanup.policy", LIST, None, "delete and/or compact", synonym="log.cleanup.policy",
            choices=_CLEANUP),
@@ -441,7 +452,6 @@ _NO_EFFECT: tuple[tuple[tuple[str, ...], str], ...] = (
      "threads, buffers and purgatories: one Trio event loop serves every connection and request"),
     (("metric.reporters", "metrics.", "kafka.metrics.", "auto.include.jmx.reporter", "telemetry."),
      "JMX and metric reporters: the broker exports no JVM metrics"),
-    (("delegation.token.",), "delegation tokens are not supported"),
     (("sasl.", "ssl.", "security.providers", "principal.builder.class", "password.encoder."),
      "Java security plumbing (JAAS, Kerberos, OAuth, keystore passwords, providers): TLS is Python's "
      "ssl with PEM files, SASL is PLAIN and SCRAM with users from --user and the admin API"),

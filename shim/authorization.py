@@ -70,8 +70,13 @@ READ, WRITE, CREATE, DELETE = AclOperation.READ, AclOperation.WRITE, AclOperatio
 ALTER, DESCRIBE, CLUSTER_ACTION = AclOperation.ALTER, AclOperation.DESCRIBE, AclOperation.CLUSTER_ACTION
 DESCRIBE_CONFIGS, ALTER_CONFIGS = AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS
 IDEMPOTENT_WRITE = AclOperation.IDEMPOTENT_WRITE
+CREATE_TOKENS, DESCRIBE_TOKENS = AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
-TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
+TRANSACTIONAL_ID, DELEGATION_TOKEN, USER = (
+    ResourceType.TRANSACTIONAL_ID,
+    ResourceType.DELEGATION_TOKEN,
+    ResourceType.USER,
+)
 # What a refused check answers, by its resource's type (Kafka's AuthorizationFailed errors).
 DENIED = {
     TOPIC: ErrorCode.TOPIC_AUTHORIZATION_FAILED,
@@ -299,6 +304,35 @@ RULES: dict[str, Rule] = {
         DESCRIBE, "KafkaApis.handleDescribeUserScramCredentialsRequest"
     ),
     "alter_user_scram_credentials": _cluster(ALTER, "ControllerApis.handleAlterUserScramCredentials"),
+    # -- the metadata quorum (a single combined KRaft node) -----------------------------------
+    "describe_quorum": _cluster(DESCRIBE, "ControllerApis.handleDescribeQuorum"),
+    "unregister_broker": _cluster(ALTER, "ControllerApis.handleUnregisterBroker"),
+    "add_raft_voter": _cluster(ALTER, "ControllerApis.handleAddRaftVoter"),
+    "remove_raft_voter": _cluster(ALTER, "ControllerApis.handleRemoveRaftVoter"),
+    "list_config_resources": _cluster(DESCRIBE_CONFIGS, "KafkaApis.handleListClientMetricsResources"),
+    # -- delegation tokens (KIP-48): who may renew or expire a token is the token's own
+    # owner and renewers, checked by the controller, not ACLs ---------------------------------
+    "create_delegation_token": Rule(
+        "KafkaApis.handleCreateTokenRequest",
+        (
+            Check(
+                CREATE_TOKENS,
+                USER,
+                ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
+                Scope.REQUEST,
+                "a token for another owner (v3+)",
+            ),
+        ),
+    ),
+    "renew_delegation_token": Rule("ControllerApis.handleRenewDelegationTokenRequest"),
+    "expire_delegation_token": Rule("ControllerApis.handleExpireDelegationTokenRequest"),
+    "describe_delegation_token": Rule(
+        "KafkaApis.handleDescribeTokensRequest",
+        (
+            hidden(DESCRIBE_TOKENS, USER, "tokens of other owners"),
+            hidden(DESCRIBE, DELEGATION_TOKEN, "tokens the requester neither owns nor renews"),
+        ),
+    ),
     # -- before and during authentication: nothing to authorize ------------------------------
     "api_versions": Rule("KafkaApis.handleApiVersionsRequest"),
     "sasl_handshake": Rule("KafkaApis.handleSaslHandshakeRequest"),

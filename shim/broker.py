@@ -39,6 +39,7 @@ from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
+from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
@@ -162,6 +163,14 @@ class Broker:
         self.credentials = CredentialStore(config.data_dir)
         for name, password in config.users:
             self.credentials.set_password(name, password)
+        # Delegation tokens (KIP-48) beside them, made with delegation.token.secret.key.
+        self.delegation_tokens = DelegationTokens(
+            config.data_dir,
+            config.delegation_token_secret_key,
+            config.delegation_token_max_lifetime_ms,
+            config.delegation_token_expiry_time_ms,
+            config.delegation_token_expiry_check_interval_ms,
+        )
         self.cluster_id = (
             self.storage.data_dir.cluster_id(new_cluster_id) if self.storage else new_cluster_id()
         )

@@ -71,6 +71,8 @@ class RequestContext(ABC):
     close_reason: str | None = None
     # The listener the request arrived on ("": none, as in tests that call handlers directly).
     listener_name: str = ""
+    # Its security protocol (Kafka's SecurityProtocol name): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.
+    security_protocol: str = "PLAINTEXT"
     # Set by a handler whose request went over a client quota (shim.throttling): the server
     # stops reading the connection this long after answering (KIP-219), then resets it.
     throttle_ms: int = 0

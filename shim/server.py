@@ -180,6 +180,7 @@ class TrioRequestContext(RequestContext):
         self.peer = peer
         self.listener = listener
         self.listener_name = listener.name
+        self.security_protocol = "PLAINTEXT" if listener.security is None else listener.security.protocol
         self.zero_copy = listener.security is None
         self.api_version = 0
         self.correlation_id = 0
@@ -1004,7 +1005,7 @@ class Server:
         from kafka_shim.shim.security.principal import PrincipalError
 
         if security.sasl:
-            ctx.sasl = security.new_session(self.broker.credentials)
+            ctx.sasl = security.new_session(self.broker.credentials, self.broker.delegation_tokens)
         if security.ssl_context is None:
             return None
         tls = trio.SSLStream(stream, security.ssl_context, server_side=True)

@@ -35,12 +35,15 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(directory: Path, name: str, text: str) -> None:
+def write_atomically(directory: Path, name: str, text: str, mode: int = 0o666) -> None:
     """Write `directory/name` so that a crash leaves the old file or the new one, never a torn
-    one. OSError (a full disk) leaves the old file and no temporary behind."""
+    one. OSError (a full disk) leaves the old file and no temporary behind. `mode` (less the
+    umask): 0o600 keeps a file of secrets to the broker's user from its first byte."""
     temporary = directory / (name + ".tmp")
     try:
-        with open(temporary, "w", encoding="utf-8") as file:
+        temporary.unlink(missing_ok=True)  # a leftover would keep its own mode
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with open(descriptor, "w", encoding="utf-8") as file:
             faults.check(f"file:{name}")
             file.write(text)
             file.flush()

@@ -13,6 +13,9 @@
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.reflect.InvocationTargetException;
@@ -21,6 +24,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
@@ -63,14 +67,61 @@ public final class MessageOracle {
         return ranges;
     }
 
+    // Messages Kafka renamed, by their newest name: a release from before the rename has the
+    // old one (KIP-1142: ListClientMetricsResources became ListConfigResources in 4.1).
+    private static final Map<String, String> FORMER_NAMES = Map.of(
+            "ListConfigResourcesRequest", "ListClientMetricsResourcesRequest",
+            "ListConfigResourcesResponse", "ListClientMetricsResourcesResponse");
+
+    // And their fields renamed with them (newest name -> former name), for the JSON a test sends.
+    private static final Map<String, String> FORMER_FIELDS = Map.of(
+            "configResources", "clientMetricsResources",
+            "resourceName", "name");
+
+    private static JsonNode formerFields(JsonNode node) {
+        if (node.isArray()) {
+            ArrayNode renamed = JsonNodeFactory.instance.arrayNode();
+            node.forEach(item -> renamed.add(formerFields(item)));
+            return renamed;
+        }
+        if (!node.isObject()) {
+            return node;
+        }
+        ObjectNode renamed = JsonNodeFactory.instance.objectNode();
+        node.fields().forEachRemaining(field ->
+                renamed.set(FORMER_FIELDS.getOrDefault(field.getKey(), field.getKey()), formerFields(field.getValue())));
+        return renamed;
+    }
+
+    private static boolean renamedIn(String name) {
+        try {
+            Class.forName(PACKAGE + name + "Data");
+            return false;
+        } catch (ClassNotFoundException e) {
+            return FORMER_NAMES.containsKey(name);
+        }
+    }
+
+    private static Class<?> messageClass(String name, String suffix) throws ClassNotFoundException {
+        try {
+            return Class.forName(PACKAGE + name + suffix);
+        } catch (ClassNotFoundException e) {
+            String former = FORMER_NAMES.get(name);
+            if (former == null) {
+                throw e;
+            }
+            return Class.forName(PACKAGE + former + suffix);
+        }
+    }
+
     private static Message fromJson(String name, short version, JsonNode data) throws Exception {
-        Method read = Class.forName(PACKAGE + name + "DataJsonConverter").getMethod("read", JsonNode.class, short.class);
-        return (Message) read.invoke(null, data, version);
+        Method read = messageClass(name, "DataJsonConverter").getMethod("read", JsonNode.class, short.class);
+        return (Message) read.invoke(null, renamedIn(name) ? formerFields(data) : data, version);
     }
 
     private static Message read(String name, short version, String body) throws Exception {
         ByteBuffer buffer = ByteBuffer.wrap(unhex(body));
-        Message message = (Message) Class.forName(PACKAGE + name + "Data")
+        Message message = (Message) messageClass(name, "Data")
                 .getConstructor(Readable.class, short.class)
                 .newInstance(new ByteBufferAccessor(buffer), version);
         if (buffer.hasRemaining()) {

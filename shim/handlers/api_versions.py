@@ -23,8 +23,10 @@ BELOW_TV2_MAX_VERSIONS = {0: 11, 26: 4, 28: 4}
 # ApiVersions v3 responses cannot carry a supported minimum of 0 (KAFKA-17011): Kafka
 # reports 1 instead.
 FIRST_VERSION_WITH_ZERO_MINIMUM = 4
-# ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka, only from
+# ConsumerGroupHeartbeat and ConsumerGroupDescribe: advertised, as by Kafka 4, only from
 # group.version 1 (which follows group.coordinator.rebalance.protocols unless UpdateFeatures set it).
+# A release without the group.version feature (3.9) advertises them whatever the protocols, as
+# Kafka 3.9 does, and answers a heartbeat UNSUPPORTED_VERSION while the consumer protocol is off.
 CONSUMER_GROUP_APIS = frozenset({68, 69})
 # The share-group APIs (KIP-932): advertised only from share.version 1, as by Kafka.
 SHARE_GROUP_APIS = frozenset({76, 77, 78, 79, 90, 91, 92})
@@ -32,7 +34,8 @@ SHARE_GROUP_APIS = frozenset({76, 77, 78, 79, 90, 91, 92})
 
 def advertised_ranges(served: ServedVersions, levels: FeatureLevels) -> list[dict[str, int]]:
     caps = BELOW_TV2_MAX_VERSIONS if levels.level(TRANSACTION_VERSION) < TV2 else {}
-    hidden = CONSUMER_GROUP_APIS if levels.level(GROUP_VERSION) < 1 else frozenset()
+    has_group_version = GROUP_VERSION in levels.supported
+    hidden = CONSUMER_GROUP_APIS if has_group_version and levels.level(GROUP_VERSION) < 1 else frozenset()
     if not levels.at_least(SHARE_VERSION, 1):
         hidden |= SHARE_GROUP_APIS
     return [

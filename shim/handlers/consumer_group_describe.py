@@ -1,6 +1,8 @@
 """ConsumerGroupDescribe: a KIP-848 group's epochs, assignor, members and their current and
 target assignments. A classic group is GROUP_ID_NOT_FOUND here, as in Kafka (admin clients
-then fall back to DescribeGroups)."""
+then fall back to DescribeGroups). With the consumer protocol off (group.version 0) every group
+is UNSUPPORTED_VERSION, as KafkaApis.handleConsumerGroupDescribe answers (Kafka 3.9 advertises
+the API regardless)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer import Topics
 from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
+from kafka_shim.shim.features import GROUP_VERSION
 
 __all__ = ["API", "handle"]
 
@@ -48,6 +51,9 @@ def _describe(ctx: RequestContext, group_id: str) -> GroupDescription:
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+    if ctx.broker.features.level(GROUP_VERSION) < 1:
+        unsupported = ErrorCode.UNSUPPORTED_VERSION
+        return {"groups": [{"group_id": g, "error_code": unsupported} for g in request.group_ids]}
     topics = ctx.broker.consumer_topics
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from kafka_shim.protocol.settings import list_items
 from kafka_shim.shim.listeners import Listener
+from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.principal import (
     ANONYMOUS,
     PrincipalError,
@@ -39,8 +40,10 @@ class ListenerSecurity:
     def sasl(self) -> bool:
         return bool(self.sasl_mechanisms)
 
-    def new_session(self, credentials: CredentialStore) -> SaslSession:
-        return SaslSession(self.sasl_mechanisms, credentials, self.max_reauth_ms)
+    def new_session(
+        self, credentials: CredentialStore, tokens: DelegationTokens | None = None
+    ) -> SaslSession:
+        return SaslSession(self.sasl_mechanisms, credentials, self.max_reauth_ms, tokens)
 
     def certificate_principal(self, der: bytes | None) -> str:
         """The principal of a TLS connection: the client certificate's mapped subject, or

@@ -24,6 +24,7 @@ import scramp
 from kafka_shim.protocol.api import API_VERSIONS_KEY
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages import sasl_authenticate, sasl_handshake
+from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.principal import user
 from kafka_shim.shim.security.scram_store import CredentialStore, ScramMechanism
 
@@ -103,18 +104,35 @@ def _plain_parts(token: bytes) -> tuple[str, str, str] | None:
 
 class _Scram:
     """The server side of SCRAM over scramp: client-first -> server-first, client-final ->
-    server-final. Any failure is a SaslException in Kafka: the client sees the generic message."""
+    server-final. Any failure is a SaslException in Kafka: the client sees the generic message.
+    Kafka's `tokenauth=true` extension in client-first logs in with a delegation token."""
 
-    def __init__(self, credentials: CredentialStore, mechanism: ScramMechanism) -> None:
+    def __init__(
+        self, credentials: CredentialStore, mechanism: ScramMechanism, tokens: DelegationTokens | None
+    ) -> None:
         self._credentials = credentials
         self._mechanism = mechanism
+        self._tokens = tokens
         self._server = scramp.ScramMechanism(mechanism.sasl_name).make_server(self._lookup)
         self.username: str | None = None
+        self.token_owner: str | None = None  # a token login's principal
+        self._token_auth = False
+        self.now_ms = 0
         self.complete = False
 
     def _lookup(self, username: str) -> tuple[bytes, bytes, bytes, int]:
         # RFC 5802 saslname: "=2C" and "=3D" stand for "," and "=".
         self.username = username.replace("=2C", ",").replace("=3D", "=")
+        if self._token_auth:
+            found = (
+                None
+                if self._tokens is None
+                else self._tokens.login(self.username, self._mechanism, self.now_ms)
+            )
+            if found is None:
+                raise scramp.ScramException(f"Token Authentication failed: Invalid tokenId : {self.username}")
+            self.token_owner, token_credential = found
+            return token_credential.as_scramp()
         credential = self._credentials.get(self.username, self._mechanism)
         if credential is None:
             raise scramp.ScramException("Authentication failed: Invalid user credentials")
@@ -135,7 +153,7 @@ class _Scram:
         text = token.decode("utf-8", errors="replace")
         try:
             if self._server.stage is None:
-                self._server.set_client_first(text)
+                self._set_client_first(text)
                 return str(self._server.get_server_first()).encode("utf-8")
             self._accept_repeated_client_nonce(text)
             self._server.set_client_final(text)
@@ -145,15 +163,38 @@ class _Scram:
         self.complete = True
         return final
 
+    def _set_client_first(self, text: str) -> None:
+        """Kafka's SCRAM extensions (`tokenauth=true`) follow the nonce as attributes with long
+        names, which scramp refuses: it reads the message without them, then keeps the bare
+        message as sent, over which the client's proof is computed."""
+        header, _, bare = text.partition(",")
+        authzid, _, bare = bare.partition(",")
+        attributes = bare.split(",")
+        extensions = dict(a.partition("=")[::2] for a in attributes if len(a.partition("=")[0]) > 1)
+        self._token_auth = extensions.get("tokenauth", "").lower() == "true"
+        standard = ",".join(a for a in attributes if len(a.partition("=")[0]) <= 1)
+        self._server.set_client_first(f"{header},{authzid},{standard}")
+        self._server.client_first_bare = bare
+
 
 class _InvalidCredentials(Exception):
     """Kafka's SaslException: the client is told only that the credentials were invalid."""
 
 
 class SaslSession:
-    def __init__(self, mechanisms: tuple[str, ...], credentials: CredentialStore, max_reauth_ms: int) -> None:
+    def __init__(
+        self,
+        mechanisms: tuple[str, ...],
+        credentials: CredentialStore,
+        max_reauth_ms: int,
+        tokens: DelegationTokens | None = None,
+    ) -> None:
         self.mechanisms = mechanisms
         self._credentials = credentials
+        self._tokens = tokens
+        # Logged in with a delegation token: such a session may not ask for tokens (Kafka's
+        # KafkaPrincipal.tokenAuthenticated).
+        self.token_authenticated = False
         self._max_reauth_ms = max_reauth_ms
         self.state = State.HANDSHAKE
         self.raw_tokens = False  # a v0 handshake: tokens come as bare frames
@@ -198,7 +239,9 @@ class SaslSession:
         self.mechanism = mechanism
         self.raw_tokens = version == 0
         scram = ScramMechanism.by_sasl_name(mechanism)
-        self._exchange = _Plain(self._credentials) if scram is None else _Scram(self._credentials, scram)
+        self._exchange = (
+            _Plain(self._credentials) if scram is None else _Scram(self._credentials, scram, self._tokens)
+        )
         self.state = State.AUTHENTICATE
         return ErrorCode.NONE
 
@@ -225,6 +268,8 @@ class SaslSession:
                     f"SASL mechanism '{self.mechanism}' requested by client is not supported for "
                     f"re-authentication of mechanism '{self._reauthenticating_from[0]}'"
                 )
+            if isinstance(exchange, _Scram):
+                exchange.now_ms = now_ms
             response = exchange.evaluate(token)
             if exchange.complete:
                 self._complete(exchange, now_ms)
@@ -246,7 +291,8 @@ class SaslSession:
 
     def _complete(self, exchange: _Plain | _Scram, now_ms: int) -> None:
         assert exchange.username is not None
-        principal = user(exchange.username)
+        token_owner = exchange.token_owner if isinstance(exchange, _Scram) else None
+        principal = token_owner or user(exchange.username)
         if self._reauthenticating_from and self._reauthenticating_from[1] != principal:
             previous = self._reauthenticating_from[1]
             raise AuthenticationFailed(
@@ -254,6 +300,7 @@ class SaslSession:
                 f"{principal.replace(':', '.', 1)}"
             )
         self.principal = principal
+        self.token_authenticated = token_owner is not None
         self.state = State.AUTHENTICATED
         self.raw_tokens = False
         self._exchange = None
