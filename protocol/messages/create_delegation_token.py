@@ -2,7 +2,7 @@
 (KIP-373), with its renewers and a maximum lifetime."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, Message, Sensitive
 
 CreateDelegationTokenRequest = Message(
     "CreateDelegationTokenRequest",
@@ -31,7 +31,7 @@ CreateDelegationTokenResponse = Message(
         Field("expiry_timestamp_ms", INT64),
         Field("max_timestamp_ms", INT64),
         Field("token_id", STRING),
-        Field("hmac", BYTES),
+        Field("hmac", BYTES, sensitive=Sensitive.CREDENTIAL),
         Field("throttle_time_ms", INT32),
     ],
 )

@@ -2,7 +2,7 @@
 requester may see."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, STRING, Array, Field, Message, Sensitive
 
 DescribeDelegationTokenRequest = Message(
     "DescribeDelegationTokenRequest",
@@ -35,7 +35,7 @@ DescribeDelegationTokenResponse = Message(
                 Field("expiry_timestamp", INT64),
                 Field("max_timestamp", INT64),
                 Field("token_id", STRING),
-                Field("hmac", BYTES),
+                Field("hmac", BYTES, sensitive=Sensitive.CREDENTIAL),
                 Field("renewers", Array(Field("principal_type", STRING), Field("principal_name", STRING))),
             ),
         ),

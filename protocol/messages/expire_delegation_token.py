@@ -2,13 +2,13 @@
 (a negative period) removes it at once."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT16, INT32, INT64, Field, Message, Sensitive
 
 ExpireDelegationTokenRequest = Message(
     "ExpireDelegationTokenRequest",
     versions="0-2",
     flexible="2+",
-    fields=[Field("hmac", BYTES), Field("expiry_time_period_ms", INT64)],
+    fields=[Field("hmac", BYTES, sensitive=Sensitive.CREDENTIAL), Field("expiry_time_period_ms", INT64)],
 )
 
 ExpireDelegationTokenResponse = Message(

@@ -44,7 +44,11 @@ def test_only_messages_declaring_sensitive_fields_are_touched() -> None:
         "AlterConfigs",
         "IncrementalAlterConfigs",
         "CreateTopics",
+        "RenewDelegationToken",  # a token's HMAC is its password
+        "ExpireDelegationToken",
     }
+    answers = {api.name for api in APIS.values() if holds_sensitive(api.response)}
+    assert {"SaslAuthenticate", "CreateDelegationToken", "DescribeDelegationToken"} <= answers
     produce = APIS[0].request.parse(APIS[0].request.build({"acks": -1, "topic_data": []}, 9), 9)
     assert redacted(APIS[0].request, produce) is produce
 
