@@ -63,6 +63,7 @@ def clock_offset(broker: BrokerThread) -> Any:
         ("/clock/advance", b"seconds=31536000", {"content-type": "application/x-www-form-urlencoded"}, 415),
         ("/clock/advance", b'{"seconds": 31536000}', {**JSON_TYPE, "origin": "http://evil.example"}, 403),
         ("/clock/advance", b'{"seconds": 31536000}', {**JSON_TYPE, "host": "evil.example:9094"}, 421),
+        ("/cluster/brokers/1/stop", b"", {"content-type": "text/plain"}, 415),
         # Bodies with numbers no clock takes: 400 naming the field.
         ("/clock/advance", b'{"seconds": 1e16}', JSON_TYPE, 400),
         ("/clock/advance", b'{"seconds": NaN}', JSON_TYPE, 400),

@@ -100,6 +100,21 @@ def test_actions_are_off_unless_asked_and_take_only_json() -> None:
     try:
         path = f"/console/api/topics/{TOPIC}/delete-records"
         assert post(thread, path, {"partition": 0, "before": 5}, "text/plain")[0] == 415
+        # A page whose name was rebound to 127.0.0.1 (DNS rebinding), or any other site's page
+        for header, value, refused in (
+            ("Host", "rebound.example:80", 421),
+            ("Origin", "http://evil.example", 403),
+        ):
+            request = urllib.request.Request(
+                f"{thread.server.console_urls[0]}{path}",
+                b'{"partition": 0, "before": 5}',
+                {"Content-Type": "application/json", header: value},
+            )
+            with pytest.raises(urllib.error.HTTPError) as answer:
+                urllib.request.urlopen(request, timeout=10)
+            assert answer.value.code == refused
+            assert answer.value.headers["X-Content-Type-Options"] == "nosniff"
+        assert thread.call(lambda: thread.broker.topics.partition(TOPIC, 0).log_start_offset) == 0  # type: ignore[union-attr]
     finally:
         thread.stop()
 
