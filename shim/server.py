@@ -787,9 +787,10 @@ class Server:
         assert self._nursery is not None, "the server is not serving"
         if not self._schema_registry_started:
             self._schema_registry_started = True
-            self._nursery.start_soon(self._serve_schema_registry, address)
+            # Asked for now (the fixture's first use): no reason to wait for a Kafka answer.
+            self._nursery.start_soon(self._serve_schema_registry, address, False)
 
-    async def _serve_schema_registry(self, address: str) -> None:
+    async def _serve_schema_registry(self, address: str, after_kafka: bool = True) -> None:
         """The schema registry (docs/schema-registry.md), after the Kafka listeners as the
         console is, secured as it is; a port that cannot be bound is one warning."""
         self._schema_registry_started = True

@@ -94,7 +94,8 @@ async def delete_version(registry: Registry, subject: str, version: int, permane
     deleted, permanent (a tombstone)."""
     async with registry.store.write_lock:
         _writable(registry, subject)
-        value = registry.version(subject, version, deleted=permanent)
+        # "latest" is the newest live version; a number may name a soft-deleted one (40406).
+        value = registry.version(subject, version, deleted=version != LATEST)
         if permanent and not value.deleted:
             raise errors.version_not_soft_deleted(subject, value.version)
         if not permanent and value.deleted:

@@ -153,7 +153,7 @@ class Registry:
         return found
 
     def referenced_by(self, subject: str, version: int) -> list[int]:
-        value = self.version(subject, version)
+        value = self.version(subject, version, deleted=version != LATEST)
         state = self.state
         return sorted(
             {
