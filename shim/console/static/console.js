@@ -23,10 +23,15 @@ const num = (value) => el("td", { class: "num" }, value === null || value === un
 const link = (href, text) => el("a", { href }, text);
 const time = (ms) => new Date(ms).toISOString().replace("T", " ").replace("Z", "");
 
+// Why a request was refused: the API's JSON error, or the guard's text (401, 403, 421).
+async function reason(response) {
+  const text = await response.text();
+  try { return JSON.parse(text).error || text; } catch { return text || response.statusText; }
+}
+
 async function post(path, body) {
   const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  const answer = await response.json();
-  if (!response.ok) alert(answer.error || response.statusText);
+  if (!response.ok) alert(await reason(response));
   refresh();
 }
 
@@ -38,7 +43,7 @@ function action(label, run) {
 
 async function read(path) {
   const response = await fetch(path);
-  if (!response.ok) throw new Error((await response.json()).error || response.statusText);
+  if (!response.ok) throw new Error(await reason(response));
   return response.json();
 }
 
@@ -168,13 +173,14 @@ async function refresh() {
   const [name, ...args] = path.split("/").map(decodeURIComponent);
   const render = views[name] || views.topics;
   try {
-    const overview = await read("/console/api/overview");
+    // The overview asks DESCRIBE on the cluster: without it the views this user may see still show.
+    const overview = await read("/console/api/overview").catch((error) => ({ refused: String(error) }));
     actions = overview.actions;
     document.getElementById("footer").textContent = "Live: refreshed every second from the broker's own state. " +
       (actions ? "Actions are on (--console-actions)." : "Read-only.");
-    document.getElementById("overview").textContent =
+    document.getElementById("overview").textContent = overview.refused ||
       `${overview.bootstrap} · ${overview.listeners.join(", ")} · node ${overview.node_id} · cluster ${overview.cluster_id} · ${overview.storage}`;
-    view.replaceChildren(...(await render(...args)), ...oldVersionClients(overview.old_version_clients));
+    view.replaceChildren(...(await render(...args)), ...oldVersionClients(overview.old_version_clients || []));
   } catch (error) {
     view.replaceChildren(el("p", { class: "error" }, String(error)));
   }
