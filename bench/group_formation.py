@@ -19,7 +19,10 @@ from bench.common import measure_interleaved, print_row
 from compat.targets import Broker
 
 
-def seconds_to_first_message(broker: Broker, timeout_s: float = 60.0) -> float:
+def seconds_to_first_message(
+    broker: Broker, timeout_s: float = 60.0, group_protocol: str = "classic"
+) -> float:
+    """`group_protocol`: librdkafka's group.protocol, classic or consumer (KIP-848)."""
     topic = f"bench-group-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 3)
     producer = Producer({"bootstrap.servers": broker.bootstrap})
@@ -28,7 +31,12 @@ def seconds_to_first_message(broker: Broker, timeout_s: float = 60.0) -> float:
     if producer.flush(30) != 0:
         raise RuntimeError("could not produce the seed messages")
     consumer = Consumer(
-        {"bootstrap.servers": broker.bootstrap, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"}
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": f"g-{topic}",
+            "auto.offset.reset": "earliest",
+            "group.protocol": group_protocol,
+        }
     )
     try:
         started = time.perf_counter()

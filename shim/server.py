@@ -977,7 +977,9 @@ class Server:
                 await stream.aclose()
 
     @staticmethod
-    async def _send_before_closing(sock: trio.socket.SocketType, data: bytes, reader: FrameReader) -> None:
+    async def _send_before_closing(
+        sock: trio.socket.SocketType, data: bytes | Spliced, reader: FrameReader
+    ) -> None:
         with trio.move_on_after(_SEND_BEFORE_CLOSING_S) as scope:
             scope.shield = True
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
