@@ -3,21 +3,24 @@
 Two workers in one Connect group, a FileStreamSource and a FileStreamSink connector made
 through the REST API, records through Connect's JsonConverter. The second worker joining
 takes one of the two tasks (incremental cooperative rebalancing); the worker running the
-source task is then killed with SIGKILL and the other takes its task over.
+source task is then killed with SIGKILL while its transaction holds records, and the other
+takes its task over.
 
 What Connect guarantees, and so what is asserted: with exactly-once source support on, the
-source task writes each batch and its file offsets in one transaction, and a task taking over
-fences its predecessor's transactional id (Admin.fenceProducers) before reading the offsets,
-so the topic holds every line exactly once for a read_committed reader. The sink is
-at-least-once: a sink task whose worker dies gets its uncommitted records again. Here the
-sink task's worker lives, and a sink task moved by a rebalance commits before it is revoked,
-so the sink file holds exactly the source lines, in order.
+source task writes its records and file offsets in one transaction, and a task taking over
+fences its predecessor's transactional id (Admin.fenceProducers), which aborts the open
+transaction, before reading the offsets; so the records the killed task wrote are in the log
+twice, and a read_committed reader sees every line exactly once. The sink is at-least-once: a
+sink task whose worker dies gets its uncommitted records again. Here the sink task's worker
+lives, and a sink task moved by a rebalance commits before it is revoked, so the sink file
+holds exactly the source lines, in order.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,10 @@ from tests.helpers import wait_until
 pytestmark = [pytest.mark.clients, pytest.mark.slow]
 
 MOVE_DEADLINE_S = 60.0  # a rebalance after a 6 s session timeout, JVMs on 2 shared cores
+# The JSON source commits its transaction at most every 5 s (transaction.boundary=interval), so
+# records appended right after a commit stay in an open transaction for 5 s: the window in
+# which the test kills their worker.
+TRANSACTION_INTERVAL = {"transaction.boundary": "interval", "transaction.boundary.interval.ms": "5000"}
 
 
 def create_connector(worker: ConnectWorker, name: str, config: dict[str, str]) -> None:
@@ -73,14 +80,14 @@ def file_lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
 
 
-def committed_values(bootstrap: str, topic: str, expected: int) -> list[bytes]:
-    """Every record value of partition 0 a read_committed consumer sees, up to the last stable
-    offset once at least `expected` were read."""
+def topic_values(bootstrap: str, topic: str, expected: int, isolation: str = "read_committed") -> list[bytes]:
+    """Every record value of partition 0 a consumer at `isolation` sees, up to the end it reads
+    to (the last stable offset for read_committed) once at least `expected` were read."""
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
             "group.id": f"{topic}-reader",
-            "isolation.level": "read_committed",
+            "isolation.level": isolation,
             "enable.partition.eof": True,
             "enable.auto.commit": False,
         }
@@ -114,7 +121,12 @@ def json_payload(value: bytes) -> str:
 
 
 def create_file_connectors(
-    worker: ConnectWorker, prefix: str, topic: str, files: tuple[Path, Path], overrides: dict[str, str]
+    worker: ConnectWorker,
+    prefix: str,
+    topic: str,
+    files: tuple[Path, Path],
+    overrides: dict[str, str],
+    source_overrides: dict[str, str] | None = None,
 ) -> tuple[str, str]:
     """A FileStreamSource (exactly-once required) from files[0] into `topic` and a
     FileStreamSink from it into files[1], with connector-level `overrides` (converters)."""
@@ -132,9 +144,47 @@ def create_file_connectors(
         "file": str(files[1]),
         "topics": topic,
     }
-    create_connector(worker, source_name, {**source, **overrides})
+    create_connector(worker, source_name, {**source, **overrides, **(source_overrides or {})})
     create_connector(worker, sink_name, {**sink, **overrides})
     return source_name, sink_name
+
+
+def transaction_open(broker: KafkaShim, topic: str) -> bool:
+    """Partition 0 holds records of a transaction not yet committed or aborted."""
+
+    def check() -> bool:
+        log = broker.broker.topics.partition(topic, 0)
+        return log is not None and log.last_stable_offset < log.high_watermark
+
+    return broker.call(check)
+
+
+def kill_inside_a_transaction(
+    broker: KafkaShim, topic: str, source_file: Path, lines: list[str], victim: ConnectWorker
+) -> list[str]:
+    """Kill `victim` while its source task's open transaction holds records: append half a batch
+    and wait for its commit (the interval's clock starts again), append the other half and kill
+    as soon as it is in the log uncommitted. The half killed in its transaction is returned; a
+    machine too slow to see it open within the interval tries again with the next batch."""
+
+    def stable_past(end: int) -> bool:
+        log = broker.broker.topics.partition(topic, 0)
+        return log is not None and log.high_watermark > end and log.last_stable_offset == log.high_watermark
+
+    for start in range(0, len(lines), 30):
+        first, second = lines[start : start + 15], lines[start + 15 : start + 30]
+        end = broker.call(lambda: broker.broker.topics.partition(topic, 0).high_watermark)  # type: ignore[union-attr]
+        append_lines(source_file, first)
+        wait_until(partial(broker.call, partial(stable_past, end)), "a batch committed", deadline_s=30)
+        append_lines(source_file, second)
+        deadline = time.monotonic() + 4.0  # within the 5 s interval
+        while time.monotonic() < deadline:
+            if transaction_open(broker, topic):
+                victim.kill()
+                assert transaction_open(broker, topic), "committed between the look and the kill"
+                return second
+            time.sleep(0.02)
+    raise AssertionError("no source transaction was seen open in any try")
 
 
 def source_lines(kind: str, count: int) -> list[str]:
@@ -151,8 +201,10 @@ def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
     source_file.touch()
     dev_broker.create_topic(topic, 1)
     first = connect_cluster.any_worker()
-    source_name, sink_name = create_file_connectors(first, "json", topic, (source_file, sink_file), {})
-    lines = source_lines("json", 90)
+    source_name, sink_name = create_file_connectors(
+        first, "json", topic, (source_file, sink_file), {}, TRANSACTION_INTERVAL
+    )
+    lines = source_lines("json", 150)  # 60, then up to three tries of 30 at the kill
     try:
         append_lines(source_file, lines[:30])
         wait_until(
@@ -172,8 +224,8 @@ def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
 
         source_worker_id = running_task_worker(second, source_name)
         victim, survivor = (first, second) if source_worker_id == first.worker_id else (second, first)
-        victim.kill()
-        append_lines(source_file, lines[60:])
+        aborted = kill_inside_a_transaction(dev_broker, topic, source_file, lines[60:], victim)
+        lines = file_lines(source_file)  # what was written, up to the killed transaction's lines
         wait_until(
             lambda: running_task_worker(survivor, source_name) == survivor.worker_id,
             "the source task running on the surviving worker",
@@ -185,8 +237,11 @@ def test_file_stream_connectors_rebalance_and_survive_a_killed_worker(
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{connect_cluster.logs()}") from exc
     assert file_lines(sink_file) == lines
-    values = committed_values(dev_broker.bootstrap, topic, len(lines))
+    values = topic_values(dev_broker.bootstrap, topic, len(lines))
     assert [json_payload(value) for value in values] == lines
+    # The aborted transaction's records stay in the log, skipped by read_committed readers.
+    everything = topic_values(dev_broker.bootstrap, topic, len(lines) + len(aborted), "read_uncommitted")
+    assert [json_payload(value) for value in everything] == lines + aborted
 
 
 def test_file_stream_connectors_through_avro_converter_and_the_built_in_registry(
@@ -225,6 +280,6 @@ def test_file_stream_connectors_through_avro_converter_and_the_built_in_registry
     assert json.loads(registered.schema.schema_str) == "string"
     deserialize = AvroDeserializer(registry)
     context = SerializationContext(topic, MessageField.VALUE)
-    values = committed_values(dev_broker.bootstrap, topic, len(lines))
+    values = topic_values(dev_broker.bootstrap, topic, len(lines))
     assert {value[1:5] for value in values} == {registered.schema_id.to_bytes(4, "big")}
     assert [deserialize(value, context) for value in values] == lines

@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,8 +89,22 @@ class Capture:
         """Close stdin: the engine closes, committing its offsets, and the process exits."""
         assert self.process.stdin is not None
         self.process.stdin.close()
-        self.process.wait(timeout=60)
-        assert self.process.returncode == 0, self.log.read_text(errors="replace")[-3000:]
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            raise AssertionError(f"the engine did not close within 60 s:\n{self.log_tail()}") from None
+        assert self.process.returncode == 0, self.log_tail()
+
+    def wait_for(self, condition: Callable[[], bool], what: str) -> None:
+        try:
+            wait_until(condition, what, deadline_s=CAPTURE_DEADLINE_S)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{self.log_tail()}") from None
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:]
 
 
 def changes(events: Path) -> list[tuple[str, int]]:
@@ -134,13 +148,9 @@ def test_debezium_engine_resumes_from_offsets_kept_in_kafka_shim(
 
     first = Capture(properties, tmp_path, first_events)
     try:
-        wait_until(
-            lambda: len(changes(first_events)) >= 3, "the snapshot's 3 rows", deadline_s=CAPTURE_DEADLINE_S
-        )
+        first.wait_for(lambda: len(changes(first_events)) >= 3, "the snapshot's 3 rows")
         postgres.execute("INSERT INTO items VALUES (4, 'four'), (5, 'five')")
-        wait_until(
-            lambda: len(changes(first_events)) >= 5, "2 streamed inserts", deadline_s=CAPTURE_DEADLINE_S
-        )
+        first.wait_for(lambda: len(changes(first_events)) >= 5, "2 streamed inserts")
     finally:
         first.stop()
     assert changes(first_events) == [("r", 1), ("r", 2), ("r", 3), ("c", 4), ("c", 5)]
@@ -151,13 +161,9 @@ def test_debezium_engine_resumes_from_offsets_kept_in_kafka_shim(
     postgres.execute("DELETE FROM items WHERE id = 2")
     second = Capture(properties, tmp_path, second_events)
     try:
-        wait_until(
-            lambda: len(changes(second_events)) >= 3, "the 3 missed changes", deadline_s=CAPTURE_DEADLINE_S
-        )
+        second.wait_for(lambda: len(changes(second_events)) >= 3, "the 3 missed changes")
         postgres.execute("INSERT INTO items VALUES (7, 'seven')")
-        wait_until(
-            lambda: ("c", 7) in changes(second_events), "the last insert", deadline_s=CAPTURE_DEADLINE_S
-        )
+        second.wait_for(lambda: ("c", 7) in changes(second_events), "the last insert")
     finally:
         second.stop()
     assert changes(second_events) == [("c", 6), ("u", 1), ("d", 2), ("c", 7)]
