@@ -418,16 +418,22 @@ class Broker:
         call: Callable[[Waiter], Outcome[None]],
         respond: Callable[[T], None],
         refuse: Callable[[ErrorCode], T],
+        journal: tuple[str, str, str] | None = None,
     ) -> None:
         """Run a coordinator call whose answer comes to `respond`, now or later (JoinGroup,
         SyncGroup); one whose records could not be written is answered `refuse(code)` now, and
-        `refuse(NOT_COORDINATOR)` if its group is unloaded while it waits."""
+        `refuse(NOT_COORDINATOR)` if its group is unloaded while it waits. `journal`: (group id,
+        API, member id), noted in the group's journal as it arrives, its answer maybe much later."""
         waiter = self.waiter(respond, refuse(ErrorCode.NOT_COORDINATOR))
         try:
             self.apply(call(waiter))
         except StorageError as exc:
             self._waiting.pop(waiter, None)
             respond(refuse(exc.code))
+        if journal is not None:
+            group_id, api, member_id = journal
+            self.group_journal.arrived(group_id, api, member_id)
+            self.group_journal.observe(self.clock(), group_id, views.group_shape(self, group_id))
 
     def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
         """A consumer-protocol member joins a classic group with members: the group becomes a

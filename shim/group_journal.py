@@ -1,15 +1,20 @@
 """What happened to each group, for the console's timeline and the rebalance counts of /metrics.
 
 Fed from two places that already see everything: the request path (a member's JoinGroup,
-SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, ConsumerGroupHeartbeat and its answer) and the
+SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, ConsumerGroupHeartbeat and its answer; a JoinGroup
+or SyncGroup also when it arrives, since its answer may wait for the whole rebalance) and the
 coordinators' deadlines (a session expiring, a rebalance timing out). After either, the group's
 shape (type, state, members, generation or epoch) is compared with the last one seen: members
 that appeared or vanished and state changes become events, each naming its cause: the request
-or the deadline that made it. Pure and clock-free: the caller passes `now` in ms.
+or the deadline that made it. A rebalance names what first unsettled the group (the member whose
+JoinGroup moved it to PreparingRebalance, say). Pure and clock-free: the caller passes `now` in ms.
 
-Memory is bounded: the last `per_group` events of at most `max_groups` groups (the group first seen
-longest ago is forgotten first); a member's consecutive heartbeats, and its repeated requests
-with the same answer (commits), fold into one event.
+Memory is bounded by time and count together: events of the last `retention_ms` of the broker's
+clock, at most `max_events` across all groups (the oldest go first), for at most `max_groups`
+groups. Routine traffic folds into one event per member however the members' requests
+interleave: a member's heartbeats (and repeated commits with the same answer) add to its latest
+such event while only routine traffic has come since, so three members heartbeating leave the
+rebalances in view.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ from typing import NamedTuple
 
 # States a group enters when a rebalance starts: classic PreparingRebalance, KIP-848 Assigning.
 REBALANCING = frozenset({"PreparingRebalance", "Assigning", "Reconciling"})
-_HEARTBEATS = frozenset({"Heartbeat", "ConsumerGroupHeartbeat"})
+_HEARTBEATS = frozenset({"Heartbeat", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"})
+# Requests every member sends over and over: each member's fold into its own latest event.
+_ROUTINE = _HEARTBEATS | {"OffsetCommit"}
+# How far back a routine request looks for its member's event to fold into (members' interleaved
+# routine events): a bound on the work per request, far above any group's member count in view.
+_FOLD_WINDOW = 256
+NEW_MEMBER = "a new member"
 
 
 class GroupShape(NamedTuple):
@@ -38,6 +49,7 @@ class GroupEvent:
     detail: str
     count: int = 1  # folded heartbeats
     last_ms: int = 0
+    routine: bool = False  # a heartbeat or commit, which later ones of its member fold into
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -52,7 +64,7 @@ class GroupEvent:
 
 @dataclass
 class _GroupHistory:
-    events: deque[GroupEvent]
+    events: deque[GroupEvent] = field(default_factory=deque)
     shape: GroupShape | None = None
     rebalances: int = 0
     last_cause: str = field(default="")
@@ -60,18 +72,33 @@ class _GroupHistory:
 
 
 class GroupJournal:
-    def __init__(self, per_group: int = 500, max_groups: int = 10_000) -> None:
-        self.per_group = per_group
+    def __init__(
+        self, retention_ms: int = 3_600_000, max_events: int = 100_000, max_groups: int = 10_000
+    ) -> None:
+        self.retention_ms = retention_ms
+        self.max_events = max_events
         self.max_groups = max_groups
         self._groups: dict[str, _GroupHistory] = {}  # in the order first seen
+        # Every group's events in the order they were added: what to forget first.
+        self._added: deque[tuple[_GroupHistory, GroupEvent]] = deque()
 
     def _history(self, group_id: str) -> _GroupHistory:
         history = self._groups.get(group_id)
         if history is None:
-            history = self._groups[group_id] = _GroupHistory(deque(maxlen=self.per_group))
+            history = self._groups[group_id] = _GroupHistory()
             if len(self._groups) > self.max_groups:
-                del self._groups[next(iter(self._groups))]
+                forgotten = self._groups.pop(next(iter(self._groups)))
+                forgotten.events.clear()  # its entries in _added go as they come to the front
         return history
+
+    def _add(self, now: int, history: _GroupHistory, event: GroupEvent) -> None:
+        history.events.append(event)
+        self._added.append((history, event))
+        added = self._added
+        while added and (len(added) > self.max_events or added[0][1].at_ms < now - self.retention_ms):
+            owner, oldest = added.popleft()
+            if owner.events and owner.events[0] is oldest:
+                owner.events.popleft()
 
     def request(self, now: int, group_id: str, api: str, member_id: str, error: str) -> None:
         """A member's request about `group_id` was answered (`error`: NONE or the code's name)."""
@@ -80,16 +107,32 @@ class GroupJournal:
             kind, detail = ("heartbeat" if api in _HEARTBEATS else "request"), api
         else:
             kind, detail = "request", f"{api} -> {error}"
-        events = history.events
-        last = events[-1] if events else None
-        if last is not None and last.member_id == member_id and last.detail == detail and last.kind == kind:
+        routine = api in _ROUTINE
+        folded = self._same_routine(history.events, kind, member_id, detail) if routine else None
+        if folded is not None:
             # A member's repeated request with the same answer (heartbeats, a consumer's
             # commits) folds into one event: no new event, nor cause, per request.
-            last.count += 1
-            last.last_ms = now
+            folded.count += 1
+            folded.last_ms = now
             return
-        events.append(GroupEvent(now, kind, member_id, detail))
-        history.last_cause = f"{api} from {member_id or 'a new member'}"
+        self._add(now, history, GroupEvent(now, kind, member_id, detail, routine=routine))
+        history.last_cause = f"{api} from {member_id or NEW_MEMBER}"
+
+    @staticmethod
+    def _same_routine(events: deque[GroupEvent], kind: str, member_id: str, detail: str) -> GroupEvent | None:
+        """The member's latest event of this routine request, if only routine ones came since."""
+        for index in range(len(events) - 1, max(len(events) - _FOLD_WINDOW, 0) - 1, -1):
+            event = events[index]
+            if not event.routine:
+                return None
+            if event.member_id == member_id and event.detail == detail and event.kind == kind:
+                return event
+        return None
+
+    def arrived(self, group_id: str, api: str, member_id: str) -> None:
+        """A JoinGroup or SyncGroup reached the coordinator; its answer may come much later (at the
+        rebalance's end): what the group does now (PreparingRebalance) is this request's doing."""
+        self._history(group_id).last_cause = f"{api} from {member_id or NEW_MEMBER}"
 
     def deadline(self, group_id: str, kind: str, member_id: str) -> None:
         """A coordinator's deadline for the group passed; what follows is its doing."""
@@ -104,14 +147,17 @@ class GroupJournal:
             return
         old_members = before.members if before is not None else frozenset()
         new_members = shape.members if shape is not None else frozenset()
-        for member in sorted(new_members - old_members):
-            history.events.append(GroupEvent(now, "joined", member, f"member added ({cause})"))
+        added = sorted(new_members - old_members)
+        if cause.endswith(f" from {NEW_MEMBER}") and len(added) == 1:
+            cause = history.last_cause = cause.replace(NEW_MEMBER, added[0])  # the id it was given
+        for member in added:
+            self._add(now, history, GroupEvent(now, "joined", member, f"member added ({cause})"))
         for member in sorted(old_members - new_members):
-            history.events.append(GroupEvent(now, "left", member, f"member removed ({cause})"))
+            self._add(now, history, GroupEvent(now, "left", member, f"member removed ({cause})"))
         old_state = before.state if before is not None else "(none)"
         new_state = shape.state if shape is not None else "Dead"
         if new_state != old_state:
-            history.events.append(GroupEvent(now, "state", "", f"{old_state} -> {new_state} ({cause})"))
+            self._add(now, history, GroupEvent(now, "state", "", f"{old_state} -> {new_state} ({cause})"))
             if new_state in REBALANCING and not history.rebalance_cause:
                 history.rebalance_cause = cause
         if (new_members != old_members) and not history.rebalance_cause:
@@ -121,12 +167,14 @@ class GroupJournal:
         if shape is not None and before is not None and shape.epoch > before.epoch:
             history.rebalances += 1
             why = history.rebalance_cause or cause
-            history.events.append(GroupEvent(now, "rebalance", "", f"rebalance #{history.rebalances}: {why}"))
+            self._add(
+                now, history, GroupEvent(now, "rebalance", "", f"rebalance #{history.rebalances}: {why}")
+            )
             history.rebalance_cause = ""
         elif shape is not None and before is None and shape.epoch > 0:
             history.rebalances += 1  # first seen after its first rebalance completed
-            history.events.append(
-                GroupEvent(now, "rebalance", "", f"rebalance #{history.rebalances}: {cause}")
+            self._add(
+                now, history, GroupEvent(now, "rebalance", "", f"rebalance #{history.rebalances}: {cause}")
             )
         history.shape = shape
 

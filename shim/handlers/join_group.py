@@ -81,6 +81,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 lambda waiter: broker.groups.join_group(join, ctx.now_ms(), waiter),
                 respond,
                 lambda code: JoinResult(code, join.member_id),
+                journal=(join.group_id, "JoinGroup", join.member_id),
             )
         )
     return {

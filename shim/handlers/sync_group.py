@@ -43,7 +43,10 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             groups = broker.groups
             result = await ctx.deferred(
                 lambda respond: broker.start_waiting(
-                    lambda waiter: groups.sync_group(sync, ctx.now_ms(), waiter), respond, SyncResult
+                    lambda waiter: groups.sync_group(sync, ctx.now_ms(), waiter),
+                    respond,
+                    SyncResult,
+                    journal=(sync.group_id, "SyncGroup", sync.member_id),
                 )
             )
     return {
