@@ -52,6 +52,7 @@ DEFAULT_IMAGE = "kafka-shim:latest"  # what `docker build -t kafka-shim .` tags
 CLIENT_PORT = 9092  # the PLAINTEXT listener, published on the host
 NETWORK_PORT = 19092  # the BROKER listener, for containers on the same network
 CONTROL_PORT = 9094  # the test broker's control endpoint (with_control), published on a free port
+SCHEMA_REGISTRY_PORT = 8081  # the schema registry the image serves, published on a free port
 LISTENING = "kafka-shim listening on"
 _PORT_TAKEN = ("port is already allocated", "address already in use")
 # Images of Apache Kafka that code written for KafkaContainer names: kafka-shim runs instead.
@@ -178,7 +179,13 @@ class KafkaShimContainer(MappedPortContainer):
         self.client_port = port
         self.broker_config: dict[str, str] = {}
         self.control = False
-        self.with_exposed_ports(NETWORK_PORT)
+        self.with_exposed_ports(NETWORK_PORT, SCHEMA_REGISTRY_PORT)
+
+    def get_schema_registry_url(self) -> str:
+        """The schema registry (Confluent's REST API, docs/schema-registry.md) as the host
+        reaches it: confluent-kafka's `schema.registry.url`. Containers on the same network
+        reach it on port 8081 of the container's network alias."""
+        return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(SCHEMA_REGISTRY_PORT)}"
 
     def with_broker_config(self, name: str, value: object) -> Self:
         """A Kafka broker config (`--config name=value`), e.g. ("num.partitions", 3)."""
@@ -259,7 +266,7 @@ RUN useradd --system --uid 1000 --user-group --home-dir /data --no-create-home k
     && mkdir /data && chown kafka-shim:kafka-shim /data
 USER kafka-shim
 VOLUME /data
-EXPOSE 9092 19092 9094
+EXPOSE 9092 19092 8080 8081 9094
 ENTRYPOINT ["python3", "-m", "kafka_shim", "container"]
 HEALTHCHECK --interval=2s --timeout=3s --start-period=10s --retries=5 \\
     CMD ["python3", "-m", "kafka_shim", "healthcheck"]

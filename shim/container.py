@@ -7,7 +7,10 @@ official image, `listeners` left unset is derived from `advertised.listeners` wi
 replaced by 0.0.0.0. With neither set, the container's defaults apply: PLAINTEXT on 9092
 (advertised as localhost:9092) and DOCKER on 19092 for other containers (advertised as the
 container's host name), both on every interface; data in /data; the console on every
-interface's port 8080 (`-p 8080:8080` publishes it). ARGS come after all that (a
+interface's port 8080 (`-p 8080:8080` publishes it), the schema registry on 8081. The
+`SCHEMA_REGISTRY_*` variables of Confluent's registry image that mean something here are read:
+SCHEMA_REGISTRY_LISTENERS (its first http://HOST:PORT), SCHEMA_REGISTRY_KAFKASTORE_TOPIC and
+SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL. ARGS come after all that (a
 flag beats the environment), so `docker run kafka-shim --config num.partitions=3` adds to the
 defaults instead of replacing them.
 
@@ -31,6 +34,12 @@ DEFAULT_ADVERTISED = "PLAINTEXT://localhost:9092,DOCKER://:19092"
 DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,DOCKER:PLAINTEXT"
 # The console on every interface of the container: its loopback is unreachable from the host.
 CONSOLE = "0.0.0.0:8080"
+SCHEMA_REGISTRY = "0.0.0.0:8081"  # Confluent's port, as its image serves it
+# Confluent's registry image's variables and the broker settings they set here.
+SCHEMA_REGISTRY_VARIABLES = {
+    "SCHEMA_REGISTRY_KAFKASTORE_TOPIC": "schema.registry.topic",
+    "SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL": "schema.registry.compatibility.level",
+}
 # The official image's ExcludeServerPropsEnv: settings of its JVM and scripts, not broker configs.
 NOT_BROKER_CONFIGS = frozenset(
     {
@@ -92,6 +101,7 @@ def container_argv(environ: Mapping[str, str], args: list[str]) -> list[str]:
     """The broker's command line: the container's defaults, the environment, then `args`."""
     pairs = env_configs(environ)
     argv: list[str] = ["--console", CONSOLE]  # a later --console in `args` wins
+    argv += ["--schema-registry", _schema_registry_address(environ)]
     if not any(arg.split("=", 1)[0] in ("--data-dir", "--memory") for arg in args) and not (
         {"log.dirs", "log.dir"} & pairs.keys()
     ):
@@ -112,7 +122,22 @@ def container_argv(environ: Mapping[str, str], args: list[str]) -> list[str]:
         argv += ["--log-level", level]
     for name, value in pairs.items():
         argv += ["--config", f"{name}={value}"]
+    for variable, name in SCHEMA_REGISTRY_VARIABLES.items():
+        if variable in environ:
+            value = environ[variable]
+            # Confluent's image takes the level in any case; the setting's choices are upper case.
+            argv += ["--config", f"{name}={value.upper() if name.endswith('level') else value}"]
     return argv + args
+
+
+def _schema_registry_address(environ: Mapping[str, str]) -> str:
+    """SCHEMA_REGISTRY_LISTENERS' first http:// listener as HOST:PORT (https is the broker's
+    TLS listener's business: the registry is served over TLS where a listener is)."""
+    for listener in environ.get("SCHEMA_REGISTRY_LISTENERS", "").split(","):
+        scheme, _, address = listener.strip().partition("://")
+        if address and scheme in ("http", "https"):
+            return address.rstrip("/")
+    return SCHEMA_REGISTRY
 
 
 def main(args: list[str]) -> int:

@@ -53,6 +53,16 @@ def _flag(request: Request, name: str) -> bool:
     return request.query_params.get(name, "false").strip().lower() == "true"
 
 
+def _page(request: Request, items: list[Any]) -> list[Any]:
+    """`?offset=&limit=` as Confluent pages its listings (limit -1 or absent: all)."""
+    try:
+        offset = max(int(request.query_params.get("offset", "0")), 0)
+        limit = int(request.query_params.get("limit", "-1"))
+    except ValueError:
+        raise errors.unprocessable("offset and limit must be integers") from None
+    return items[offset:] if limit < 0 else items[offset : offset + limit]
+
+
 def _schema_id(request: Request) -> int:
     text = request.path_params["id"]
     try:
@@ -143,12 +153,16 @@ def _routes(registry: Registry) -> list[tuple[str, list[str], tuple[Rule, ...], 
             deleted=_flag(request, "deleted"),
             deleted_only=_flag(request, "deletedOnly"),
         )
-        return [name for name in names if access.may(request, access.READ_SUBJECT, name)]
+        return _page(request, [name for name in names if access.may(request, access.READ_SUBJECT, name)])
 
     async def versions(request: Request) -> Any:
         subject = request.path_params["subject"]
         access.require(request, access.READ_SUBJECT, subject)
-        return [v.version for v in registry.versions_of(subject, deleted=_flag(request, "deleted"))]
+        if _flag(request, "deletedOnly"):
+            return [v.version for v in registry.versions_of(subject, deleted=True) if v.deleted]
+        return _page(
+            request, [v.version for v in registry.versions_of(subject, deleted=_flag(request, "deleted"))]
+        )
 
     async def version(request: Request) -> Any:
         subject = request.path_params["subject"]
@@ -208,7 +222,9 @@ def _routes(registry: Registry) -> list[tuple[str, list[str], tuple[Rule, ...], 
             deleted=_flag(request, "deleted"),
             latest_only=_flag(request, "latestOnly"),
         )
-        return [schema_json(v) for v in found if access.may(request, access.READ_SUBJECT, v.subject)]
+        return _page(
+            request, [schema_json(v) for v in found if access.may(request, access.READ_SUBJECT, v.subject)]
+        )
 
     async def register(request: Request) -> Any:
         subject = request.path_params["subject"]

@@ -110,3 +110,19 @@ def test_healthcheck_help_and_a_bad_address(capsys: pytest.CaptureFixture[str]) 
         healthcheck(["localhost:http"])
     assert refused.value.code == 2
     assert "'localhost:http' is not [HOST]:PORT" in capsys.readouterr().err
+
+
+def test_the_schema_registry_takes_confluents_image_variables() -> None:
+    argv = container_argv(
+        {
+            "SCHEMA_REGISTRY_LISTENERS": "http://0.0.0.0:18081",
+            "SCHEMA_REGISTRY_KAFKASTORE_TOPIC": "_registry",
+            "SCHEMA_REGISTRY_SCHEMA_COMPATIBILITY_LEVEL": "full",
+        },
+        [],
+    )
+    config = config_from_args(build_parser().parse_args(argv))
+    assert config.schema_registry_listener == "0.0.0.0:18081"
+    assert (config.schema_registry_topic, config.schema_registry_compatibility_level) == ("_registry", "FULL")
+    default = config_from_args(build_parser().parse_args(container_argv({}, [])))
+    assert default.schema_registry_listener == "0.0.0.0:8081"
