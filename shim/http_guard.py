@@ -3,8 +3,9 @@ endpoint, the schema registry), as one ASGI middleware, `HttpGuard`, taking each
 through the same steps in one order:
 
 1. Host. The Host header must be an IP address (the one the surface is bound to, or the one
-   it is reached at through a published port), `localhost`, or the name the surface was
-   configured with (`--console NAME:PORT`); any other name answers 421 Misdirected Request.
+   it is reached at through a published port), `localhost`, the name the surface was
+   configured with (`--console NAME:PORT`) or a name the Kafka listeners advertise
+   (advertised.listeners); any other name answers 421 Misdirected Request.
    A page whose own name a DNS server rebinds to 127.0.0.1 sends that name, so it cannot
    read a local surface (DNS rebinding).
 2. Origin. A request carrying an Origin that is not the surface's own (its scheme, the Host
@@ -295,9 +296,12 @@ class HttpGuard:
         self.routes = [(route, _access_of(route)) for route in routes]
         self.surface = surface
         self.json_types = frozenset(json_types)
-        # The host of the address it was configured with (HOST:PORT), not a wildcard.
-        named = _split_host(bound_host)[0] if bound_host else ""
-        self.hosts = LOOPBACK | ({named} if named not in ("", "0.0.0.0", "::") else set())
+        # The names the broker is known by: the host of the address the surface was configured
+        # with (HOST:PORT, not a wildcard) and the Kafka listeners' advertised hosts (what a
+        # container is reached by in a compose network: advertised.listeners names it).
+        named = {_split_host(bound_host)[0] if bound_host else "", broker.advertised_host}
+        named |= {listener.advertised.host for listener in broker.listeners}
+        self.hosts = LOOPBACK | {name.lower() for name in named if name not in ("", "0.0.0.0", "::")}
         self.max_body_bytes = max_body_bytes
         self._login_threads: anyio.CapacityLimiter | None = None  # made in the serving loop
 

@@ -88,6 +88,15 @@ def test_the_host_must_name_the_surface_or_loopback(client: TestClient, host: st
     assert answer.headers["x-content-type-options"] == "nosniff"
 
 
+def test_a_name_the_listeners_advertise_is_the_brokers_own() -> None:
+    broker = make_broker(
+        "--listeners", "PLAINTEXT://0.0.0.0:0", "--config", "advertised.listeners=PLAINTEXT://kafka-shim:0"
+    )
+    app = Starlette(routes=[], middleware=[http_guard.guard(broker, [], "test surface")])
+    with TestClient(app, base_url="http://kafka-shim:8081") as client:  # a compose network's service name
+        assert client.get("/x").status_code == 404  # past the guard
+
+
 def test_the_name_a_surface_is_configured_with_is_its_own() -> None:
     broker = make_broker()
     app = Starlette(
