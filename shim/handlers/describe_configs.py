@@ -1,5 +1,5 @@
 """DescribeConfigs: topic configs (overrides over broker synonyms over
-defaults) and this broker's own configs."""
+defaults), this broker's own configs, group configs and the broker's loggers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import BROKER_SETTINGS
+from kafka_shim.shim import broker_loggers
 from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
 from kafka_shim.shim.authorizer import ResourceType as AclResourceType
 from kafka_shim.shim.context import RequestContext
@@ -132,6 +133,30 @@ def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request:
     return [_broker_entry(broker, name, request, scope == CLUSTER_DEFAULT) for name in names]
 
 
+def _logger_entries(ctx: RequestContext, name: str, keys: list[str] | None) -> dict[str, Any]:
+    """The broker's loggers and their levels (shim.broker_loggers), as Kafka's ConfigHelper
+    describes them: no synonyms, no type, no documentation."""
+    if not name:
+        return {"error_code": ErrorCode.INVALID_REQUEST, "error_message": "Broker id must not be empty"}
+    if not name.isdigit() or int(name) != ctx.node_id:
+        message = f"Unexpected broker id, expected {ctx.node_id} but received {name}"
+        return {"error_code": ErrorCode.INVALID_REQUEST, "error_message": message}
+    entries = [
+        {
+            "name": logger,
+            "value": level,
+            "read_only": False,
+            "is_default": False,
+            "config_source": ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+            "is_sensitive": False,
+            "synonyms": [],
+        }
+        for logger, level in broker_loggers.levels().items()
+        if keys is None or logger in keys
+    ]
+    return {"configs": entries}
+
+
 def config_denial(
     ctx: RequestContext, resource_type: int, name: str, operation: AclOperation
 ) -> ErrorCode | None:
@@ -178,6 +203,8 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         return result | {"configs": _broker_entries(ctx.broker, resource.resource_name, keys, request)}
     if resource.resource_type == ResourceType.GROUP:
         return result | {"configs": _group_entries(ctx, resource.resource_name, keys, request)}
+    if resource.resource_type == ResourceType.BROKER_LOGGER:
+        return result | _logger_entries(ctx, resource.resource_name, keys)
     return result | {
         "error_code": ErrorCode.INVALID_REQUEST,
         "error_message": ErrorCode.INVALID_REQUEST.default_message,

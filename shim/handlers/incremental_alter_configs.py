@@ -2,7 +2,8 @@
 validated like CreateTopics configs, persisted by the topic store; SET / DELETE of a
 group's configs (the GROUP resource, Kafka 4: the share.* group configs here); dynamic
 broker configs, per broker and as the cluster default "" (shim.dynamic_configs: which may
-change while the broker runs, kept across restarts).
+change while the broker runs, kept across restarts); the levels of the broker's loggers
+(BROKER_LOGGER, shim.broker_loggers).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
 from kafka_shim.protocol.settings import BROKER_SETTINGS
-from kafka_shim.shim.authorizer import AclOperation
+from kafka_shim.shim import broker_loggers
+from kafka_shim.shim.authorizer import DENIED_MESSAGES, AclOperation
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import invalid_group_config
@@ -201,10 +203,36 @@ def duplicate_keys(resource: Any) -> str | None:
     return "Error due to duplicate config keys" if duplicated else None
 
 
+def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    """The broker's logger levels (shim.broker_loggers), as Kafka's broker changes them without
+    its controller (ConfigAdminManager.preprocess, RuntimeLoggerManager): null values, then the
+    permission, the node id, every change validated, then all applied."""
+    nulls = [
+        c.name for c in resource.configs if c.config_operation != AlterConfigOp.DELETE and c.value is None
+    ]
+    if nulls:
+        return ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}"
+    denied = config_denial(ctx, resource.resource_type, resource.resource_name, AclOperation.ALTER_CONFIGS)
+    if denied is not None:
+        return denied, DENIED_MESSAGES[denied]
+    try:
+        broker_loggers.check_node(resource.resource_name, ctx.node_id)
+        for change in resource.configs:
+            broker_loggers.validate(change.config_operation, change.name, change.value)
+    except broker_loggers.LoggerRefusal as refusal:
+        return refusal.code, refusal.message
+    if not validate_only:
+        for change in resource.configs:
+            broker_loggers.apply(change.config_operation, change.name, change.value)
+    return ErrorCode.NONE, None
+
+
 def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
     duplicated = duplicate_keys(resource)
     if duplicated is not None:
         return ErrorCode.INVALID_REQUEST, duplicated
+    if resource.resource_type == ResourceType.BROKER_LOGGER:
+        return _alter_loggers(ctx, resource, validate_only)
     broker_value = ctx.broker.config.known_value
     changes = list(resource.configs)
     config = ctx.broker.config

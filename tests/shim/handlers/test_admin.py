@@ -297,7 +297,7 @@ def test_describe_configs_filters_and_errors() -> None:
         "auto.create.topics.enable": "true",
     }
     assert wrong_broker.error_code == ErrorCode.INVALID_REQUEST
-    assert logger.error_code == ErrorCode.INVALID_REQUEST
+    assert logger.error_code == ErrorCode.NONE and "root" in [c.name for c in logger.configs]  # its loggers
 
 
 @pytest.mark.parametrize("version", range(0, 2))

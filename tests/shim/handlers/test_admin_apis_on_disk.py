@@ -175,6 +175,9 @@ def test_incremental_alter_configs_other_resources(broker: Harness) -> None:
         "validate_only": False,
     }
     response = broker.call(incremental_alter_configs, 1, request)
+    assert response is not None and response.responses[0].error_code == ErrorCode.NONE  # no change asked
+    request["resources"][0]["resource_type"] = 16  # CLIENT_METRICS: not kept here
+    response = broker.call(incremental_alter_configs, 1, request)
     assert response is not None and response.responses[0].error_code == ErrorCode.INVALID_REQUEST
 
 
