@@ -306,7 +306,10 @@ class HttpGuard:
         self._login_threads: anyio.CapacityLimiter | None = None  # made in the serving loop
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "websocket":  # no surface speaks it: refused before any rule is skipped
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":  # lifespan
             await self.app(scope, receive, send)
             return
         send = _nosniff(send)

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from kafka_shim.shim import http_guard
 from kafka_shim.shim.authorization import DESCRIBE, READ, TOPIC, WRITE, UndeclaredCheck
@@ -218,3 +219,8 @@ def test_a_route_must_declare_its_access_and_only_its_rows_checks() -> None:
         http_guard.HttpGuard(Starlette(), make_broker(), [Route("/x", lambda r: None)], "test surface")
     with pytest.raises(UndeclaredCheck):
         mirrors("fetch", need(WRITE, TOPIC, "name"))  # Fetch asks no WRITE
+
+
+def test_websockets_are_refused(client: TestClient) -> None:
+    with pytest.raises(WebSocketDisconnect), client.websocket_connect("/echo"):
+        pass
