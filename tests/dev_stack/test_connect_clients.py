@@ -283,3 +283,64 @@ def test_file_stream_connectors_through_avro_converter_and_the_built_in_registry
     values = topic_values(dev_broker.bootstrap, topic, len(lines))
     assert {value[1:5] for value in values} == {registered.schema_id.to_bytes(4, "big")}
     assert [deserialize(value, context) for value in values] == lines
+
+
+def offsets(worker: ConnectWorker, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: rest(f"{worker.url}/connectors/{name}/offsets")["offsets"] for name in names}
+
+
+def connector_state(worker: ConnectWorker, name: str) -> str | None:
+    return status(worker, name).get("connector", {}).get("state")
+
+
+def test_connector_offsets_read_altered_and_reset_through_the_rest_api(
+    connect_cluster: ConnectCluster, dev_broker: KafkaShim, tmp_path: Path
+) -> None:
+    """KIP-875's offset management on stopped connectors: the sink's offsets are its consumer
+    group's (altered through the Admin API), the exactly-once source's live in the offsets topic
+    (reset after fencing the task's transactional id). Resumed, the sink replays from where it
+    was moved back to, and the reset source reads its file again from the start."""
+    topic = "connect-managed-lines"
+    source_file, sink_file = tmp_path / "source.txt", tmp_path / "sink.txt"
+    source_file.touch()
+    dev_broker.create_topic(topic, 1)
+    worker = connect_cluster.any_worker()
+    source, sink = create_file_connectors(worker, "managed", topic, (source_file, sink_file), {})
+    lines = source_lines("managed", 20)
+    try:
+        append_lines(source_file, lines)
+        wait_until(lambda: file_lines(sink_file) == lines, "every line in the sink file", deadline_s=60)
+        read = sum(len(line) + 1 for line in lines)  # the source's position: bytes of ASCII lines
+        committed = {
+            sink: [
+                {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}
+            ],
+            source: [{"partition": {"filename": str(source_file)}, "offset": {"position": read}}],
+        }
+        wait_until(
+            lambda: offsets(worker, (source, sink)) == committed, "the offsets committed", deadline_s=30
+        )
+        for name in (source, sink):
+            rest(f"{worker.url}/connectors/{name}/stop", "PUT", timeout_s=30.0)
+        stopped = {source: "STOPPED", sink: "STOPPED"}
+        wait_until(
+            lambda: {n: connector_state(worker, n) for n in stopped} == stopped, "stopped", deadline_s=30
+        )
+        moved_back = {
+            "partition": {"kafka_topic": topic, "kafka_partition": 0},
+            "offset": {"kafka_offset": 15},
+        }
+        rest(f"{worker.url}/connectors/{sink}/offsets", "PATCH", {"offsets": [moved_back]}, timeout_s=30.0)
+        assert rest(f"{worker.url}/connectors/{sink}/offsets")["offsets"] == [moved_back]
+        rest(f"{worker.url}/connectors/{source}/offsets", "DELETE", timeout_s=30.0)
+        assert rest(f"{worker.url}/connectors/{source}/offsets")["offsets"] == []
+        for name in (source, sink):
+            rest(f"{worker.url}/connectors/{name}/resume", "PUT", timeout_s=30.0)
+        expected = lines + lines[15:] + lines
+        wait_until(lambda: file_lines(sink_file) == expected, "the replayed lines", deadline_s=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{connect_cluster.logs()}") from exc
+    finally:
+        for name in (source, sink):
+            rest(f"{worker.url}/connectors/{name}", "DELETE", timeout_s=30.0)
+    assert [json_payload(value) for value in topic_values(dev_broker.bootstrap, topic, 40)] == lines + lines
