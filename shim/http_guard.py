@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
 
 log = logging.getLogger("kafka_shim.http")
+audit = logging.getLogger("kafka_shim.authorizer")  # denials, as the Kafka listeners log them
 
 JSON = "application/json"
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -158,15 +159,17 @@ def json_body(request: Request) -> Any:
     return request.scope.get("state", {}).get("json")
 
 
-def allowed(request: Request, operation: AclOperation, resource: ResourceType, name: str) -> bool:
+def allowed(
+    request: Request, operation: AclOperation, resource: ResourceType, name: str, log_denied: bool = True
+) -> bool:
     """Whether the request's principal may do `operation` to the resource, a check its route's
-    row must declare (UndeclaredCheck otherwise, a bug)."""
+    row must declare (UndeclaredCheck otherwise, a bug). A denial is logged as the Kafka
+    listeners log one, except where a listing hides it (`visible`), as Kafka does."""
     state = request.scope.get("state", {})
     access: Access = state.get("access") or LOGGED_IN
     access.declaring(operation, resource)
-    authorizer = state["broker"].authorizer
-    return authorizer is None or authorizer.authorize(
-        state["principal"], state["client_host"], operation, resource, name
+    return _authorized(
+        state["broker"], state["principal"], state["client_host"], operation, resource, name, log_denied
     )
 
 
@@ -174,7 +177,27 @@ def visible(
     request: Request, operation: AclOperation, resource: ResourceType, names: Iterable[str]
 ) -> set[str]:
     """Of `names`, those the principal may `operation`: what a listing shows (hidden checks)."""
-    return {name for name in names if allowed(request, operation, resource, name)}
+    return {name for name in names if allowed(request, operation, resource, name, log_denied=False)}
+
+
+def _authorized(
+    broker: Broker,
+    principal: str,
+    client_host: str,
+    operation: AclOperation,
+    resource: ResourceType,
+    name: str,
+    log_denied: bool = True,
+) -> bool:
+    authorizer = broker.authorizer
+    if authorizer is None or authorizer.authorize(principal, client_host, operation, resource, name):
+        return True
+    if log_denied:
+        audit.info(
+            "Principal = %s is Denied operation = %s from host = %s on resource = %s:%s",
+            principal, operation.name, client_host, resource.name, name,
+        )  # fmt: skip
+    return False
 
 
 def denial(principal: str, operation: AclOperation, resource: ResourceType, name: str) -> str:
@@ -398,6 +421,13 @@ class HttpGuard:
             self.broker.credentials.verify_plain, user, password, limiter=self._login_threads
         )
         if not valid:
+            client = (scope.get("client") or ("",))[0]
+            log.info(
+                "failed login of %r from %s to the %s: invalid username or password",
+                user,
+                client,
+                self.surface,
+            )
             # As a Kafka listener answers a failed login: late, so guessing costs time.
             await anyio.sleep(self.broker.config.failed_authentication_delay_ms / 1000)
             return ANONYMOUS, _unauthenticated("invalid username or password")
@@ -433,7 +463,7 @@ class HttpGuard:
                 name = str(params[needed.param])
             else:
                 continue
-            if not authorizer.authorize(principal, client_host, needed.operation, needed.resource, name):
+            if not _authorized(self.broker, principal, client_host, needed.operation, needed.resource, name):
                 return PlainTextResponse(denial(principal, needed.operation, needed.resource, name), 403)
         return None
 

@@ -7,6 +7,7 @@ table's rows."""
 from __future__ import annotations
 
 import base64
+import logging
 import time
 from collections.abc import Iterator
 
@@ -172,7 +173,7 @@ def basic(user: str, password: str) -> dict[str, str]:
     return {"authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
 
 
-def test_sasl_listeners_ask_a_login_and_a_failed_one_waits() -> None:
+def test_sasl_listeners_ask_a_login_and_a_failed_one_waits(caplog: pytest.LogCaptureFixture) -> None:
     broker = make_broker(sasl=True)
     with TestClient(app_of(broker), base_url="http://127.0.0.1:8080") as client:
         assert client.get("/echo").status_code == 401
@@ -183,7 +184,9 @@ def test_sasl_listeners_ask_a_login_and_a_failed_one_waits() -> None:
             client.post("/echo", content=big, headers={"content-type": "application/json"}).status_code == 401
         )
         started = time.monotonic()
-        assert client.get("/echo", headers=basic("admin", "wrong")).status_code == 401
+        with caplog.at_level(logging.INFO, "kafka_shim.http"):
+            assert client.get("/echo", headers=basic("admin", "wrong")).status_code == 401
+        assert "failed login of 'admin' from testclient to the test surface" in caplog.text
         # connection.failed.authentication.delay.ms (Kafka's 100 ms) before the answer
         assert time.monotonic() - started >= broker.config.failed_authentication_delay_ms / 1000
         answer = client.get("/echo", headers=basic("admin", "admin-secret"))
@@ -199,7 +202,8 @@ def grant(broker: Broker, principal: str, operation: AclOperation, name: str) ->
     assert broker.authorizer.create([binding]) == [None]
 
 
-def test_routes_are_authorized_by_the_row_they_mirror() -> None:
+def test_routes_are_authorized_by_the_row_they_mirror(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "kafka_shim.authorizer")
     broker = make_broker(
         "--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin", sasl=True
     )
@@ -208,6 +212,10 @@ def test_routes_are_authorized_by_the_row_they_mirror() -> None:
         refused = client.get("/records/a", headers=bob)
         assert (refused.status_code, refused.text) == (403, "User:bob may not READ TOPIC a")
         assert client.get("/topics", headers=bob).json() == []  # hidden, not refused
+        denials = [r.getMessage() for r in caplog.records if r.name == "kafka_shim.authorizer"]
+        assert denials == [
+            "Principal = User:bob is Denied operation = READ from host = testclient on resource = TOPIC:a"
+        ]
         grant(broker, "User:bob", AclOperation.READ, "a")  # READ implies DESCRIBE
         assert client.get("/records/a", headers=bob).status_code == 200
         assert client.get("/topics", headers=bob).json() == ["a"]
