@@ -124,13 +124,49 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
     }
 
 
+def _custom_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
+    """A dynamic config Kafka does not know, kept as Kafka keeps it and described as Kafka's
+    ConfigHelper does: of no known type, so sensitive (value null), read-only, type UNKNOWN."""
+    dynamic = broker.dynamic_configs
+    levels = [
+        source
+        for scope, source in (
+            (dynamic.own_scope, ConfigSource.DYNAMIC_BROKER_CONFIG),
+            (CLUSTER_DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+        )
+        if name in dynamic.get(scope) and (not cluster_default or scope == CLUSTER_DEFAULT)
+    ]
+    return {
+        "name": name,
+        "value": None,
+        "read_only": True,
+        "is_default": False,
+        "config_source": levels[0],
+        "is_sensitive": True,
+        "synonyms": [{"name": name, "value": None, "source": level} for level in levels]
+        if request.include_synonyms
+        else [],
+        "config_type": 0,  # UNKNOWN
+        "documentation": None,
+    }
+
+
 def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
-    """This broker's configs, or (scope "") the cluster defaults set dynamically."""
-    names = sorted(BROKER_SETTINGS) if keys is None else [k for k in keys if k in BROKER_SETTINGS]
-    names = [name for name in names if broker.config.describes(name)]
+    """This broker's configs, or (scope "") the cluster defaults set dynamically; with them the
+    dynamic configs of names Kafka does not know (a plugin's), which Kafka keeps and describes."""
+    dynamic = broker.dynamic_configs
+    scopes = [CLUSTER_DEFAULT] if scope == CLUSTER_DEFAULT else [dynamic.own_scope, CLUSTER_DEFAULT]
+    custom = {name for s in scopes for name in dynamic.get(s) if name not in BROKER_SETTINGS}
+    known = [name for name in BROKER_SETTINGS if broker.config.describes(name)]
+    names = sorted({*known, *custom}) if keys is None else [k for k in keys if k in known or k in custom]
     if scope == CLUSTER_DEFAULT:
-        names = [name for name in names if name in broker.dynamic_configs.get(CLUSTER_DEFAULT)]
-    return [_broker_entry(broker, name, request, scope == CLUSTER_DEFAULT) for name in names]
+        names = [name for name in names if name in dynamic.get(CLUSTER_DEFAULT)]
+    return [
+        _custom_entry(broker, name, request, scope == CLUSTER_DEFAULT)
+        if name in custom
+        else _broker_entry(broker, name, request, scope == CLUSTER_DEFAULT)
+        for name in names
+    ]
 
 
 def _logger_entries(ctx: RequestContext, name: str, keys: list[str] | None) -> dict[str, Any]:
