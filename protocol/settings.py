@@ -180,6 +180,16 @@ _DECLARED = [
     _broker("delete.topic.enable", BOOLEAN, "true", "DeleteTopics is allowed", "delete_topic_enable"),
     _broker("num.partitions", INT, "1", "partitions of an auto-created topic (also --num-partitions)",
             "num_partitions", minimum=1),
+    # Kafka 4.x's controller refuses a CreateTopics of more new partitions than this with
+    # POLICY_VIOLATION (KAFKA-17870: 10,000, its metadata batch; configurable, KAFKA-20976).
+    _broker("controller.max.records.per.batch", INT, "10000", "most new partitions one CreateTopics "
+            "or CreatePartitions request may ask for; more refuses the whole request with "
+            "POLICY_VIOLATION, as Kafka's controller does", "max_partitions_per_request", minimum=1),
+    # Kafka has no total cap (KIP-578 proposed this name, never adopted): here memory and files
+    # grow with every partition (docs/limitations.md says how much).
+    _broker("max.partitions", INT, "100000", "most partitions all topics together may have (internal "
+            "ones included); a topic or partitions that would pass it are refused with "
+            "POLICY_VIOLATION, an auto-creation answers the topic unknown", "max_partitions", minimum=1),
     _broker("default.replication.factor", INT, "1",
             "replicas of a new topic: at most the broker count (--brokers N: N unless set)",
             "default_replication_factor", minimum=1),

@@ -158,6 +158,7 @@ class Broker:
             self.storage.data_dir if self.storage else None, self.node_id
         )
         self.config = self.dynamic_configs.effective(config)
+        self.topics.max_partitions = self.config.max_partitions
         self.topics.reconfigure()
         # SASL users: SCRAM credentials kept beside the topics (in memory for --memory);
         # --user sets theirs anew at every start.

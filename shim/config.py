@@ -92,6 +92,8 @@ class BrokerConfig:
     auto_create_topics: bool = _kafka("auto.create.topics.enable")
     delete_topic_enable: bool = _kafka("delete.topic.enable")
     num_partitions: int = _kafka("num.partitions")
+    max_partitions_per_request: int = _kafka("controller.max.records.per.batch")
+    max_partitions: int = _kafka("max.partitions")
     default_replication_factor: int = _kafka("default.replication.factor")
     max_incremental_fetch_session_cache_slots: int = _kafka("max.incremental.fetch.session.cache.slots")
     compression_type: str = _kafka("compression.type")

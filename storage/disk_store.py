@@ -17,11 +17,16 @@ from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.housekeeping import Housekeeper
 from kafka_shim.storage.log import AppendHook
-from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE
+from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
+from kafka_shim.storage.removal import LogRemover, orphan_partitions
 from kafka_shim.storage.topic_configs import BrokerValue
 from kafka_shim.storage.topics import Topic, TopicStore
 
 log = logging.getLogger("kafka_shim.storage")
+
+# What a new log starts with until its topic's config is set (resolving it per partition
+# would cost more than making the partition).
+_UNCONFIGURED = LogConfig.of_topic({}, DEFAULT_BROKER_VALUE)
 
 
 class DiskStore:
@@ -39,6 +44,7 @@ class DiskStore:
         self.options = options
         self._on_append = on_append
         self.data_dir.lock()
+        self.remover = LogRemover()
         try:
             self.topics = TopicStore(
                 self._new_log,
@@ -46,6 +52,7 @@ class DiskStore:
                 auto_create=auto_create,
                 broker_value=broker_value,
                 catalog=self,
+                remover=self.remover,
             )
             started = time.monotonic()
             clean = self.data_dir.was_clean()
@@ -53,7 +60,12 @@ class DiskStore:
             for record in records:
                 self.topics.restore(self._open_topic(record, clean))
             self.data_dir.mark_running()
+            # Partitions deleted (or made for a change never recorded) before a stop.
+            counts = {record.name: record.partitions for record in records}
+            for name, directories in orphan_partitions(path, counts).items():
+                self.remover.remove(name, (), directories)
         except BaseException:
+            self.remover.stop()
             self.data_dir.unlock()
             raise
         if records:
@@ -82,9 +94,10 @@ class DiskStore:
         return Topic(record.name, record.topic_id, list(logs), dict(record.configs), record.replicas)
 
     def _new_log(self, topic: str, partition: int) -> DiskLog:
+        """A new partition's log; TopicStore.make gives it its topic's config."""
         path = self.data_dir.partition_path(topic, partition)
         try:
-            return DiskLog.create(path, self.topics.log_config({}), self.options, self._on_append)
+            return DiskLog.create(path, _UNCONFIGURED, self.options, self._on_append)
         except OSError as exc:
             raise StorageError(
                 ErrorCode.KAFKA_STORAGE_ERROR, f"cannot create {path}: {exc.strerror}"
@@ -127,6 +140,7 @@ class DiskStore:
         """Stop housekeeping, flush and close every log, mark the shutdown clean (unless a log
         could not be written: the next start then recovers as after a crash)."""
         self._housekeeper.stop()
+        self.remover.stop()
         clean = [disk_log.close() for disk_log in self.logs()]
         if all(clean):
             try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -17,12 +17,9 @@ from kafka_shim.storage.topic_configs import BrokerValue, invalid_config
 # Kafka's limits (org.apache.kafka.common.internals.Topic).
 MAX_NAME_LENGTH = 249
 _LEGAL_NAME = re.compile(r"[a-zA-Z0-9._-]+")
-# Kafka caps one request's new partitions far below this; a dev broker keeps
-# memory bounded against a typo such as 10**9.
-MAX_PARTITIONS = 10_000
 
 NewLog = Callable[[str, int], PartitionLog]
-"""Makes the log of (topic name, partition index)."""
+"""Makes the log of (topic name, partition index); any thread may call it."""
 
 Replicas = list[list[int]]
 """Each partition's replica broker ids, its preferred leader first."""
@@ -79,7 +76,54 @@ class Catalog(Protocol):
     def save(self, topics: list[Topic]) -> None: ...
 
 
+class Remover(Protocol):
+    """Where deleted topics' logs go to be closed and removed (storage.removal on disk)."""
+
+    def remove(self, name: str, logs: Collection[PartitionLog]) -> None: ...
+
+    def removing(self, name: str) -> bool:
+        """Whether logs of topic `name` are still being removed (the name is not free yet)."""
+        ...
+
+
+class _RemoveNow:
+    """Logs held in memory go at once: nothing to wait for."""
+
+    @staticmethod
+    def remove(name: str, logs: Collection[PartitionLog]) -> None:
+        for partition_log in logs:
+            partition_log.delete()
+
+    @staticmethod
+    def removing(name: str) -> bool:
+        return False
+
+
+@dataclass
+class NewPartitions:
+    """New partitions of one topic (a new topic, or more of an existing one): checked, placed
+    and reserved by the store's owner, their logs then made by `TopicStore.make` on any
+    thread, recorded by `TopicStore.commit` or given up by `TopicStore.release`."""
+
+    topic: Topic  # the new topic (no partitions yet), or the one growing (unchanged until commit)
+    first: int  # the index of the first new partition
+    count: int  # the topic's partition count once recorded
+    replicas: Replicas | None  # the whole topic's replicas once recorded
+    config: LogConfig
+    logs: list[PartitionLog] = field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return self.count - self.first
+
+
 class TopicStore:
+    """The topics. Its owner, the broker's event loop (or whoever built it, with no loop), is
+    the one thread that reads and changes them; other threads only make new logs (`make`)
+    for partitions the owner reserved, which nobody sees before `commit` adopts them. Every
+    change is written to the catalog first, then made in memory: a catalog that cannot be
+    written leaves the topics as they were."""
+
     def __init__(
         self,
         new_log: NewLog,
@@ -89,6 +133,8 @@ class TopicStore:
         broker_value: BrokerValue = DEFAULT_BROKER_VALUE,
         catalog: Catalog | None = None,
         placer: Placer | None = None,
+        remover: Remover | None = None,
+        max_partitions: int | None = None,
     ) -> None:
         self._new_log = new_log
         # The broker sets it once it knows its brokers (None: replicas are not recorded).
@@ -96,25 +142,30 @@ class TopicStore:
         self.default_partitions = default_partitions
         self.auto_create_enabled = auto_create
         self.broker_value = broker_value
+        # max.partitions: the most partitions all topics together may have (None: no cap).
+        self.max_partitions = max_partitions
         self._catalog = catalog
+        self._remover: Remover = remover or _RemoveNow()
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._partition_count = 0
+        # Names whose new partitions are being made (reserved, not yet committed).
+        self._reserved: dict[str, NewPartitions] = {}
 
-    def _save(self, changed: Topic | None = None, *, without: str | None = None) -> None:
-        """Write the catalog as it will be with `changed` in (or topic `without` gone), before
-        memory changes: StorageError (a full disk) leaves the topics as they were."""
+    def _save(self, changed: Iterable[Topic] = (), *, without: Collection[str] = ()) -> None:
+        """Write the catalog as it will be with `changed` in (and the topics named `without`
+        gone), before memory changes: StorageError (a full disk) leaves the topics as they were."""
         if self._catalog is None:
             return
-        topics = {name: topic for name, topic in self._by_name.items() if name != without}
-        if changed is not None:
-            topics[changed.name] = changed
+        topics = {name: topic for name, topic in self._by_name.items() if name not in without}
+        for topic in changed:
+            topics[topic.name] = topic
         self._catalog.save(list(topics.values()))
 
-    @staticmethod
-    def _discard(logs: list[PartitionLog]) -> None:
+    def _discard(self, name: str, logs: list[PartitionLog]) -> None:
         """Logs made for a change the catalog could not record."""
-        for partition_log in logs:
-            partition_log.delete()
+        if logs:
+            self._remover.remove(name, logs)
 
     def log_config(self, overrides: Mapping[str, str]) -> LogConfig:
         return LogConfig.of_topic(overrides, self.broker_value)
@@ -126,16 +177,6 @@ class TopicStore:
             partition_log.configure(config)
         return logs
 
-    def _new_logs(self, topic: Topic, indexes: range) -> list[PartitionLog]:
-        made: list[PartitionLog] = []
-        try:
-            for index in indexes:
-                made.append(self._new_log(topic.name, index))
-        except StorageError:
-            self._discard(made)
-            raise
-        return self._configure(topic, made)
-
     def reconfigure(self) -> None:
         """Every log's config resolved anew: a broker config its topic defaults to changed."""
         for topic in self._by_name.values():
@@ -146,12 +187,18 @@ class TopicStore:
         self._configure(topic, topic.partitions)
         self._by_name[topic.name] = topic
         self._by_id[topic.topic_id] = topic
+        self._partition_count += len(topic.partitions)
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(list(self._by_name.values()))
 
     def __len__(self) -> int:
         return len(self._by_name)
+
+    @property
+    def partition_count(self) -> int:
+        """The partitions of every topic, internal ones included."""
+        return self._partition_count
 
     def get(self, name: str | None) -> Topic | None:
         return self._by_name.get(name) if name is not None else None
@@ -168,8 +215,10 @@ class TopicStore:
         reason = invalid_topic_name(name)
         if reason is not None:
             raise StorageError(ErrorCode.INVALID_TOPIC_EXCEPTION, reason)
-        if name in self._by_name:
+        if name in self._by_name or name in self._reserved:
             raise StorageError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if self._remover.removing(name):  # ZooKeeper-era Kafka's answer while it deleted one
+            raise StorageError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
 
     def check_new(
         self, name: str, num_partitions: int | None = None, configs: Mapping[str, str | None] | None = None
@@ -177,18 +226,140 @@ class TopicStore:
         """Validate a topic creation in Kafka's order; returns the partition count it would get."""
         self.check_name(name)
         check_configs(configs or {})
-        count = self.default_partitions if num_partitions in (None, -1) else num_partitions
-        assert count is not None
+        count = self.new_topic_partitions(num_partitions)
         if count <= 0:
             raise StorageError(
                 ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
             )
-        if count > MAX_PARTITIONS:
-            raise StorageError(
-                ErrorCode.INVALID_PARTITIONS,
-                f"partition count {count} is over this broker's {MAX_PARTITIONS}",
-            )
+        self._check_room(count)
         return count
+
+    def new_topic_partitions(self, num_partitions: int | None) -> int:
+        """The partitions a new topic gets for a requested count (None or -1: num.partitions)."""
+        if num_partitions is None or num_partitions == -1:
+            return self.default_partitions
+        return num_partitions
+
+    def _check_room(self, added: int) -> None:
+        """POLICY_VIOLATION when `added` more partitions would pass max.partitions (counting
+        those being made for other requests)."""
+        if self.max_partitions is None:
+            return
+        total = self._partition_count + sum(r.added for r in self._reserved.values())
+        if total + added > self.max_partitions:
+            raise StorageError(
+                ErrorCode.POLICY_VIOLATION,
+                f"Adding {added} partition(s) would bring this broker to {total + added} partitions, "
+                f"over max.partitions={self.max_partitions}.",
+            )
+
+    # -- new partitions: reserve (owner), make (any thread), commit (owner) -------------
+
+    def reserve_topic(
+        self,
+        name: str,
+        num_partitions: int | None = None,
+        configs: Mapping[str, str | None] | None = None,
+        *,
+        replication_factor: int | None = None,
+        assignment: Replicas | None = None,
+    ) -> NewPartitions:
+        """A new topic checked and placed, its name taken until `commit` or `release`; its
+        replicas from a manual `assignment` (one list per partition) or else placed with
+        `replication_factor` copies (None: the broker's default)."""
+        count = self.check_new(name, num_partitions, configs)
+        replicas = self._replicas(name, count, replication_factor, assignment)
+        overrides = {k: v for k, v in (configs or {}).items() if v is not None}
+        topic = Topic(name, uuid.uuid4(), [], overrides, replicas)
+        return self._reserve(NewPartitions(topic, 0, count, replicas, self.log_config(overrides)))
+
+    def reserve_growth(self, name: str, count: int, assignment: Replicas | None = None) -> NewPartitions:
+        """Topic `name` checked to grow to `count` partitions, the new ones on `assignment` or
+        placed with as many copies as the topic's first partition has (Kafka's
+        createPartitions); the topic keeps its partitions until `commit`."""
+        topic = self.check_partition_count(name, count)
+        current = len(topic.partitions)
+        self._check_room(count - current)
+        replicas = topic.replicas
+        if replicas is not None:
+            added_replicas = self._replicas(name, count - current, len(replicas[0]), assignment)
+            replicas = [*replicas, *(added_replicas or [])]
+        return self._reserve(NewPartitions(topic, current, count, replicas, self.log_config(topic.configs)))
+
+    def _reserve(self, new: NewPartitions) -> NewPartitions:
+        self._reserved[new.topic.name] = new
+        return new
+
+    def make(self, reserved: Iterable[NewPartitions]) -> None:
+        """Make the logs of `reserved` partitions; on any thread (nothing here is shared yet).
+        StorageError (a full disk) leaves none of them behind."""
+        made: list[NewPartitions] = []
+        try:
+            for new in reserved:
+                made.append(new)
+                name, config = new.topic.name, new.config
+                for index in range(new.first, new.count):
+                    made_log = self._new_log(name, index)
+                    made_log.configure(config)
+                    new.logs.append(made_log)
+        except StorageError:
+            for new in made:
+                for partition_log in new.logs:
+                    partition_log.delete()
+                new.logs.clear()
+            raise
+
+    def commit(self, reserved: list[NewPartitions]) -> None:
+        """Record made partitions: one catalog write for all, then memory. A growth whose
+        topic was deleted meanwhile is dropped. StorageError if the catalog cannot be
+        written: nothing is recorded and the made logs are removed."""
+        live = [new for new in reserved if new.first == 0 or self._by_name.get(new.topic.name) is new.topic]
+        for new in reserved:
+            if new not in live:
+                self._discard(new.topic.name, new.logs)
+        grown = [
+            new.topic if new.first == 0 else replace(new.topic, partitions=[*new.topic.partitions, *new.logs])
+            for new in live
+        ]
+        for new in live:
+            if new.first == 0:
+                new.topic.partitions = new.logs
+        try:
+            self._save(grown)
+        except StorageError:
+            for new in live:
+                self._discard(new.topic.name, new.logs)
+                if new.first == 0:
+                    new.topic.partitions = []
+            raise
+        finally:
+            self.release(reserved)
+        for new in live:
+            topic = new.topic
+            if new.first == 0:
+                self._by_name[topic.name] = topic
+                self._by_id[topic.topic_id] = topic
+            else:
+                topic.partitions.extend(new.logs)
+            topic.replicas = new.replicas
+            self._partition_count += new.added
+
+    def release(self, reserved: Iterable[NewPartitions]) -> None:
+        """Give up reservations (a validation, a failure, or after `commit`)."""
+        for new in reserved:
+            if self._reserved.get(new.topic.name) is new:
+                del self._reserved[new.topic.name]
+
+    def abandon(self, reserved: Iterable[NewPartitions]) -> None:
+        """Give up reservations not committed, removing logs made for them (a no-op for
+        those `commit` recorded or `make` already cleaned up)."""
+        for new in reserved:
+            if self._reserved.get(new.topic.name) is new:
+                del self._reserved[new.topic.name]
+                self._discard(new.topic.name, new.logs)
+                new.logs = []
+
+    # -- one change at a time, on the owner's thread ------------------------------------
 
     def create(
         self,
@@ -199,21 +370,17 @@ class TopicStore:
         replication_factor: int | None = None,
         assignment: Replicas | None = None,
     ) -> Topic:
-        """A new topic, its replicas from a manual `assignment` (one list per partition) or else
-        placed with `replication_factor` copies (None: the broker's default)."""
-        count = self.check_new(name, num_partitions, configs)
-        replicas = self._replicas(name, count, replication_factor, assignment)
-        overrides = {k: v for k, v in (configs or {}).items() if v is not None}
-        topic = Topic(name, uuid.uuid4(), [], overrides, replicas)
-        topic.partitions = self._new_logs(topic, range(count))
+        """A new topic, made here and now (internal and auto-created topics, tools, tests)."""
+        new = self.reserve_topic(
+            name, num_partitions, configs, replication_factor=replication_factor, assignment=assignment
+        )
         try:
-            self._save(topic)
+            self.make([new])
         except StorageError:
-            self._discard(topic.partitions)
+            self.release([new])
             raise
-        self._by_name[name] = topic
-        self._by_id[topic.topic_id] = topic
-        return topic
+        self.commit([new])
+        return new.topic
 
     def _replicas(
         self, name: str, count: int, replication_factor: int | None, assignment: Replicas | None
@@ -223,29 +390,44 @@ class TopicStore:
         return None if self.placer is None else self.placer(name, count, replication_factor)
 
     def auto_create(self, name: str) -> Topic | None:
-        """The topic, created with defaults if auto-creation is on and the name is legal."""
+        """The topic, created with defaults if auto-creation is on and the name is legal and
+        free (not being created or removed: the client retries until it is)."""
         topic = self._by_name.get(name)
         if topic is None and self.auto_create_enabled and invalid_topic_name(name) is None:
-            topic = self.create(name)
+            try:
+                topic = self.create(name)
+            except StorageError as exc:
+                if exc.code not in (ErrorCode.TOPIC_ALREADY_EXISTS, ErrorCode.POLICY_VIOLATION):
+                    raise
+                return None
         return topic
 
     def delete(self, name: str) -> Topic:
-        topic = self._by_name.get(name)
-        if topic is None:
-            raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
-        self._save(without=name)
-        del self._by_name[name]
-        del self._by_id[topic.topic_id]
-        for partition_log in topic.partitions:
-            partition_log.delete()
-        return topic
+        return self.delete_many([name])[0]
+
+    def delete_many(self, names: list[str]) -> list[Topic]:
+        """Topics `names` gone from the catalog (one write) and from memory; their logs are
+        closed and removed afterwards (storage.removal), their names taken until then."""
+        topics = []
+        for name in names:
+            topic = self._by_name.get(name)
+            if topic is None:
+                raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
+            topics.append(topic)
+        self._save(without=set(names))
+        for topic in topics:
+            del self._by_name[topic.name]
+            del self._by_id[topic.topic_id]
+            self._partition_count -= len(topic.partitions)
+            self._remover.remove(topic.name, topic.partitions)
+        return topics
 
     def set_configs(self, name: str, overrides: Mapping[str, str]) -> Topic:
         """Replace topic `name`'s config overrides (validated by the caller)."""
         topic = self._by_name.get(name)
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
-        self._save(replace(topic, configs=dict(overrides)))
+        self._save([replace(topic, configs=dict(overrides))])
         topic.configs = dict(overrides)
         self._configure(topic, topic.partitions)
         return topic
@@ -263,37 +445,30 @@ class TopicStore:
                 ErrorCode.INVALID_PARTITIONS,
                 f"The topic {name} currently has {current} partition(s); {count} would not be an increase.",
             )
-        if count > MAX_PARTITIONS:
+        if name in self._reserved:  # Kafka's controller would take one request after the other
             raise StorageError(
                 ErrorCode.INVALID_PARTITIONS,
-                f"partition count {count} is over this broker's {MAX_PARTITIONS}",
+                f"Topic {name} is already growing to {self._reserved[name].count} partitions "
+                "for another request; ask again once that one is answered.",
             )
         return topic
 
     def add_partitions(self, name: str, count: int, assignment: Replicas | None = None) -> Topic:
-        """Grow topic `name` to `count` partitions, the new ones on `assignment` or placed with
-        as many copies as the topic's first partition has (Kafka's createPartitions)."""
-        topic = self.check_partition_count(name, count)
-        current = len(topic.partitions)
-        replicas = topic.replicas
-        if replicas is not None:
-            added_replicas = self._replicas(name, count - current, len(replicas[0]), assignment)
-            replicas = [*replicas, *(added_replicas or [])]
-        added = self._new_logs(topic, range(current, count))
+        """Grow topic `name` to `count` partitions here and now (see `reserve_growth`)."""
+        new = self.reserve_growth(name, count, assignment)
         try:
-            self._save(replace(topic, partitions=[*topic.partitions, *added], replicas=replicas))
+            self.make([new])
         except StorageError:
-            self._discard(added)
+            self.release([new])
             raise
-        topic.partitions.extend(added)
-        topic.replicas = replicas
-        return topic
+        self.commit([new])
+        return new.topic
 
     def set_replicas(self, name: str, replicas: Replicas) -> Topic:
         """Topic `name`'s partitions now have `replicas` (a completed reassignment)."""
         topic = self._by_name.get(name)
         if topic is None:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"no topic {name!r}")
-        self._save(replace(topic, replicas=replicas))
+        self._save([replace(topic, replicas=replicas)])
         topic.replicas = replicas
         return topic

@@ -1,4 +1,6 @@
-"""CreatePartitions: grow topics; every new partition lives on this broker."""
+"""CreatePartitions: grow topics; every new partition lives on this broker. The new
+partitions' logs are made off the event loop (as CreateTopics' are) and recorded with one
+catalog write; the answer comes once they exist durably."""
 
 from __future__ import annotations
 
@@ -11,11 +13,13 @@ from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.placement import check_replica_list, check_some_running
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.topics import NewPartitions
 
 __all__ = ["API", "handle"]
 
 
-def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any]:
+def _reserve(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any] | NewPartitions:
+    """One topic's growth checked (and reserved unless only validated), or its answer."""
     topics = ctx.broker.topics
     try:
         topic = topics.check_partition_count(requested.name, requested.count)
@@ -35,11 +39,56 @@ def _grow(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str,
                 check_replica_list(assigned.broker_ids, cluster.registered(), replication_factor)
                 check_some_running(assigned.broker_ids, running, index)
             assignment = [list(assigned.broker_ids) for assigned in requested.assignments]
-        if not validate_only:
-            topics.add_partitions(requested.name, requested.count, assignment)
+        reserved = topics.reserve_growth(requested.name, requested.count, assignment)
     except StorageError as exc:
         return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
-    return {"name": requested.name, "error_code": ErrorCode.NONE, "error_message": None}
+    if validate_only:
+        topics.release([reserved])
+        return _done(requested.name)
+    return reserved
+
+
+def _done(name: str) -> dict[str, Any]:
+    return {"name": name, "error_code": ErrorCode.NONE, "error_message": None}
+
+
+def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
+    """The refusal of the whole request when it asks for more new partitions than
+    controller.max.records.per.batch (as CreateTopics', KAFKA-19673), or None."""
+    cap = ctx.broker.config.max_partitions_per_request
+    topics = ctx.broker.topics
+    asked = 0
+    for requested in requests:
+        topic = topics.get(requested.name)
+        asked += max(requested.count - len(topic.partitions), 0) if topic is not None else 0
+    if asked <= cap:
+        return None
+    return (
+        "Excessively large number of partitions per request "
+        f"({asked} asked; controller.max.records.per.batch={cap})."
+    )
+
+
+async def _make(ctx: RequestContext, reserved: list[NewPartitions]) -> dict[str, dict[str, Any]]:
+    """Make the new logs off the event loop, then record them on it (the topics' owner)."""
+    topics = ctx.broker.topics
+    try:
+        await ctx.off_loop(lambda: topics.make(reserved))
+        topics.commit(reserved)
+    except StorageError as exc:
+        return {
+            new.topic.name: {"name": new.topic.name, "error_code": exc.code, "error_message": exc.message}
+            for new in reserved
+        }
+    finally:
+        topics.abandon(reserved)  # after a failure or a cancellation: nothing is left reserved
+    gone = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # deleted while its partitions were made
+    return {
+        new.topic.name: _done(new.topic.name)
+        if topics.get(new.topic.name) is new.topic
+        else {"name": new.topic.name, "error_code": gone, "error_message": gone.default_message}
+        for new in reserved
+    }
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
@@ -58,9 +107,26 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         for name, n in counts.items()
         if n > 1
     ]
-    results += [
-        _grow(ctx, t, request.validate_only) if t.name in alterable else {"name": t.name, **refused}
-        for t in request.topics
-        if counts[t.name] == 1
-    ]
+    wanted = [t for t in request.topics if counts[t.name] == 1]
+    too_many = _too_many(ctx, [t for t in wanted if t.name in alterable])
+    answers: dict[str, dict[str, Any]] = {}
+    reserved: list[NewPartitions] = []
+    for requested in wanted:
+        if requested.name not in alterable:
+            answers[requested.name] = {"name": requested.name, **refused}
+        elif too_many is not None:
+            answers[requested.name] = {
+                "name": requested.name,
+                "error_code": ErrorCode.POLICY_VIOLATION,
+                "error_message": too_many,
+            }
+        else:
+            outcome = _reserve(ctx, requested, request.validate_only)
+            if isinstance(outcome, dict):
+                answers[requested.name] = outcome
+            else:
+                reserved.append(outcome)
+    if reserved:
+        answers |= await _make(ctx, reserved)
+    results += [answers[t.name] for t in wanted]
     return {"throttle_time_ms": 0, "results": results}

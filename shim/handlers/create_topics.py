@@ -15,13 +15,17 @@ from kafka_shim.shim.placement import new_topic_layout
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve
-from kafka_shim.storage.topics import check_configs
+from kafka_shim.storage.topics import NewPartitions, check_configs
 
 __all__ = ["API", "handle"]
 
 
-def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any]:
-    """One topic, checked in the order of Kafka's controller: name, existence, configs, layout."""
+def _reserve(
+    ctx: RequestContext, requested: Any, validate_only: bool
+) -> dict[str, Any] | tuple[NewPartitions, int]:
+    """One topic, checked in the order of Kafka's controller: name, existence, configs, layout;
+    an answer if it stops there (or is only validated), else its reserved partitions and
+    replication factor."""
     topics = ctx.broker.topics
     configs = {c.name: c.value for c in requested.configs}
     try:
@@ -37,28 +41,38 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
         layout = new_topic_layout(
             requested, cluster.registered(), running, ctx.broker.config.default_replication_factor
         )
-        if validate_only:
-            count = topics.check_new(requested.name, layout.partitions, configs)
-            topic_id = uuid.uuid4()  # Kafka draws one for a validation too, and answers it
-            overrides = {k: v for k, v in configs.items() if v is not None}
-        else:
-            topic = topics.create(
+        if not validate_only:
+            reserved = topics.reserve_topic(
                 requested.name,
                 layout.partitions,
                 configs,
                 replication_factor=layout.replication_factor,
                 assignment=layout.assignment,
             )
-            count, topic_id, overrides = len(topic.partitions), topic.topic_id, topic.configs
+            return reserved, layout.replication_factor
+        count = topics.check_new(requested.name, layout.partitions, configs)
     except StorageError as exc:
         return {"name": requested.name, "error_code": exc.code, "error_message": exc.message}
+    overrides = {k: v for k, v in configs.items() if v is not None}
+    # Kafka draws a topic id for a validation too, and answers it.
+    return _created(ctx, requested.name, uuid.uuid4(), count, layout.replication_factor, overrides)
+
+
+def _created(
+    ctx: RequestContext,
+    name: str,
+    topic_id: uuid.UUID,
+    count: int,
+    replication_factor: int,
+    overrides: dict[str, str],
+) -> dict[str, Any]:
     return {
-        "name": requested.name,
+        "name": name,
         "topic_id": topic_id,
         "error_code": ErrorCode.NONE,
         "error_message": None,
         "num_partitions": count,
-        "replication_factor": layout.replication_factor,
+        "replication_factor": replication_factor,
         "configs": [
             {
                 "name": r.config.name,
@@ -69,6 +83,36 @@ def _create(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[st
             }
             for r in resolve(overrides, ctx.broker.config.known_value)
         ],
+    }
+
+
+def _requested_partitions(ctx: RequestContext, requested: Any) -> int:
+    """What Kafka's validateTotalNumberOfPartitions counts for one topic: its assignments if
+    given, else its partition count (-1: num.partitions)."""
+    if requested.assignments:
+        return len(requested.assignments)
+    return max(ctx.broker.topics.new_topic_partitions(requested.num_partitions), 0)
+
+
+async def _make(
+    ctx: RequestContext, reserved: dict[str, tuple[NewPartitions, int]]
+) -> dict[str, dict[str, Any]]:
+    """Make the reserved topics' logs off the event loop, then record them all with one catalog
+    write (on the loop, the topics' owner): the answers, by name, once they exist durably."""
+    topics = ctx.broker.topics
+    partitions = [new for new, _ in reserved.values()]
+    try:
+        await ctx.off_loop(lambda: topics.make(partitions))
+        topics.commit(partitions)
+    except StorageError as exc:
+        return {
+            name: {"name": name, "error_code": exc.code, "error_message": exc.message} for name in reserved
+        }
+    finally:
+        topics.abandon(partitions)  # after a failure or a cancellation: nothing is left reserved
+    return {
+        name: _created(ctx, name, new.topic.topic_id, new.count, replication_factor, new.topic.configs)
+        for name, (new, replication_factor) in reserved.items()
     }
 
 
@@ -89,38 +133,70 @@ def _without_configs(ctx: RequestContext, answer: dict[str, Any]) -> dict[str, A
     }
 
 
+def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
+    """Kafka's refusal of the whole request when its topics ask for more new partitions than
+    its controller takes at once (controller.max.records.per.batch), or None."""
+    cap = ctx.broker.config.max_partitions_per_request
+    asked = sum(_requested_partitions(ctx, requested) for requested in requests)
+    if asked <= cap:
+        return None
+    return (
+        "Excessively large number of partitions per request "
+        f"({asked} asked; controller.max.records.per.batch={cap})."
+    )
+
+
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     """As Kafka's ControllerApis.createTopics: a name given twice is answered once, with 42,
-    after the others, and nothing is created for it."""
+    after the others, and nothing is created for it. The partitions are made off the event
+    loop: other clients are served meanwhile, and the answer comes once all exist durably."""
     counts = Counter(t.name for t in request.topics)
     names = [name for name, n in counts.items() if n == 1]
     creatable = _creatable(ctx, names)
     describable = ctx.authorized_names(
         AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, names, log_denied=False
     )
-    results = []
+    answers: dict[str, dict[str, Any]] = {}
+    to_controller = []
     for requested in request.topics:
         if counts[requested.name] > 1:
             continue
         if requested.name == CLUSTER_METADATA_TOPIC:  # whatever the ACLs, as Kafka's controller
-            results.append(
-                {
-                    "name": requested.name,
-                    "error_code": ErrorCode.INVALID_REQUEST,
-                    "error_message": f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.",
-                }
-            )
+            answers[requested.name] = {
+                "name": requested.name,
+                "error_code": ErrorCode.INVALID_REQUEST,
+                "error_message": f"Creation of internal topic {CLUSTER_METADATA_TOPIC} is prohibited.",
+            }
+        elif requested.name not in creatable:
+            answers[requested.name] = {
+                "name": requested.name,
+                "error_code": ctx.refusal(AclOperation.CREATE, ResourceType.TOPIC),
+                "error_message": "Authorization failed.",
+            }
+        else:
+            to_controller.append(requested)
+    too_many = _too_many(ctx, to_controller)
+    reserved: dict[str, tuple[NewPartitions, int]] = {}
+    for requested in to_controller:
+        if too_many is not None:
+            answers[requested.name] = {
+                "name": requested.name,
+                "error_code": ErrorCode.POLICY_VIOLATION,
+                "error_message": too_many,
+            }
             continue
-        if requested.name not in creatable:
-            results.append(
-                {
-                    "name": requested.name,
-                    "error_code": ctx.refusal(AclOperation.CREATE, ResourceType.TOPIC),
-                    "error_message": "Authorization failed.",
-                }
-            )
+        outcome = _reserve(ctx, requested, request.validate_only)
+        if isinstance(outcome, dict):
+            answers[requested.name] = outcome
+        else:
+            reserved[requested.name] = outcome
+    if reserved:
+        answers |= await _make(ctx, reserved)
+    results = []
+    for requested in request.topics:
+        if counts[requested.name] > 1:
             continue
-        answer = _create(ctx, requested, request.validate_only)
+        answer = answers[requested.name]
         created = answer["error_code"] == ErrorCode.NONE
         results.append(
             answer if not created or requested.name in describable else _without_configs(ctx, answer)

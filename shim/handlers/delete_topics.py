@@ -1,4 +1,6 @@
-"""DeleteTopics: by name (v0-5) or by name or topic id (v6)."""
+"""DeleteTopics: by name (v0-5) or by name or topic id (v6). The topics leave the catalog
+in one write and are answered then; their partitions' files are removed afterwards, off the
+event loop (storage.removal), as Kafka's log manager removes a deleted log's files later."""
 
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ def _allowed(ctx: RequestContext, operation: AclOperation, names: list[str]) -> 
     return ctx.authorized_names(operation, ResourceType.TOPIC, names)
 
 
-def _delete(
+def _check(
     ctx: RequestContext, name: str | None, topic_id: Any, describable: set[str], deletable: set[str]
-) -> dict[str, Any]:
+) -> dict[str, Any] | Topic:
     """DESCRIBE before existence for a name; for an id (not secret), existence first, and a
-    refusal without the name to a principal that may not describe the topic."""
+    refusal without the name to a principal that may not describe the topic. The topic if it
+    may be deleted, else the answer."""
     topics = ctx.broker.topics
     topic: Topic | None
     answer = {"name": name, "topic_id": topic_id, "error_message": None}
@@ -45,13 +48,39 @@ def _delete(
         return refused | {"name": topic.name if topic.name in describable else None}
     if not ctx.broker.config.delete_topic_enable:
         return answer | {"error_code": ErrorCode.TOPIC_DELETION_DISABLED}
+    return topic
+
+
+def _delete(
+    ctx: RequestContext, checked: list[tuple[str | None, Any, dict[str, Any] | Topic]]
+) -> list[dict[str, Any]]:
+    """Every deletable topic of `checked` ((name asked, id asked, check)) deleted with one
+    catalog write; the answers in the same order."""
+    doomed = {check.name: check for _, _, check in checked if isinstance(check, Topic)}
+    failure = None
     try:
-        topics.delete(topic.name)
-    except StorageError as exc:  # the catalog could not be written: the topic stays
-        return answer | {"error_code": exc.code, "error_message": exc.message}
-    if topic.name in INTERNAL_TOPICS:
-        ctx.broker.internal_topic_deleted(topic.name)
-    return answer | {"name": topic.name, "topic_id": topic.topic_id, "error_code": ErrorCode.NONE}
+        ctx.broker.topics.delete_many(list(doomed))
+    except StorageError as exc:  # the catalog could not be written: the topics stay
+        failure = {"error_code": exc.code, "error_message": exc.message}
+    else:
+        for internal in INTERNAL_TOPICS.intersection(doomed):
+            ctx.broker.internal_topic_deleted(internal)
+    answers = []
+    for name, topic_id, check in checked:
+        if not isinstance(check, Topic):
+            answers.append(check)
+        elif failure is not None:
+            answers.append({"name": name, "topic_id": topic_id} | failure)
+        else:
+            answers.append(
+                {
+                    "name": check.name,
+                    "topic_id": check.topic_id,
+                    "error_code": ErrorCode.NONE,
+                    "error_message": None,
+                }
+            )
+    return answers
 
 
 def _invalid(name: str | None, topic_id: Any, message: str) -> dict[str, Any]:
@@ -87,6 +116,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     candidates = names + [t.name for t in found if t is not None]
     describable = _allowed(ctx, AclOperation.DESCRIBE, candidates)
     deletable = _allowed(ctx, AclOperation.DELETE, candidates)
-    responses += [_delete(ctx, name, ZERO_UUID, describable, deletable) for name in names]
-    responses += [_delete(ctx, None, topic_id, describable, deletable) for topic_id in ids]
+    checked = [(name, ZERO_UUID, _check(ctx, name, ZERO_UUID, describable, deletable)) for name in names]
+    checked += [(None, topic_id, _check(ctx, None, topic_id, describable, deletable)) for topic_id in ids]
+    responses += _delete(ctx, checked)
     return {"throttle_time_ms": 0, "responses": responses}

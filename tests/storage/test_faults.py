@@ -21,7 +21,7 @@ from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.faults import FAULTS
 from kafka_shim.storage.log_config import LogConfig
 from tests.batches import batch
-from tests.helpers import FakeClock
+from tests.helpers import FakeClock, wait_until
 from tests.storage.logs import reopen
 
 PRODUCER = 4242
@@ -136,7 +136,9 @@ def test_a_topic_change_the_catalog_cannot_record_changes_nothing(tmp_path: Path
         kept = topics.get("kept")
         assert [t.name for t in topics] == ["kept"] and kept is not None
         assert (len(kept.partitions), kept.configs) == (1, {})
-        # Logs made for the change are gone again, and the catalog is the old one.
+        # Logs made for the change are gone again (removed off the caller's thread), and the
+        # catalog is the old one.
+        wait_until(store.remover.idle, "the logs made for the change are removed", deadline_s=10)
         assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["kept-0"]
         FAULTS.clear()
     finally:
