@@ -53,6 +53,7 @@ CLIENT_PORT = 9092  # the PLAINTEXT listener, published on the host
 NETWORK_PORT = 19092  # the BROKER listener, for containers on the same network
 CONTROL_PORT = 9094  # the test broker's control endpoint (with_control), published on a free port
 SCHEMA_REGISTRY_PORT = 8081  # the schema registry the image serves, published on a free port
+CONSOLE_PORT = 8080  # the web console and /metrics, on every interface in the image (with_console)
 LISTENING = "kafka-shim listening on"
 _PORT_TAKEN = ("port is already allocated", "address already in use")
 # Images of Apache Kafka that code written for KafkaContainer names: kafka-shim runs instead.
@@ -179,6 +180,7 @@ class KafkaShimContainer(MappedPortContainer):
         self.client_port = port
         self.broker_config: dict[str, str] = {}
         self.control = False
+        self.console = False
         self.with_exposed_ports(NETWORK_PORT, SCHEMA_REGISTRY_PORT)
 
     def get_schema_registry_url(self) -> str:
@@ -204,6 +206,19 @@ class KafkaShimContainer(MappedPortContainer):
         if not self.control:
             raise RuntimeError("no control endpoint: start the container with with_control()")
         return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(CONTROL_PORT)}"
+
+    def with_console(self) -> Self:
+        """Publish the web console and /metrics (docs/console.md) on a free port of the host;
+        `get_console_url()` says where."""
+        self.console = True
+        self.with_exposed_ports(CONSOLE_PORT)
+        return self
+
+    def get_console_url(self) -> str:
+        """The console as the host reaches it (`.../console`, `.../metrics`)."""
+        if not self.console:
+            raise RuntimeError("the console is not published: start the container with with_console()")
+        return f"http://{self.get_container_host_ip()}:{self.get_exposed_port(CONSOLE_PORT)}"
 
     def with_kraft(self) -> Self:
         """KafkaContainer's KRaft mode: kafka-shim has no ZooKeeper mode to leave."""

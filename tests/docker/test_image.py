@@ -192,6 +192,21 @@ def test_the_default_command_serves_the_hosts_port_9092_with_no_flags(image: str
         container.remove(force=True, v=True)
 
 
+def test_the_console_is_reached_through_its_published_port(image: str) -> None:
+    with KafkaShimContainer(image).with_console() as running:
+        produce(running.get_bootstrap_server(), "seen", [b"x"])  # the console loads after a first answer
+        url = f"{running.get_console_url()}/console/api/overview"
+        deadline = time.monotonic() + CLIENT_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    assert json.loads(answer.read())["topics"] >= 1
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the console did not answer"
+                time.sleep(0.1)
+
+
 def test_fault_rules_over_the_control_endpoint_of_the_image(image: str) -> None:
     """The same rules against the image: `kafka-shim ctl` from the host adds one, a client meets it."""
     from kafka_shim.shim import ctl
