@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import uuid
 from collections.abc import Callable
@@ -23,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_shim.storage.errors import DataDirInUse, StorageStartupError
-from kafka_shim.storage.swap import fsync_directory, write_atomically
+from kafka_shim.storage.swap import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, fsync_directory, write_atomically
+
+log = logging.getLogger(__name__)
 
 LOCK_FILE = ".lock"
 CATALOG_FILE = "topics.json"
@@ -60,8 +63,8 @@ class DataDir:
     def lock(self) -> None:
         """Take the directory for this process; DataDirInUse if another has it."""
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+            self._make_private()
+            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         except OSError as exc:
             raise StorageStartupError(f"cannot use data directory {self.path}: {exc.strerror}") from exc
         try:
@@ -76,6 +79,23 @@ class DataDir:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
+
+    def _make_private(self) -> None:
+        """Create the directory 0700 (its parents as `mkdir -p` would). One that exists is the
+        operator's and is left as it is: a warning says if other users can enter it."""
+        try:
+            self.path.mkdir(mode=PRIVATE_DIR_MODE, parents=True)
+            os.chmod(self.path, PRIVATE_DIR_MODE)  # whatever the umask
+        except FileExistsError:
+            mode = self.path.stat().st_mode & 0o777
+            if mode & 0o077 and self.path.is_dir():
+                log.warning(
+                    "data directory %s is open to other users (mode %04o): it holds records, "
+                    "credentials and ACLs; chmod 700 it (kafka-shim changes no directory it did "
+                    "not create)",
+                    self.path,
+                    mode,
+                )
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
@@ -95,7 +115,7 @@ class DataDir:
         fsync_directory(self.path)
 
     def mark_clean(self) -> None:
-        (self.path / CLEAN_SHUTDOWN_FILE).write_bytes(b"")
+        os.close(os.open(self.path / CLEAN_SHUTDOWN_FILE, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE_MODE))
         fsync_directory(self.path)
 
     # -- the catalog --------------------------------------------------------

@@ -35,14 +35,22 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(directory: Path, name: str, text: str, mode: int = 0o666) -> None:
+# The data directory and the small files written whole in it (credentials, ACLs, configs):
+# the owner's alone, stricter than Kafka, which leaves them to the umask.
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def write_atomically(directory: Path, name: str, text: str, mode: int = PRIVATE_FILE_MODE) -> None:
     """Write `directory/name` so that a crash leaves the old file or the new one, never a torn
-    one. OSError (a full disk) leaves the old file and no temporary behind. `mode` (less the
-    umask): 0o600 keeps a file of secrets to the broker's user from its first byte."""
+    one. OSError (a full disk) leaves the old file and no temporary behind. The file is `mode`
+    from its first byte whatever the umask: 0600, since these are the credentials, ACLs and
+    configs (docs/storage.md)."""
     temporary = directory / (name + ".tmp")
     try:
         temporary.unlink(missing_ok=True)  # a leftover would keep its own mode
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        os.fchmod(descriptor, mode)  # the umask may have taken bits away
         with open(descriptor, "w", encoding="utf-8") as file:
             faults.check(f"file:{name}")
             file.write(text)
