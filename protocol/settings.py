@@ -305,6 +305,11 @@ _DECLARED = [
             "(INVALID_TRANSACTION_TIMEOUT)", "transaction_max_timeout_ms", minimum=1),
     _broker("transactional.id.expiration.ms", INT, "604800000", "an id idle this long (no transaction "
             "open) is forgotten", "transactional_id_expiration_ms", minimum=1),
+    _broker("transactional.id.max.count", INT, "100000", "kafka-shim's own (Kafka keeps every id until "
+            "transactional.id.expiration.ms): past it, a new id expires the least recently used idle "
+            "ones first, as that expiry would; with none idle, InitProducerId answers "
+            "COORDINATOR_LOAD_IN_PROGRESS (retried) until one is. About 700 bytes per id on disk, "
+            "1.4 KB in memory", "max_transactional_ids", minimum=1),
     _broker("transaction.remove.expired.transaction.cleanup.interval.ms", INT, "3600000", "how often "
             "expired transactional ids are looked for", "transaction_id_expiration_check_interval_ms",
             minimum=1),

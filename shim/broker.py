@@ -720,6 +720,7 @@ def transaction_config(config: BrokerConfig) -> TransactionConfig:
     return TransactionConfig(
         max_timeout_ms=config.transaction_max_timeout_ms,
         id_expiration_ms=config.transactional_id_expiration_ms,
+        max_ids=config.max_transactional_ids,
         expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
         transaction_version=config.transaction_version,
         init_keeps_start_ms=config.release.init_keeps_transaction_start,

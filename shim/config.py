@@ -163,6 +163,7 @@ class BrokerConfig:
     schema_registry_compatibility_level: str = _kafka("schema.registry.compatibility.level")
     transaction_max_timeout_ms: int = _kafka("transaction.max.timeout.ms")
     transactional_id_expiration_ms: int = _kafka("transactional.id.expiration.ms")
+    max_transactional_ids: int = _kafka("transactional.id.max.count")
     transaction_id_expiration_check_interval_ms: int = _kafka(
         "transaction.remove.expired.transaction.cleanup.interval.ms"
     )

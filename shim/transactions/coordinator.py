@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import heapq
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Concatenate, NamedTuple, ParamSpec, TypeVar
 
@@ -46,6 +47,9 @@ DEADLINE_RETRY_MS = 10_000
 _MARKER_SETTLED = frozenset(
     {ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.INVALID_PRODUCER_EPOCH}
 )
+# Past transactional.id.max.count, this share of it (1%) of the least recently used idle ids
+# expires at once: room for many new ids per scan of the kept ones.
+EVICTED_SHARE = 0.01
 # Transaction protocol versions: TV2 bumps the epoch per transaction (KIP-890 part 2).
 TV1, TV2 = 0, 2
 
@@ -53,6 +57,8 @@ TV1, TV2 = 0, 2
 class TransactionConfig(NamedTuple):
     max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
     id_expiration_ms: int = 604_800_000  # transactional.id.expiration.ms
+    # transactional.id.max.count (kafka-shim's own): the most ids kept; see _make_room.
+    max_ids: int = 100_000
     # transaction.remove.expired.transaction.cleanup.interval.ms
     expiration_check_interval_ms: int = 3_600_000
     # The finalized transaction.version: the coordinator's own aborts (timeouts, fencing)
@@ -261,6 +267,8 @@ class TransactionCoordinator:
             return ProducerIdAndEpoch(ErrorCode.INVALID_TRANSACTION_TIMEOUT)
         meta = self._txns.get(transactional_id)
         if meta is None:
+            if not self._make_room(now):
+                return ProducerIdAndEpoch(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS)
             meta = TransactionMetadata(transactional_id, self._allocate(), timeout_ms, now)
             self._txns[transactional_id] = meta
             self._schedule_expiration(now)
@@ -559,6 +567,26 @@ class TransactionCoordinator:
             del self._txns[meta.transactional_id]
             self._records.append(TransactionRecord(meta.transactional_id, None))
         self._schedule_expiration(now)
+
+    def _make_room(self, now: int) -> bool:
+        """Room for one more id under transactional.id.max.count. Kafka keeps ids until
+        transactional.id.expiration.ms; past the cap, the least recently used idle ones (those
+        that expiry would take: no transaction open or completing) expire now instead, as
+        expiry does (a tombstone each, written with the new id's record), EVICTED_SHARE of the
+        cap at a time so the scan is paid once per many new ids. Their producers, should they
+        come back, are answered as after expiry (INVALID_PRODUCER_ID_MAPPING until they call
+        InitProducerId again). False when every kept id has a transaction open: the client
+        retries (COORDINATOR_LOAD_IN_PROGRESS) until a timeout or commit frees one."""
+        cap = self.config.max_ids
+        if len(self._txns) < cap:
+            return True
+        wanted = len(self._txns) - cap + max(1, int(cap * EVICTED_SHARE))
+        idle = (meta for meta in self._txns.values() if meta.state in EXPIRABLE)
+        for meta in heapq.nsmallest(wanted, idle, key=lambda meta: meta.last_update_ms):
+            meta.transition(TxnState.DEAD, now)
+            del self._txns[meta.transactional_id]
+            self._records.append(TransactionRecord(meta.transactional_id, None))
+        return len(self._txns) < cap
 
     def _expirable(self, now: int) -> list[TransactionMetadata]:
         """The ids idle for transactional.id.expiration.ms in a state that may expire."""
