@@ -6,6 +6,7 @@ headless Chromium, shows the group and a rebalance on its timeline without being
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import socket
 import urllib.request
@@ -247,3 +248,16 @@ def test_clients_using_versions_kafka_4_removed_are_listed(broker: BrokerThread)
     assert [(c["client_id"], c["api"], c["versions"], c["requests"]) for c in listed] == [
         ("legacy-app", "Produce", [2], 1)
     ]
+
+
+def test_the_console_log_line_names_the_address_bound(caplog: pytest.LogCaptureFixture) -> None:
+    """--console 0.0.0.0:PORT (as in the Docker image) binds every interface, and says so."""
+    caplog.set_level(logging.INFO, "kafka_shim.server")
+    thread = BrokerThread(BrokerConfig(port=0, console_listener="0.0.0.0:0")).start()
+    try:
+        wait_until(lambda: bool(thread.server.console_urls), "the console listening", deadline_s=30)
+        port = thread.server.console_urls[0].rsplit(":", 1)[1]
+        assert f"console on http://0.0.0.0:{port}/console" in caplog.text
+        assert thread.server.console_urls == [f"http://127.0.0.1:{port}"]  # where this machine reaches it
+    finally:
+        thread.stop()
