@@ -37,10 +37,42 @@ __all__ = [
 SERVING_FEATURES = (TRANSACTION_VERSION, GROUP_VERSION)
 
 
+# The metadata.version levels whose MetadataVersion changed the metadata format (Kafka's
+# didMetadataChange: 3.0-IV1, 3.2-IV0, 3.3-IV1 to 3.4-IV0, 3.5-IV2, 3.6-IV1 to 3.7-IV0, 3.7-IV2,
+# 4.0-IV1). A downgrade is safe, and Kafka's controller makes it, when none between the new
+# level (excluded) and the current one did; otherwise it might delete metadata and is refused.
+METADATA_CHANGING_LEVELS = frozenset({1, 3, 5, 6, 7, 8, 11, 13, 14, 15, 17, 23})
+# 3.3-IV0, the first level that records metadata.version itself: none lower can be set.
+MINIMUM_BOOTSTRAP_METADATA_VERSION = 4
+
+
+def metadata_changed(low: int, high: int) -> bool:
+    """MetadataVersion.checkIfMetadataChanged between two levels."""
+    return any(level in METADATA_CHANGING_LEVELS for level in range(low + 1, high + 1))
+
+
 @dataclass(frozen=True)
 class FeatureRefusal:
     code: ErrorCode
     message: str
+
+
+def _metadata_version_refusal(level: int, current: int, kind: int) -> FeatureRefusal | None:
+    """FeatureControlManager.updateMetadataVersion's checks: a downgrade is made when it loses
+    nothing (a dry run says it can be: `kafka-features.sh downgrade --metadata 3.8-IV0
+    --dry-run` on 3.9), refused when a level in between changed the metadata format."""
+    reason = None
+    if level < MINIMUM_BOOTSTRAP_METADATA_VERSION:
+        reason = "Unable to set a metadata.version less than 3.3-IV0"
+    elif level < current and metadata_changed(level, current):
+        reason = (
+            "Unsafe metadata downgrade is not supported in this version."
+            if kind == UNSAFE_DOWNGRADE
+            else "Refusing to perform the requested downgrade because it might delete metadata information."
+        )
+    if reason is None:
+        return None
+    return FeatureRefusal(ErrorCode.INVALID_UPDATE_VERSION, f"Invalid metadata.version {level}. {reason}")
 
 
 def _invalid(feature: str, level: int, reason: str) -> FeatureRefusal:
@@ -131,14 +163,8 @@ class FeatureLevels:
                 "Can't downgrade the version of this feature without setting the upgrade type to either "
                 "safe or unsafe downgrade.",
             )
-        if feature == METADATA_VERSION and level < current:
-            if kind == UNSAFE_DOWNGRADE:
-                return _invalid(feature, level, "Unsafe metadata downgrade is not supported in this version.")
-            return _invalid(
-                feature,
-                level,
-                "Refusing to perform the requested downgrade because it might delete metadata information.",
-            )
+        if feature == METADATA_VERSION:
+            return _metadata_version_refusal(level, current, kind)
         if feature == KRAFT_VERSION and level != current:
             # A single static voter: there is no quorum to move to the KIP-853 format.
             return _invalid(feature, level, "Changing kraft.version is not supported by this broker.")

@@ -168,15 +168,15 @@ REFUSALS = [
         "Invalid update version 1 for feature no.such.feature. "
         "Local controller 0 does not support this feature.",
     ),
+    # 4.2-IV1 (29) down to 4.0-IV0 (22) crosses 4.0-IV1, which changed the metadata format
     (
-        ("metadata.version", 28, SAFE_DOWNGRADE),
-        "Invalid update version 28 for feature metadata.version. Refusing to perform the requested "
-        "downgrade because it might delete metadata information.",
+        ("metadata.version", 22, SAFE_DOWNGRADE),
+        "Invalid metadata.version 22. Refusing to perform the requested downgrade because it might "
+        "delete metadata information.",
     ),
     (
-        ("metadata.version", 28, UNSAFE_DOWNGRADE),
-        "Invalid update version 28 for feature metadata.version. "
-        "Unsafe metadata downgrade is not supported in this version.",
+        ("metadata.version", 22, UNSAFE_DOWNGRADE),
+        "Invalid metadata.version 22. Unsafe metadata downgrade is not supported in this version.",
     ),
     (
         ("kraft.version", 1, UPGRADE),
