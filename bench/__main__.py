@@ -213,9 +213,11 @@ SECTIONS: dict[str, Callable[[Sizes], list[Row]]] = {
 
 def commit() -> str:
     """The commit measured, marked when the tree has changes beyond it."""
+    tree = os.environ.get("PYTHONPATH") if os.environ.get("PYTHONSAFEPATH") else None
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True).stdout.strip()
+        where = tree or REPO_ROOT
+        return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD") or "unknown"
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "shim", "protocol", "storage")
@@ -286,7 +288,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="tiny counts: a smoke run of every row")
     parser.add_argument("--no-write", action="store_true", help=f"print only, leave {DOC.name} alone")
     parser.add_argument("--only", choices=list(SECTIONS), action="append", help="run these sections only")
+    parser.add_argument(
+        "--shim-tree",
+        metavar="DIR",
+        help="run kafka-shim from this checkout (e.g. a `git worktree` of an older commit), to "
+        "compare; printed only",
+    )
     args = parser.parse_args()
+    if args.shim_tree:
+        # PYTHONSAFEPATH: `python -m kafka_shim` would otherwise import this checkout first.
+        os.environ.update({"PYTHONPATH": str(Path(args.shim_tree).resolve()), "PYTHONSAFEPATH": "1"})
     sizes = QUICK if args.quick else DEFAULT
     started, clock, load_before = datetime.now(UTC), time.monotonic(), load_average()
     rows: list[Row] = []
@@ -299,7 +310,7 @@ def main() -> None:
             print(" | ".join(row.cells()), flush=True)
         rows += section_rows
     block = render(rows, started, load_before, (time.monotonic() - clock) / 60)
-    if args.no_write or args.quick or args.only:
+    if args.no_write or args.quick or args.only or args.shim_tree:
         print(block)
         return
     write_into(DOC, block)

@@ -1,6 +1,7 @@
 """Start-up: milliseconds from spawning the broker process to its first answered
 ApiVersions, kafka-shim beside Tansu, same run, median of the runs (target for
-kafka-shim: < 250 ms with the default console on).
+kafka-shim: < 250 ms with the default console on), and the CPU time the process used by then
+(in 10 ms ticks; it holds still when other work makes the wall clock wait for a core).
 
     python -m bench.startup [--runs 5]
 
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
-from bench.common import print_row
+from bench.common import print_row, process_cpu_s
 from compat.targets import REPO_ROOT, free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
@@ -43,23 +44,29 @@ def answered(port: int) -> bool:
         return False
 
 
-def installed_like_env() -> dict[str, str]:
+def installed_like_env(tree: Path) -> dict[str, str]:
     """Start the broker as a pip-installed one starts: with its bytecode
     compiled (pip compiles at install), not recompiling every module from
     source, which PYTHONDONTWRITEBYTECODE in some environments would force."""
-    compileall.compile_dir(REPO_ROOT / "protocol", quiet=1)
-    compileall.compile_dir(REPO_ROOT / "shim", quiet=1)
-    compileall.compile_dir(REPO_ROOT / "storage", quiet=1)
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for layer in ("protocol", "shim", "storage"):
+        compileall.compile_dir(tree / layer, quiet=1)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if tree != REPO_ROOT:  # PYTHONSAFEPATH: `python -m` would import this checkout first
+        env.update({"PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"})
+    return env
 
 
-def time_to_first_answer(argv: list[str], port: int, env: dict[str, str], timeout_s: float = 30.0) -> float:
+def time_to_first_answer(
+    argv: list[str], port: int, env: dict[str, str], timeout_s: float = 30.0
+) -> tuple[float, float]:
+    """(wall seconds, the process's CPU seconds) from spawning to the first answer. The CPU
+    figure holds still on a loaded machine, where the wall clock waits for a core."""
     started = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         while time.perf_counter() - started < timeout_s:
             if answered(port):
-                return time.perf_counter() - started
+                return time.perf_counter() - started, process_cpu_s(process.pid)
             if process.poll() is not None:
                 said = process.stderr.read().decode(errors="replace") if process.stderr else ""
                 raise RuntimeError(f"{' '.join(argv)} exited with {process.returncode}: {said[-2000:]}")
@@ -70,15 +77,23 @@ def time_to_first_answer(argv: list[str], port: int, env: dict[str, str], timeou
         process.wait(timeout=10)
 
 
-def shim_argv(port: int, *extra: str) -> list[str]:
-    # The console and schema registry on free ports: their defaults (8080, 8081) may be taken
-    # here, and one that cannot bind still costs its imports, but the figure includes serving.
-    console = (
-        ["--console", "127.0.0.1:0", "--schema-registry", "127.0.0.1:0"] if "--console" not in extra else []
-    )
-    storage = [] if "--data-dir" in extra else ["--memory"]
+def shim_tree() -> Path:
+    """The checkout kafka-shim runs from: another one given by PYTHONPATH with PYTHONSAFEPATH
+    (as `python -m bench --shim-tree` sets them), else this one."""
+    other = os.environ.get("PYTHONPATH") if os.environ.get("PYTHONSAFEPATH") else None
+    return Path(other) if other else REPO_ROOT
+
+
+def shim_argv(tree: Path, port: int, console: bool = True, data_dir: Path | None = None) -> list[str]:
+    """The console and schema registry on free ports when on (their defaults, 8080 and 8081,
+    may be taken here; one that cannot bind still costs its imports, but the figure includes
+    serving); a checkout without a schema registry runs without."""
+    storage = ["--memory"] if data_dir is None else ["--data-dir", str(data_dir)]
     argv = [sys.executable, "-m", "kafka_shim", *storage, "--host", "127.0.0.1", "--port", str(port)]
-    return argv + console + list(extra)
+    argv += ["--console", "127.0.0.1:0" if console else "off"]
+    if '"--schema-registry"' in (tree / "shim" / "cli.py").read_text():  # older ones have none
+        argv += ["--schema-registry", "127.0.0.1:0" if console else "off"]
+    return argv
 
 
 def data_dir_with_topics(parent: Path, topics: int = DISK_TOPICS) -> Path:
@@ -111,32 +126,49 @@ def data_dir_with_topics(parent: Path, topics: int = DISK_TOPICS) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--before-tree",
+        type=Path,
+        metavar="DIR",
+        help="also start kafka-shim from this checkout, as 'before'",
+    )
     args = parser.parse_args()
-    for label, figures in measure(args.runs).items():
+    for label, figures in measure(args.runs, args.before_tree).items():
         print_row(f"start-up: {label}", figures, "ms", higher_is_better=False)
 
 
-def measure(runs: int) -> dict[str, dict[str, float]]:
-    """Median milliseconds to the first answer, per way of starting: {label: {broker: ms}};
-    Tansu (memory storage) is started in every round and stands beside each label."""
-    env = installed_like_env()
+def measure(runs: int, before: Path | None = None) -> dict[str, dict[str, float]]:
+    """Median milliseconds to the first answer, wall clock and CPU, per way of starting:
+    {label: {broker: ms}}; Tansu (memory storage) is started in every round and stands beside
+    each label, and so does kafka-shim from the `before` checkout if given."""
+    trees = {"shim": shim_tree(), **({"before": before.resolve()} if before is not None else {})}
+    envs = {name: installed_like_env(tree) for name, tree in trees.items()}
+    ways: dict[str, Callable[[Path, int, Path], list[str]]] = {
+        "memory, console": lambda tree, port, _: shim_argv(tree, port),
+        "memory, --console off": lambda tree, port, _: shim_argv(tree, port, console=False),
+        f"disk {DISK_TOPICS} topics, console": lambda tree, port, data: shim_argv(tree, port, data_dir=data),
+    }
+    samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
         data_dir = data_dir_with_topics(Path(tmp))
-        starts: dict[str, Callable[[int], list[str]]] = {
-            "memory, console": shim_argv,
-            "memory, --console off": lambda port: shim_argv(
-                port, "--console", "off", "--schema-registry", "off"
-            ),
-            f"disk {DISK_TOPICS} topics, console": lambda port: shim_argv(port, "--data-dir", str(data_dir)),
-            "tansu": lambda port: tansu_argv(tansu_binary(), port),
-        }
-        samples: dict[str, list[float]] = {name: [] for name in starts}
         for _ in range(runs):  # interleaved, so machine noise hits all alike
-            for name, argv in starts.items():
-                port = free_port()
-                samples[name].append(time_to_first_answer(argv(port), port, env))
-    tansu = median(samples.pop("tansu")) * 1000
-    return {label: {"shim": median(values) * 1000, "tansu": tansu} for label, values in samples.items()}
+            for label, argv in ways.items():
+                for name, tree in trees.items():
+                    port = free_port()
+                    answer = time_to_first_answer(argv(tree, port, data_dir), port, envs[name])
+                    samples.setdefault((label, name), []).append(answer)
+            port = free_port()
+            answer = time_to_first_answer(tansu_argv(tansu_binary(), port), port, envs["shim"])
+            samples.setdefault(("", "tansu"), []).append(answer)
+    figures: dict[str, dict[str, float]] = {}
+    for label in ways:
+        for index, what in ((0, ""), (1, ", CPU")):
+            figures[label + what] = {
+                name: median(sample[index] for sample in samples[label if name != "tansu" else "", name])
+                * 1000
+                for name in (*trees, "tansu")
+            }
+    return figures
 
 
 if __name__ == "__main__":
