@@ -93,10 +93,14 @@ async def serve_asgi(
     tls: ssl.SSLContext | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve `app` on `address` (over TLS with `tls`); started() hands over its URLs."""
-    host, port = parse_address(address, what)
+    """Serve `app` on `address` (over TLS with `tls`); started() hands over its URLs.
+    `fd://N`: on a socket already listening, which Hypercorn takes over."""
     config = Config() if tls is None else _TlsConfig(tls)
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    if address.startswith("fd://"):
+        config.bind = [address]
+    else:
+        host, port = parse_address(address, what)
+        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     config.accesslog = None
     config.errorlog = log
     config.graceful_timeout = 0.5

@@ -787,35 +787,16 @@ class Server:
         assert self._nursery is not None, "the server is not serving"
         if not self._schema_registry_started:
             self._schema_registry_started = True
-            # Asked for now (the fixture's first use): no reason to wait for a Kafka answer.
+            # Asked for now (the fixture's first use): no reason to wait for a client.
             self._nursery.start_soon(self._serve_schema_registry, address, False)
 
-    async def _serve_schema_registry(self, address: str, after_kafka: bool = True) -> None:
+    async def _serve_schema_registry(self, address: str, wait_for_clients: bool = True) -> None:
         """The schema registry (docs/schema-registry.md), after the Kafka listeners as the
-        console is, secured as it is; a port that cannot be bound is one warning."""
-        self._schema_registry_started = True
-        await self._load_after_kafka_answers(
-            "kafka_shim.shim.http_server", "kafka_shim.shim.schema_registry.app"
-        )
-        from kafka_shim.shim.http_server import listener_tls, serve_asgi
-        from kafka_shim.shim.schema_registry.app import registry_app
+        console is, secured as it is (shim.schema_registry.serving)."""
+        from kafka_shim.shim.schema_registry.serving import serve_registry
 
-        tls = listener_tls(self.broker)  # secured as the console is (shim.http_guard)
-        try:
-            app = registry_app(self.broker)
-            async with trio.open_nursery() as nursery:
-                urls = await nursery.start(serve_asgi, app, address, "schema registry listener", tls)
-                self.schema_registry_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
-                log.info("schema registry on %s", ", ".join(self.schema_registry_urls))
-        except* OSError as failed:
-            reason = failed.exceptions[0]
-            why = getattr(reason, "strerror", None) or reason
-            self.schema_registry_failure = f"cannot listen on {address}: {why}"
-            log.warning("schema registry not served: %s", self.schema_registry_failure)
-        except* Exception as failed:  # whatever breaks the registry, Kafka is still served
-            self.schema_registry_failure = repr(failed.exceptions[0])
-            log.error("schema registry stopped: %r", failed.exceptions[0])
-            log.debug("traceback", exc_info=failed)
+        self._schema_registry_started = True
+        await serve_registry(self, address, wait_for_clients)
 
     def _clock_moved(self) -> None:
         self.broker.clock_moved()
