@@ -58,6 +58,7 @@ class KafkaShim(BrokerControls):
 
     def __init__(self, thread: BrokerThread) -> None:
         self._thread = thread
+        self._stopped = False
 
     @property
     def bootstrap(self) -> str:
@@ -120,7 +121,16 @@ class KafkaShim(BrokerControls):
         return {(tp.topic, tp.partition): committed.offset for tp, committed in fetched.items()}
 
     def stop(self) -> None:
+        """Stop the broker and release its storage as the command line does at exit: logs
+        flushed and closed, the data directory marked shut down cleanly and unlocked, so a
+        broker can start on it again in this process (a restart). Stopping twice is one stop."""
+        if self._stopped:
+            return
         self._thread.stop()
+        if self._thread._thread.is_alive():  # its storage is still in use: not safe to close
+            raise RuntimeError("kafka-shim did not stop within 10 s")
+        self._stopped = True
+        self._thread.broker.close()
 
 
 def kafka_text(value: object) -> str:

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -233,6 +234,18 @@ def test_async_tests_use_the_fixtures_from_asyncio_and_trio(pytester: pytest.Pyt
         """
     )
     pytester.runpytest(*THIS_PLUGIN).assert_outcomes(passed=2)
+
+
+def test_a_broker_on_disk_restarts_in_the_same_process(
+    kafka_shim_factory: Callable[..., KafkaShim], tmp_path: Path
+) -> None:
+    """stop() releases the data directory (it stayed locked, and a broker started on it again
+    in the same process was refused as DataDirInUse) after a clean shutdown."""
+    first = kafka_shim_factory(data_dir=tmp_path)
+    first.create_topic("kept", partitions=2)
+    first.stop()
+    again = kafka_shim_factory(data_dir=tmp_path)  # the factory stops both at the end: once each
+    assert len(again.broker.topics.get("kept").partitions) == 2  # type: ignore[union-attr]
 
 
 def test_create_topic_makes_what_clients_see(kafka_shim: KafkaShim) -> None:
