@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.security.scram_store import MIN_ITERATIONS, ScramCredential, ScramMechanism
+from kafka_shim.storage.errors import StorageStartupError
 from kafka_shim.storage.swap import write_atomically
 
 TOKENS_FILE = "delegation-tokens.json"
@@ -83,9 +84,14 @@ class DelegationTokens:
         self._credentials: dict[str, dict[ScramMechanism, ScramCredential]] = {}
         path = None if data_dir is None else data_dir / TOKENS_FILE
         if path is not None and path.exists():
-            for fields in json.loads(path.read_text(encoding="utf-8")):
-                token = Token(**{**fields, "renewers": tuple(fields["renewers"])})
-                self._tokens[token.token_id] = token
+            try:
+                for fields in json.loads(path.read_text(encoding="utf-8")):
+                    token = Token(**{**fields, "renewers": tuple(fields["renewers"])})
+                    self._tokens[token.token_id] = token
+            except (ValueError, TypeError, KeyError) as exc:
+                raise StorageStartupError(
+                    f"{path} holds no delegation tokens this broker wrote: {exc!r}"
+                ) from exc
 
     @property
     def enabled(self) -> bool:
@@ -176,9 +182,10 @@ class DelegationTokens:
 
     def login(
         self, token_id: str, mechanism: ScramMechanism, now_ms: int
-    ) -> tuple[str, ScramCredential] | None:
+    ) -> tuple[str, ScramCredential, int] | None:
         """The owner and SCRAM credential a `tokenauth` login with `token_id` is checked
-        against; None for an unknown or expired token, or with tokens disabled."""
+        against, and the token's expiry (the session's end); None for an unknown or expired
+        token, or with tokens disabled."""
         token = self._tokens.get(token_id)
         if not self.enabled or token is None or token.expired(now_ms):
             return None
@@ -189,7 +196,7 @@ class DelegationTokens:
             credential = by_mechanism[mechanism] = ScramCredential.from_password(
                 mechanism, password, MIN_ITERATIONS
             )
-        return token.owner, credential
+        return token.owner, credential, token.expiry_ms
 
     def _apply(self, tokens: dict[str, Token]) -> None:
         """Write the new set down, then keep it: a failed write (OSError) changes nothing."""

@@ -116,6 +116,7 @@ class _Scram:
         self._server = scramp.ScramMechanism(mechanism.sasl_name).make_server(self._lookup)
         self.username: str | None = None
         self.token_owner: str | None = None  # a token login's principal
+        self.token_expiry_ms: int | None = None  # and when its token expires
         self._token_auth = False
         self.now_ms = 0
         self.complete = False
@@ -131,7 +132,7 @@ class _Scram:
             )
             if found is None:
                 raise scramp.ScramException(f"Token Authentication failed: Invalid tokenId : {self.username}")
-            self.token_owner, token_credential = found
+            self.token_owner, token_credential, self.token_expiry_ms = found
             return token_credential.as_scramp()
         credential = self._credentials.get(self.username, self._mechanism)
         if credential is None:
@@ -195,6 +196,7 @@ class SaslSession:
         # Logged in with a delegation token: such a session may not ask for tokens (Kafka's
         # KafkaPrincipal.tokenAuthenticated).
         self.token_authenticated = False
+        self._token_expiry_ms: int | None = None
         self._max_reauth_ms = max_reauth_ms
         self.state = State.HANDSHAKE
         self.raw_tokens = False  # a v0 handshake: tokens come as bare frames
@@ -215,7 +217,9 @@ class SaslSession:
             if api_key == SASL_HANDSHAKE:
                 return None  # re-authentication
             if self.expires_at_ms is not None and now_ms >= self.expires_at_ms:
-                return f"SASL session of {self.principal} expired (connections.max.reauth.ms)"
+                token_ended = self.expires_at_ms == self._token_expiry_ms
+                why = "its delegation token expired" if token_ended else "connections.max.reauth.ms"
+                return f"SASL session of {self.principal} expired ({why})"
             return None
         if self.state is State.HANDSHAKE and api_key in (API_VERSIONS, SASL_HANDSHAKE):
             return None
@@ -281,7 +285,8 @@ class SaslSession:
                 f"{self.mechanism}"
             )
             return self._failed_result(message, exchange.username)
-        lifetime = self._max_reauth_ms if exchange.complete else 0
+        expires = self.expires_at_ms if exchange.complete else None
+        lifetime = 0 if expires is None else max(0, expires - now_ms)
         return AuthResult(ErrorCode.NONE, None, response, lifetime)
 
     def raw_token(self, token: bytes, now_ms: int) -> bytes:
@@ -305,7 +310,13 @@ class SaslSession:
         self.raw_tokens = False
         self._exchange = None
         self._reauthenticating_from = None
-        self.expires_at_ms = now_ms + self._max_reauth_ms if self._max_reauth_ms > 0 else None
+        # connections.max.reauth.ms, and a token login's token expiry (Kafka's credential
+        # lifetime, SaslServerAuthenticator): whichever comes first ends the session
+        limits = [now_ms + self._max_reauth_ms] if self._max_reauth_ms > 0 else []
+        if isinstance(exchange, _Scram) and exchange.token_expiry_ms is not None:
+            limits.append(exchange.token_expiry_ms)
+        self.expires_at_ms = min(limits) if limits else None
+        self._token_expiry_ms = exchange.token_expiry_ms if isinstance(exchange, _Scram) else None
 
     def _failed_result(self, message: str, username: str | None) -> AuthResult:
         who = f", user {username!r}" if username else ""

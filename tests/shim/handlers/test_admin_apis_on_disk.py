@@ -176,8 +176,8 @@ def test_incremental_alter_configs_other_resources(broker: Harness) -> None:
     }
     response = broker.call(incremental_alter_configs, 1, request)
     assert response is not None and response.responses[0].error_code == ErrorCode.NONE  # no change asked
-    request["resources"][0]["resource_type"] = 16  # CLIENT_METRICS: not kept here
-    response = broker.call(incremental_alter_configs, 1, request)
+    client_metrics = {"resource_type": 16, "resource_name": "0", "configs": []}  # not kept here
+    response = broker.call(incremental_alter_configs, 1, request | {"resources": [client_metrics]})
     assert response is not None and response.responses[0].error_code == ErrorCode.INVALID_REQUEST
 
 

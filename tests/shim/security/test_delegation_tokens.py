@@ -18,6 +18,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE, DelegationTokens, Outcome
 from kafka_shim.shim.security.sasl import SaslSession
 from kafka_shim.shim.security.scram_store import CredentialStore, ScramMechanism
+from kafka_shim.storage.errors import StorageStartupError
 
 SECRET = "dev-secret"
 DAY, WEEK, HOUR = 86_400_000, 604_800_000, 3_600_000
@@ -141,3 +142,30 @@ def test_a_wrong_token_login_is_refused(case: str, secret_at_login: str | None) 
     codes = token_login(session, "SCRAM-SHA-256", token.token_id, password)
     assert ErrorCode.SASL_AUTHENTICATION_FAILED in codes and session.failure is not None
     assert session.principal is None
+
+
+def test_a_file_it_did_not_write_stops_the_start_naming_it(tmp_path: Path) -> None:
+    (tmp_path / TOKENS_FILE).write_text('[{"token_id": "x"}]')
+    with pytest.raises(StorageStartupError, match=r"delegation-tokens\.json holds no delegation tokens"):
+        tokens(tmp_path)
+
+
+@pytest.mark.parametrize(("max_reauth_ms", "lifetime"), [(0, DAY), (HOUR, HOUR)])
+def test_a_token_session_ends_when_its_token_expires(max_reauth_ms: int, lifetime: int) -> None:
+    """Kafka's credential lifetime: the session lasts until the token's expiry, or less under
+    connections.max.reauth.ms; the client is told it (session_lifetime_ms) and re-authenticates."""
+    store = tokens()
+    token = store.create(OWNER, OWNER, [], -1, T0)
+    session = SaslSession(("SCRAM-SHA-256",), CredentialStore(None), max_reauth_ms, store)
+    session.handshake("SCRAM-SHA-256", 1)
+    client = scramp.ScramClient(
+        ["SCRAM-SHA-256"], token.token_id, base64.b64encode(store.hmac_of(token.token_id)).decode()
+    )
+    first_message = client.get_client_first() + ",tokenauth=true"
+    client.client_first_bare += ",tokenauth=true"
+    client.set_server_first(session.authenticate(first_message.encode(), T0).auth_bytes.decode())
+    final = session.authenticate(client.get_client_final().encode(), T0)
+    assert (final.error_code, final.session_lifetime_ms) == (0, lifetime)
+    assert session.refusal(0, T0 + lifetime - 1) is None
+    why = "its delegation token expired" if lifetime == DAY else "connections.max.reauth.ms"
+    assert session.refusal(0, T0 + lifetime) == f"SASL session of User:alice expired ({why})"
