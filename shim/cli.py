@@ -285,6 +285,7 @@ SUBCOMMANDS = {
     "container": "kafka_shim.shim.container:main",
     "healthcheck": "kafka_shim.shim.container:healthcheck",
     "ctl": "kafka_shim.shim.ctl:main",
+    "schemas": "kafka_shim.shim.schema_registry.cli:main",
 }
 # Kafka's everyday tools for any broker (shim.kafka_tools): given the command name too.
 TOOLS = ("topics", "groups", "produce", "consume")
