@@ -76,7 +76,7 @@ class IllegalTransition(Exception):
     """A transition Kafka's state machine never makes: a coordinator bug, not a client error."""
 
 
-@dataclass
+@dataclass(slots=True)  # one per transactional id kept (up to transactional.id.max.count)
 class TransactionMetadata:
     transactional_id: str
     producer_id: int
