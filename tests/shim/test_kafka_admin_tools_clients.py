@@ -3,16 +3,20 @@
 scripts are not installed here; compat/java/AdminToolsDriver.java makes their Admin calls),
 against a broker with a SASL listener and delegation tokens turned on: the quorum described,
 a token created, renewed, described, used to log in (SCRAM with tokenauth=true) and expired,
-and a broker logger described, set and deleted."""
+and a broker logger described, set and deleted; and kafka-python's admin client, which has
+describe_metadata_quorum, list_config_resources and broker-logger configs too."""
 
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
 from compat import java_build
 from kafka_shim.shim.cli import build_parser, config_from_args
@@ -88,3 +92,41 @@ def test_the_admin_tools_calls(broker: BrokerThread) -> None:
 
     assert steps["expire_token"]["error"] is None
     assert steps["describe_after_expire"]["result"] == []
+
+
+@pytest.fixture
+def restored_kafka_log_level() -> Iterator[None]:
+    storage = logging.getLogger("kafka_shim.storage")
+    level = storage.level
+    yield
+    storage.setLevel(level)
+
+
+def test_kafka_pythons_admin(broker: BrokerThread, restored_kafka_log_level: None) -> None:
+    """kafka-python over the SASL listener: the quorum, the config resources, a broker logger."""
+    admin = KafkaAdminClient(
+        bootstrap_servers=broker.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-256",
+        sasl_plain_username="alice",
+        sasl_plain_password="alice-pw",
+    )
+    try:
+        (topic,) = admin.describe_metadata_quorum()["topics"]
+        (partition,) = topic["partitions"]
+        assert (topic["topic_name"], partition["leader_id"], partition["error"]) == (
+            "__cluster_metadata",
+            0,
+            None,
+        )
+        listed = admin.list_config_resources()
+        assert listed["broker"] == ["0"] and listed["broker_logger"] == ["0"]
+        kafka_log = ConfigResource(
+            ConfigResourceType.BROKER_LOGGER, "0", {"kafka.log": (AlterConfigOp.SET, "TRACE")}
+        )
+        assert admin.alter_configs([kafka_log]) == {"broker_logger": {"0": "OK"}}
+        asked = ConfigResource(ConfigResourceType.BROKER_LOGGER, "0", {"kafka.log": None})
+        described = admin.describe_configs([asked], config_filter="all")["broker_logger"]["0"]["kafka.log"]
+        assert (described["value"], described["config_source"]) == ("TRACE", "DYNAMIC_BROKER_LOGGER_CONFIG")
+    finally:
+        admin.close()
