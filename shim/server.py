@@ -791,12 +791,48 @@ class Server:
             self._nursery.start_soon(self._serve_schema_registry, address, False)
 
     async def _serve_schema_registry(self, address: str, wait_for_clients: bool = True) -> None:
-        """The schema registry (docs/schema-registry.md), after the Kafka listeners as the
-        console is, secured as it is (shim.schema_registry.serving)."""
-        from kafka_shim.shim.schema_registry.serving import serve_registry
+        """The schema registry (docs/schema-registry.md), secured as the console is; its port
+        bound at once, its stack loaded after the Kafka listener answers or a client comes
+        (shim.deferred_http). A port that cannot be bound is one warning."""
+        from kafka_shim.shim.deferred_http import bound, serve_deferred
 
         self._schema_registry_started = True
-        await serve_registry(self, address, wait_for_clients)
+        broker = self.broker
+
+        def app() -> Any:
+            from kafka_shim.shim.schema_registry.app import registry_app
+
+            return registry_app(broker)
+
+        def tls() -> Any:
+            from kafka_shim.shim.http_server import listener_tls
+
+            return listener_tls(broker)
+
+        try:
+            listener = bound(address)
+            async with trio.open_nursery() as nursery:
+                urls = await nursery.start(
+                    serve_deferred,
+                    listener,
+                    "schema registry listener",
+                    ("kafka_shim.shim.schema_registry.app",),
+                    app,
+                    tls,
+                    self.kafka_answered.wait if wait_for_clients else None,
+                )
+                self.schema_registry_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
+                log.info("schema registry on %s", ", ".join(self.schema_registry_urls))
+        except* OSError as failed:
+            reason = failed.exceptions[0]
+            self.schema_registry_failure = (
+                f"cannot listen on {address}: {getattr(reason, 'strerror', None) or reason}"
+            )
+            log.warning("schema registry not served: %s", self.schema_registry_failure)
+        except* Exception as failed:  # whatever breaks the registry, Kafka is still served
+            self.schema_registry_failure = repr(failed.exceptions[0])
+            log.error("schema registry stopped: %r", failed.exceptions[0])
+            log.debug("traceback", exc_info=failed)
 
     def _clock_moved(self) -> None:
         self.broker.clock_moved()
