@@ -6,7 +6,8 @@ refuses them.
 - librdkafka (confluent-kafka) with `api.version.request=false`, `broker.version.fallback=0.9.0`
   (a fallback of 0.10.0 or later turns ApiVersions back on): Produce v1, Fetch v1, ListOffsets v0
   and a JoinGroup v0 group.
-- kafka-python 3.0.12 with `api_version=(0, 10)`: two members rebalance.
+- kafka-python 3.0.12 with `api_version=(0, 9)` (its oldest with groups) and `(0, 10)`: Produce and
+  Fetch v1 / v2; two members rebalance.
 - sarama 1.22 (Debian's golang-github-shopify-sarama-dev, built with Debian's Go in GOPATH
   mode) at `Config.Version = V2_1_0_0`: OffsetCommit v1, refused by Kafka 4.x, so that the
   service commits nothing there.
@@ -14,10 +15,10 @@ refuses them.
 
 from __future__ import annotations
 
-import functools
 import logging
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,7 @@ from kafka import KafkaConsumer, KafkaProducer
 
 from kafka_shim.protocol.releases import NEWEST
 from kafka_shim.pytest_plugin import KafkaShim
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.clients
 
@@ -96,27 +98,40 @@ def test_librdkafka_without_api_version_request_round_trips_and_commits(
     assert {("rdkafka-0.9", "Produce"), ("rdkafka-0.9", "Fetch")} <= seen
 
 
-def has_one(values: list[bytes]) -> bool:
-    return len(values) == 1
+class Polling(threading.Thread):
+    """One kafka-python consumer polled on a thread of its own, as an application runs it: its
+    JoinGroup blocks its poll until every member rejoined, so two members polled in turn from one
+    thread would wait on each other until the rebalance timeout."""
+
+    def __init__(self, consumer: KafkaConsumer) -> None:
+        super().__init__(daemon=True)
+        self.consumer = consumer
+        self.values: list[bytes] = []
+        self.partitions: frozenset[int] = frozenset()
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            for records in self.consumer.poll(timeout_ms=100).values():
+                self.values += [r.value for r in records]
+            self.partitions = frozenset(tp.partition for tp in self.consumer.assignment())
+
+    def stop(self) -> KafkaConsumer:
+        self.stopping.set()
+        self.join(DEADLINE_S)
+        return self.consumer
 
 
-def poll_until(consumers: list[KafkaConsumer], done: Callable[[], bool], values: list[bytes]) -> None:
-    """Poll every consumer (which is what drives kafka-python's group membership) until
-    `done`, keeping the values received."""
-    deadline = time.monotonic() + DEADLINE_S
-    while not done():
-        assert time.monotonic() < deadline, "no rebalance within the deadline"
-        for consumer in consumers:
-            for records in consumer.poll(timeout_ms=100).values():
-                values += [r.value for r in records]
-
-
-def test_kafka_python_at_0_10_round_trips_and_rebalances(
-    kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(("api_version", "produce_fetch"), [((0, 9), 1), ((0, 10), 2)])
+def test_old_kafka_python_round_trips_and_rebalances(
+    kafka_shim: KafkaShim, caplog: pytest.LogCaptureFixture, api_version: tuple[int, int], produce_fetch: int
 ) -> None:
+    client_id = f"kp-{api_version[0]}.{api_version[1]}"
     kafka_shim.create_topic("old-kp", 2)
     caplog.set_level(logging.WARNING, "kafka_shim.kip896")
-    producer = KafkaProducer(bootstrap_servers=kafka_shim.bootstrap, api_version=(0, 10), client_id="kp-0.10")
+    producer = KafkaProducer(
+        bootstrap_servers=kafka_shim.bootstrap, api_version=api_version, client_id=client_id
+    )
 
     def produce(value: bytes) -> None:
         for partition in (0, 1):
@@ -124,41 +139,49 @@ def test_kafka_python_at_0_10_round_trips_and_rebalances(
 
     settings = {
         "bootstrap_servers": kafka_shim.bootstrap,
-        "api_version": (0, 10),
+        "api_version": api_version,
         "group_id": "old-kp",
-        "client_id": "kp-0.10",
+        "client_id": client_id,
         "auto_offset_reset": "earliest",
         "enable_auto_commit": False,
     }
     produce(b"before")
-    first = KafkaConsumer("old-kp", **settings)
-    second: KafkaConsumer | None = None
-    before: list[bytes] = []
-    after: list[list[bytes]] = [[], []]
+    consumers = [KafkaConsumer("old-kp", **settings)]
     try:
-        poll_until([first], lambda: len(before) == 2, before)
-        first.commit()
-        second = KafkaConsumer("old-kp", **settings)
+        alone = Polling(consumers[0])
+        alone.start()
+        wait_until(
+            lambda: len(alone.values) == 2, deadline_s=DEADLINE_S, what="the first member reading both"
+        )
+        alone.stop().commit()
+        before = alone.values
+        consumers.append(KafkaConsumer("old-kp", **settings))
+        members = [Polling(consumer) for consumer in consumers]
+        for polling in members:
+            polling.start()
         # The second member's join rebalances the group: one partition each, from the commits.
-        poll_until(
-            [first, second], lambda: len(first.assignment()) == 1 and len(second.assignment()) == 1, after[0]
+        wait_until(
+            lambda: (
+                members[0].partitions | members[1].partitions == {0, 1}
+                and all(len(m.partitions) == 1 for m in members)
+            ),
+            deadline_s=DEADLINE_S,
+            what="one partition each",
         )
         produce(b"after")
-        for consumer, received in zip((first, second), after, strict=True):
-            poll_until([consumer], functools.partial(has_one, received), received)
-            consumer.commit()
-        assignments = [{tp.partition for tp in c.assignment()} for c in (first, second)]
+        wait_until(lambda: all(m.values for m in members), deadline_s=DEADLINE_S, what="a record each")
+        after = [(sorted(m.partitions), m.values) for m in members]
+        for polling in members:
+            polling.stop().commit()
     finally:
         producer.close()
-        first.close()
-        if second is not None:
-            second.close()
+        for consumer in consumers:
+            consumer.close()
     assert sorted(before) == [b"before-0", b"before-1"]
-    assert after == [[b"after-%d" % p] for (p,) in assignments]
+    assert after == [([p], [b"after-%d" % p]) for (p,), _ in after]
     assert kafka_shim.committed("old-kp") == {("old-kp", 0): 2, ("old-kp", 1): 2}
-    assert {warning("kp-0.10", "Produce", 2), warning("kp-0.10", "Fetch", 2)} <= without_peers(
-        kip_896_lines(caplog)
-    )
+    expected = {warning(client_id, "Produce", produce_fetch), warning(client_id, "Fetch", produce_fetch)}
+    assert expected <= without_peers(kip_896_lines(caplog))
 
 
 @pytest.fixture(scope="module")
