@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.transactions.markers import write_markers
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH
@@ -22,21 +23,29 @@ COORDINATOR_EPOCH = LEADER_EPOCH
 
 
 def complete_transactions(broker: Broker, now: int) -> None:
-    """A completion whose record cannot be written (a full disk) is retried by the
-    coordinator's markers deadline; the others go on."""
+    """A completion whose markers or record cannot be written (a full disk; or anything else
+    raised, such as a timestamp a marker cannot hold) is retried by the coordinator's markers
+    deadline; the others go on. Nothing raises out of here: it runs on the event loop, from
+    the timer and after EndTxn."""
     coordinator = broker.transactions
     while completions := coordinator.take_completions():
         for completion in completions:
-            results = write_markers(
-                broker,
-                completion.producer_id,
-                completion.producer_epoch,
-                COORDINATOR_EPOCH,
-                completion.commit,
-                completion.partitions,
-                now,
-            )
+            try:
+                results = write_markers(
+                    broker,
+                    completion.producer_id,
+                    completion.producer_epoch,
+                    COORDINATOR_EPOCH,
+                    completion.commit,
+                    completion.partitions,
+                    now,
+                )
+            except Exception as exc:  # every marker is tried again, as a failed write is
+                broker.timer_failures.failed("transaction markers", exc)
+                results = dict.fromkeys(completion.partitions, ErrorCode.UNKNOWN_SERVER_ERROR)
             try:
                 coordinator.markers_written(completion, results, now)
             except StorageError as exc:
                 log.warning("transaction %s not completed yet: %s", completion.transactional_id, exc.message)
+            except Exception as exc:  # put back by the coordinator, its markers retried
+                broker.timer_failures.failed("transaction markers", exc)
