@@ -198,6 +198,12 @@ def test_the_page_shows_the_group_and_a_rebalance_live(broker: BrokerThread, mem
         wait_until(shown, deadline_s=30, what="the rebalance on the page's timeline")
         assert browser.execute_script("return window.notReloaded") is True
         assert any("member removed (LeaveGroup" in row for row in rows("timeline"))
+        legacy_client_produces(broker.bootstrap)
+        wait_until(
+            lambda: any(row.startswith("legacy-app\tProduce\t2\t") for row in rows("old-version-clients")),
+            deadline_s=10,
+            what="the client using a version Kafka 4 removed, listed on the page",
+        )
     finally:
         browser.quit()
 
@@ -238,12 +244,17 @@ def test_the_test_broker_page_shows_the_clock_and_the_rules_with_their_firings(b
     assert len(state["firings"]) == 1
 
 
-def test_clients_using_versions_kafka_4_removed_are_listed(broker: BrokerThread) -> None:
+def legacy_client_produces(bootstrap: str) -> None:
+    """kafka-python pinned to Kafka 0.10's protocol: Produce v2, which Kafka 4 removed (KIP-896)."""
     from kafka import KafkaProducer
 
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, api_version=(0, 10), client_id="legacy-app")
+    producer = KafkaProducer(bootstrap_servers=bootstrap, api_version=(0, 10), client_id="legacy-app")
     producer.send(TOPIC, b"old", partition=0).get(10)
     producer.close()
+
+
+def test_clients_using_versions_kafka_4_removed_are_listed(broker: BrokerThread) -> None:
+    legacy_client_produces(broker.bootstrap)
     listed = get(f"{broker.server.console_urls[0]}/console/api/overview")["old_version_clients"]
     assert [(c["client_id"], c["api"], c["versions"], c["requests"]) for c in listed] == [
         ("legacy-app", "Produce", [2], 1)
