@@ -1,7 +1,15 @@
 """Recorded requests stay bounded: by count, and by the bytes (record batches) they hold, the
-oldest going first, so a produce-heavy test under the fixture keeps a bounded recording."""
+oldest going first, so a produce-heavy test under the fixture keeps a bounded recording. The
+trace file is the owner's alone when the recorder creates it."""
 
 from __future__ import annotations
+
+import json
+import logging
+import stat
+from pathlib import Path
+
+import pytest
 
 from kafka_shim.shim.recording import RecordedRequest, RequestRecorder, bytes_held
 
@@ -29,3 +37,23 @@ def test_the_oldest_go_first_past_the_count_or_the_bytes() -> None:
     recorder.clear()
     recorder.record(produce(7, 10))
     assert [e.at_ms for e in recorder] == [7]
+
+
+def test_the_trace_file_is_created_0600_and_an_open_existing_one_is_named(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    created = tmp_path / "new.jsonl"
+    RequestRecorder(capacity=0, trace_file=created).close()
+    assert stat.S_IMODE(created.stat().st_mode) == 0o600
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("")
+    shared.chmod(0o644)
+    with caplog.at_level(logging.WARNING, logger="kafka_shim.shim.recording"):
+        recorder = RequestRecorder(capacity=0, trace_file=shared)
+        recorder.record(produce(1, 10))
+        recorder.close()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644  # the operator's file, left as it is
+    assert [r.getMessage() for r in caplog.records] == [
+        f"trace file {shared} can be read by others (mode 0644): chmod 600 it"
+    ]
+    assert json.loads(shared.read_text())["api"] == "Produce"
