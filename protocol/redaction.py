@@ -1,5 +1,6 @@
 """What a recording may hold of a request or answer: its parsed body with the values of
-sensitive fields hidden, as Kafka's request logger hides them (Password.HIDDEN).
+sensitive fields hidden by "[hidden]", as Kafka's request logger hides a password config's
+value (Password.HIDDEN).
 
 What is sensitive is declared once, on the schema field (`Field(..., sensitive=...)`,
 protocol.schema.Sensitive: SASL tokens, SCRAM salts and salted passwords, config values) and,

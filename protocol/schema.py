@@ -161,8 +161,10 @@ class Array(FieldType):
 
 
 class Sensitive(Enum):
-    """Whether a field's value may be recorded (protocol.redaction hides it where not): Kafka's
-    JSON specs have no such mark, but its request logger hides the same values."""
+    """Whether a field's value may be recorded (protocol.redaction hides it where not). Kafka's
+    JSON specs have no such mark: its request logger hides password config values
+    (RequestChannel.loggableValue) and never sees SASL tokens (authentication happens before
+    requests are logged); here every recorder sees every request, so credentials are marked."""
 
     NO = 0
     CREDENTIAL = 1  # always hidden: SASL tokens, SCRAM salts and salted passwords
