@@ -38,6 +38,10 @@ from kafka_shim.shim.console import actions, api
 from kafka_shim.shim.control_api import OPERATOR
 from kafka_shim.shim.http_guard import LOGGED_IN, declare, mirrors, need
 from kafka_shim.shim.metrics import BrokerCollector
+from kafka_shim.shim.schema_registry import access as registry_access
+from kafka_shim.shim.schema_registry import views as schema_views
+from kafka_shim.shim.schema_registry.access import READ_SUBJECT, READS
+from kafka_shim.shim.schema_registry.registry import Registry
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
@@ -70,6 +74,8 @@ def _json_of(read: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Re
             return JSONResponse({"error": str(exc)}, status_code=404)
         except api.BadRequest as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        except http_guard.Refused as refused:  # a check the handler made (a subject's topic)
+            return JSONResponse({"error": str(refused)}, status_code=refused.status)
 
     return endpoint
 
@@ -113,6 +119,25 @@ async def _act(broker: Broker, request: Request) -> Response:
     return JSONResponse(done)
 
 
+def _subjects(registry: Registry, request: Request) -> Any:
+    return schema_views.subjects(
+        registry, lambda subject: registry_access.may(request, READ_SUBJECT, subject)
+    )
+
+
+def _subject(registry: Registry, request: Request) -> Any:
+    name = request.path_params["subject"]
+    if not registry_access.may(request, READ_SUBJECT, name):
+        topic = registry_access.topic_of(name)
+        raise http_guard.Refused(
+            403, http_guard.denial(http_guard.principal_of(request), DESCRIBE, TOPIC, topic)
+        )
+    try:
+        return schema_views.subject(registry, name, _int(request, "from"), _int(request, "to"))
+    except schema_views.NoSuchSubject as exc:
+        raise api.NotFound(str(exc)) from exc
+
+
 def _read(path: str, access: http_guard.Access, reader: Callable[[Request], Any]) -> BaseRoute:
     return declare(Route(path, _json_of(reader)), access)
 
@@ -122,6 +147,8 @@ def _routes(broker: Broker, metrics: Callable[[Request], Awaitable[Response]]) -
     cluster_wide = mirrors("describe_log_dirs", need(DESCRIBE, CLUSTER))  # the broker's storage, counts
     topic_page = mirrors("metadata", need(DESCRIBE, TOPIC, "name")) + mirrors("describe_producers")
     offsets = mirrors("offset_fetch", need(DESCRIBE, TOPIC))
+    registry = schema_views.console_registry(broker)
+    subjects = mirrors(READS, need(DESCRIBE, TOPIC))  # asked of each subject's topic by the handler
     return [
         declare(Route("/", lambda request: RedirectResponse("/console")), LOGGED_IN),
         declare(Route("/metrics", metrics), cluster_wide),
@@ -165,6 +192,9 @@ def _routes(broker: Broker, metrics: Callable[[Request], Awaitable[Response]]) -
             Route("/console/api/topics/{name}/delete-records", partial(_act, broker), methods=["POST"]),
             mirrors("delete_records", need(DELETE, TOPIC, "name")),
         ),
+        # The registry's subjects, read from its topic (shim.schema_registry.views).
+        _read("/console/api/subjects", subjects, partial(_subjects, registry)),
+        _read("/console/api/subjects/{subject}", subjects, partial(_subject, registry)),
         # The control endpoint's reads: what it asks (shim.control_api.OPERATOR).
         _read(
             "/console/api/test-broker",

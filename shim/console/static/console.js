@@ -144,6 +144,32 @@ const views = {
     return [el("h2", {}, "Transactions"), table(["transactional id", "producer id", "state"],
       txns.map((t) => [t.transactional_id, num(t.producer_id), t.state]), "transactions")];
   },
+  async subjects() {
+    const subjects = await read("/console/api/subjects");
+    return [el("h2", {}, "Schemas"), el("p", {}, "The schema registry's subjects, read from its topic (docs/schema-registry.md)."),
+      table(["subject", "versions", "latest version", "id", "type", "compatibility"], subjects.map((s) => [
+        link(`#/subject/${encodeURIComponent(s.subject)}`, s.subject), num(s.versions),
+        s.deleted ? "deleted" : num(s.latest_version), num(s.latest_id), s.schema_type, s.level]), "subjects")];
+  },
+  async subject(name) {
+    const params = new URLSearchParams(location.hash.split("?")[1] || "");
+    const query = new URLSearchParams();
+    for (const key of ["from", "to"]) if (params.get(key)) query.set(key, params.get(key));
+    const s = await read(`/console/api/subjects/${encodeURIComponent(name)}?${query}`);
+    const diff = el("pre", { id: "diff" }, ...s.diff.lines.map((line) =>
+      el("span", { class: line.startsWith("+") ? "added" : line.startsWith("-") ? "removed" : "" }, line + "\n")));
+    return [el("h2", {}, `Subject ${s.subject}`),
+      el("p", {}, `compatibility ${s.level}, mode ${s.mode}`),
+      table(["version", "id", "type", "references", "", ""], s.versions.map((v) => [
+        num(v.version), num(v.id), v.schema_type + (v.deleted ? " (soft-deleted)" : ""),
+        v.references.map((r) => `${r.name} = ${r.subject} v${r.version}`).join(", "),
+        link(`#/subject/${encodeURIComponent(name)}?from=${s.diff.from}&to=${v.version}`, `diff from v${s.diff.from}`),
+        link(`#/subject/${encodeURIComponent(name)}?from=${v.version}&to=${s.diff.to}`, `diff to v${s.diff.to}`)]), "versions"),
+      el("h3", {}, `Version ${s.diff.from} to version ${s.diff.to}`),
+      s.diff.lines.length ? diff : el("p", {}, "no difference"),
+      el("h3", {}, `Version ${s.diff.to}`),
+      el("pre", { id: "schema" }, (s.versions.find((v) => v.version === s.diff.to) || {}).schema || "")];
+  },
   async "test-broker"() {
     const state = await read("/console/api/test-broker");
     const clock = state.clock;

@@ -99,6 +99,9 @@ CONSOLE = {
         "POST", f"/console/api/topics/{TOPIC}/delete-records", {"partition": 0, "before": 1}
     ),
     "/console/api/test-broker": Case("GET", "/console/api/test-broker"),
+    "/console/api/subjects": Case("GET", "/console/api/subjects", hidden=lambda a: a == []),
+    # No subject t-value is registered: the granted principal is answered 404, not refused.
+    "/console/api/subjects/{subject}": Case("GET", f"/console/api/subjects/{TOPIC}-value"),
 }
 CONTROL = {
     "/faults": [
