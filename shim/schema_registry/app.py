@@ -87,7 +87,7 @@ def registry_app(broker: Broker) -> Starlette:
     registry.store.catch_up()  # read the topic back before the first request
     routes = [
         declare(Route(path, endpoint, methods=methods), _access(rules))
-        for path, methods, rules, endpoint in _routes(registry)
+        for path, methods, rules, endpoint in _routes()
     ]
     guard = http_guard.guard(
         broker,
@@ -133,168 +133,197 @@ async def _failed(request: Request, exc: Exception) -> Response:
     )
 
 
-def _routes(registry: Registry) -> list[tuple[str, list[str], tuple[Rule, ...], Handler]]:
-    def answer(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            result = await handler(request)
-            return result if isinstance(result, Response) else RegistryResponse(result)
+def _registry(request: Request) -> Registry:
+    registry: Registry = request.app.state.registry
+    return registry
 
-        return endpoint
 
-    async def root(request: Request) -> Any:
-        return {}
+def _answer(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        result = await handler(request)
+        return result if isinstance(result, Response) else RegistryResponse(result)
 
-    async def schema_types(request: Request) -> Any:
-        return list(formats.SCHEMA_TYPES)
+    return endpoint
 
-    async def subjects(request: Request) -> Any:
-        names = registry.subjects(
-            request.query_params.get("subjectPrefix", ""),
-            deleted=_flag(request, "deleted"),
-            deleted_only=_flag(request, "deletedOnly"),
+
+async def root(request: Request) -> Any:
+    return {}
+
+
+async def schema_types(request: Request) -> Any:
+    return list(formats.SCHEMA_TYPES)
+
+
+async def subjects(request: Request) -> Any:
+    names = _registry(request).subjects(
+        request.query_params.get("subjectPrefix", ""),
+        deleted=_flag(request, "deleted"),
+        deleted_only=_flag(request, "deletedOnly"),
+    )
+    return _page(request, [name for name in names if access.may(request, access.READ_SUBJECT, name)])
+
+
+async def versions(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    if _flag(request, "deletedOnly"):
+        return [v.version for v in _registry(request).versions_of(subject, deleted=True) if v.deleted]
+    return _page(
+        request,
+        [v.version for v in _registry(request).versions_of(subject, deleted=_flag(request, "deleted"))],
+    )
+
+
+async def version(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    number = parse_version(request.path_params["version"])
+    return schema_json(_registry(request).version(subject, number, deleted=_flag(request, "deleted")))
+
+
+async def version_schema(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    number = parse_version(request.path_params["version"])
+    text = _registry(request).version(subject, number, deleted=_flag(request, "deleted")).schema
+    return Response(text, media_type=MEDIA_TYPE)
+
+
+async def referenced_by(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    return _registry(request).referenced_by(subject, parse_version(request.path_params["version"]))
+
+
+def visible_id(request: Request) -> int:
+    schema_id = _schema_id(request)
+    holders = _registry(request).id_holders(schema_id, deleted=True)
+    if not any(access.may(request, access.READ_SUBJECT, value.subject) for value in holders):
+        raise errors.denied(
+            principal_of(request), "DESCRIBE", f"the topics of the subjects holding schema {schema_id}"
         )
-        return _page(request, [name for name in names if access.may(request, access.READ_SUBJECT, name)])
+    return schema_id
 
-    async def versions(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        if _flag(request, "deletedOnly"):
-            return [v.version for v in registry.versions_of(subject, deleted=True) if v.deleted]
-        return _page(
-            request, [v.version for v in registry.versions_of(subject, deleted=_flag(request, "deleted"))]
-        )
 
-    async def version(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        number = parse_version(request.path_params["version"])
-        return schema_json(registry.version(subject, number, deleted=_flag(request, "deleted")))
+async def by_id(request: Request) -> Any:
+    schema_id = visible_id(request)
+    params = request.query_params
+    return _registry(request).schema_by_id(schema_id, params.get("subject"), params.get("format"))
 
-    async def version_schema(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        number = parse_version(request.path_params["version"])
-        text = registry.version(subject, number, deleted=_flag(request, "deleted")).schema
-        return Response(text, media_type=MEDIA_TYPE)
 
-    async def referenced_by(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        return registry.referenced_by(subject, parse_version(request.path_params["version"]))
+async def by_id_schema(request: Request) -> Any:
+    schema_id = visible_id(request)
+    return Response(
+        _registry(request).by_id(schema_id, request.query_params.get("subject")).schema, media_type=MEDIA_TYPE
+    )
 
-    def visible_id(request: Request) -> int:
-        schema_id = _schema_id(request)
-        holders = registry.id_holders(schema_id, deleted=True)
-        if not any(access.may(request, access.READ_SUBJECT, value.subject) for value in holders):
-            raise errors.denied(
-                principal_of(request), "DESCRIBE", f"the topics of the subjects holding schema {schema_id}"
-            )
-        return schema_id
 
-    async def by_id(request: Request) -> Any:
-        schema_id = visible_id(request)
-        params = request.query_params
-        return registry.schema_by_id(schema_id, params.get("subject"), params.get("format"))
+async def id_subjects(request: Request) -> Any:
+    schema_id = visible_id(request)
+    found = _registry(request).id_holders(schema_id, deleted=_flag(request, "deleted"))
+    return sorted({v.subject for v in found if access.may(request, access.READ_SUBJECT, v.subject)})
 
-    async def by_id_schema(request: Request) -> Any:
-        schema_id = visible_id(request)
-        return Response(
-            registry.by_id(schema_id, request.query_params.get("subject")).schema, media_type=MEDIA_TYPE
-        )
 
-    async def id_subjects(request: Request) -> Any:
-        schema_id = visible_id(request)
-        found = registry.id_holders(schema_id, deleted=_flag(request, "deleted"))
-        return sorted({v.subject for v in found if access.may(request, access.READ_SUBJECT, v.subject)})
+async def id_versions(request: Request) -> Any:
+    schema_id = visible_id(request)
+    found = _registry(request).id_holders(schema_id, deleted=_flag(request, "deleted"))
+    return [
+        {"subject": v.subject, "version": v.version}
+        for v in found
+        if access.may(request, access.READ_SUBJECT, v.subject)
+    ]
 
-    async def id_versions(request: Request) -> Any:
-        schema_id = visible_id(request)
-        found = registry.id_holders(schema_id, deleted=_flag(request, "deleted"))
-        return [
-            {"subject": v.subject, "version": v.version}
-            for v in found
-            if access.may(request, access.READ_SUBJECT, v.subject)
-        ]
 
-    async def all_schemas(request: Request) -> Any:
-        found = registry.all_schemas(
-            request.query_params.get("subjectPrefix", ""),
-            deleted=_flag(request, "deleted"),
-            latest_only=_flag(request, "latestOnly"),
-        )
-        return _page(
-            request, [schema_json(v) for v in found if access.may(request, access.READ_SUBJECT, v.subject)]
-        )
+async def all_schemas(request: Request) -> Any:
+    found = _registry(request).all_schemas(
+        request.query_params.get("subjectPrefix", ""),
+        deleted=_flag(request, "deleted"),
+        latest_only=_flag(request, "latestOnly"),
+    )
+    return _page(
+        request, [schema_json(v) for v in found if access.may(request, access.READ_SUBJECT, v.subject)]
+    )
 
-    async def register(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.REGISTER, subject)
-        return await changes.register(registry, subject, _body(request))
 
-    async def lookup(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        return registry.lookup(subject, _body(request), deleted=_flag(request, "deleted"))
+async def register(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.REGISTER, subject)
+    return await changes.register(_registry(request), subject, _body(request))
 
-    async def delete_subject(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.DELETE_SUBJECT, subject)
-        return await changes.delete_subject(registry, subject, _flag(request, "permanent"))
 
-    async def delete_version(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.DELETE_SUBJECT, subject)
-        number = parse_version(request.path_params["version"])
-        return await changes.delete_version(registry, subject, number, _flag(request, "permanent"))
+async def lookup(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    return _registry(request).lookup(subject, _body(request), deleted=_flag(request, "deleted"))
 
-    async def check(request: Request) -> Any:
-        subject = request.path_params["subject"]
-        access.require(request, access.READ_SUBJECT, subject)
-        text = request.path_params.get("version")
-        number = None if text is None else parse_version(text)
-        messages = registry.check(subject, number, _body(request))
-        result: dict[str, Any] = {"is_compatible": not messages}
-        if _flag(request, "verbose"):
-            result["messages"] = messages
-        return result
 
-    async def config(request: Request) -> Any:
-        subject = request.path_params.get("subject")
-        if request.method == "GET":
-            access.require(request, access.DESCRIBE_CONFIG, subject)
-            if (
-                subject is not None
-                and registry.state.config(subject) is None
-                and not _flag(request, "defaultToGlobal")
-            ):
-                raise errors.subject_compatibility_not_configured(subject)
-            return {"compatibilityLevel": registry.level(subject)}
-        access.require(request, access.ALTER_CONFIG, subject)
-        if request.method == "PUT":
-            return await changes.set_level(registry, subject, _body(request))
-        return await changes.delete_level(registry, subject)
+async def delete_subject(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.DELETE_SUBJECT, subject)
+    return await changes.delete_subject(_registry(request), subject, _flag(request, "permanent"))
 
-    async def mode(request: Request) -> Any:
-        subject = request.path_params.get("subject")
-        if request.method == "GET":
-            access.require(request, access.DESCRIBE_CONFIG, subject)
-            if (
-                subject is not None
-                and registry.state.mode(subject) is None
-                and not _flag(request, "defaultToGlobal")
-            ):
-                raise errors.subject_mode_not_configured(subject)
-            return {"mode": registry.mode(subject)}
-        access.require(request, access.ALTER_CONFIG, subject)
-        if request.method == "PUT":
-            return await changes.set_mode(registry, subject, _body(request), _flag(request, "force"))
-        if subject is None:
-            raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
-        return await changes.delete_mode(registry, subject)
 
-    async def contexts(request: Request) -> Any:
-        return [":.:"]  # the default context, the only one served
+async def delete_version(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.DELETE_SUBJECT, subject)
+    number = parse_version(request.path_params["version"])
+    return await changes.delete_version(_registry(request), subject, number, _flag(request, "permanent"))
 
+
+async def check(request: Request) -> Any:
+    subject = request.path_params["subject"]
+    access.require(request, access.READ_SUBJECT, subject)
+    text = request.path_params.get("version")
+    number = None if text is None else parse_version(text)
+    messages = _registry(request).check(subject, number, _body(request))
+    result: dict[str, Any] = {"is_compatible": not messages}
+    if _flag(request, "verbose"):
+        result["messages"] = messages
+    return result
+
+
+async def config(request: Request) -> Any:
+    subject = request.path_params.get("subject")
+    if request.method == "GET":
+        access.require(request, access.DESCRIBE_CONFIG, subject)
+        if (
+            subject is not None
+            and _registry(request).state.config(subject) is None
+            and not _flag(request, "defaultToGlobal")
+        ):
+            raise errors.subject_compatibility_not_configured(subject)
+        return {"compatibilityLevel": _registry(request).level(subject)}
+    access.require(request, access.ALTER_CONFIG, subject)
+    if request.method == "PUT":
+        return await changes.set_level(_registry(request), subject, _body(request))
+    return await changes.delete_level(_registry(request), subject)
+
+
+async def mode(request: Request) -> Any:
+    subject = request.path_params.get("subject")
+    if request.method == "GET":
+        access.require(request, access.DESCRIBE_CONFIG, subject)
+        if (
+            subject is not None
+            and _registry(request).state.mode(subject) is None
+            and not _flag(request, "defaultToGlobal")
+        ):
+            raise errors.subject_mode_not_configured(subject)
+        return {"mode": _registry(request).mode(subject)}
+    access.require(request, access.ALTER_CONFIG, subject)
+    if request.method == "PUT":
+        return await changes.set_mode(_registry(request), subject, _body(request), _flag(request, "force"))
+    if subject is None:
+        raise RegistryError(405, 405, "HTTP 405 Method Not Allowed")
+    return await changes.delete_mode(_registry(request), subject)
+
+
+async def contexts(request: Request) -> Any:
+    return [":.:"]  # the default context, the only one served
+
+
+def _routes() -> list[tuple[str, list[str], tuple[Rule, ...], Handler]]:
+    """Every route: its path, methods, the registry's rows it mirrors, its handler."""
     config_rules = (DESCRIBES_CONFIG, ALTERS_CONFIG)
     table: list[tuple[str, list[str], tuple[Rule, ...], Handler]] = [
         ("/", ["GET"], (), root),
@@ -321,4 +350,4 @@ def _routes(registry: Registry) -> list[tuple[str, list[str], tuple[Rule, ...], 
         ("/mode/{subject}", ["GET", "PUT", "DELETE"], config_rules, mode),
         ("/contexts", ["GET"], (), contexts),
     ]
-    return [(path, methods, rules, answer(handler)) for path, methods, rules, handler in table]
+    return [(path, methods, rules, _answer(handler)) for path, methods, rules, handler in table]
