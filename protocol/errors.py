@@ -136,6 +136,7 @@ class ErrorCode(IntEnum):
     DUPLICATE_VOTER = 126
     VOTER_NOT_FOUND = 127
     INVALID_REGULAR_EXPRESSION = 128
+    SHARE_SESSION_LIMIT_REACHED = 133  # group.share.max.share.sessions open on the broker
 
     @property
     def default_message(self) -> str | None:

@@ -297,6 +297,8 @@ _DECLARED = [
     _broker("group.share.partition.max.record.locks", INT, "2000", "most in-flight records of a share "
             "partition (acquired or not yet acknowledged)", "share_partition_max_record_locks", minimum=100,
             maximum=10000),
+    _broker("group.share.max.share.sessions", INT, "2000", "most share sessions open on the broker "
+            "(SHARE_SESSION_LIMIT_REACHED beyond)", "share_max_share_sessions", minimum=1),
     _broker("share.coordinator.state.topic.num.partitions", INT, "1", "partitions of __share_group_state "
             "(read when it is first created)", "share_state_topic_num_partitions", minimum=1,
             kafka_default="50", why="as for offsets.topic.num.partitions"),

@@ -207,7 +207,7 @@ class Broker:
         )
         self.share_partitions = self._share_partitions()
         self.share_partitions.load()
-        self.share_sessions = ShareSessions()
+        self.share_sessions = ShareSessions(config.share_max_share_sessions)
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
         self.features = self._feature_levels()
         # The transaction coordinator likewise, over __transaction_state; transactions found
@@ -558,10 +558,18 @@ class Broker:
             return "consumer"
         return "classic" if self.groups.group(group_id) is not None else None
 
-    def share_member_gone(self, group_id: str, member_id: str, now: int) -> None:
-        """A share-group member left or was fenced: its session ends, its records return."""
-        self.share_sessions.drop_member(group_id, member_id)
+    def share_session_ended(self, group_id: str, member_id: str, now: int) -> None:
+        """A share session's final epoch was served: it ends, and its member's records return
+        (Kafka's releaseSession)."""
+        self.share_sessions.end(group_id, member_id)
         self.share_member_released(group_id, member_id, now)
+
+    def share_connection_closed(self, connection: str) -> None:
+        """A client's connection closed: the share session it opened ends and its member's
+        records return (Kafka's ShareSessionCache connection-disconnect listener)."""
+        key = self.share_sessions.disconnected(connection)
+        if key is not None:
+            self.share_member_released(*key, self.clock())
 
     def share_member_released(self, group_id: str, member_id: str, now: int) -> None:
         """The records a member holds return to the group. If that cannot be written they stay
@@ -593,8 +601,9 @@ class Broker:
                 self.on_append(log)  # records came back: wake the members long-polling it
             return
         if isinstance(key, ShareSessionTimer):
+            # The member's share session (and what it holds) stays until the session ends or
+            # its connection closes, as Kafka's; its locks expire otherwise.
             self.apply(self.share_groups.on_timer(key, now))
-            self.share_member_gone(key.group_id, key.member_id, now)
             return
         if not isinstance(key, GroupTimer):
             self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))

@@ -158,6 +158,7 @@ class BrokerConfig:
     share_max_record_lock_duration_ms: int = _kafka("group.share.max.record.lock.duration.ms")
     share_delivery_count_limit: int = _kafka("group.share.delivery.count.limit")
     share_partition_max_record_locks: int = _kafka("group.share.partition.max.record.locks")
+    share_max_share_sessions: int = _kafka("group.share.max.share.sessions")
     share_state_topic_num_partitions: int = _kafka("share.coordinator.state.topic.num.partitions")
     schema_registry_topic: str = _kafka("schema.registry.topic")
     schema_registry_compatibility_level: str = _kafka("schema.registry.compatibility.level")

@@ -982,6 +982,7 @@ class Server:
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
+            self.broker.share_connection_closed(peer)  # its share session ends with it
             if reader is not None:
                 del self._open[reader]
                 reader.close()

@@ -111,12 +111,17 @@ class SharePartitions:
         now: int,
         *,
         strict: bool = False,
+        max_bytes: int = READ_BYTES,
+        min_one: bool = True,
     ) -> Fetched:
+        """Acquire for `member_id`: released records, then new whole batches read from the log
+        within `max_bytes` (with `min_one`, at least one batch however large: Kafka's
+        minOneMessage for the first partition of a fetch that returns data)."""
         config = self.config_of(key.group_id)
         with self._put_back_unless_written([key]):
             partition = self._open(key, log, now)
             spans = (
-                _spans(log, partition.next_offset, config.read_committed)
+                _spans(log, partition.next_offset, config.read_committed, max_bytes, min_one)
                 if partition.may_acquire_new(config.limits)
                 else []
             )
@@ -219,13 +224,17 @@ def _snapshot(partition: SharePartition, batches: list[StateBatch], now: int) ->
     }
 
 
-def _spans(log: PartitionLog, offset: int, read_committed: bool) -> list[BatchSpan]:
-    """The stored batches from `offset` on (below the last stable offset under read_committed),
-    control batches and aborted transactions' batches marked to skip."""
+def _spans(
+    log: PartitionLog, offset: int, read_committed: bool, max_bytes: int, min_one: bool
+) -> list[BatchSpan]:
+    """The stored batches from `offset` on within `max_bytes` (below the last stable offset
+    under read_committed), control batches and aborted transactions' batches marked to skip."""
     if offset >= log.high_watermark:
         return []
     offset = max(offset, log.log_start_offset)
-    data = log.read_committed(offset, READ_BYTES) if read_committed else log.read(offset, READ_BYTES)
+    limit = min(max_bytes, READ_BYTES)
+    read = log.read_committed if read_committed else log.read
+    data = read(offset, limit, min_one=min_one)
     if not data:
         return []
     headers = list(iter_headers(data))

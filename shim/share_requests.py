@@ -144,7 +144,11 @@ def enter(ctx: RequestContext, request: Any) -> ShareRequest | tuple[ErrorCode, 
         return ErrorCode.INVALID_REQUEST, "Renew acknowledgements need IsRenewAck (version 2+)."
     if renewing and not broker.share_config_of(request.group_id).renew_acknowledge_enable:
         return ErrorCode.INVALID_REQUEST, "share.renew.acknowledge.enable is false for this group."
-    session = broker.share_sessions.enter(request.group_id, request.member_id, request.share_session_epoch)
+    # The connection a session is opened on ends it when it closes (Kafka keys it by connection id).
+    connection = str(getattr(ctx, "peer", ""))
+    session = broker.share_sessions.enter(
+        request.group_id, request.member_id, request.share_session_epoch, connection
+    )
     if isinstance(session, ErrorCode):
         return session, None
     return ShareRequest(
@@ -200,8 +204,8 @@ def acknowledge(ctx: RequestContext, share: ShareRequest, request: Any) -> None:
             share.acknowledged[(topic.topic_id, partition.partition_index)] = error
             if error == ErrorCode.NONE and any(RELEASE in types for _, _, types in batches):
                 broker.on_append(log)  # released records: wake the members long-polling it
-    if share.closing:
-        broker.share_member_released(share.group_id, share.member_id, now)
+    if share.closing:  # answered after the acknowledgements above: none is lost to the release
+        broker.share_session_ended(share.group_id, share.member_id, now)
 
 
 def state_not_written(exc: StorageError) -> ErrorCode:

@@ -2,6 +2,9 @@
 acquires records for a while: released records first, then new batches, at least
 max_records rounded up to whole batches (at most max_records in record_limit mode, v2).
 
+Byte limits: max_bytes shared out evenly among the session's partitions, at least one whole
+batch in the answer (a small fetch.max.bytes gets one batch a fetch, not everything).
+
 Long poll: with nothing to acquire the request waits until a partition of its session is
 appended to, a lock held by another member expires, or max_wait_ms passes. Epoch 0 opens
 a share session (its partitions are the request's; later requests add partitions and forget
@@ -45,19 +48,37 @@ def _acquire(
     logs: dict[TopicPartition, PartitionLog],
     request: Any,
 ) -> dict[TopicPartition, Fetched]:
+    """Acquire from the session's partitions as Kafka's DelayedShareFetch does: starting at a
+    partition rotated by the request's epoch (PartitionRotateStrategy ROUND_ROBIN, so no
+    partition is always served first), within max_records and max_bytes (the bytes shared out
+    evenly, PartitionMaxBytesStrategy UNIFORM; at least one batch until one partition answers
+    records, as minOneMessage)."""
     broker = ctx.broker
     budget = request.max_records if request.max_records > 0 else DEFAULT_MAX_RECORDS
+    bytes_left = request.max_bytes if request.max_bytes > 0 else 0
     strict = (
         ctx.api_version >= share_requests.FIRST_RENEW_VERSION and request.share_acquire_mode == RECORD_LIMIT
     )
+    order = list(logs)
+    if order:
+        turn = max(request.share_session_epoch, 0) % len(order)
+        order = order[turn:] + order[:turn]
+    per_partition = bytes_left // max(len(order), 1)
     fetched: dict[TopicPartition, Fetched] = {}
-    for (topic_id, index), log in logs.items():
-        if budget <= 0:
+    for topic_id, index in order:
+        if budget <= 0 or bytes_left <= 0:
             break
         key = SharePartitionKey(share.group_id, topic_id, index)
         try:
             got = broker.share_partitions.acquire(
-                key, share.member_id, log, budget, ctx.now_ms(), strict=strict
+                key,
+                share.member_id,
+                logs[(topic_id, index)],
+                budget,
+                ctx.now_ms(),
+                strict=strict,
+                max_bytes=min(per_partition, bytes_left),
+                min_one=not fetched,
             )
         except StorageError as exc:  # nothing acquired: the records stay for a later fetch
             share.errors[(topic_id, index)] = share_requests.state_not_written(exc)
@@ -65,6 +86,7 @@ def _acquire(
         if got.acquired:
             fetched[(topic_id, index)] = got
             budget -= sum(a.last_offset - a.first_offset + 1 for a in got.acquired)
+            bytes_left -= len(got.records)
     return fetched
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.consumer_group_heartbeat import LEAVE_EPOCH
 from kafka_shim.protocol.messages.share_group_heartbeat import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
@@ -52,8 +51,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         answer = broker.apply_or(
             broker.share_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()), ShareHeartbeatAnswer
         )
-        if answer.error == ErrorCode.NONE and request.member_epoch == LEAVE_EPOCH:
-            broker.share_member_gone(request.group_id, request.member_id, ctx.now_ms())
     return {
         "throttle_time_ms": 0,
         "error_code": answer.error,

@@ -19,6 +19,7 @@ import pytest
 from confluent_kafka import AcknowledgeType, Consumer, Producer, ShareConsumer
 
 from compat.java_build import compiled_classpath
+from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 
@@ -193,3 +194,80 @@ def test_confluent_share_consumer_and_a_consumer_group_read_independently(broker
     assert sorted(read) == sorted(values)
     assert sorted(v for v in shared if not v.endswith("#1")) == sorted(values)
     assert "release-once#1" in shared  # released once, delivered again
+
+
+def share_start_offset(thread: BrokerThread, group: str, topic: str) -> int:
+    """The share partition's start offset (what DescribeShareGroupOffsets answers)."""
+
+    def read() -> int:
+        found = thread.broker.topics.get(topic)
+        assert found is not None
+        partition = thread.broker.share_partitions.get(SharePartitionKey(group, found.topic_id, 0))
+        return -1 if partition is None else partition.start_offset
+
+    return thread.call(read)
+
+
+def test_confluent_small_fetch_max_bytes_gets_one_batch_a_fetch(broker: BrokerThread) -> None:
+    # librdkafka's 0171 do_test_fetch_max_bytes_small: 1000-byte records, one batch each, and
+    # fetch.max.bytes 1500: every ShareFetch answer holds one batch (at least one, then the limit).
+    produce(broker, "small", ["x" * 1000 for _ in range(10)], {})
+    consumer = ShareConsumer(
+        {"bootstrap.servers": broker.bootstrap, "group.id": "small", "fetch.max.bytes": 1500}
+    )
+    consumer.subscribe(["small"])
+    sizes: list[int] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while sum(sizes) < 10 and time.monotonic() < deadline:
+        sizes += [len(batch)] if (batch := consumer.poll(1.0)) else []
+    consumer.close()
+    assert sizes == [1] * 10
+
+
+def test_confluent_acknowledgements_pending_at_close_are_committed_before_the_session_ends(
+    broker: BrokerThread,
+) -> None:
+    # close() sends the pending acknowledgements with the final epoch (ShareAcknowledge -1) and
+    # leaves the group: whichever the broker sees first, the acknowledgements are applied and
+    # the callback's receipts are what was delivered.
+    produce(broker, "closing", [f"v{i}" for i in range(5)], {})
+    consumer = ShareConsumer(
+        {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": "closing",
+            "share.acknowledgement.mode": "explicit",
+        }
+    )
+    receipts: list[tuple[dict[Any, set[int]], object]] = []
+    consumer.set_acknowledgement_commit_callback(lambda offsets, error: receipts.append((offsets, error)))
+    consumer.subscribe(["closing"])
+    delivered: set[int] = set()
+    deadline = time.monotonic() + DEADLINE_S
+    while len(delivered) < 5 and time.monotonic() < deadline:
+        for message in consumer.poll(1.0) or []:
+            consumer.acknowledge(message)
+            delivered.add(message.offset())
+    consumer.close()
+    assert delivered == set(range(5))
+    assert [error for _, error in receipts] == [None] * len(receipts)
+    assert {o for offsets, _ in receipts for acked in offsets.values() for o in acked} == delivered
+    assert share_start_offset(broker, "closing", "closing") == 5  # accepted, never delivered again
+
+
+def test_confluent_topic_names_are_literal_not_patterns(broker: BrokerThread) -> None:
+    # librdkafka's 0170 caret e2e: '^<topic>$' names no topic; after unsubscribe and a subscription
+    # by the plain name, every record arrives (the member's share session outlives the leave).
+    produce(broker, "caret", [f"v{i}" for i in range(10)], {})
+    consumer = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": "caret"})
+    consumer.subscribe(["^caret$"])
+    assert consumer.subscription() == ["^caret$"]
+    before = [m for _ in range(2) for m in consumer.poll(1.0) or []]
+    consumer.unsubscribe()
+    consumer.subscribe(["caret"])
+    after: list[str] = []
+    deadline = time.monotonic() + DEADLINE_S
+    while len(after) < 10 and time.monotonic() < deadline:
+        after += [(m.value() or b"").decode() for m in consumer.poll(1.0) or []]
+    consumer.close()
+    assert before == []
+    assert sorted(after) == sorted(f"v{i}" for i in range(10))
