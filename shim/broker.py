@@ -564,6 +564,15 @@ class Broker:
         self.share_sessions.end(group_id, member_id)
         self.share_member_released(group_id, member_id, now)
 
+    def share_topics_deleted(self, topic_ids: list[uuid.UUID]) -> None:
+        """Deleted topics take their share-group state with them (tombstones in
+        __share_group_state); if that cannot be written it stays until the group's offsets
+        are deleted, and a topic created again has a new id, so it is never read."""
+        try:
+            self.share_partitions.delete_topics(topic_ids, self.clock())
+        except StorageError as exc:
+            log.warning("share state of deleted topics stays in %s: %s", SHARE_STATE_TOPIC, exc.message)
+
     def share_connection_closed(self, connection: str) -> None:
         """A client's connection closed: the share session it opened ends and its member's
         records return (Kafka's ShareSessionCache connection-disconnect listener)."""

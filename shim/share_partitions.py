@@ -14,6 +14,7 @@ the StorageError; their lock deadlines are set only once the snapshot is written
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -171,6 +172,13 @@ class SharePartitions:
             del self._partitions[key]
             self._written.pop(key, None)
             self.schedule(ShareLockTimer(key), None)
+
+    def delete_topics(self, topic_ids: Iterable[uuid.UUID], now: int) -> None:
+        """Topics were deleted: every group's state of their partitions goes (a tombstone each),
+        as Kafka's group coordinator deletes share state on onPartitionsDeleted; a topic
+        created again under the name starts afresh (a new topic id)."""
+        gone = set(topic_ids)
+        self.delete([k for k in self._partitions if k.topic_id in gone], now)
 
     def expire(self, key: SharePartitionKey, now: int) -> None:
         """Its earliest lock's deadline passed: the expired locks return their records."""

@@ -20,6 +20,7 @@ from kafka_shim.shim.handlers import (
     consumer_group_heartbeat,
     delete_groups,
     delete_share_group_offsets,
+    delete_topics,
     describe_configs,
     describe_groups,
     describe_share_group_offsets,
@@ -430,3 +431,71 @@ def test_share_version_zero_turns_share_groups_off_as_in_kafka_4_1() -> None:
     advertised = {a.api_key for a in h.call(api_versions, 3, {"client_software_name": "t"}).api_keys}
     assert {76, 77, 78, 79, 90} <= advertised
     assert join(h, "m1").error_code == ErrorCode.NONE
+
+
+def leave(h: Harness, member: str) -> Any:
+    return h.call(share_group_heartbeat, 1, {"group_id": GROUP, "member_id": member, "member_epoch": -1})
+
+
+def test_a_member_leaving_keeps_its_share_session_until_its_final_epoch() -> None:
+    # librdkafka's close: the leave heartbeat may arrive before ShareAcknowledge -1 (Kafka keeps
+    # the session: the acknowledgements are applied, then the rest returns).
+    h = harness()
+    join(h, "m1")
+    join(h, "m2")
+    produce(h, b"a")
+    produce(h, b"b")
+    assert acquired(fetch(h, "m1", 0, max_records=2)) == [(0, 1, 1)]
+    assert leave(h, "m1").error_code == ErrorCode.NONE
+    assert acquired(fetch(h, "m2", 0)) == []  # still held by m1's session
+    closed = fetch(h, "m1", -1, acks=[(0, 0, [ACCEPT])], max_records=0)
+    assert closed.error_code == ErrorCode.NONE
+    assert [p.acknowledge_error_code for t in closed.responses for p in t.partitions] == [ErrorCode.NONE]
+    assert fetch(h, "m1", 1).error_code == ErrorCode.SHARE_SESSION_NOT_FOUND  # ended
+    assert acquired(fetch(h, "m2", 1)) == [(1, 1, 2)]
+
+
+def test_the_session_limit_refuses_a_new_session() -> None:
+    h = harness(share_max_share_sessions=1)
+    join(h, "m1")
+    join(h, "m2")
+    acquired(fetch(h, "m1", 0))
+    assert fetch(h, "m2", 0).error_code == ErrorCode.SHARE_SESSION_LIMIT_REACHED
+    fetch(h, "m1", -1, max_records=0)
+    acquired(fetch(h, "m2", 0))
+
+
+@pytest.mark.parametrize(
+    ("max_bytes", "max_records", "got"),
+    [
+        (1, 10, [(0, 0, 1)]),  # at least one batch, however small the limit
+        (2**31 - 1, 10, [(0, 2, 1)]),  # every batch within the records
+        (2**31 - 1, 2, [(0, 1, 1)]),  # whole batches up to max_records
+    ],
+)
+def test_share_fetch_acquires_whole_batches_within_its_byte_and_record_limits(
+    max_bytes: int, max_records: int, got: list[tuple[int, int, int]]
+) -> None:
+    h = harness()
+    join(h, "m1")
+    for value in (b"a" * 100, b"b" * 100, b"c" * 100):
+        produce(h, value)
+    assert acquired(fetch(h, "m1", 0, max_bytes=max_bytes, max_records=max_records)) == got
+
+
+def test_deleting_a_topic_deletes_its_share_state(tmp_path: Path) -> None:
+    h = harness(data_dir=tmp_path)
+    join(h, "m1")
+    produce(h, b"a", b"b")
+    old_id = topic_id(h)
+    assert acquired(fetch(h, "m1", 0)) == [(0, 1, 1)]
+    fetch(h, "m1", 1, acks=[(0, 0, [ACCEPT])])
+    assert [k.topic_id for k, _ in h.broker.share_partitions.of_group(GROUP)] == [old_id]
+    assert (
+        h.call(delete_topics, 6, {"topics": [{"name": "t"}], "timeout_ms": 1000}).responses[0].error_code == 0
+    )
+    assert [k for k, _ in h.broker.share_partitions.of_group(GROUP)] == []
+    h.broker.close()
+    restarted = Harness(data_dir=tmp_path)
+    assert [k for k, _ in restarted.broker.share_partitions.of_group(GROUP)] == []  # tombstoned
+    restarted.broker.close()
