@@ -208,7 +208,10 @@ def visible_id(request: Request) -> int:
 async def by_id(request: Request) -> Any:
     schema_id = visible_id(request)
     params = request.query_params
-    return _registry(request).schema_by_id(schema_id, params.get("subject"), params.get("format"))
+    found = _registry(request).schema_by_id(schema_id, params.get("subject"), params.get("format"))
+    if _flag(request, "fetchMaxId"):
+        found["maxId"] = _registry(request).state.max_id  # the highest id the registry has given
+    return found
 
 
 async def by_id_schema(request: Request) -> Any:

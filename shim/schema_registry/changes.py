@@ -57,9 +57,8 @@ async def register(registry: Registry, subject: str, body: Any) -> dict[str, Any
         version = request.version or (every[-1].version + 1 if every else 1)
         if any(v.version == version for v in every):
             raise errors.id_conflict(f"Version {version} of subject {subject} is taken")
-        value = SchemaValue(
-            subject, version, schema_id, request.schema, request.schema_type, request.references
-        )
+        text = new.stored(request.schema)
+        value = SchemaValue(subject, version, schema_id, text, request.schema_type, request.references)
         await registry.store.write([(schema_key(subject, version), value.encode())])
     return {"id": schema_id}
 

@@ -37,6 +37,11 @@ class ParsedSchema(Protocol):
         """The schema in the format a client asks for (`?format=`), None if it has none."""
         ...
 
+    def stored(self, given: str) -> str:
+        """The text to store for `given` (the request's): Confluent's canonical form where
+        this registry writes one (a .proto file for a base64 descriptor), else `given`."""
+        ...
+
 
 class Dependency(Protocol):
     """A referenced schema, parsed: its name in the referring schema and its text."""

@@ -37,6 +37,9 @@ class AvroParsed:
         messages = sorted(str(message) for message in result.messages)
         return [f"{', '.join(reasons)} at {', '.join(locations)}: {', '.join(messages)}"]
 
+    def stored(self, given: str) -> str:
+        return given  # as the client sent it
+
     def formatted(self, fmt: str | None) -> str | None:
         return None  # Avro has one format; Confluent ignores ?format= for it
 

@@ -48,6 +48,9 @@ class JsonParsed:
     def canonical(self) -> str:
         return json.dumps(self.schema, sort_keys=True, separators=(",", ":"))
 
+    def stored(self, given: str) -> str:
+        return given  # as the client sent it
+
     def formatted(self, fmt: str | None) -> str | None:
         return None
 

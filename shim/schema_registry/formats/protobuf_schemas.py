@@ -24,6 +24,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 
 from kafka_shim.shim.schema_registry.formats import PROTOBUF, SchemaParseError
+from kafka_shim.shim.schema_registry.formats.protobuf_print import proto_text
 from kafka_shim.shim.schema_registry.formats.protobuf_text import file_descriptor
 
 FieldProto = descriptor_pb2.FieldDescriptorProto
@@ -48,7 +49,7 @@ _LENGTH_DELIMITED = (FieldProto.TYPE_STRING, FieldProto.TYPE_BYTES, FieldProto.T
 def _descriptor(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
     """The text as a FileDescriptorProto: base64 of one, else a .proto file."""
     compact = "".join(text.split())
-    if compact and not any(c in compact for c in "{;"):
+    if _is_base64(text):
         try:
             proto = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(compact, validate=True))
         except (binascii.Error, DecodeError, ValueError):
@@ -62,14 +63,21 @@ def _descriptor(text: str, name: str) -> descriptor_pb2.FileDescriptorProto:
 class ProtobufParsed:
     schema_type = PROTOBUF
 
-    def __init__(self, resolved: descriptor_pb2.FileDescriptorProto) -> None:
+    def __init__(self, resolved: descriptor_pb2.FileDescriptorProto, text: str | None = None) -> None:
         self.proto = resolved
+        self.text = text  # the .proto file printed from a base64 descriptor, where it round-trips
+
+    def stored(self, given: str) -> str:
+        """What is stored: a .proto file, as Confluent stores Protobuf schemas, also for a
+        base64 descriptor where the printed file parses back to the same descriptor."""
+        return self.text or given
 
     def canonical(self) -> str:
         comparable = descriptor_pb2.FileDescriptorProto()
         comparable.CopyFrom(self.proto)
         comparable.ClearField("name")
         comparable.ClearField("source_code_info")
+        comparable.syntax = comparable.syntax or "proto2"
         for message in _all_messages(comparable.message_type):
             for field in message.field:
                 field.ClearField("json_name")
@@ -88,12 +96,31 @@ class ProtobufParsed:
 
 
 def parse(text: str, dependencies: Sequence[tuple[str, str]]) -> ProtobufParsed:
+    parsed = ProtobufParsed(_resolved(_descriptor(text, MAIN_FILE), dependencies))
+    if _is_base64(text):
+        printed = proto_text(parsed.proto)
+        try:
+            again = ProtobufParsed(_resolved(file_descriptor(printed, MAIN_FILE), dependencies))
+        except SchemaParseError:
+            return parsed  # what this printer cannot say: stored as given
+        if again.canonical() == parsed.canonical():
+            parsed.text = printed
+    return parsed
+
+
+def _is_base64(text: str) -> bool:
+    compact = "".join(text.split())
+    return bool(compact) and not any(c in compact for c in "{;")
+
+
+def _resolved(
+    proto: descriptor_pb2.FileDescriptorProto, dependencies: Sequence[tuple[str, str]]
+) -> descriptor_pb2.FileDescriptorProto:
     pool = descriptor_pool.DescriptorPool()
     added: set[str] = set()
     try:
         for name, dependency in dependencies:
             _add(pool, _descriptor(dependency, name), added)
-        proto = _descriptor(text, MAIN_FILE)
         _add(pool, proto, added)
         resolved = descriptor_pb2.FileDescriptorProto()
         pool.FindFileByName(proto.name).CopyToProto(resolved)
@@ -101,7 +128,7 @@ def parse(text: str, dependencies: Sequence[tuple[str, str]]) -> ProtobufParsed:
         raise
     except Exception as exc:  # the pool's TypeError/KeyError name what does not resolve
         raise SchemaParseError(f"{type(exc).__name__}: {exc}") from exc
-    return ProtobufParsed(resolved)
+    return resolved
 
 
 def _add(

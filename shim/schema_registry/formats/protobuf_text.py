@@ -86,9 +86,19 @@ def _option(options: Any, option: ast.Option) -> None:
 
 def _message(proto: descriptor_pb2.DescriptorProto, message: ast.Message, proto3: bool) -> None:
     proto.name = message.name
+    _elements(proto, message, proto3)
+    # proto3 `optional`: a synthetic oneof of its own per field, after every real oneof, as
+    # protoc writes them (a descriptor pool refuses them before one).
+    for field in proto.field:
+        if field.proto3_optional:
+            field.oneof_index = len(proto.oneof_decl)
+            proto.oneof_decl.add(name=f"_{field.name}")
+
+
+def _elements(proto: descriptor_pb2.DescriptorProto, message: ast.Message, proto3: bool) -> None:
     for element in message.elements:
         if isinstance(element, ast.Field):
-            _field(proto, proto.field.add(), element, proto3)
+            _field(proto.field.add(), element, proto3)
         elif isinstance(element, ast.MapField):
             _map_field(proto, element)
         elif isinstance(element, ast.OneOf):
@@ -97,7 +107,7 @@ def _message(proto: descriptor_pb2.DescriptorProto, message: ast.Message, proto3
             for member in element.elements:
                 if isinstance(member, ast.Field):
                     field = proto.field.add()
-                    _field(proto, field, member, proto3)
+                    _field(field, member, proto3)
                     field.oneof_index = index
         elif isinstance(element, ast.Message):
             _message(proto.nested_type.add(), element, proto3)
@@ -111,7 +121,7 @@ def _message(proto: descriptor_pb2.DescriptorProto, message: ast.Message, proto3
             raise SchemaParseError(f"{type(element).__name__.lower()}s are not supported by this registry")
 
 
-def _field(message: descriptor_pb2.DescriptorProto, proto: Any, field: ast.Field, proto3: bool) -> None:
+def _field(proto: Any, field: ast.Field, proto3: bool) -> None:
     proto.name = field.name
     proto.number = field.number
     proto.label = _LABELS[field.cardinality]
@@ -119,10 +129,7 @@ def _field(message: descriptor_pb2.DescriptorProto, proto: Any, field: ast.Field
     for option in field.options:
         _option(proto.options, option)
     if proto3 and field.cardinality is ast.FieldCardinality.OPTIONAL:
-        # proto3 `optional`: a synthetic oneof of its own, as protoc writes it.
-        proto.proto3_optional = True
-        proto.oneof_index = len(message.oneof_decl)
-        message.oneof_decl.add(name=f"_{field.name}")
+        proto.proto3_optional = True  # its synthetic oneof is added with the message's last
 
 
 def _type(proto: Any, name: str) -> None:

@@ -100,6 +100,7 @@ def test_answers_and_media_type(registry: Registry) -> None:
     assert version == {"subject": "orders-value", "version": 1, "id": 1, "schema": ORDER}
     assert registry.call("GET", "/subjects/orders-value/versions/latest/schema")[1] == json.loads(ORDER)
     assert registry.call("GET", "/schemas/ids/1") == (200, {"schema": ORDER})
+    assert registry.call("GET", "/schemas/ids/1?fetchMaxId=true") == (200, {"schema": ORDER, "maxId": 1})
     assert registry.call("GET", "/schemas/ids/1/versions") == (
         200,
         [{"subject": "orders-value", "version": 1}],

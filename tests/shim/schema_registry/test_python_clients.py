@@ -160,6 +160,8 @@ def test_protobuf_records_round_trip_and_evolve(kafka_shim: KafkaShim) -> None:
     assert consume(kafka_shim, "orders", 2, deserializer) == sent
     registered = client.get_latest_version("orders-value")
     assert registered.schema.schema_type == "PROTOBUF"
+    # Stored as Confluent stores it: the base64 descriptor the client sent, as a .proto file.
+    assert "message Order {" in (registered.schema.schema_str or "")
     # A field added is compatible; a field's type changed between wire kinds is not.
     assert (
         client.register_schema("orders-value", Schema(_file_of(order_class(with_note=True)), "PROTOBUF")) == 2
