@@ -29,6 +29,9 @@ class ConsumerGroupConfig:
     # Kafka 3.9's join rule (protocol.releases.Release.early_consumer_groups): topic names, not
     # empty, are required; later releases accept names or a regex, either possibly empty.
     join_needs_topic_names: bool = False
+    # Kafka's REGEX_BATCH_REFRESH_MIN_INTERVAL_MS (a constant, not a setting): a group's regexes
+    # are resolved again at most this often, so topics created together rebalance it once.
+    regex_refresh_min_interval_ms: int = 10_000
 
     @property
     def upgrade_enabled(self) -> bool:

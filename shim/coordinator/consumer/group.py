@@ -32,6 +32,10 @@ class ConsumerGroup:
         # The subscribed topics as last seen: a change of them bumps the group epoch.
         self.subscription_metadata: dict[str, TopicInfo] = {}
         self.resolved_regexes: dict[str, frozenset[str]] = {}  # regex -> matching topics
+        # When the regexes were last resolved (all together, as Kafka does; None while none
+        # is), and whether a resolution is under way: Kafka resolves them off the heartbeat.
+        self.regexes_resolved_at: int | None = None
+        self.regex_resolution_pending = False
         self._subscribed: frozenset[str] | None = None  # every member's topics, cached
         self._owner_epoch: dict[tuple[uuid.UUID, int], int] = {}  # partition -> holder's epoch
 
@@ -100,9 +104,14 @@ class ConsumerGroup:
         """Record what `regex` matches now (None: no member uses it any more)."""
         if topics is None:
             self.resolved_regexes.pop(regex, None)
+            if not self.resolved_regexes:
+                self.regexes_resolved_at = None
         else:
             self.resolved_regexes[regex] = topics
         self._subscribed = None
+
+    def used_regexes(self) -> frozenset[str]:
+        return frozenset(m.subscribed_topic_regex for m in self.members.values() if m.subscribed_topic_regex)
 
     def subscribed_topics(self) -> frozenset[str]:
         """Every topic some member subscribes to, by name or through its regex."""

@@ -144,6 +144,7 @@ def replay(records: Iterable[OffsetsRecord]) -> dict[str, ConsumerGroup]:
             }
         elif key.record_type == kind.REGULAR_EXPRESSION:
             group.resolved_regexes[key.sub_key] = frozenset(fields["topics"])  # type: ignore[call-overload]
+            group.regexes_resolved_at = _int(fields["timestamp"])
         elif key.record_type == kind.TARGET_ASSIGNMENT_MEMBER:
             group.target[key.sub_key] = _assignment(fields["topic_partitions"])
         elif key.record_type == kind.MEMBER_METADATA:

@@ -122,14 +122,76 @@ def test_what_a_join_must_subscribe_to_by_release(
 
 
 def test_regex_subscription_picks_up_a_topic_created_later() -> None:
+    """The join is answered before its regex resolves (Kafka resolves off the heartbeat);
+    the resolution moves the group epoch and the next beat brings the partitions. A topic
+    created later is seen by the first heartbeat past the 10 s between resolutions."""
     driver = Driver(TOPIC)
     joined = driver.join("a", subscribed_topic_regex="t|u")
-    assert joined.assignment == parts(0, 1, 2, 3, 4, 5)
+    assert joined.assignment == {} and driver.group.resolved_regexes == {}
+    driver.advance(0)  # the resolution runs
+    assert driver.group.resolved_regexes == {"t|u": frozenset({"t"})} and driver.group.group_epoch == 2
+    assert driver.beat("a", 1).assignment == parts(0, 1, 2, 3, 4, 5)
     driver.topics = TopicImage([TOPIC, OTHER])
-    later = driver.beat("a", 1)
-    assert driver.group.group_epoch == 2 and later.member_epoch == 2
+    driver.advance(5_000)
+    assert driver.beat("a", 2).assignment is None  # within 10 s of the last resolution
+    driver.advance(5_001)
+    driver.beat("a", 2)
+    driver.advance(0)
+    later = driver.beat("a", 2)
+    assert driver.group.group_epoch == 3 and later.member_epoch == 3
     assert later.assignment == {**parts(0, 1, 2, 3, 4, 5), **parts(0, 1, topic=OTHER)}
     assert driver.group.resolved_regexes == {"t|u": frozenset({"t", "u"})}
+
+
+def test_literal_topics_come_first_and_the_regex_topics_once_resolved() -> None:
+    """librdkafka's 0045 do_test_resubscribe_with_regex in consumer-protocol mode: a member
+    left, subscribes again to a regex (tombstoned when it left) and a literal topic; Kafka
+    assigns the literal topic at the join and the regex's topics at a later heartbeat."""
+    driver = Driver(TOPIC, OTHER)
+    driver.join("a", subscribed_topic_regex="t")
+    driver.advance(0)
+    driver.settle(["a"])
+    driver.beat("a", -1)
+    assert driver.group.resolved_regexes == {}
+    driver.advance(20_000)
+    first = driver.join("a", subscribed_topic_regex="t", subscribed_topic_names=("u",))
+    assert first.assignment == parts(0, 1, topic=OTHER)
+    driver.advance(0)
+    second = driver.beat("a", first.member_epoch, owned=dict(first.assignment or {}))
+    assert second.assignment == {**parts(0, 1, topic=OTHER), **parts(0, 1, 2, 3, 4, 5)}
+
+
+def test_topics_created_together_rebalance_a_regex_group_once() -> None:
+    """librdkafka's 0113 n_wildcard: two members subscribe to a regex nothing matches yet,
+    two matching topics are created a moment apart; Kafka resolves the group's regexes at most
+    once per 10 s, so both topics come in one new target and each member gets one non-empty
+    assignment."""
+    first = TopicInfo(uuid.UUID(int=21), "w_1", 2)
+    second = TopicInfo(uuid.UUID(int=22), "w_2", 2)
+    driver = Driver(TOPIC)
+    driver.join("a", subscribed_topic_regex="w_.")
+    driver.join("b", subscribed_topic_regex="w_.")
+    driver.advance(0)
+    driver.settle(["a", "b"])
+    non_empty: dict[str, int] = {"a": 0, "b": 0}
+    topics = [TOPIC]
+    for created in (first, second):
+        topics.append(created)
+        driver.topics = TopicImage(topics)
+        for _ in range(10):  # 500 ms heartbeats for 5 s
+            driver.advance(500)
+            for name in ("a", "b"):
+                member = driver.group.members[name]
+                answer = driver.beat(name, member.member_epoch, owned=dict(member.assigned))
+                non_empty[name] += bool(answer.assignment)
+    for _ in range(40):
+        driver.advance(500)
+        for name in ("a", "b"):
+            member = driver.group.members[name]
+            answer = driver.beat(name, member.member_epoch, owned=dict(member.assigned))
+            non_empty[name] += bool(answer.assignment)
+    assert non_empty == {"a": 1, "b": 1}
+    assert all(len(m.assigned) == 2 for m in driver.group.members.values())
 
 
 def test_regex_matches_whole_names_and_never_internal_topics() -> None:
@@ -137,15 +199,18 @@ def test_regex_matches_whole_names_and_never_internal_topics() -> None:
     prefix = TopicInfo(uuid.UUID(int=8), "tt", 1)
     driver = Driver(TOPIC, internal, prefix)
     driver.join("a", subscribed_topic_regex=".*t")
+    driver.advance(0)
     assert driver.group.resolved_regexes[".*t"] == frozenset({"t", "tt"})
 
 
 def test_switching_from_regex_back_to_names() -> None:
     driver = Driver(TOPIC, OTHER)
     driver.join("a", subscribed_topic_regex="u")
-    answer = driver.beat("a", 1, subscribed_topic_regex="", subscribed_topic_names=("t",))
-    assert answer.member_epoch == 1  # first revoke u's partitions
-    answer = driver.beat("a", 1, owned={})
+    driver.advance(0)
+    driver.settle(["a"])
+    answer = driver.beat("a", 2, subscribed_topic_regex="", subscribed_topic_names=("t",))
+    assert answer.member_epoch == 2  # first revoke u's partitions
+    answer = driver.beat("a", 2, owned={})
     assert answer.assignment == parts(0, 1, 2, 3, 4, 5) and driver.group.resolved_regexes == {}
 
 
@@ -153,13 +218,18 @@ def test_a_member_changing_its_regex_gets_a_target_of_the_new_one() -> None:
     """Two members on regex `t`; one moves to `u`. Its target is recomputed from the new regex
     at the heartbeat that carries it; as Kafka's CurrentAssignmentBuilder, it first gives up
     `t` (same epoch, nothing added), and no answer ever assigns it a `t` partition again."""
-    driver = Driver(TOPIC, OTHER)
+    driver = Driver(TOPIC, OTHER, session_timeout_ms=60_000)
     driver.join("a", subscribed_topic_regex="t")
     driver.join("b", subscribed_topic_regex="t")
+    driver.advance(0)
     driver.settle(["a", "b"])
     held = dict(driver.group.members["a"].assigned)
     epoch = driver.epoch_of("a")
+    driver.advance(10_001)
     answer = driver.beat("a", epoch, subscribed_topic_regex="u", owned=held)
+    assert (answer.member_epoch, answer.assignment) == (epoch, None)  # `u` not resolved yet
+    driver.advance(0)
+    answer = driver.beat("a", epoch, owned=held)
     assert (answer.member_epoch, answer.assignment) == (epoch, {})  # revoke only
     assert driver.group.target["a"] == parts(0, 1, topic=OTHER)
     answers = []
