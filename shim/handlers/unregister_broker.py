@@ -12,7 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.unregister_broker import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
+from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
@@ -22,8 +22,8 @@ log = logging.getLogger(__name__)
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
-    if denial is not None:
-        return {"throttle_time_ms": 0, "error_code": denial, "error_message": DENIED_MESSAGES[denial]}
+    if denial is not None:  # UnregisterBrokerRequest.getErrorResponse: the code alone
+        return {"throttle_time_ms": 0, "error_code": denial}
     if request.broker_id not in ctx.broker.cluster.registered():
         return {"throttle_time_ms": 0, "error_code": ErrorCode.BROKER_ID_NOT_REGISTERED}
     log.info("broker %d unregistered by %s; it registers again at once", request.broker_id, ctx.principal)
