@@ -29,14 +29,17 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         "token_requester_principal_type": principal_fields(requester)["principal_type"],
         "token_requester_principal_name": principal_fields(requester)["principal_name"],
     }
+    # The broker's own refusals (CreateDelegationTokenResponse.prepareResponse) carry -1
+    # timestamps; the controller's (no secret key) the schema's zeros.
+    refused = answer | {"issue_timestamp_ms": -1, "expiry_timestamp_ms": -1, "max_timestamp_ms": -1}
     refusal = token_request_refusal(ctx)
     if refusal is ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED:
-        return answer | {"error_code": refusal}
+        return refused | {"error_code": refusal}
     if owner != requester and not ctx.authorize(AclOperation.CREATE_TOKENS, ResourceType.USER, owner):
-        return answer | {"error_code": ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED}
+        return refused | {"error_code": ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED}
     if any(r.principal_type != USER_TYPE for r in request.renewers):
-        return answer | {"error_code": ErrorCode.INVALID_PRINCIPAL_TYPE}
-    if refusal is not None:  # the controller's check: no secret key
+        return refused | {"error_code": ErrorCode.INVALID_PRINCIPAL_TYPE}
+    if refusal is not None:
         return answer | {"error_code": refusal}
     renewers = [principal_of(r.principal_type, r.principal_name) for r in request.renewers]
     tokens = ctx.broker.delegation_tokens

@@ -113,6 +113,7 @@ def test_creating_for_another_owner_needs_create_tokens_on_that_user() -> None:
     h = broker(authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found=False)
     refused = create(h, ALICE, owner=BOB)
     assert refused.error_code == ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
+    assert (refused.issue_timestamp_ms, refused.max_timestamp_ms, refused.hmac) == (-1, -1, b"")
     assert (refused.principal_name, refused.token_requester_principal_name) == ("bob", "alice")
     grant(h, ALICE, AclOperation.CREATE_TOKENS, ResourceType.USER, BOB)
     created = create(h, ALICE, owner=BOB)
