@@ -207,6 +207,30 @@ def test_the_console_is_reached_through_its_published_port(image: str) -> None:
                 time.sleep(0.1)
 
 
+def test_the_schema_registry_is_reached_through_its_published_port(image: str) -> None:
+    """Avro records through the image's broker and its registry (port 8081, published)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    schema = '{"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}'
+    with KafkaShimContainer(image) as running:
+        client = SchemaRegistryClient({"url": running.get_schema_registry_url()})
+        context = SerializationContext("orders", MessageField.VALUE)
+        deadline = time.monotonic() + CLIENT_TIMEOUT_S
+        while True:  # its port is published once the container runs; it answers once loaded
+            try:
+                encoded = AvroSerializer(client, schema)({"id": 7}, context)
+                break
+            except Exception:  # the registry not answering yet (a connection or HTTP error)
+                assert time.monotonic() < deadline, "the schema registry did not answer"
+                time.sleep(0.2)
+        assert encoded is not None
+        produce(running.get_bootstrap_server(), "orders", [encoded])
+        (received,) = consume(running.get_bootstrap_server(), "orders", "g", 1)
+        assert AvroDeserializer(client)(received, context) == {"id": 7}
+
+
 def test_fault_rules_over_the_control_endpoint_of_the_image(image: str) -> None:
     """The same rules against the image: `kafka-shim ctl` from the host adds one, a client meets it."""
     from kafka_shim.shim import ctl
