@@ -5,7 +5,8 @@
 Runs, reusing the benchmark modules (each also runs alone):
 - start-up to the first answered ApiVersions (bench.startup): console on, off, on disk;
 - broker CPU per request and requests/s by kind over one connection (bench.request_cpu);
-- OffsetCommit and Produce rates from 1, 8 and 64 connections, one request in flight on each;
+- OffsetCommit and Produce rates from 1, 8 and 64 connections, one request in flight on each,
+  and from one connection sending 8 at a time;
 - produce and fetch MB/s and broker CPU per MB (bench.fetch_throughput's producer and raw Fetch
   client);
 - subscribe to first message of a new group: KIP-848 (group.protocol=consumer) on kafka-shim,
@@ -89,53 +90,38 @@ def startup_rows(sizes: Sizes) -> list[Row]:
 KINDS = ("OffsetCommit", "Heartbeat", "Produce", "Fetch")
 CONNECTION_KINDS = ("OffsetCommit", "Produce")
 CONNECTIONS = (8, 64)
+PIPELINE = 8
 
 
 def request_rows(sizes: Sizes) -> list[Row]:
-    """Per-request CPU and rate by kind (one connection), and the many-connection rates, every
-    broker running throughout and rounds alternating between them."""
+    """Per-request CPU and rate by kind (one connection), the many-connection rates and one
+    connection pipelining, every broker running throughout and rounds alternating."""
     from bench.request_cpu import cpu_and_rate
 
-    def one_round(broker: Broker) -> dict[tuple[str, int], tuple[float, float]]:
-        figures = {(kind, 1): cpu_and_rate(broker, kind, sizes.requests) for kind in KINDS}
-        for kind in CONNECTION_KINDS:
-            for count in CONNECTIONS:
-                figures[kind, count] = cpu_and_rate(broker, kind, sizes.requests, count)
-        return figures
+    # (kind, connections, requests in flight on each)
+    shapes = [(kind, 1, 1) for kind in KINDS]
+    shapes += [(kind, count, 1) for kind in CONNECTION_KINDS for count in CONNECTIONS]
+    shapes += [(kind, 1, PIPELINE) for kind in CONNECTION_KINDS]
+
+    def one_round(broker: Broker) -> dict[tuple[str, int, int], tuple[float, float]]:
+        return {shape: cpu_and_rate(broker, shape[0], sizes.requests, *shape[1:]) for shape in shapes}
 
     samples = measure_interleaved(one_round, sizes.rounds)
-
-    def figure(key: tuple[str, int], index: int) -> dict[str, float]:
-        return {name: median(run[key][index] for run in runs) for name, runs in samples.items()}
-
-    command = "python -m bench.request_cpu"
-    rows = [
-        Row(f"{kind}: broker CPU per request, 1 connection", figure((kind, 1), 0), "µs", False, command)
-        for kind in KINDS
-    ]
-    rows += [
-        Row(f"{kind}: requests/s, 1 connection", figure((kind, 1), 1), "/s", True, command) for kind in KINDS
-    ]
-    for kind in CONNECTION_KINDS:
-        for count in CONNECTIONS:
-            rows.append(
-                Row(
-                    f"{kind}: requests/s, {count} connections",
-                    figure((kind, count), 1),
-                    "/s",
-                    True,
-                    f"{command} --connections {count} --kinds {kind}",
-                )
-            )
-            rows.append(
-                Row(
-                    f"{kind}: broker CPU per request, {count} connections",
-                    figure((kind, count), 0),
-                    "µs",
-                    False,
-                    f"{command} --connections {count} --kinds {kind}",
-                )
-            )
+    rows = []
+    for index, what, unit, higher in (
+        (0, "broker CPU per request", "µs", False),
+        (1, "requests/s", "/s", True),
+    ):
+        for shape in shapes:
+            kind, count, pipeline = shape
+            over = f"{count} connection{'s' if count > 1 else ''}"
+            flags = f" --connections {count}" if count > 1 else ""
+            if pipeline > 1:
+                over += f", {pipeline} pipelined"
+                flags += f" --pipeline {pipeline}"
+            values = {name: median(run[shape][index] for run in runs) for name, runs in samples.items()}
+            command = f"python -m bench.request_cpu{flags}" + (f" --kinds {kind}" if flags else "")
+            rows.append(Row(f"{kind}: {what}, {over}", values, unit, higher, command))
     return rows
 
 

@@ -12,7 +12,10 @@ each, sent together and answered together: several clients' requests arriving at
 as at a busy broker. The one-connection figure is latency-bound (a wake-up and, with busy
 polling, the client's own time per request); this one is closer to the broker's own work.
 
-    python -m bench.request_cpu [--requests 10000] [--rounds 3] [--connections 1]
+    python -m bench.request_cpu [--requests 10000] [--rounds 3] [--connections 1] [--pipeline 1]
+
+With `--pipeline P`, each connection sends P requests together and then reads their answers,
+as a client pipelining requests (librdkafka's producer) does.
 
 Kinds: OffsetCommit of one partition by a standalone consumer, Heartbeat of a
 joined member, Produce of one 100-byte record (acks=all), Fetch of a partition holding one
@@ -214,19 +217,23 @@ def request_frames(
     return lambda _: fetch
 
 
-def cpu_and_rate(broker: Broker, kind: str, count: int, connections: int = 1) -> tuple[float, float]:
+def cpu_and_rate(
+    broker: Broker, kind: str, count: int, connections: int = 1, pipeline: int = 1
+) -> tuple[float, float]:
     """(broker CPU µs per request, requests/s) for `count` requests of `kind` over
-    `connections` connections, each with one in flight."""
+    `connections` connections, each with `pipeline` in flight (sent together, as a client
+    pipelining its requests does, then their answers read)."""
     assert isinstance(broker, RunningBroker) and broker.process is not None
     topic = f"bench-cpu-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, 1)
     clients = [Connection(broker.bootstrap) for _ in range(connections)]
-    rounds = count // connections
+    rounds = count // (connections * pipeline)
     try:
         if kind == "Fetch":  # the one record every Fetch reads, whatever the connections
             clients[0].raw_call(clients[0].frame(PRODUCE, produce_body(topic)))
         frames = [
-            request_frames(client, kind, topic, rounds, f"g-{topic}-{n}") for n, client in enumerate(clients)
+            request_frames(client, kind, topic, rounds * pipeline, f"g-{topic}-{n}")
+            for n, client in enumerate(clients)
         ]
         # Warm-up: also the answer every request of that connection must get.
         expected = [
@@ -236,16 +243,17 @@ def cpu_and_rate(broker: Broker, kind: str, count: int, connections: int = 1) ->
         cpu_before, started = process_cpu_s(pid), time.perf_counter()
         for i in range(rounds):
             for client, frame_of in zip(clients, frames, strict=True):
-                client.sock.sendall(frame_of(i))
+                client.sock.sendall(b"".join(frame_of(i * pipeline + k) for k in range(pipeline)))
             for client, size in zip(clients, expected, strict=True):
-                answer = client.answer()
-                if len(answer) != size:
-                    raise RuntimeError(f"{broker.name} {kind}: answer {answer.hex()} is not {size} bytes")
+                for _ in range(pipeline):
+                    answer = client.answer()
+                    if len(answer) != size:
+                        raise RuntimeError(f"{broker.name} {kind}: answer {answer.hex()} is not {size} bytes")
         elapsed, cpu = time.perf_counter() - started, process_cpu_s(pid) - cpu_before
     finally:
         for client in clients:
             client.close()
-    requests = rounds * connections
+    requests = rounds * connections * pipeline
     return cpu / requests * 1e6, requests / elapsed
 
 
@@ -259,13 +267,17 @@ def main() -> None:
     parser.add_argument(
         "--connections", type=int, default=1, help="connections with one request in flight each"
     )
+    parser.add_argument("--pipeline", type=int, default=1, help="requests sent together on each connection")
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     samples = measure_interleaved(
-        lambda broker: {kind: cpu_and_rate(broker, kind, args.requests, args.connections) for kind in kinds},
+        lambda broker: {
+            kind: cpu_and_rate(broker, kind, args.requests, args.connections, args.pipeline) for kind in kinds
+        },
         args.rounds,
     )
     over = "synchronous" if args.connections == 1 else f"{args.connections} connections"
+    over += f", {args.pipeline} pipelined" if args.pipeline > 1 else ""
     for kind in kinds:
         cpu = {name: median(s[kind][0] for s in runs) for name, runs in samples.items()}
         rate = {name: median(s[kind][1] for s in runs) for name, runs in samples.items()}
