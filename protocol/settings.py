@@ -302,6 +302,9 @@ _DECLARED = [
     _broker("share.coordinator.state.topic.num.partitions", INT, "1", "partitions of __share_group_state "
             "(read when it is first created)", "share_state_topic_num_partitions", minimum=1,
             kafka_default="50", why="as for offsets.topic.num.partitions"),
+    _broker("share.coordinator.snapshot.update.records.per.snapshot", INT, "500", "ShareUpdate records "
+            "written for a share partition between two ShareSnapshots of it",
+            "share_snapshot_update_records_per_snapshot", minimum=0, maximum=500),
     # --- transactions
     _broker("transaction.max.timeout.ms", INT, "900000", "a longer transaction.timeout.ms is refused "
             "(INVALID_TRANSACTION_TIMEOUT)", "transaction_max_timeout_ms", minimum=1),

@@ -281,7 +281,12 @@ class Broker:
         """The share partitions over __share_group_state; their lock deadlines are kept with
         the groups' (the timer task expires them)."""
         log = ShareStateLog(self.topics, self.config.share_state_topic_num_partitions)
-        return SharePartitions(log, self.share_config_of, self._set_deadline)
+        return SharePartitions(
+            log,
+            self.share_config_of,
+            self._set_deadline,
+            updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
+        )
 
     def _set_deadline(self, key: Hashable, at: int | None) -> None:
         if at is None:

@@ -160,6 +160,9 @@ class BrokerConfig:
     share_partition_max_record_locks: int = _kafka("group.share.partition.max.record.locks")
     share_max_share_sessions: int = _kafka("group.share.max.share.sessions")
     share_state_topic_num_partitions: int = _kafka("share.coordinator.state.topic.num.partitions")
+    share_snapshot_update_records_per_snapshot: int = _kafka(
+        "share.coordinator.snapshot.update.records.per.snapshot"
+    )
     schema_registry_topic: str = _kafka("schema.registry.topic")
     schema_registry_compatibility_level: str = _kafka("schema.registry.compatibility.level")
     transaction_max_timeout_ms: int = _kafka("transaction.max.timeout.ms")

@@ -4,7 +4,10 @@ delivery state per topic-partition, read from the logs, written to `__share_grou
 The state machine is coordinator/share/partition.py; this module feeds it the stored batches
 (as spans: control batches and, under read_committed, aborted transactions marked to skip),
 initializes a share partition's start offset from share.auto.offset.reset on first use, and
-writes a ShareSnapshot of every share partition a call changed before that call answers.
+writes the state of every share partition a call changed before that call answers, as Kafka's
+share coordinator does: a ShareSnapshot (the whole state) first and after every
+share.coordinator.snapshot.update.records.per.snapshot updates, a ShareUpdate (the state
+batches that changed, and the start offset) otherwise.
 
 Write, then change memory: a call whose snapshot cannot be written (a full disk) puts the
 share partitions it touched back as they were before it (a copy of each, taken first: one
@@ -61,21 +64,32 @@ class Fetched:
 
 class SharePartitions:
     def __init__(
-        self, state_log: ShareStateLog, config_of: Callable[[str], ShareGroupConfig], schedule: Schedule
+        self,
+        state_log: ShareStateLog,
+        config_of: Callable[[str], ShareGroupConfig],
+        schedule: Schedule,
+        *,
+        updates_per_snapshot: int = 500,
     ) -> None:
         self.state_log = state_log
         self.config_of = config_of
         self.schedule = schedule
+        self.updates_per_snapshot = updates_per_snapshot
         self._partitions: dict[SharePartitionKey, SharePartition] = {}
         self._written: dict[SharePartitionKey, tuple[int, list[StateBatch]]] = {}
+        # per share partition: its snapshot epoch and the ShareUpdates written since that snapshot
+        self._snapshots: dict[SharePartitionKey, tuple[int, int]] = {}
 
     def load(self) -> None:
-        """Every share partition as its last snapshot left it; acquired records come back available."""
-        for key, state in self.state_log.replay().items():
+        """Every share partition as its last snapshot and the updates after it left it;
+        acquired records come back available."""
+        for key, replayed in self.state_log.replay().items():
+            state = replayed.fields
             batches = [StateBatch(*b.values()) for b in state["state_batches"]]
             partition = SharePartition.restored(state["start_offset"], batches)
             self._partitions[key] = partition
             self._written[key] = (partition.start_offset, partition.state_batches())
+            self._snapshots[key] = (state["snapshot_epoch"], replayed.updates)
 
     def get(self, key: SharePartitionKey) -> SharePartition | None:
         return self._partitions.get(key)
@@ -161,16 +175,19 @@ class SharePartitions:
         """AlterShareGroupOffsets: the share partition starts afresh at `start_offset`."""
         with self._put_back_unless_written([key]):
             self._partitions[key] = SharePartition(start_offset)
+            self._written.pop(key, None)  # a fresh start: a snapshot, not a delta on the old state
             self.write([key], now)
 
     def delete(self, keys: Sequence[SharePartitionKey], now: int) -> None:
         """DeleteShareGroupOffsets, DeleteGroups: the state goes (a tombstone each)."""
         present = [k for k in keys if k in self._partitions]
-        if present:
-            self.state_log.append([ShareStateRecord(k, None) for k in present], now)
+        if present:  # the snapshot's key and the updates' key both tombstoned, for compaction
+            tombstones = [ShareStateRecord(k, None, update) for k in present for update in (False, True)]
+            self.state_log.append(tombstones, now)
         for key in present:
             del self._partitions[key]
             self._written.pop(key, None)
+            self._snapshots.pop(key, None)
             self.schedule(ShareLockTimer(key), None)
 
     def delete_topics(self, topic_ids: Iterable[uuid.UUID], now: int) -> None:
@@ -202,26 +219,80 @@ class SharePartitions:
             raise
 
     def write(self, keys: Sequence[SharePartitionKey], now: int) -> None:
-        """A ShareSnapshot of each share partition whose persisted state changed; then, once
-        it is written, the deadline of its earliest lock, which every change may move."""
+        """The state of each share partition whose persisted state changed (a snapshot or an
+        update, `_record`); then, once it is written, the deadline of its earliest lock,
+        which every change may move."""
         records = []
         states = {}
+        snapshots = {}
         for key in keys:
             partition = self._partitions[key]
             state = (partition.start_offset, partition.state_batches())
             if self._written.get(key) != state:
                 states[key] = state
-                records.append(ShareStateRecord(key, _snapshot(partition, state[1], now)))
+                record, snapshots[key] = self._record(key, partition, state[1], now)
+                records.append(record)
         if records:
             self.state_log.append(records, now)
         self._written.update(states)
+        self._snapshots.update(snapshots)
         for key in keys:
             self.schedule(ShareLockTimer(key), self._partitions[key].next_lock_deadline())
 
+    def _record(
+        self, key: SharePartitionKey, partition: SharePartition, batches: list[StateBatch], now: int
+    ) -> tuple[ShareStateRecord, tuple[int, int]]:
+        """As ShareCoordinatorShard.writeState: a ShareSnapshot (the next snapshot epoch) for
+        a share partition not written yet or after `updates_per_snapshot` updates; else a
+        ShareUpdate of the batches at or past the start offset that differ from what was written
+        (the start offset says what left), at the snapshot's epoch.
+        The record, and the partition's (snapshot epoch, updates since it) after it."""
+        written = self._written.get(key)
+        epoch, updates = self._snapshots.get(key, (-1, 0))
+        if written is None or updates >= self.updates_per_snapshot:
+            return ShareStateRecord(key, _snapshot(partition, batches, epoch + 1, now)), (epoch + 1, 0)
+        before = {o: (b.delivery_state, b.delivery_count) for b in written[1] for o in _offsets(b)}
+        changed = [
+            b._replace(first_offset=o, last_offset=o)
+            for b in batches
+            for o in _offsets(b)
+            if before.get(o) != (b.delivery_state, b.delivery_count)
+        ]
+        update = {
+            "snapshot_epoch": epoch,
+            "leader_epoch": LEADER_EPOCH,
+            "start_offset": partition.start_offset,
+            "delivery_complete_count": partition.completed(),
+            "state_batches": [b._asdict() for b in _runs(changed)],
+        }
+        return ShareStateRecord(key, update, update=True), (epoch, updates + 1)
 
-def _snapshot(partition: SharePartition, batches: list[StateBatch], now: int) -> dict[str, object]:
+
+def _offsets(batch: StateBatch) -> range:
+    return range(batch.first_offset, batch.last_offset + 1)
+
+
+def _runs(batches: list[StateBatch]) -> list[StateBatch]:
+    """Consecutive offsets in one state and count joined into one batch."""
+    runs: list[StateBatch] = []
+    for b in batches:
+        last = runs[-1] if runs else None
+        if (
+            last is not None
+            and last.last_offset == b.first_offset - 1
+            and (last.delivery_state, last.delivery_count) == (b.delivery_state, b.delivery_count)
+        ):
+            runs[-1] = last._replace(last_offset=b.last_offset)
+        else:
+            runs.append(b)
+    return runs
+
+
+def _snapshot(
+    partition: SharePartition, batches: list[StateBatch], epoch: int, now: int
+) -> dict[str, object]:
     return {
-        "snapshot_epoch": 0,
+        "snapshot_epoch": epoch,
         "state_epoch": 0,
         "leader_epoch": LEADER_EPOCH,
         "start_offset": partition.start_offset,

@@ -1,10 +1,11 @@
 """The share-group state log: the internal topic `__share_group_state`, written and replayed.
 
 The share partitions' state (start offset, in-flight delivery states and counts) is written
-as ShareSnapshot records in Kafka's share coordinator format, to the partition Kafka would
-pick for the share partition's key ("group:topicId:partition"); `replay` reads back the
-latest snapshot of each share partition at start-up. One write path, one recovery path.
-The topic is compacted: a snapshot supersedes what came before it under the same key.
+as ShareSnapshot and ShareUpdate records in Kafka's share coordinator format, to the partition
+Kafka would pick for the share partition's key ("group:topicId:partition"); `replay` reads
+back the latest snapshot of each share partition with the updates after it applied, at
+start-up. One write path, one recovery path. The topic is compacted: a snapshot supersedes
+what came before it under the same key, an update is kept beside it (another key version).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.protocol.share_state_records import (
@@ -20,6 +21,7 @@ from kafka_shim.protocol.share_state_records import (
     ShareStateRecord,
     decode_record,
     encode_record,
+    merge_update,
 )
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.internal_log import InternalLog
@@ -62,10 +64,11 @@ class ShareStateLog(InternalLog):
             partition.append(build_batch(batch, partition_leader_epoch=LEADER_EPOCH))
             self._appended(index, partition, now_ms)
 
-    def replay(self) -> dict[SharePartitionKey, dict[str, Any]]:
-        """Every share partition's latest state, as ShareSnapshot fields; records that are
-        not Kafka's are skipped with a warning."""
-        states: dict[SharePartitionKey, dict[str, Any]] = {}
+    def replay(self) -> dict[SharePartitionKey, ReplayedState]:
+        """Every share partition's latest state, as ShareSnapshot fields with the ShareUpdates
+        after the snapshot merged in, and how many updates followed it (Kafka's
+        snapshotUpdateCount); records that are not Kafka's are skipped with a warning."""
+        states: dict[SharePartitionKey, ReplayedState] = {}
         topic = self.topic
         for index, partition in enumerate(topic.partitions if topic is not None else ()):
             for _, records in self._scan(index, partition):
@@ -76,7 +79,19 @@ class ShareStateLog(InternalLog):
                         log.warning("%s-%d: record skipped: %s", SHARE_STATE_TOPIC, index, exc)
                         continue
                     if record.value is None:
-                        states.pop(record.key, None)
+                        if not record.update:  # an update's tombstone is compaction's, not a deletion
+                            states.pop(record.key, None)
+                    elif record.update:
+                        before = states.get(record.key)
+                        merged = merge_update(None if before is None else before.fields, record.value)
+                        states[record.key] = ReplayedState(
+                            merged, 1 if before is None else before.updates + 1
+                        )
                     else:
-                        states[record.key] = record.value
+                        states[record.key] = ReplayedState(record.value, 0)
         return states
+
+
+class ReplayedState(NamedTuple):
+    fields: dict[str, Any]  # ShareSnapshotValue's
+    updates: int  # ShareUpdates since the snapshot

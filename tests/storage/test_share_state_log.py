@@ -1,5 +1,5 @@
-"""__share_group_state: ShareSnapshot records in Kafka's format, the latest per share
-partition replayed, tombstones forgetting one."""
+"""__share_group_state: ShareSnapshot and ShareUpdate records in Kafka's format, the latest
+snapshot per share partition replayed with the updates after it, tombstones forgetting one."""
 
 from __future__ import annotations
 
@@ -57,5 +57,40 @@ def test_replay_keeps_the_latest_snapshot_and_honours_tombstones() -> None:
     assert topic is not None and len(topic.partitions) == 2
     replayed = ShareStateLog(topics, 2).replay()
     assert list(replayed) == [KEY]
-    assert replayed[KEY]["start_offset"] == 3
-    assert [tuple(b.values()) for b in replayed[KEY]["state_batches"]] == [(3, 4, 2, 1)]
+    assert replayed[KEY].fields["start_offset"] == 3
+    assert [tuple(b.values()) for b in replayed[KEY].fields["state_batches"]] == [(3, 4, 2, 1)]
+
+
+def update(start: int, batches: list[tuple[int, int, int, int]], epoch: int = 0) -> dict[str, object]:
+    return {
+        "snapshot_epoch": epoch,
+        "leader_epoch": 0,
+        "start_offset": start,
+        "delivery_complete_count": -1,
+        "state_batches": [
+            {"first_offset": f, "last_offset": last, "delivery_state": s, "delivery_count": c}
+            for f, last, s, c in batches
+        ],
+    }
+
+
+def test_a_share_update_is_kafkas_key_version_1() -> None:
+    key, value = encode_record(ShareStateRecord(KEY, update(7, [(8, 8, 2, 1)]), update=True))
+    assert key[:2] == b"\x00\x01" and value is not None and value[:2] == b"\x00\x00"
+    decoded = decode_record(key, value)
+    assert decoded.update and decoded.value is not None and decoded.value["start_offset"] == 7
+
+
+def test_replay_applies_the_updates_after_the_latest_snapshot() -> None:
+    topics = TopicStore(lambda topic, partition: MemoryLog())
+    log = ShareStateLog(topics, 1)
+    log.append([ShareStateRecord(KEY, snapshot(0, [(0, 4, 0, 1)]))], 1)
+    log.append([ShareStateRecord(KEY, update(0, [(1, 2, 2, 1)]), update=True)], 2)  # 1-2 acknowledged
+    log.append([ShareStateRecord(KEY, update(1, [(0, 0, 4, 1)]), update=True)], 3)  # 0 archived, start 1
+    replayed = ShareStateLog(topics, 1).replay()[KEY]
+    assert replayed.updates == 2
+    assert replayed.fields["start_offset"] == 1
+    assert [tuple(b.values()) for b in replayed.fields["state_batches"]] == [(1, 2, 2, 1), (3, 4, 0, 1)]
+    log.append([ShareStateRecord(KEY, snapshot(3, [(3, 4, 0, 2)]))], 4)  # a snapshot starts over
+    again = ShareStateLog(topics, 1).replay()[KEY]
+    assert again.updates == 0 and again.fields["start_offset"] == 3
