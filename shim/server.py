@@ -956,6 +956,7 @@ class Server:
                             and not ctx.throttle_ms
                             and ctx.close_reason is None
                             and not self.broker.faults.active
+                            and (ctx.sasl is None or ctx.sasl.authenticated)  # SASL is lock-step
                             and held.size + len(response) <= _HELD_ANSWERS_BYTES
                         ):
                             held.add(response)  # pipelined: answered with the next in one send
