@@ -434,7 +434,9 @@ class DiskLog(PartitionLog):
                 limited = config.retention_bytes >= 0
                 excess = sum(s.size for s in self._segments[count:]) - config.retention_bytes
                 for segment in self._segments[count:]:
-                    expired = config.retention_ms >= 0 and now - segment.max_timestamp > config.retention_ms
+                    expired = (
+                        config.retention_ms >= 0 and now - segment.largest_timestamp() > config.retention_ms
+                    )
                     if segment is self.active:
                         if expired and segment.size:
                             # An expired active segment goes too, as in Kafka: roll, then delete.

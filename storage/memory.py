@@ -95,10 +95,13 @@ class MemoryLog(PartitionLog):
         count = 0
         for (first, end), size in zip(segments, sizes, strict=True):
             newest = max(self._max_timestamps[first:end], default=None)
+            # A segment no batch gave a time (magic 0, a -1 header): on disk its file's last write
+            # stands in (Segment.largest_timestamp); held here, it is not expired by time.
             expired = (
                 config.deletes
                 and config.retention_ms >= 0
                 and newest is not None
+                and newest >= 0
                 and now_ms - newest > config.retention_ms
             )
             if count == len(segments) - 1:  # the active segment

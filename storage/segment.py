@@ -84,6 +84,17 @@ class Segment:
     def __repr__(self) -> str:
         return f"Segment({self.log_path}, [{self.base_offset}, {self.next_offset}), {self.size} bytes)"
 
+    def largest_timestamp(self) -> int:
+        """What retention.ms measures, as Kafka's LogSegment.largestTimestamp: the newest record's
+        time, or where no batch gave one (magic 0 message sets; a v2 batch whose header says -1,
+        as sarama 1.22 writes) when the file was last written, not -1, which would be long expired."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        try:
+            return self.log_path.stat().st_mtime_ns // 1_000_000
+        except OSError:
+            return NO_TIMESTAMP
+
     # -- opening ------------------------------------------------------------
 
     @classmethod

@@ -3,7 +3,9 @@ rolling by size and time, sparse index lookups, retention, restarts."""
 
 from __future__ import annotations
 
+import os
 import struct
+import time
 from pathlib import Path
 
 from kafka_shim.storage.disk_log import DiskLog
@@ -87,6 +89,22 @@ def test_retention_by_time_deletes_old_segments_and_moves_the_start(tmp_path: Pa
     assert log.apply_retention() == 1  # an expired active segment is rolled, then deleted
     assert (log.log_start_offset, log.log_end_offset) == (3, 3)
     assert log.read(3, 100) == b""
+
+
+def test_a_segment_without_record_times_expires_by_its_files_last_write(tmp_path: Path) -> None:
+    """Kafka's LogSegment.largestTimestamp: with no record time (magic 0, a -1 batch header) the
+    log file's modification time is what retention.ms measures, not -1."""
+    now = int(time.time() * 1000)
+    one = len(batch(b"x").data)
+    log = disk_log(tmp_path / "t-0", options(FakeClock(now)), segment_bytes=one, retention_ms=86_400_000)
+    for _ in range(3):
+        log.append(batch(b"x", base_timestamp=-1))
+    assert log.apply_retention(now) == 0
+    two_days_ago = time.time() - 2 * 86_400
+    first = tmp_path / "t-0" / segment_files(log.directory)[0]
+    os.utime(first, (two_days_ago, two_days_ago))
+    assert log.apply_retention(now) == 1
+    assert log.log_start_offset == 1
 
 
 def test_retention_by_bytes_keeps_the_newest_segments(tmp_path: Path) -> None:

@@ -44,6 +44,13 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[int, int, bytes, bytes]], int]
         0,
     ),
     (
+        "records without a time (magic 0, a -1 batch header as sarama 1.22 writes) are not taken "
+        "for 1970's: kept by time",
+        {"segment_bytes": ONE, "retention_ms": 5_000},
+        [(0, -1, b"a", b"1"), (0, -1, b"b", b"2"), (0, -1, b"c", b"3")],
+        10_000,
+    ),
+    (
         "segment.ms rolls by the clock",
         {"segment_ms": 1_000, "retention_ms": 5_000},
         [(0, 1_000, b"a", b"1"), (1_500, 1_000, b"b", b"2"), (1_500, 9_000, b"c", b"3")],
