@@ -103,15 +103,15 @@ class DiskLog(PartitionLog):
         options: DiskOptions,
         on_append: AppendHook = lambda log: None,
     ) -> DiskLog:
-        """A new, empty log. Its directory is not fsynced here (2 ms a partition on a
-        journalled disk): the catalog's write then fsyncs the data directory, which holds the
-        new directory's name; the empty files inside matter to no restart (`open` makes what
-        is missing) and the directory is fsynced with the first data fsynced into it."""
+        """A new, empty log: a directory only, its first segment's files made by its first
+        append. The directory is not fsynced here (2 ms a partition on a journalled disk):
+        the catalog's write then fsyncs the data directory, which holds the new directory's
+        name, and the directory itself is fsynced with the first data fsynced into it."""
         faults.check("partition")
         if directory.exists():
             shutil.rmtree(directory)  # left over from a topic deleted before a crash
         directory.mkdir(parents=True)
-        segment = Segment.create(directory, 0, config.index_interval_bytes)
+        segment = Segment.create(directory, 0, config.index_interval_bytes, files=False)
         made = cls(directory, config, options, [segment], 0, on_append)
         made._directory_synced = False
         return made
@@ -137,7 +137,7 @@ class DiskLog(PartitionLog):
                 directory,
                 config,
                 options,
-                [Segment.create(directory, start, config.index_interval_bytes)],
+                [Segment.create(directory, start, config.index_interval_bytes, files=False)],
                 start,
                 on_append,
             )
@@ -220,9 +220,7 @@ class DiskLog(PartitionLog):
         with self._lock:
             return [
                 SegmentSpan(
-                    max(segment.base_offset, self._start),
-                    segment.size == 0,
-                    segment.log_path.stat().st_mtime_ns // 1_000_000,
+                    max(segment.base_offset, self._start), segment.size == 0, _modified_ms(segment, now_ms)
                 )
                 for segment in self._segments
             ]
@@ -604,8 +602,11 @@ class DiskLog(PartitionLog):
             clean = True
             try:
                 self.active.seal()
-                self._write_producer_snapshot()  # fsyncs the directory too
-                self._directory_synced = True
+                # A log never written to has no producers to remember, and its snapshot
+                # (two fsyncs) would be most of a clean stop of many new partitions.
+                if self.log_end_offset:
+                    self._write_producer_snapshot()  # fsyncs the directory too
+                    self._directory_synced = True
             except OSError as exc:
                 log.error("cannot close %s cleanly: %s", self.directory, exc)
                 clean = False
@@ -629,6 +630,15 @@ class DiskLog(PartitionLog):
 
 def _pread_spans(spans: list[tuple[int, int, int]]) -> bytes:
     return b"".join(os.pread(fd, length, position) for fd, position, length in spans)
+
+
+def _modified_ms(segment: Segment, now_ms: int) -> int:
+    """When the segment's log file was last written; `now_ms` for one not made yet (a new
+    partition's first segment, never written to)."""
+    try:
+        return segment.log_path.stat().st_mtime_ns // 1_000_000
+    except FileNotFoundError:
+        return now_ms
 
 
 def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later: list[int]) -> None:

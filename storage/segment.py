@@ -98,11 +98,15 @@ class Segment:
     # -- opening ------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: Path, base_offset: int, index_interval: int) -> Segment:
+    def create(cls, directory: Path, base_offset: int, index_interval: int, *, files: bool = True) -> Segment:
+        """A new, empty segment; without `files` its files are made by its first append (the
+        log file by `fd`, each index by its first entry), as a new partition's first segment
+        is: three file creations a partition less, for the many never written to."""
         segment = cls(directory, base_offset, index_interval)
-        segment.log_path.write_bytes(b"")
-        segment.offset_index.rewrite([])
-        segment.time_index.rewrite([])
+        if files:
+            segment.log_path.write_bytes(b"")
+            segment.offset_index.rewrite([])
+            segment.time_index.rewrite([])
         return segment
 
     @classmethod
