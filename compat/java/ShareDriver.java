@@ -36,6 +36,7 @@ import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
+import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -77,15 +78,33 @@ public final class ShareDriver {
         return value == null ? otherwise : ((Number) value).longValue();
     }
 
-    private Properties props() {
+    private Properties props(boolean implicit) {
         Properties props = new Properties();
         props.put("bootstrap.servers", text("bootstrap"));
         props.put("group.id", text("group"));
         props.put("key.deserializer", StringDeserializer.class.getName());
         props.put("value.deserializer", StringDeserializer.class.getName());
-        props.put("share.acknowledgement.mode", "explicit");
+        props.put("share.acknowledgement.mode", implicit ? "implicit" : "explicit");
         props.put("max.poll.records", String.valueOf(number("max_poll_records", 500)));
+        if (command.get("fetch_max_bytes") != null) {
+            props.put("fetch.max.bytes", String.valueOf(number("fetch_max_bytes", 0)));
+        }
         return props;
+    }
+
+    private List<String> subscription() {
+        String names = command.get("subscribe") != null ? text("subscribe") : text("topic");
+        return List.of(names.split(","));
+    }
+
+    private static void acked(int member, Map<TopicIdPartition, Set<Long>> offsets, Exception error) {
+        Map<String, Object> byPartition = new TreeMap<>();
+        offsets.forEach((tp, acked) -> byPartition.put(tp.topicPartition().toString(), new ArrayList<>(acked)));
+        Map<String, Object> fields = new TreeMap<>();
+        fields.put("member", member);
+        fields.put("offsets", byPartition);
+        fields.put("error", error == null ? "" : error.getClass().getSimpleName() + ": " + error.getMessage());
+        KafkaDriver.emit("acked", fields);
     }
 
     private void consume() throws InterruptedException {
@@ -113,11 +132,17 @@ public final class ShareDriver {
     private void runMember(int member) {
         long deadline = System.currentTimeMillis() + number("timeout_s", 30) * 1000;
         long exitAfter = number("exit_after", 0);
-        try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props())) {
-            consumer.subscribe(List.of(text("topic")));
+        boolean implicit = member < number("implicit_members", 0);
+        boolean commitOnClose = Boolean.TRUE.equals(command.get("commit_on_close"));
+        try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props(implicit))) {
+            consumer.setAcknowledgementCommitCallback((offsets, error) -> acked(member, offsets, error));
+            consumer.subscribe(subscription());
             boolean stalling = member == number("stall_member", -1);
             while (!over(deadline)) {
                 ConsumerRecords<String, String> records = consumer.poll(Duration.ofMillis(100));
+                if (!records.isEmpty()) {
+                    KafkaDriver.emit("poll", Map.of("member", member, "count", records.count()));
+                }
                 if (exitAfter > 0 && accepted.get() >= exitAfter && !records.isEmpty()) {
                     KafkaDriver.emit("crash", Map.of("member", member, "in_flight", records.count()));
                     Runtime.getRuntime().halt(0);  // no close, no acknowledgement: records stay acquired
@@ -125,7 +150,8 @@ public final class ShareDriver {
                 for (ConsumerRecord<String, String> record : records) {
                     lastDelivery.set(System.currentTimeMillis());
                     int count = record.deliveryCount().map(Short::intValue).orElse(-1);
-                    AcknowledgeType ack = stalling ? null : acknowledgement(record.value(), count);
+                    AcknowledgeType ack = stalling ? null
+                        : implicit ? AcknowledgeType.ACCEPT : acknowledgement(record.value(), count);
                     Map<String, Object> fields = new TreeMap<>();
                     fields.put("member", member);
                     fields.put("partition", record.partition());
@@ -138,7 +164,9 @@ public final class ShareDriver {
                         continue;
                     }
                     Thread.sleep(number("handle_ms", 0));
-                    consumer.acknowledge(record, ack);
+                    if (!implicit) {
+                        consumer.acknowledge(record, ack);
+                    }
                     if (ack == AcknowledgeType.ACCEPT || ack == AcknowledgeType.REJECT) {
                         finished.incrementAndGet();
                     }
@@ -151,7 +179,9 @@ public final class ShareDriver {
                     KafkaDriver.emit("stalled", Map.of("member", member, "held", records.count()));
                     return;  // closes: its locks have long expired
                 }
-                consumer.commitSync();
+                if (!commitOnClose) {
+                    consumer.commitSync();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

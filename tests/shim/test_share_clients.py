@@ -271,3 +271,39 @@ def test_confluent_topic_names_are_literal_not_patterns(broker: BrokerThread) ->
     consumer.close()
     assert before == []
     assert sorted(after) == sorted(f"v{i}" for i in range(10))
+
+
+def test_java_small_fetch_max_bytes_acquires_batch_by_batch(broker: BrokerThread) -> None:
+    # Each ShareFetch answers one 1000-byte batch (fetch.max.bytes 1500); the Java consumer may
+    # hand a poll what two fetches buffered, never everything at once.
+    produce(broker, "small", ["x" * 1000 for _ in range(10)], {})
+    events = share_driver(broker, op="consume", topic="small", members=1, expect=10, fetch_max_bytes=1500)
+    polls = [e["count"] for e in events if e["event"] == "poll"]
+    assert sum(polls) == 10 and len(polls) >= 5, polls
+
+
+def test_java_close_commits_pending_acknowledgements_and_the_callback_has_them(broker: BrokerThread) -> None:
+    produce(broker, "closing", [f"v{i}" for i in range(5)], {})
+    events = share_driver(broker, op="consume", topic="closing", members=1, expect=5, commit_on_close=True)
+    acked = [e for e in events if e["event"] == "acked"]
+    assert [e["error"] for e in acked] == [""] * len(acked)
+    assert sorted(o for e in acked for offsets in e["offsets"].values() for o in offsets) == list(range(5))
+    assert share_start_offset(broker, "closing", "closing") == 5
+
+
+def test_java_implicit_and_explicit_members_of_one_group_are_both_served(broker: BrokerThread) -> None:
+    produce(broker, "mixed", [f"v{i}" for i in range(200)], {})
+    events = share_driver(
+        broker, op="consume", topic="mixed", members=2, implicit_members=1, expect=200, max_poll_records=10
+    )
+    seen = deliveries(events)
+    assert Counter(v for v, *_ in seen) == Counter(f"v{i}" for i in range(200))  # each once
+    assert {member for *_, member in seen} == {0, 1}
+
+
+def test_java_a_subscription_names_topics_literally(broker: BrokerThread) -> None:
+    produce(broker, "literal", ["v0", "v1"], {})
+    events = share_driver(
+        broker, op="consume", topic="literal", subscribe="^literal$", members=1, timeout_s=3
+    )
+    assert deliveries(events) == []
