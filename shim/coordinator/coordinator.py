@@ -96,6 +96,8 @@ class GroupCoordinator:
         out = Effects()
         for group in records.replay(log, now, self._transactional).values():
             self._groups[group.group_id] = group
+            for member in group.members.values():  # each loaded member's session starts now
+                self._schedule_heartbeat(group, member, now, out)
         self._schedule_retention(now, out)
         return out.outcome(None)
 

@@ -68,6 +68,19 @@ class Group:
         self.protocol_name = None
         self.subscribed_topics = self._compute_subscribed_topics()
 
+    def restore_stable(
+        self, generation_id: int, protocol_type: str, protocol_name: str, leader_id: str | None, since_ms: int
+    ) -> None:
+        """Loaded from the offsets log with its members (added before): Stable at its
+        generation, as Kafka's coordinator loads a classic group, so the members carry on."""
+        self.state = GroupState.STABLE
+        self.state_since_ms = since_ms
+        self.generation_id = generation_id
+        self.protocol_type = protocol_type
+        self.protocol_name = protocol_name
+        self.leader_id = leader_id if leader_id in self.members else next(iter(self.members))
+        self.subscribed_topics = self._compute_subscribed_topics()
+
     @property
     def can_rebalance(self) -> bool:
         return self.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE, GroupState.EMPTY)

@@ -5,9 +5,11 @@ owns those).
 Emitting: every offset stored or removed (inside a transaction: as that
 producer's), and the group's metadata after a completed rebalance, when it goes
 Empty, and a tombstone when it dies.
-Replaying: the last record of every key rebuilds every group as it is after a
-coordinator failover: Empty, its generation and protocol type kept, members
-gone (they rejoin), committed offsets intact.
+Replaying: the last record of every key rebuilds every group as Kafka's coordinator
+loads it after a failover or restart: a group recorded with members comes back Stable at
+its generation with them, their assignments and the leader (the coordinator then gives
+each a session from the load, so they carry on without rejoining); one recorded without
+members comes back Empty; committed offsets intact.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from kafka_shim.protocol.offsets_records import (
 )
 from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
-from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.coordinator.types import Protocol, TopicPartition
 
 
 def offset_record(
@@ -110,8 +113,31 @@ def replay(records: Iterable[OffsetsRecord], now: int, pending: TransactionalOff
         group = groups[group_id] = Group(group_id, now)
         group.offsets = offsets
         if value is not None:
-            # The group was Empty since its recorded timestamp, or becomes Empty now.
-            recorded = value.current_state_timestamp
-            since = recorded if not value.members and recorded >= 0 else now
-            group.restore_empty(value.generation, value.protocol_type or None, since)
+            _restore(group, value, now)
     return groups
+
+
+def _restore(group: Group, value: GroupValue, now: int) -> None:
+    """The group as its last metadata record left it: Stable with its members, or Empty (since
+    its recorded timestamp, or from now)."""
+    recorded = value.current_state_timestamp
+    since = recorded if recorded >= 0 else now
+    if not value.members or value.protocol is None:
+        group.restore_empty(
+            value.generation, value.protocol_type or None, since if not value.members else now
+        )
+        return
+    for m in value.members:
+        member = Member(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            client_id=m.client_id,
+            client_host=m.client_host,
+            rebalance_timeout_ms=m.rebalance_timeout,
+            session_timeout_ms=m.session_timeout,
+            protocol_type=value.protocol_type,
+            protocols=(Protocol(value.protocol, m.subscription),),
+            assignment=m.assignment,
+        )
+        group.add(member, None)
+    group.restore_stable(value.generation, value.protocol_type, value.protocol, value.leader, since)

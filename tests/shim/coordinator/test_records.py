@@ -19,7 +19,7 @@ from kafka_shim.shim.coordinator import (
 )
 from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.types import GroupTimer
-from tests.shim.coordinator.harness import GROUP, Harness
+from tests.shim.coordinator.harness import GROUP, SESSION_MS, Harness
 
 T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
@@ -129,25 +129,53 @@ def test_expiry_tombstones_offsets_and_the_dead_group() -> None:
     assert h.coordinator.group(GROUP) is None
 
 
-def test_replay_brings_groups_back_empty_with_their_offsets() -> None:
+def test_replay_brings_groups_back_with_their_members_and_offsets() -> None:
+    """As Kafka's coordinator loads a classic group (GroupMetadataManager.onLoaded): Stable at
+    its generation with the recorded members, each given a session from the load, so a
+    member's next heartbeat or commit is answered as before the restart; one that never comes
+    back expires after its session timeout and the others rebalance without it."""
     h = Harness()
     log = h.log  # everything the coordinator's outcomes appended
     ids = h.stable_group("a", "b")
-    generation = h.group().generation_id
+    before = h.group()
+    generation, leader = before.generation_id, before.leader_id
+    assignments = {member_id: member.assignment for member_id, member in before.members.items()}
     commit(h, {T0: 10, T1: 20}, generation=generation, member=ids["a"])
     commit(h, {T0: 11}, generation=generation, member=ids["b"])
     h.advance(1_000)
 
     after = restarted(h, log)
     group = after.group()
-    assert group.state == GroupState.EMPTY and not group.members
-    assert (group.generation_id, group.protocol_type, group.state_since_ms) == (generation, "consumer", h.now)
+    assert group.state == GroupState.STABLE
+    assert (group.generation_id, group.protocol_type, group.leader_id) == (generation, "consumer", leader)
+    assert {member_id: m.assignment for member_id, m in group.members.items()} == assignments
     assert {tp: o.offset for tp, o in group.offsets.items()} == {T0: 11, T1: 20}
-    # The old members are unknown and rejoin into the next generation.
+    assert after.heartbeat(ids["a"], generation) == ErrorCode.NONE
+    commit(after, {T0: 12}, generation=generation, member=ids["a"])
+    # b never heartbeats again: it expires a session after the load, and the group rebalances.
+    after.advance(SESSION_MS - 1)
+    assert after.heartbeat(ids["a"], generation) == ErrorCode.NONE
+    after.advance(1)
+    assert ids["b"] not in after.group().members
+    assert after.heartbeat(ids["a"], generation) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+def test_replay_brings_a_group_left_by_its_members_back_empty() -> None:
+    h = Harness()
+    log = h.log
+    ids = h.stable_group("a")
+    generation = h.group().generation_id
+    commit(h, {T0: 5}, generation=generation, member=ids["a"])
+    h.apply(h.coordinator.leave_group(GROUP, [_identity(ids["a"])], h.now))
+    emptied_at = h.now
+    h.advance(1_000)
+
+    after = restarted(h, log)
+    group = after.group()
+    assert group.state == GroupState.EMPTY and not group.members
+    assert (group.generation_id, group.state_since_ms) == (generation + 1, emptied_at)
     assert after.heartbeat(ids["a"], generation) == ErrorCode.UNKNOWN_MEMBER_ID
-    _, joined = after.join_new("a")
-    assert joined.value.generation_id == generation + 1
-    assert after.coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 11
+    assert after.coordinator.fetch_offsets(GROUP, [T0])[T0].offset == 5
 
 
 def test_replay_applies_tombstones_and_deletions_in_order() -> None:
