@@ -9,6 +9,7 @@ from compat import (
     scenarios_migration,
     scenarios_scale,
     scenarios_security,
+    scenarios_share,
     scenarios_transactions,
 )
 from compat.scenario import Scenario
@@ -72,6 +73,12 @@ SCENARIOS: dict[str, Scenario] = {
             "security",
             "mutual TLS, SASL_PLAINTEXT PLAIN, SASL_SSL SCRAM-SHA-512; an admin-made user; bad logins",
             scenarios_security.security,
+        ),
+        Scenario(
+            "share-groups",
+            "KIP-932: 2 share consumers share a topic; released records delivered again, each accepted once",
+            scenarios_share.share_groups,
+            scenarios_share.not_applicable,
         ),
         Scenario("groups-100x3", "100 groups x 3 members at once", scenarios_scale.groups_100x3, heavy=True),
         Scenario("group-of-50", "one group of 50 members", scenarios_scale.group_of_50, heavy=True),

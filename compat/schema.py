@@ -62,6 +62,11 @@ Commands (field `op`):
   leader; ``describe_log_dirs``: the paths; ``elect_leaders``: partition -> error name;
   ``list_reassignments``: how many; ``consume_committed``: the first value read).
 
+- ``share_member`` (clients with a KIP-932 share consumer): join share group `group` on `topic`
+  (explicit acknowledgement), acknowledge each record as `share_acknowledgement` says, commit
+  after each poll, until stdin yields ``close``: then close (what is pending is committed by the
+  close) and emit ``closed``. Emits ``share_delivery`` {value, count, ack} per record.
+
 Every op connects as `security` says (empty: PLAINTEXT), in librdkafka's config names, which
 each driver translates to its client's: ``security.protocol``, ``sasl.mechanism``,
 ``sasl.username``, ``sasl.password``, ``ssl.ca.location`` (the CA's PEM file),
@@ -117,6 +122,7 @@ Op = Literal[
     "fence",
     "create_user",
     "cluster_admin",
+    "share_member",
 ]
 Isolation = Literal["read_uncommitted", "read_committed"]
 TRANSACTION_RECORDS = 10
@@ -127,6 +133,15 @@ ABORT_EVERY = 3
 FENCE_VALUES = ("before", "zombie", "after", "late")
 Assignor = Literal["range", "roundrobin", "cooperative-sticky", "uniform"]
 GroupProtocol = Literal["classic", "consumer"]
+# ``share_member``: a record whose value (an int) is a multiple of this is released at its first
+# delivery (the group delivers it again) and accepted after; every other record is accepted.
+SHARE_RELEASE_EVERY = 10
+
+
+def share_acknowledgement(value: str, delivery_count: int) -> str:
+    """How a ``share_member`` acknowledges a record: "release" or "accept"."""
+    released = value.isdigit() and int(value) % SHARE_RELEASE_EVERY == 0 and delivery_count <= 1
+    return "release" if released else "accept"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from confluent_kafka.admin import (
 )
 
 from compat.clients.admin_steps import run_admin
-from compat.clients.runner import AssignmentTracker, run
+from compat.clients.runner import AssignmentTracker, close_requested, run
 from compat.schema import (
     ABORT_EVERY,
     FENCE_VALUES,
@@ -35,6 +35,7 @@ from compat.schema import (
     group_state,
     message_key,
     message_value,
+    share_acknowledgement,
 )
 
 
@@ -72,7 +73,36 @@ def group_consumer(command: Command) -> Consumer:
     return Consumer(config)
 
 
+def share_member(command: Command) -> None:
+    """The ``share_member`` op with librdkafka's share consumer (confluent-kafka 2.16+)."""
+    import confluent_kafka  # ShareConsumer and AcknowledgeType are new in 2.16
+
+    types = {
+        "accept": confluent_kafka.AcknowledgeType.ACCEPT,
+        "release": confluent_kafka.AcknowledgeType.RELEASE,
+    }
+    stop = close_requested()
+    consumer = confluent_kafka.ShareConsumer(
+        {**connection(command), "group.id": command.group, "share.acknowledgement.mode": "explicit"}
+    )
+    consumer.subscribe([command.topic])
+    while not stop.is_set():
+        for message in consumer.poll(0.2) or []:
+            if message.error() is not None:
+                continue
+            value = (message.value() or b"").decode()
+            count = message.delivery_count() or 0
+            ack = share_acknowledgement(value, count)
+            consumer.acknowledge(message, types[ack])
+            emit("share_delivery", value=value, count=count, ack=ack)
+        consumer.commit_sync()
+    consumer.close()
+    emit("closed")
+
+
 class ConfluentOps:
+    share_member = staticmethod(share_member)
+
     def create_user(self, command: Command) -> None:
         admin = AdminClient(connection(command))
         mechanism = ScramMechanism[command.mechanism.replace("-", "_")]

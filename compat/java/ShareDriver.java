@@ -12,6 +12,11 @@
 // records (a crash with records in flight). It stops when `expect` records were accepted or
 // rejected and nothing came for `quiet_ms`, or after `timeout_s`.
 //
+// op "share_member" (the compat matrix's, compat/schema.py): one explicit member of `group` on
+// `topic` that releases at its first delivery a record whose value is a multiple of
+// SHARE_RELEASE_EVERY and accepts the rest, commits after each poll, emits "share_delivery"
+// {value, count, ack} per record, and on a "close" line on stdin (or EOF) closes and emits "closed".
+//
 // op "admin": `actions`, comma-separated, in order: describe, offsets, list, reset (alter the
 // group's partition 0 start offset to `offset`), delete_offsets, delete_group, each emitting
 // what the Admin client answered.
@@ -59,6 +64,7 @@ public final class ShareDriver {
             switch ((String) command.get("op")) {
                 case "consume" -> driver.consume();
                 case "admin" -> driver.admin();
+                case "share_member" -> driver.shareMember();
                 default -> throw new IllegalArgumentException("unknown op " + command.get("op"));
             }
         } catch (Exception e) {
@@ -186,6 +192,42 @@ public final class ShareDriver {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    // compat/schema.py SHARE_RELEASE_EVERY
+    private static final int SHARE_RELEASE_EVERY = 10;
+
+    private void shareMember() throws Exception {
+        AtomicInteger closing = new AtomicInteger();
+        Thread watcher = new Thread(() -> {
+            try (var lines = new java.io.BufferedReader(new java.io.InputStreamReader(System.in))) {
+                String line;
+                while ((line = lines.readLine()) != null && !line.strip().equals("close")) {
+                    // wait for "close" or EOF
+                }
+            } catch (java.io.IOException e) {
+                // stdin gone: close as for EOF
+            }
+            closing.set(1);
+        }, "stdin-close");
+        watcher.setDaemon(true);
+        watcher.start();
+        try (KafkaShareConsumer<String, String> consumer = new KafkaShareConsumer<>(props(false))) {
+            consumer.subscribe(List.of(text("topic")));
+            while (closing.get() == 0) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    int count = record.deliveryCount().map(Short::intValue).orElse(0);
+                    String value = record.value();
+                    boolean release = value.chars().allMatch(Character::isDigit) && !value.isEmpty()
+                        && Long.parseLong(value) % SHARE_RELEASE_EVERY == 0 && count <= 1;
+                    consumer.acknowledge(record, release ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT);
+                    KafkaDriver.emit("share_delivery", Map.of(
+                        "value", value, "count", count, "ack", release ? "release" : "accept"));
+                }
+                consumer.commitSync();
+            }
+        }
+        KafkaDriver.emit("closed", Map.of());
     }
 
     private static AcknowledgeType acknowledgement(String value, int count) {

@@ -273,22 +273,20 @@ def test_confluent_topic_names_are_literal_not_patterns(broker: BrokerThread) ->
     assert sorted(after) == sorted(f"v{i}" for i in range(10))
 
 
-def test_java_small_fetch_max_bytes_acquires_batch_by_batch(broker: BrokerThread) -> None:
+def test_java_small_fetch_max_bytes_and_acknowledgements_committed_by_close(broker: BrokerThread) -> None:
     # Each ShareFetch answers one 1000-byte batch (fetch.max.bytes 1500); the Java consumer may
-    # hand a poll what two fetches buffered, never everything at once.
+    # hand a poll what two fetches buffered, never everything at once. The member never calls
+    # commitSync: close() commits what is pending, and the callback reports exactly that.
     produce(broker, "small", ["x" * 1000 for _ in range(10)], {})
-    events = share_driver(broker, op="consume", topic="small", members=1, expect=10, fetch_max_bytes=1500)
+    events = share_driver(
+        broker, op="consume", topic="small", members=1, expect=10, fetch_max_bytes=1500, commit_on_close=True
+    )
     polls = [e["count"] for e in events if e["event"] == "poll"]
     assert sum(polls) == 10 and len(polls) >= 5, polls
-
-
-def test_java_close_commits_pending_acknowledgements_and_the_callback_has_them(broker: BrokerThread) -> None:
-    produce(broker, "closing", [f"v{i}" for i in range(5)], {})
-    events = share_driver(broker, op="consume", topic="closing", members=1, expect=5, commit_on_close=True)
     acked = [e for e in events if e["event"] == "acked"]
     assert [e["error"] for e in acked] == [""] * len(acked)
-    assert sorted(o for e in acked for offsets in e["offsets"].values() for o in offsets) == list(range(5))
-    assert share_start_offset(broker, "closing", "closing") == 5
+    assert sorted(o for e in acked for offsets in e["offsets"].values() for o in offsets) == list(range(10))
+    assert share_start_offset(broker, "small", "small") == 10
 
 
 def test_java_implicit_and_explicit_members_of_one_group_are_both_served(broker: BrokerThread) -> None:
