@@ -20,7 +20,7 @@ from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
 from kafka_shim.storage.removal import LogRemover, orphan_partitions
 from kafka_shim.storage.topic_configs import BrokerValue
-from kafka_shim.storage.topics import Topic, TopicStore
+from kafka_shim.storage.topics import LOGS_PER_FREEZE, Topic, TopicStore, keep_out_of_collections
 
 log = logging.getLogger("kafka_shim.storage")
 
@@ -59,6 +59,8 @@ class DiskStore:
             records = self.data_dir.read_catalog()
             for record in records:
                 self.topics.restore(self._open_topic(record, clean))
+            if self.topics.partition_count >= LOGS_PER_FREEZE:
+                keep_out_of_collections()  # the logs opened live as long as their topics
             self.data_dir.mark_running()
             # Partitions deleted (or made for a change never recorded) before a stop.
             counts = {record.name: record.partitions for record in records}
