@@ -155,8 +155,10 @@ def test_kafkas_shipped_server_properties_start_the_broker(tmp_path: Path) -> No
     assert config.data_dir == tmp_path / "logs"
     assert config.log_retention_ms == 168 * 3_600_000
     assert [listener.name for listener in config.listener_endpoints()] == ["PLAINTEXT"]
+    # The schema registry binds its port at start: a free one, as 8081 may be taken here too.
+    http = ["--console", "off", "--schema-registry", "127.0.0.1:0"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_shim", *argv, "--data-dir", str(tmp_path / "data")],
+        [sys.executable, "-m", "kafka_shim", *argv, *http, "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
