@@ -305,3 +305,23 @@ def test_java_a_subscription_names_topics_literally(broker: BrokerThread) -> Non
         broker, op="consume", topic="literal", subscribe="^literal$", members=1, timeout_s=3
     )
     assert deliveries(events) == []
+
+
+def test_a_crashed_members_connection_closing_gives_its_records_back_at_once(broker: BrokerThread) -> None:
+    # The Java member halts with records acquired (no close, no final epoch): its connection
+    # closing ends its share session and returns them, long before their 30 s locks expire.
+    produce(broker, "crash", [f"v{i}" for i in range(8)], {})
+    crashed = share_driver(broker, op="consume", topic="crash", members=1, exit_after=2, max_poll_records=2)
+    in_flight = [e for e in crashed if e["event"] == "crash"]
+    assert in_flight, crashed
+    accepted = {v for v, _, ack, _ in deliveries(crashed) if ack == "accept"}
+    consumer = ShareConsumer({"bootstrap.servers": broker.bootstrap, "group.id": "crash"})
+    consumer.subscribe(["crash"])
+    again: dict[str, int] = {}
+    deadline = time.monotonic() + 10  # a third of the lock duration
+    while len(again) + len(accepted) < 8 and time.monotonic() < deadline:
+        for message in consumer.poll(1.0) or []:
+            again[(message.value() or b"").decode()] = message.delivery_count() or 0
+    consumer.close()
+    assert set(again) == {f"v{i}" for i in range(8)} - accepted
+    assert 2 in again.values()  # the records the crashed member held, delivered a second time

@@ -152,6 +152,27 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         {},
     ),
     (
+        "released records are acquired before new batches, within max records",
+        [
+            ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
+            ("ack", ("m1", [(0, 2, [ACCEPT, RELEASE, ACCEPT])], 0), ErrorCode.NONE),
+            ("acquire", ("m2", LOG, 1, 0), [Acquired(1, 1, 2)]),
+            ("acquire", ("m2", LOG, 2, 0), [Acquired(3, 7, 1)]),  # then whole batches: 3, 4-7
+        ],
+        1,
+        {1: (Q, 2), 2: (K, 1), **{o: (Q, 1) for o in range(3, 8)}},
+    ),
+    (
+        "what a byte limit left unread is acquired by the next fetch, from where it stopped",
+        [
+            ("acquire", ("m1", LOG[:1], 9, 0), [Acquired(0, 2, 1)]),  # one batch read (max_bytes)
+            ("acquire", ("m2", LOG[1:2], 9, 0), [Acquired(3, 3, 1)]),
+            ("acquire", ("m1", LOG, 9, 10), [Acquired(4, 7, 1)]),
+        ],
+        0,
+        {o: (Q, 1) for o in range(8)},
+    ),
+    (
         "record limit mode takes at most max records",
         [
             ("acquire_strict", ("m1", LOG, 2, 0), [Acquired(0, 1, 1)]),
@@ -161,7 +182,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         {0: (Q, 1), 1: (Q, 1), 2: (Q, 1), 3: (Q, 1)},
     ),
     (
-        "a member leaving releases what it holds",
+        "a member's share session ending releases what it holds",
         [
             ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
             ("acquire", ("m2", LOG, 1, 0), [Acquired(3, 3, 1)]),
@@ -171,7 +192,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         {0: (A, 1), 1: (A, 1), 2: (A, 1), 3: (Q, 1)},
     ),
     (
-        "a member leaving at the delivery-count limit: archived",
+        "a share session ending at the delivery-count limit: archived",
         [
             *THIRD_DELIVERY,
             ("leave", ("m1",), True),
@@ -182,7 +203,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
     # Kafka 4.1's SharePartition.releaseAcquiredRecords (KAFKA-17541): what a leaving member
     # held was fetched, not handled, so its delivery count is given back.
     (
-        "Kafka 4.1: a member leaving gives back the delivery count",
+        "Kafka 4.1: a share session ending gives back the delivery count",
         [
             ("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]),
             ("acquire", ("m2", LOG, 1, 0), [Acquired(3, 3, 1)]),
@@ -192,7 +213,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         {0: (A, 0), 1: (A, 0), 2: (A, 0), 3: (Q, 1)},
     ),
     (
-        "Kafka 4.1: a member leaving at the delivery-count limit: available again",
+        "Kafka 4.1: a share session ending at the delivery-count limit: available again",
         [
             *THIRD_DELIVERY,
             ("leave_4_1", ("m1",), True),
@@ -202,7 +223,7 @@ CASES: list[tuple[str, list[tuple[str, tuple[Any, ...], Any]], int, dict[int, tu
         {0: (Q, 3), 1: (Q, 3), 2: (Q, 3)},
     ),
     (
-        "a member leaving holds nothing: nothing changes",
+        "a share session ending that holds nothing: nothing changes",
         [("acquire", ("m1", LOG[:1], 1, 0), [Acquired(0, 2, 1)]), ("leave", ("m2",), False)],
         0,
         {0: (Q, 1), 1: (Q, 1), 2: (Q, 1)},
