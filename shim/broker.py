@@ -11,7 +11,6 @@ from typing import Any, TypeVar, cast
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
-from kafka_shim.shim import views
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.clock import BrokerClock
@@ -36,14 +35,14 @@ from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
 from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
-from kafka_shim.shim.group_journal import GroupJournal
+from kafka_shim.shim.group_journal import GroupJournal, GroupShape, group_shape
+from kafka_shim.shim.quota_manager import ClientQuotaEnforcement
 from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
-from kafka_shim.shim.throttling import ClientQuotaEnforcement
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -439,7 +438,7 @@ class Broker:
         if journal is not None:
             group_id, api, member_id = journal
             self.group_journal.arrived(group_id, api, member_id)
-            self.group_journal.observe(self.clock(), group_id, views.group_shape(self, group_id))
+            self.group_journal.observe(self.clock(), group_id, self._group_shape(group_id))
 
     def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
         """A consumer-protocol member joins a classic group with members: the group becomes a
@@ -554,6 +553,9 @@ class Broker:
     def share_config_of(self, group_id: str) -> ShareGroupConfig:
         return self.share_config.with_overrides(self.group_configs.get(group_id, {}))
 
+    def _group_shape(self, group_id: str) -> GroupShape | None:
+        return group_shape(self.groups, self.consumer_groups, self.share_groups, group_id)
+
     def group_type(self, group_id: str) -> str | None:
         """The type of the group with this id (Kafka's: classic, consumer, share), if any: one
         id names one group, whichever manager keeps it."""
@@ -604,7 +606,7 @@ class Broker:
         except StorageError:
             self._group_deadlines.schedule(key, now + COORDINATOR_RETRY_BACKOFF_MS)
         if group_id:
-            self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+            self.group_journal.observe(now, group_id, self._group_shape(group_id))
 
     def _fire_group_deadline(self, key: Hashable, now: int) -> None:
         if isinstance(key, ShareLockTimer):
@@ -646,7 +648,7 @@ class Broker:
             error = error_name(codes[0]) if codes else "NONE"
             self.group_journal.request(now, group_id, api, member_id or "", error)
             if api in GROUP_SHAPING_APIS:
-                self.group_journal.observe(now, group_id, views.group_shape(self, group_id))
+                self.group_journal.observe(now, group_id, self._group_shape(group_id))
 
     def _topic_name_of(self, topic_id: uuid.UUID) -> str | None:
         topic = self.topics.get_by_id(topic_id)

@@ -21,7 +21,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.coordinator import GroupCoordinator
+    from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
+    from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 
 # States a group enters when a rebalance starts: classic PreparingRebalance, KIP-848 Assigning.
 REBALANCING = frozenset({"PreparingRebalance", "Assigning", "Reconciling"})
@@ -39,6 +44,33 @@ class GroupShape(NamedTuple):
     state: str
     members: frozenset[str]
     epoch: int  # classic generation, KIP-848 group epoch
+
+
+def group_shape(
+    groups: GroupCoordinator,
+    consumer_groups: MigratingCoordinator,
+    share_groups: ShareGroupManager,
+    group_id: str,
+) -> GroupShape | None:
+    """The group's type, state, member ids and generation (or epoch), cheaply: read after every
+    group request and deadline for the journal."""
+    consumer_group = consumer_groups.group(group_id)
+    if consumer_group is not None:
+        return GroupShape(
+            "consumer",
+            consumer_group.state.value,
+            frozenset(consumer_group.members),
+            consumer_group.group_epoch,
+        )
+    share_group = share_groups.group(group_id)
+    if share_group is not None:
+        return GroupShape(
+            "share", share_group.state.value, frozenset(share_group.members), share_group.group_epoch
+        )
+    group = groups.group(group_id)
+    if group is None:
+        return None
+    return GroupShape("classic", group.state.value, frozenset(group.members), group.generation_id)
 
 
 @dataclass

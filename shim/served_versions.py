@@ -14,8 +14,8 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.releases import EVERY_VERSION_SERVED, NEWEST, RELEASES, Release
-from kafka_shim.shim.handlers import ADVERTISED_APIS
 
 log = logging.getLogger("kafka_shim.kip896")
 
@@ -51,7 +51,9 @@ def served_versions(release_name: str | None) -> ServedVersions:
     kafka_ranges = release.api_ranges if release_name is not None else EVERY_VERSION_SERVED
     ranges: dict[int, tuple[int, int]] = {}
     missing: dict[int, tuple[int, int]] = {}
-    for key, api in ADVERTISED_APIS.items():
+    # Every message protocol.messages declares has its handler (shim.handlers checks it): read
+    # from there, the table needs no handler loaded, and the broker that builds it knows none.
+    for key, api in sorted(APIS.items()):
         kafka = kafka_ranges.get(key)
         if kafka is None:
             continue  # an API the release does not have

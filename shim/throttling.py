@@ -15,56 +15,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafka_shim.shim.authorizer import ANONYMOUS
-from kafka_shim.shim.client_quotas import (
-    CONNECTION_CREATION_RATE,
-    CONSUMER_BYTE_RATE,
-    PRODUCER_BYTE_RATE,
-    ClientQuotas,
-)
+from kafka_shim.shim.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.quota_manager import QuotaManager
+from kafka_shim.shim.quota_manager import ClientQuotaEnforcement
+
+__all__ = ["ClientQuotaEnforcement", "fetch_byte_budget", "throttle_fetch", "throttle_produce"]
 
 PRINCIPAL_PREFIX = "User:"
-
-
-class ClientQuotaEnforcement:
-    """The broker's client quotas and one rate manager per enforced quota type."""
-
-    def __init__(self, store: ClientQuotas, samples: int, window_ms: int) -> None:
-        self.store = store
-        self.window_ms = window_ms
-        self.managers = {
-            key: QuotaManager(samples, window_ms)
-            for key in (PRODUCER_BYTE_RATE, CONSUMER_BYTE_RATE, CONNECTION_CREATION_RATE)
-        }
-
-    @property
-    def active(self) -> bool:
-        """Whether any quota is set (else the hot paths skip measuring)."""
-        return bool(self.store.quotas)
-
-    def connection_throttle_ms(self, ip: str, now: int) -> int:
-        """0 to accept a new connection from `ip`; else how long to hold it before closing."""
-        quota = self.store.ip_quota(ip) if self.active else None
-        if quota is None:
-            return 0
-        manager = self.managers[CONNECTION_CREATION_RATE]
-        throttle_ms = manager.record((ip, ""), quota, 1, now)
-        if throttle_ms == 0:
-            return 0
-        manager.unrecord((ip, ""), 1, now)
-        return min(throttle_ms, self.window_ms)
-
-    def record(
-        self, key: str, user: str, client_id: str, size: int, now: int
-    ) -> tuple[int, Callable[[], None]]:
-        """The throttle time for `size` more bytes, and how to take them back."""
-        found = self.store.quota_for(user, client_id, key)
-        if found is None:
-            return 0, lambda: None
-        quota, tags = found
-        manager = self.managers[key]
-        return manager.record(tags, quota, size, now), lambda: manager.unrecord(tags, size, now)
 
 
 def _user(ctx: RequestContext) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from kafka_shim.protocol.consumer_protocol import decode_assignment
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.group_journal import GroupShape
+from kafka_shim.shim.group_journal import group_shape as journal_group_shape
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 
@@ -207,22 +208,5 @@ def cluster(broker: Broker) -> ClusterView:
 
 
 def group_shape(broker: Broker, group_id: str) -> GroupShape | None:
-    """The group's type, state, member ids and generation (or epoch), cheaply: read after every
-    group request and deadline for the journal."""
-    consumer_group = broker.consumer_groups.group(group_id)
-    if consumer_group is not None:
-        return GroupShape(
-            "consumer",
-            consumer_group.state.value,
-            frozenset(consumer_group.members),
-            consumer_group.group_epoch,
-        )
-    share_group = broker.share_groups.group(group_id)
-    if share_group is not None:
-        return GroupShape(
-            "share", share_group.state.value, frozenset(share_group.members), share_group.group_epoch
-        )
-    group = broker.groups.group(group_id)
-    if group is None:
-        return None
-    return GroupShape("classic", group.state.value, frozenset(group.members), group.generation_id)
+    """The group's type, state, member ids and generation (or epoch) (shim.group_journal)."""
+    return journal_group_shape(broker.groups, broker.consumer_groups, broker.share_groups, group_id)

@@ -48,6 +48,11 @@ def _advertised() -> dict[int, tuple[str, Api]]:
                 "declare what it authorizes before it is served"
             )
         found[api.key] = (info.name, api)
+    # Every declared message is served: shim.served_versions reads protocol.messages.APIS as
+    # the served APIs, so that the broker (which builds that table) knows no handler.
+    unserved = set(APIS_BY_MODULE) - {name for name, _ in found.values()}
+    if unserved:
+        raise RuntimeError(f"protocol.messages declares {sorted(unserved)} with no handler in {__name__}")
     return found
 
 

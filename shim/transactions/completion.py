@@ -6,15 +6,28 @@ fencing an open one, the timer, start-up)."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.transactions.markers import write_markers
+from kafka_shim.shim.transactions.markers import MarkerWriter, write_markers
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.timer_failures import TimerFailures
+    from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
+
+
+class CompletingBroker(MarkerWriter, Protocol):
+    """What completing transactions needs of the broker (shim.broker.Broker is one), named here
+    so that the broker and this module do not import each other."""
+
+    @property
+    def transactions(self) -> TransactionCoordinator: ...
+
+    @property
+    def timer_failures(self) -> TimerFailures: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +35,7 @@ log = logging.getLogger(__name__)
 COORDINATOR_EPOCH = LEADER_EPOCH
 
 
-def complete_transactions(broker: Broker, now: int) -> None:
+def complete_transactions(broker: CompletingBroker, now: int) -> None:
     """A completion whose markers or record cannot be written (a full disk; or anything else
     raised, such as a timestamp a marker cannot hold) is retried by the coordinator's markers
     deadline; the others go on. Nothing raises out of here: it runs on the event loop, from

@@ -10,7 +10,7 @@ commits in the group coordinator, as Kafka's onTransactionCompleted does.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -18,11 +18,29 @@ from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.coordinator import GroupCoordinator
+    from kafka_shim.shim.coordinator.outcome import Outcome
+    from kafka_shim.storage.topics import TopicStore
+
+T = TypeVar("T")
+
+
+class MarkerWriter(Protocol):
+    """What writing markers needs of the broker (shim.broker.Broker is one): its partitions, and
+    the group coordinator with the step that applies its outcome. Named here, not imported, so
+    that the broker, which completes transactions, and this module do not import each other."""
+
+    @property
+    def topics(self) -> TopicStore: ...
+
+    @property
+    def groups(self) -> GroupCoordinator: ...
+
+    def apply(self, outcome: Outcome[T]) -> T: ...
 
 
 def write_markers(
-    broker: Broker,
+    broker: MarkerWriter,
     producer_id: int,
     producer_epoch: int,
     coordinator_epoch: int,
