@@ -349,6 +349,9 @@ _DECLARED = [
             "(topic: delete.retention.ms)", "log_cleaner_delete_retention_ms", minimum=0),
     _broker("log.retention.check.interval.ms", LONG, "300000", "how often retention deletes old segments",
             "log_retention_check_interval_ms", minimum=1),
+    _broker("log.cleaner.backoff.ms", LONG, "15000", "how often the cleaner looks for compacted logs "
+            "dirty enough (min.cleanable.dirty.ratio) or past max.compaction.lag.ms",
+            "log_cleaner_backoff_ms", minimum=0),
     _broker("log.cleaner.dedupe.buffer.size", LONG, "134217728", "the cleaner's key map: 24 bytes per key "
             "(a 16-byte hash and an offset), as Kafka's; a clean stops at the segment the map cannot hold",
             "log_cleaner_dedupe_buffer_size", minimum=24),
@@ -427,9 +430,8 @@ _DECLARED = [
            choices=("CreateTime", "LogAppendTime")),
     _topic("message.downconversion.enable", BOOLEAN, "true", "whether Fetch v0-3 is served, by "
            "down-converting batches to magic 0/1 (false: UNSUPPORTED_VERSION)"),
-    _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "accepted, not used: compaction runs on closed "
-           "segments without the dirty-ratio bookkeeping", minimum=0, maximum=1,
-           no_effect="compaction runs on closed segments without Kafka's dirty-ratio bookkeeping"),
+    _topic("min.cleanable.dirty.ratio", DOUBLE, "0.5", "the cleaner takes a compacted log once the "
+           "bytes written since its last clean are more than this share of it", minimum=0, maximum=1),
     _topic("min.compaction.lag.ms", LONG, "0", "shortest a record stays uncompacted", minimum=0),
     _topic("min.insync.replicas", INT, "1", "a single broker: always satisfied", minimum=1,
            no_effect="replication: this single broker holds the only copy of every partition"),
@@ -462,7 +464,7 @@ _NO_EFFECT: tuple[tuple[tuple[str, ...], str], ...] = (
     (("remote.", "log.local.retention.", "local.retention."),
      "tiered storage: segments stay on the local disk"),
     (("num.network.threads", "num.io.threads", "background.threads", "num.recovery.threads.per.data.dir",
-      "log.cleaner.threads", "log.cleaner.dedupe.buffer.", "log.cleaner.io.", "log.cleaner.backoff.ms",
+      "log.cleaner.threads", "log.cleaner.dedupe.buffer.", "log.cleaner.io.",
       "queued.max.requests", "socket.send.buffer.bytes", "socket.receive.buffer.bytes",
       "socket.listen.backlog.size", "socket.connection.setup.", "fetch.purgatory.", "producer.purgatory.",
       "request.timeout.ms", "max.connection.creation.rate", "group.coordinator.threads",
@@ -485,7 +487,7 @@ _NO_EFFECT: tuple[tuple[tuple[str, ...], str], ...] = (
     (("log.flush.", "flush.", "log.preallocate", "preallocate", "log.index.size.max.bytes",
       "segment.index.bytes", "log.segment.delete.delay.ms", "file.delete.delay.ms", "log.roll.jitter.",
       "segment.jitter.ms", "log.dir.failure.timeout.ms", "log.cleaner.min.cleanable.ratio",
-      "min.cleanable.dirty.ratio", "compression.gzip.level", "compression.lz4.level",
+      "compression.gzip.level", "compression.lz4.level",
       "compression.zstd.level"),
      "a storage detail this broker's log does not have: --fsync says when appends reach the disk, "
      "segments are written as they grow and batches are stored as sent"),

@@ -46,12 +46,13 @@ from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
+from kafka_shim.storage.cleaner_manager import CleanerCheckpoints
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR, MemoryLog
-from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers
+from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers, retain_user_topics
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
@@ -92,11 +93,14 @@ class Broker:
         # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now
-        # --memory: user topics' retention and compaction run every log.retention.check.interval.ms
-        # of the broker's clock (storage.memory_compaction); on disk, the store's housekeeper does.
+        # --memory: user topics' retention runs every log.retention.check.interval.ms of the
+        # broker's clock and the cleaner every log.cleaner.backoff.ms (storage.memory_compaction,
+        # with the cleaner's checkpoints); on disk, the store's housekeeper does both.
         self._memory_check_at = (
             clock() + config.log_retention_check_interval_ms if config.data_dir is None else None
         )
+        self._memory_clean_at = clock() + self._cleaner_backoff_ms if config.data_dir is None else None
+        self.cleaner_checkpoints = CleanerCheckpoints()
         # --memory: producers idle for producer.id.expiration.ms are forgotten every
         # producer.id.expiration.check.interval.ms of it, as the housekeeper does on disk.
         self._producer_expiry_at = (
@@ -463,6 +467,7 @@ class Broker:
             self._group_deadlines.watch(),
             self.transactions.next_deadline(),
             self._memory_check_at,
+            self._memory_clean_at,
             self._producer_expiry_at,
         )
 
@@ -477,7 +482,7 @@ class Broker:
         """The broker's clock was advanced (or resumed): the retention check of in-memory logs
         runs at once, as if its interval had passed, so what the advance expired goes now."""
         if self._memory_check_at is not None:
-            self._memory_check_at = self._producer_expiry_at = self.clock()
+            self._memory_check_at = self._memory_clean_at = self._producer_expiry_at = self.clock()
 
     def deadline_sooner_than(self, at: float) -> bool:
         """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
@@ -505,11 +510,19 @@ class Broker:
         failures.run("transaction markers", lambda: complete_transactions(self, now))
         if self._memory_check_at is not None and now >= self._memory_check_at:
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
-            failures.run("retention check", lambda: clean_user_topics(self.topics, now))
+            failures.run("retention check", lambda: retain_user_topics(self.topics, now))
+        if self._memory_clean_at is not None and now >= self._memory_clean_at:
+            self._memory_clean_at = now + self._cleaner_backoff_ms
+            checkpoints = self.cleaner_checkpoints
+            failures.run("log cleaner", lambda: clean_user_topics(self.topics, now, checkpoints))
         if self._producer_expiry_at is not None and now >= self._producer_expiry_at:
             self._producer_expiry_at = now + self.config.producer_id_expiration_check_interval_ms
             expiration_ms = self.config.producer_id_expiration_ms
             failures.run("producer expiry", lambda: expire_producers(self.topics, now, expiration_ms))
+
+    @property
+    def _cleaner_backoff_ms(self) -> int:
+        return max(self.config.log_cleaner_backoff_ms, 1)  # Kafka allows 0: no busy loop here
 
     def _transaction_deadlines(self, now: int) -> None:
         try:
@@ -758,6 +771,7 @@ def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:
         fsync_interval_ms=config.log_flush_interval_ms,
         retention_check_interval_ms=config.log_retention_check_interval_ms,
         cleaner_dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
+        cleaner_backoff_ms=config.log_cleaner_backoff_ms,
         producer_id_expiration_ms=config.producer_id_expiration_ms,
         producer_id_expiration_check_interval_ms=config.producer_id_expiration_check_interval_ms,
         truncate_corrupt=config.truncate_corrupt,

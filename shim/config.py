@@ -115,6 +115,7 @@ class BrokerConfig:
     log_retention_check_interval_ms: int = _kafka("log.retention.check.interval.ms")
     log_flush_interval_ms: int = _kafka("log.flush.interval.ms")
     log_cleaner_dedupe_buffer_size: int = _kafka("log.cleaner.dedupe.buffer.size")
+    log_cleaner_backoff_ms: int = _kafka("log.cleaner.backoff.ms")
     producer_id_expiration_ms: int = _kafka("producer.id.expiration.ms")
     producer_id_expiration_check_interval_ms: int = _kafka("producer.id.expiration.check.interval.ms")
     ssl_keystore_type: str = _kafka("ssl.keystore.type")

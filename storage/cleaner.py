@@ -28,8 +28,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from kafka_shim.protocol.records import HEADER, LOG_OVERHEAD
+from kafka_shim.protocol.records import HEADER, LOG_OVERHEAD, MAGIC, MAGIC_POSITION, MAX_TIMESTAMP_POSITION
 from kafka_shim.storage import compaction
+from kafka_shim.storage.cleaner_manager import Cleanable, CleanerCheckpoints, SegmentExtent, cleanable
 from kafka_shim.storage.disk_log import DiskLog, SegmentFile
 from kafka_shim.storage.segment import whole_batches_length
 
@@ -181,3 +182,43 @@ def _map(cleanable: list[SegmentFile], offsets: OffsetMap, transactions: compact
                     if key is not None and not offsets.put(key, offset):
                         return segment.base_offset
     return cleanable[-1].next_offset
+
+
+def _first_batch_timestamp(path: Path) -> int:
+    """The max timestamp of a segment's first batch (-1: an older format, or unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return -1
+    try:
+        head = os.pread(fd, MAX_TIMESTAMP_POSITION + 8, 0)
+    finally:
+        os.close(fd)
+    if len(head) < MAX_TIMESTAMP_POSITION + 8 or head[MAGIC_POSITION] != MAGIC:
+        return -1
+    return int.from_bytes(head[MAX_TIMESTAMP_POSITION:], "big", signed=True)
+
+
+def clean_if_dirty(log_: DiskLog, now_ms: int, checkpoints: CleanerCheckpoints) -> Cleanable | None:
+    """The cleaner's look at one compacted log (cleaner_manager): the log as it takes it, or
+    None if it is not dirty enough yet."""
+    config = log_.config
+    # The first batches' timestamps are read only where max.compaction.lag.ms can have passed.
+    lagging = config.max_compaction_lag_ms < now_ms
+    extents = [
+        SegmentExtent(
+            s.base_offset,
+            s.next_offset,
+            s.size,
+            s.max_timestamp,
+            _first_batch_timestamp(s.path) if lagging else -1,
+        )
+        for s in log_.segment_files()
+    ]
+    return cleanable(
+        extents,
+        checkpoints.first_dirty(log_),
+        stable_offset=log_.last_stable_offset,
+        config=config,
+        now_ms=now_ms,
+    )

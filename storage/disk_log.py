@@ -295,7 +295,7 @@ class DiskLog(PartitionLog):
             return False
         if active.size + incoming > self.config.segment_bytes:
             return True
-        return self._active_since is not None and now - self._active_since >= self.config.segment_ms
+        return self._active_since is not None and now - self._active_since >= self.config.roll_ms
 
     def _roll(self) -> None:
         """OSError (a full disk) leaves the active segment active and no new one behind."""

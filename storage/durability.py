@@ -40,6 +40,7 @@ class DiskOptions:
     fsync_interval_ms: int = broker_default("log.flush.interval.ms")
     retention_check_interval_ms: int = broker_default("log.retention.check.interval.ms")
     cleaner_dedupe_buffer_size: int = broker_default("log.cleaner.dedupe.buffer.size")
+    cleaner_backoff_ms: int = broker_default("log.cleaner.backoff.ms")
     producer_id_expiration_ms: int = broker_default("producer.id.expiration.ms")
     producer_id_expiration_check_interval_ms: int = broker_default("producer.id.expiration.check.interval.ms")
     truncate_corrupt: bool = False  # recovery may drop data after a corrupt batch

@@ -38,6 +38,15 @@ class LogConfig:
     def compacts(self) -> bool:
         return "compact" in self.cleanup_policy
 
+    @property
+    def roll_ms(self) -> int:
+        """How old the active segment may grow before the next append rolls it: Kafka's
+        LogConfig.maxSegmentMs, segment.ms, or for a compacted log max.compaction.lag.ms if
+        lower (KIP-354: its records must reach a closed segment to be cleaned in time)."""
+        if self.compacts and self.max_compaction_lag_ms > 0:
+            return min(self.segment_ms, self.max_compaction_lag_ms)
+        return self.segment_ms
+
     @classmethod
     def of_topic(cls, overrides: Mapping[str, str], broker_value: BrokerValue) -> LogConfig:
         values = {r.config.name: r.value for r in resolve(overrides, broker_value)}

@@ -10,6 +10,7 @@ from itertools import accumulate, islice
 from typing import Any
 
 from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.storage.cleaner_manager import SegmentExtent
 from kafka_shim.storage.log import AppendHook, PartitionLog, TimestampOffset, first_record_at_or_after
 from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
@@ -71,7 +72,7 @@ class MemoryLog(PartitionLog):
         if self._active_bytes + incoming > self.config.segment_bytes:
             return True
         since = self._active_since
-        return now is not None and since is not None and now - since >= self.config.segment_ms
+        return now is not None and since is not None and now - since >= self.config.roll_ms
 
     def _roll(self, base_offset: int) -> None:
         self._segment_bases.append(base_offset)
@@ -83,6 +84,19 @@ class MemoryLog(PartitionLog):
         bounds = [bisect_left(self._base_offsets, base) for base in self._segment_bases[1:]]
         starts = [0, *bounds]
         return list(zip(starts, [*bounds, len(self._batches)], strict=True))
+
+    def segment_extents(self) -> list[SegmentExtent]:
+        """Each segment's offsets, bytes and timestamps, as the cleaner chooses by them
+        (storage.cleaner_manager), the active one last."""
+        extents = []
+        for base, (first, end) in zip(self._segment_bases, self._segments(), strict=True):
+            stamps = self._max_timestamps[first:end]
+            next_offset = self._last_offsets[end - 1] + 1 if end > first else base
+            size = sum(map(len, self._batches[first:end]))
+            extents.append(
+                SegmentExtent(base, next_offset, size, max(stamps, default=-1), stamps[0] if stamps else -1)
+            )
+        return extents
 
     def apply_retention(self, now_ms: int) -> int:
         """Drop leading segments past retention.ms / retention.bytes (delete policy), or emptied

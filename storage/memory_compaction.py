@@ -3,11 +3,11 @@
 An internal topic (`__consumer_offsets`, `__transaction_state`) is compacted by its writer, a
 pass stepped along with its appends (MemoryCompaction), over every batch below the last
 stable offset: there is no active segment to spare, since what the pass bounds is memory.
-User topics are kept as a disk store's housekeeper keeps them: retention by time and size,
-and compaction of closed segments with delete.retention.ms, every
-log.retention.check.interval.ms of the broker's clock (`clean_user_topics`, which the broker
-calls), and idle producers are forgotten (`expire_producers`, every
-producer.id.expiration.check.interval.ms).
+User topics are kept as a disk store's housekeeper keeps them, on the broker's clock (the
+broker calls these): retention by time and size every log.retention.check.interval.ms
+(`retain_user_topics`), the cleaner every log.cleaner.backoff.ms (`clean_user_topics`: the
+compacted partitions storage.cleaner_manager finds dirty enough, the filthiest first), and
+idle producers are forgotten (`expire_producers`, every producer.id.expiration.check.interval.ms).
 
 A partition is compacted once it holds MIN_BATCHES batches and twice what survived its last
 clean (amortised O(1) per append), STEP_BATCHES batches per append, so no request waits for
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from kafka_shim.storage.cleaner_manager import Cleanable, CleanerCheckpoints, cleanable
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.topics import Topic
 
@@ -48,17 +49,40 @@ class MemoryCompaction:
             self._clean_at[index] = max(MIN_BATCHES, 2 * partition.batch_count)
 
 
-def clean_user_topics(topics: Iterable[Topic], now_ms: int) -> None:
-    """Retention, then compaction, of every user topic's in-memory partitions, by their configs
-    (internal topics, whose names start with "__", are their writers' to compact)."""
+def _user_partitions(topics: Iterable[Topic]) -> Iterator[MemoryLog]:
+    """Every user topic's in-memory partition (internal topics, whose names start with "__",
+    are their writers' to compact and keep)."""
     for topic in topics:
-        if topic.name.startswith("__"):
-            continue
-        for partition in topic.partitions:
-            if type(partition) is MemoryLog:
-                partition.apply_retention(now_ms)
-                if partition.config.compacts:
-                    partition.clean(now_ms)
+        if not topic.name.startswith("__"):
+            yield from (p for p in topic.partitions if type(p) is MemoryLog)
+
+
+def retain_user_topics(topics: Iterable[Topic], now_ms: int) -> None:
+    """Retention of every user topic's in-memory partitions, by their configs."""
+    for partition in _user_partitions(topics):
+        partition.apply_retention(now_ms)
+
+
+def clean_user_topics(topics: Iterable[Topic], now_ms: int, checkpoints: CleanerCheckpoints) -> int:
+    """One wake of the cleaner over the user topics' compacted in-memory partitions: those
+    dirty enough, the filthiest first; how many were cleaned."""
+    due: list[tuple[Cleanable, MemoryLog]] = []
+    for partition in _user_partitions(topics):
+        if partition.config.compacts:
+            found = cleanable(
+                partition.segment_extents(),
+                checkpoints.first_dirty(partition),
+                stable_offset=partition.last_stable_offset,
+                config=partition.config,
+                now_ms=now_ms,
+            )
+            if found is not None:
+                due.append((found, partition))
+    due.sort(key=lambda item: item[0].ratio, reverse=True)
+    for taken, partition in due:
+        partition.clean(now_ms)
+        checkpoints.cleaned_to(partition, taken.uncleanable)
+    return len(due)
 
 
 def expire_producers(topics: Iterable[Topic], now_ms: int, expiration_ms: int) -> None:

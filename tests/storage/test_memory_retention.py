@@ -13,7 +13,7 @@ from kafka_shim.storage.cleaner import clean
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.memory_compaction import clean_user_topics
+from kafka_shim.storage.memory_compaction import retain_user_topics
 from kafka_shim.storage.topics import TopicStore
 from tests.batches import batch, make_batch, read_records
 from tests.helpers import FakeClock
@@ -121,7 +121,7 @@ def test_tombstones_go_after_delete_retention_ms() -> None:
     assert [value for _, _, value in read_records(memory.read(0, 1 << 20))] == [b"x"]
 
 
-def test_clean_user_topics_leaves_internal_topics_to_their_writers() -> None:
+def test_retain_user_topics_leaves_internal_topics_to_their_writers() -> None:
     clock = FakeClock(now=1_000)
     store = TopicStore(lambda topic, partition: MemoryLog(clock=clock))
     store.create("events", 1, {"retention.ms": "1000", "segment.bytes": str(ONE)})
@@ -131,6 +131,6 @@ def test_clean_user_topics_leaves_internal_topics_to_their_writers() -> None:
         assert log is not None
         log.append(batch(b"1", base_timestamp=1_000))
         log.append(batch(b"2", base_timestamp=1_000))
-    clean_user_topics(store, 60_000)
+    retain_user_topics(store, 60_000)
     starts = {name: store.partition(name, 0).log_start_offset for name in ("events", "__internal")}  # type: ignore[union-attr]
     assert starts == {"events": 2, "__internal": 0}
