@@ -63,9 +63,9 @@ def retain_user_topics(topics: Iterable[Topic], now_ms: int) -> None:
         partition.apply_retention(now_ms)
 
 
-def clean_user_topics(topics: Iterable[Topic], now_ms: int, checkpoints: CleanerCheckpoints) -> int:
+def clean_user_topics(topics: Iterable[Topic], now_ms: int, checkpoints: CleanerCheckpoints) -> None:
     """One wake of the cleaner over the user topics' compacted in-memory partitions: those
-    dirty enough, the filthiest first; how many were cleaned."""
+    dirty enough, the filthiest first."""
     due: list[tuple[Cleanable, MemoryLog]] = []
     for partition in _user_partitions(topics):
         if partition.config.compacts:
@@ -82,7 +82,6 @@ def clean_user_topics(topics: Iterable[Topic], now_ms: int, checkpoints: Cleaner
     for taken, partition in due:
         partition.clean(now_ms)
         checkpoints.cleaned_to(partition, taken.uncleanable)
-    return len(due)
 
 
 def expire_producers(topics: Iterable[Topic], now_ms: int, expiration_ms: int) -> None:

@@ -54,10 +54,11 @@ def read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | Non
             message = consumer.poll(0.2)
             if message is None:
                 continue
-            if message.error():
-                if message.error().code() == KafkaError._PARTITION_EOF:
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
                     return records
-                raise AssertionError(message.error())
+                raise AssertionError(error)
             records.append((message.key(), message.value()))
         raise AssertionError(f"the end of {topic} not reached within 10 s")
     finally:
