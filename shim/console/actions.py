@@ -1,18 +1,18 @@
 """What the console may change when the user enables it (`--console-actions`): reset an inactive
 group's committed offset of a partition, and delete a partition's records before an offset.
 Each goes the way the Kafka API would (the coordinator's commit, as an admin tool's OffsetCommit
-to an Empty group; DeleteRecords' own partition step); the console's routes declare those APIs'
-rows, so the guard (shim.http_guard) authorizes them as the APIs are authorized."""
+to an Empty group; the partition service's delete-records step, shim.partitions, as
+DeleteRecords'); the console's routes declare those APIs' rows, so the guard (shim.http_guard)
+authorizes them as the APIs are authorized."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim import views
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
-from kafka_shim.shim.handlers.delete_records import delete_partition_records
+from kafka_shim.shim.partitions.delete import delete_records as delete_partition_records
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
@@ -90,9 +90,7 @@ def delete_records(broker: Broker, topic: str, partition: int, before: int) -> d
     """Delete the partition's records before offset `before` (-1: the high watermark), as
     DeleteRecords does."""
     _partition(broker, topic, partition)
-    answer = delete_partition_records(
-        broker.topics.get(topic), SimpleNamespace(partition_index=partition, offset=before)
-    )
-    if answer["error_code"] != ErrorCode.NONE:
-        raise ActionRefused(409, f"DeleteRecords answered {ErrorCode(answer['error_code']).name}")
-    return {"topic": topic, "partition": partition, "low_watermark": answer["low_watermark"]}
+    code, low_watermark = delete_partition_records(broker.topics.get(topic), partition, before)
+    if code != ErrorCode.NONE:
+        raise ActionRefused(409, f"DeleteRecords answered {ErrorCode(code).name}")
+    return {"topic": topic, "partition": partition, "low_watermark": low_watermark}

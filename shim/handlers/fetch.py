@@ -18,6 +18,9 @@ leader's id, epoch and address (KIP-951). A long poll ends when its partition's 
 Under isolation_level read_committed a partition is served only below its last
 stable offset, with the aborted transactions overlapping what is served: the
 client drops their records (and skips control batches) itself, as with Kafka.
+
+Reading a partition (isolation, zero-copy, down-conversion) is the partition service's
+(shim.partitions.read); here are sessions, the long poll, budgets and leadership.
 """
 
 from __future__ import annotations
@@ -28,10 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.file_records import FileRecords
-from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.messages.fetch import API
-from kafka_shim.protocol.records import RecordsError, iter_headers
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.fetch_sessions import (
@@ -42,19 +42,15 @@ from kafka_shim.shim.fetch_sessions import (
     TopicKey,
     Wanted,
 )
+from kafka_shim.shim.partitions.read import LAST_LEGACY_VERSION, aborted, down_converted, read, unservable
 from kafka_shim.shim.throttling import fetch_byte_budget, throttle_fetch
-from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
-from kafka_shim.storage.topic_configs import effective_value
 from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]
 
 READ_COMMITTED = 1
-LAST_MAGIC_0_VERSION = 1  # v0-1 read magic 0 message sets, v2-3 magic 1
-LAST_LEGACY_VERSION = 3
 FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the limits
-FIRST_ZSTD_VERSION = 10
 FIRST_CURRENT_LEADER_VERSION = 16  # KIP-951: current_leader and node_endpoints filled in
 
 
@@ -123,62 +119,6 @@ def _readable(ctx: RequestContext, wanted: Mapping[PartitionKey, Wanted]) -> set
     return ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
 
 
-def _unfiltered(log: PartitionLog, offset: int, committed: bool) -> bool:
-    """Whether what is read is served as stored, every batch to the end: then it may stay in
-    its files (no open transaction to cut at, no aborted one to list)."""
-    if not committed:
-        return True
-    stable = log.last_stable_offset
-    return stable >= log.log_end_offset and not log.aborted_ranges(offset, stable)
-
-
-def _read(
-    ctx: RequestContext, log: PartitionLog, offset: int, limit: int, min_one: bool, committed: bool
-) -> tuple[ErrorCode, bytes | FileRecords]:
-    try:
-        if ctx.zero_copy and ctx.api_version > LAST_LEGACY_VERSION and _unfiltered(log, offset, committed):
-            return ErrorCode.NONE, log.read_file_records(offset, limit, min_one=min_one)
-        if committed:
-            return ErrorCode.NONE, log.read_committed(offset, limit, min_one=min_one)
-        return ErrorCode.NONE, log.read(offset, limit, min_one=min_one)
-    except StorageError as exc:
-        return exc.code, b""
-
-
-def _aborted(log: PartitionLog, offset: int, records: bytes | FileRecords) -> list[dict[str, int]]:
-    """The aborted transactions with records among those served, as Kafka lists them."""
-    if not records or not log.aborted_ranges(offset, log.last_stable_offset):
-        return []  # the common case: no walk over the batches served
-    *_, last = iter_headers(bytes(records))  # bytes already: left in files only when none is aborted
-    return [
-        {"producer_id": txn.producer_id, "first_offset": txn.first_offset}
-        for txn in log.aborted_transactions(offset, last.last_offset + 1)
-    ]
-
-
-def _unconvertible(ctx: RequestContext, topic: Topic) -> ErrorCode:
-    """Kafka's answer for a partition an old Fetch version cannot be given: a zstd topic
-    before v10, or v0-3 where the topic disables down-conversion."""
-    version = ctx.api_version
-    if version >= FIRST_ZSTD_VERSION:  # today's clients: no config lookups on their path
-        return ErrorCode.NONE
-    broker_value = ctx.broker.config.kafka_value
-    if effective_value(topic.configs, "compression.type", broker_value) == "zstd":
-        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
-    enabled = effective_value(topic.configs, "message.downconversion.enable", broker_value)
-    if version <= LAST_LEGACY_VERSION and enabled != "true":
-        return ErrorCode.UNSUPPORTED_VERSION
-    return ErrorCode.NONE
-
-
-def _down_converted(version: int, records: bytes | FileRecords, fetch_offset: int) -> tuple[ErrorCode, bytes]:
-    magic = 0 if version <= LAST_MAGIC_0_VERSION else 1
-    try:
-        return ErrorCode.NONE, downconvert(bytes(records), magic, fetch_offset)  # read, for v0-3
-    except RecordsError as exc:
-        return exc.code, b""
-
-
 def _refused(index: int, error: ErrorCode, committed: bool) -> dict[str, Any]:
     return {
         "partition_index": index,
@@ -232,7 +172,11 @@ def _gather(
         found = topics.get(topic_key)
         if found is None or found[0] != want.topic_name:
             topic, missing = _topic(ctx, topic_key, want.topic_name, readable)
-            refusal = ErrorCode.NONE if topic is None else _unconvertible(ctx, topic)
+            refusal = (
+                ErrorCode.NONE
+                if topic is None
+                else unservable(topic, ctx.api_version, ctx.broker.config.kafka_value)
+            )
             found = topics[topic_key] = (want.topic_name, topic, missing, refusal)
         _, topic, missing, refusal = found
         log = topic.partition(index) if topic is not None else None
@@ -266,7 +210,15 @@ def _gather(
         # KIP-74: only the first partition with data may exceed the limits.
         limit = min(want.max_bytes, budget - size)
         min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
-        code, records = _read(ctx, log, want.fetch_offset, limit, min_one, committed)
+        code, records = read(
+            log,
+            want.fetch_offset,
+            limit,
+            min_one=min_one,
+            committed=committed,
+            zero_copy=ctx.zero_copy,
+            version=ctx.api_version,
+        )
         must_answer |= code != ErrorCode.NONE
         size += len(records)
         if code != ErrorCode.NONE:
@@ -275,7 +227,7 @@ def _gather(
             answers[key] = _refused(index, code, committed)
             continue
         if ctx.api_version <= LAST_LEGACY_VERSION:
-            code, records = _down_converted(ctx.api_version, records, want.fetch_offset)
+            code, records = down_converted(ctx.api_version, records, want.fetch_offset)
             if code != ErrorCode.NONE:
                 must_answer = True
                 answers[key] = _refused(index, code, committed)
@@ -286,7 +238,7 @@ def _gather(
             "high_watermark": log.high_watermark,
             "last_stable_offset": log.last_stable_offset,
             "log_start_offset": log.log_start_offset,
-            "aborted_transactions": _aborted(log, want.fetch_offset, records) if committed else None,
+            "aborted_transactions": aborted(log, want.fetch_offset, records) if committed else None,
             "records": records,
         }
     return Gathered(answers, size, must_answer, logs)

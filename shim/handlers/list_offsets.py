@@ -22,17 +22,20 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.storage.log import PartitionLog, SegmentSpan
+from kafka_shim.shim.partitions.offsets import (
+    EARLIEST,
+    EARLIEST_LOCAL,
+    EARLIEST_PENDING_UPLOAD,
+    LATEST,
+    LATEST_TIERED,
+    MAX_TIMESTAMP,
+    legacy_lookup,
+    legacy_offsets,
+    lookup,
+)
 
-__all__ = ["API", "handle"]
+__all__ = ["API", "handle", "legacy_offsets"]
 
-LATEST = -1
-EARLIEST = -2
-MAX_TIMESTAMP = -3
-EARLIEST_LOCAL = -4  # no tiered storage, so the same as earliest
-LATEST_TIERED = -5  # nothing is tiered, so no offset
-EARLIEST_PENDING_UPLOAD = -6  # nothing is uploaded, so no offset
-NOTHING_TIERED = (LATEST_TIERED, EARLIEST_PENDING_UPLOAD)
 # The first version serving each special timestamp (KafkaApis' timestampMinSupportedVersion);
 # any other negative timestamp, or one asked of an older version, is UNSUPPORTED_VERSION.
 _SPECIAL_SINCE = {
@@ -45,25 +48,7 @@ _SPECIAL_SINCE = {
 }
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
-NO_TIMESTAMP = -1
 READ_COMMITTED = 1
-
-
-def legacy_offsets(
-    spans: list[SegmentSpan], log_end: int, timestamp: int, max_num: int, now_ms: int
-) -> list[int]:
-    """ListOffsets v0's offsets, as Kafka's legacyFetchOffsetsBefore picks them."""
-    points = [(span.base_offset, span.last_modified_ms) for span in spans]
-    if spans and not spans[-1].empty:
-        points.append((log_end, now_ms))
-    if timestamp == LATEST:
-        start = len(points) - 1
-    elif timestamp == EARLIEST:
-        start = 0
-    else:
-        start = next((i for i in range(len(points) - 1, -1, -1) if points[i][1] <= timestamp), -1)
-    found = [points[i][0] for i in range(start, max(start - max_num, -1), -1)]
-    return sorted(found, reverse=True)
 
 
 def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: int) -> dict[str, Any]:
@@ -77,31 +62,9 @@ def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: 
         led = ctx.leader_error(name, request.partition_index, -1, log)
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
-    now = ctx.now_ms()
-    offsets = legacy_offsets(
-        log.segment_spans(now), log.log_end_offset, request.timestamp, request.max_num_offsets, now
-    )
-    high_watermark = log.high_watermark
-    if replica_id == CONSUMER_REPLICA_ID and any(offset > high_watermark for offset in offsets):
-        offsets = [high_watermark] + [offset for offset in offsets if offset <= high_watermark]
+    consumer = replica_id == CONSUMER_REPLICA_ID
+    offsets = legacy_lookup(log, request.timestamp, request.max_num_offsets, consumer, ctx.now_ms())
     return answer | {"error_code": ErrorCode.NONE, "old_style_offsets": offsets}
-
-
-def _lookup(log: PartitionLog, timestamp: int, committed: bool) -> tuple[int, int]:
-    """(timestamp, offset) for a request timestamp Kafka serves (Partition.fetchOffsetForTimestamp);
-    (-1, -1) when nothing is found below the last fetchable offset."""
-    # The high watermark is the last offset of the last batch + 1, not its base offset + 1.
-    fetchable = log.last_stable_offset if committed else log.high_watermark
-    if timestamp == LATEST:
-        return NO_TIMESTAMP, fetchable
-    if timestamp in (EARLIEST, EARLIEST_LOCAL):
-        return NO_TIMESTAMP, log.log_start_offset
-    if timestamp in NOTHING_TIERED:
-        return NO_TIMESTAMP, -1
-    found = log.max_timestamp() if timestamp == MAX_TIMESTAMP else log.offset_for_timestamp(timestamp)
-    if found is None or found.offset >= fetchable:
-        return NO_TIMESTAMP, -1
-    return found.timestamp, found.offset
 
 
 def _partition(
@@ -122,8 +85,7 @@ def _partition(
         led = ctx.leader_error(name, request.partition_index, request.current_leader_epoch, log)
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
-    timestamp, offset = _lookup(log, request.timestamp, committed)
-    epoch = (log.leader_epoch if request.timestamp == LATEST else log.epoch_at(offset)) if offset >= 0 else -1
+    timestamp, offset, epoch = lookup(log, request.timestamp, committed)
     return answer | {
         "error_code": ErrorCode.NONE,
         "timestamp": timestamp,
