@@ -3,9 +3,10 @@
 Reads: before every request the state catches up with the topic from the offset it last read
 to the high watermark (at start, from the beginning), so it survives restarts and crashes as
 the topic does, and records another writer appended (a Confluent registry pointed at the same
-topic, a `kafka-console-producer`) are seen too. Writes: one batch through the partition's own
-append path (the one Produce uses), fsynced unless the broker runs with `--fsync never`, then
-applied by catching up: an operation is answered only once its record is durable and read.
+topic, a `kafka-console-producer`) are seen too. Writes: one batch through the partition
+service Produce uses (shim.partitions: validated, then appended), fsynced unless the broker
+runs with `--fsync never`, then applied by catching up: an operation is answered only once its
+record is durable and read.
 Writes are serialized by one lock, so two registrations cannot take the same id."""
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import build_keyed_batch, decode_batches
-from kafka_shim.shim.schema_registry.errors import store_error
+from kafka_shim.shim.partitions.append import append
+from kafka_shim.shim.partitions.errors import PartitionRefused
+from kafka_shim.shim.partitions.validation import validated
+from kafka_shim.shim.schema_registry.errors import invalid_schema, store_error
 from kafka_shim.shim.schema_registry.state import RegistryState
 from kafka_shim.storage.errors import StorageError
 
@@ -102,9 +107,19 @@ class SchemaStore:
         """Append `batch` (key, value or None for a tombstone) as one batch, wait until it is
         durable, and apply it. Call holding `write_lock`, having decided on a caught-up state."""
         partition = self._partition(create=True)
-        assert partition is not None
-        try:
-            partition.append(build_keyed_batch(list(batch), 0, self.broker.clock()))
+        topic = self.broker.topics.get(self.topic)
+        assert partition is not None and topic is not None
+        broker_value = self.broker.config.kafka_value
+        records = build_keyed_batch(list(batch), 0, self.broker.clock()).data
+        try:  # as a Produce's batch: validated (max.message.bytes...), then appended
+            batches = validated(topic, 0, records, broker_value, legacy_allowed=False)
+            append(topic, partition, batches, broker_value, self.broker.clock())
+        except PartitionRefused as refused:
+            if refused.code == ErrorCode.MESSAGE_TOO_LARGE:
+                raise invalid_schema(f"too large for topic {self.topic}: {refused.message}") from refused
+            raise store_error(
+                f"cannot write {self.topic}: {refused.message or refused.code.name}"
+            ) from refused
         except StorageError as exc:
             raise store_error(f"cannot write {self.topic}: {exc.message or exc.code.name}") from exc
         if self.broker.config.data_dir is not None and self.broker.config.fsync != "never":
