@@ -202,8 +202,9 @@ class RequestContext(ABC):
 
     @abstractmethod
     async def off_loop(self, work: Callable[[], None]) -> None:
-        """Run `work` (CPU-bound and thread-safe: a login's key derivation) away from the event
-        loop, at most a few at once broker-wide, and return when it is done."""
+        """Run `work` (thread-safe: a login's key derivation, the making of new partitions'
+        logs) away from the event loop, at most a few at once broker-wide, and return when
+        it is done."""
 
     @abstractmethod
     async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:

@@ -583,8 +583,9 @@ class DiskLog(PartitionLog):
             os.fsync(fd)
         finally:
             os.close(fd)
-        with self._lock:
-            self._sync_directory_once()
+        if not self._directory_synced:  # once in a log's life: no lock taken otherwise
+            with self._lock:
+                self._sync_directory_once()
 
     def _sync_directory_once(self) -> None:
         """fsync a new log's directory the first time data in it is, so that the names of

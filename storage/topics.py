@@ -65,6 +65,17 @@ def invalid_topic_name(name: str | None) -> str | None:
     return f"Topic name is invalid: {reason}"
 
 
+def too_many_for_one_request(asked: int, cap: int) -> str | None:
+    """Why a request asking for `asked` new partitions in all is refused whole, as Kafka 4.x's
+    controller refuses more than its batch (controller.max.records.per.batch, `cap`), or None."""
+    if asked <= cap:
+        return None
+    return (
+        "Excessively large number of partitions per request "
+        f"({asked} asked; controller.max.records.per.batch={cap})."
+    )
+
+
 def check_configs(configs: Mapping[str, str | None]) -> None:
     """A new topic's config overrides, refused with INVALID_CONFIG."""
     for key, value in configs.items():

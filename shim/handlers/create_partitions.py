@@ -13,7 +13,7 @@ from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.placement import check_replica_list, check_some_running
 from kafka_shim.storage.errors import StorageError
-from kafka_shim.storage.topics import NewPartitions
+from kafka_shim.storage.topics import NewPartitions, too_many_for_one_request
 
 __all__ = ["API", "handle"]
 
@@ -61,12 +61,7 @@ def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
     for requested in requests:
         topic = topics.get(requested.name)
         asked += max(requested.count - len(topic.partitions), 0) if topic is not None else 0
-    if asked <= cap:
-        return None
-    return (
-        "Excessively large number of partitions per request "
-        f"({asked} asked; controller.max.records.per.batch={cap})."
-    )
+    return too_many_for_one_request(asked, cap)
 
 
 async def _make(ctx: RequestContext, reserved: list[NewPartitions]) -> dict[str, dict[str, Any]]:

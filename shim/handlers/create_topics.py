@@ -15,7 +15,7 @@ from kafka_shim.shim.placement import new_topic_layout
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve
-from kafka_shim.storage.topics import NewPartitions, check_configs
+from kafka_shim.storage.topics import NewPartitions, check_configs, too_many_for_one_request
 
 __all__ = ["API", "handle"]
 
@@ -136,14 +136,8 @@ def _without_configs(ctx: RequestContext, answer: dict[str, Any]) -> dict[str, A
 def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
     """Kafka's refusal of the whole request when its topics ask for more new partitions than
     its controller takes at once (controller.max.records.per.batch), or None."""
-    cap = ctx.broker.config.max_partitions_per_request
     asked = sum(_requested_partitions(ctx, requested) for requested in requests)
-    if asked <= cap:
-        return None
-    return (
-        "Excessively large number of partitions per request "
-        f"({asked} asked; controller.max.records.per.batch={cap})."
-    )
+    return too_many_for_one_request(asked, ctx.broker.config.max_partitions_per_request)
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
