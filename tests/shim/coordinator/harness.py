@@ -58,7 +58,7 @@ class Reply(Generic[T]):
 
 
 class Harness:
-    def __init__(self, **config: int) -> None:
+    def __init__(self, **config: Any) -> None:  # CoordinatorConfig fields
         self.clock = FakeClock(1_000_000)
         self._ids = 0
         # KIP-848 groups beside the classic ones: group id -> the topics its members subscribe to.
