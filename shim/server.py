@@ -822,7 +822,7 @@ class Server:
                     self.kafka_answered.wait if wait_for_clients else None,
                 )
                 self.schema_registry_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
-                log.info("schema registry on %s", ", ".join(self.schema_registry_urls))
+                log.info("schema registry on %s", ", ".join(urls))  # the address bound, as the console's
         except* OSError as failed:
             reason = failed.exceptions[0]
             self.schema_registry_failure = (

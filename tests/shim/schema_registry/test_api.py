@@ -5,6 +5,7 @@ key and value JSON, both written and read."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -221,3 +222,17 @@ def test_the_schemas_topic_holds_confluents_json_both_ways(kafka_shim: KafkaShim
         {"schemaType": "JSON", "schema": '{"type":"string"}'},
     )
     assert registry.call("POST", "/subjects/next/versions", {"schema": '"int"'}) == (200, {"id": 43})
+
+
+def test_the_registry_log_line_names_the_address_bound(caplog: pytest.LogCaptureFixture) -> None:
+    """--schema-registry 0.0.0.0:PORT (as in the Docker image) binds every interface, and says so;
+    schema_registry_urls give the loopback address this machine reaches it at."""
+    caplog.set_level(logging.INFO, "kafka_shim.server")
+    thread = BrokerThread(BrokerConfig(port=0, schema_registry_listener="0.0.0.0:0")).start()
+    try:
+        wait_until(lambda: bool(thread.server.schema_registry_urls), "the registry listening", deadline_s=30)
+        port = thread.server.schema_registry_urls[0].rsplit(":", 1)[1]
+        assert f"schema registry on http://0.0.0.0:{port}" in caplog.text
+        assert thread.server.schema_registry_urls == [f"http://127.0.0.1:{port}"]
+    finally:
+        thread.stop()
