@@ -103,7 +103,7 @@ def _append(
         batches = validated(topic, index, records, broker_value, legacy_allowed)
         if batches.first.is_transactional:
             _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
-        appended = append(topic, log, batches, broker_value, ctx.now_ms())
+        appended = append(topic, log, batches, broker_value, ctx.now_ms)
     except (PartitionRefused, StorageError) as exc:
         refusal: dict[str, Any] = {
             "index": index,

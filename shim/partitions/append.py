@@ -4,7 +4,8 @@ it; the log refuses a producer's out-of-order, duplicate or fenced batches itsel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
@@ -25,8 +26,7 @@ PRODUCER_STATE_ERRORS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Appended:
+class Appended(NamedTuple):  # a tuple: built once per partition of every Produce
     base_offset: int
     log_append_time_ms: int  # -1 unless the topic stamps LogAppendTime (or a duplicate's)
     log_start_offset: int
@@ -48,12 +48,17 @@ def writable(topics: TopicStore, name: str, index: int) -> tuple[Topic, Partitio
 
 
 def append(
-    topic: Topic, log: PartitionLog, batches: RecordBatches, broker_value: BrokerValue, now_ms: int
+    topic: Topic,
+    log: PartitionLog,
+    batches: RecordBatches,
+    broker_value: BrokerValue,
+    clock: Callable[[], int],
 ) -> Appended:
-    """Append validated batches (StorageError: the log's refusal)."""
+    """Append validated batches (StorageError: the log's refusal). `clock` is read only for a
+    topic that stamps LogAppendTime."""
     append_time = -1
     if effective_value(topic.configs, "message.timestamp.type", broker_value) == "LogAppendTime":
-        append_time = now_ms
+        append_time = clock()
         batches = batches.with_log_append_time(append_time)
     result = log.append(batches)
     return Appended(
