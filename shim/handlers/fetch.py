@@ -145,6 +145,48 @@ def _paused(log: PartitionLog, index: int, committed: bool) -> dict[str, Any]:
     }
 
 
+def _read(
+    ctx: RequestContext,
+    log: PartitionLog,
+    index: int,
+    want: Wanted,
+    limit: int,
+    min_one: bool,
+    committed: bool,
+) -> tuple[dict[str, Any], int]:
+    """The partition's answer from the partition service's read, and the bytes read (counted
+    before down-conversion, as a budget and a quota count them)."""
+    version = ctx.api_version
+    code, records = read(
+        log,
+        want.fetch_offset,
+        limit,
+        min_one=min_one,
+        committed=committed,
+        zero_copy=ctx.zero_copy,
+        version=version,
+    )
+    if code != ErrorCode.NONE:
+        # A read Kafka refuses (an offset out of range) answers -1 for every offset
+        # (ReplicaManager's LogReadResult of an exception), not the log's.
+        return _refused(index, code, committed), len(records)
+    size = len(records)
+    if version <= LAST_LEGACY_VERSION:
+        code, records = down_converted(version, records, want.fetch_offset)
+        if code != ErrorCode.NONE:
+            return _refused(index, code, committed), size
+    answer = {
+        "partition_index": index,
+        "error_code": code,
+        "high_watermark": log.high_watermark,
+        "last_stable_offset": log.last_stable_offset,
+        "log_start_offset": log.log_start_offset,
+        "aborted_transactions": aborted(log, want.fetch_offset, records) if committed else None,
+        "records": records,
+    }
+    return answer, size
+
+
 def _gather(
     ctx: RequestContext,
     request: Any,
@@ -210,37 +252,9 @@ def _gather(
         # KIP-74: only the first partition with data may exceed the limits.
         limit = min(want.max_bytes, budget - size)
         min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
-        code, records = read(
-            log,
-            want.fetch_offset,
-            limit,
-            min_one=min_one,
-            committed=committed,
-            zero_copy=ctx.zero_copy,
-            version=ctx.api_version,
-        )
-        must_answer |= code != ErrorCode.NONE
-        size += len(records)
-        if code != ErrorCode.NONE:
-            # A read Kafka refuses (an offset out of range) answers -1 for every offset
-            # (ReplicaManager's LogReadResult of an exception), not the log's.
-            answers[key] = _refused(index, code, committed)
-            continue
-        if ctx.api_version <= LAST_LEGACY_VERSION:
-            code, records = down_converted(ctx.api_version, records, want.fetch_offset)
-            if code != ErrorCode.NONE:
-                must_answer = True
-                answers[key] = _refused(index, code, committed)
-                continue
-        answers[key] = {
-            "partition_index": index,
-            "error_code": code,
-            "high_watermark": log.high_watermark,
-            "last_stable_offset": log.last_stable_offset,
-            "log_start_offset": log.log_start_offset,
-            "aborted_transactions": aborted(log, want.fetch_offset, records) if committed else None,
-            "records": records,
-        }
+        answers[key], read_size = _read(ctx, log, index, want, limit, min_one, committed)
+        must_answer |= answers[key]["error_code"] != ErrorCode.NONE
+        size += read_size
     return Gathered(answers, size, must_answer, logs)
 
 
