@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
-from kafka_shim.protocol.settings import BROKER_SETTINGS
+from kafka_shim.protocol.settings import ALIASES, BROKER_SETTINGS, Setting
 from kafka_shim.shim import broker_loggers
 from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
 from kafka_shim.shim.authorizer import ResourceType as AclResourceType
@@ -33,22 +33,28 @@ def config_source(origin: Origin) -> ConfigSource:
     return _SOURCES[origin]
 
 
-def _topic_entry(resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
+def _topic_entry(broker: Broker, resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
+    """Kafka's ConfigHelper.createTopicConfigEntry: the topic's own value first, then its
+    broker synonym's levels (none for a config without one), the source the first of them."""
+    config = resolved.config
+    synonyms: list[Synonym] = []
+    if resolved.origin is Origin.TOPIC:
+        synonyms.append((config.name, resolved.value, ConfigSource.DYNAMIC_TOPIC_CONFIG))
+    if config.synonym is not None and config.synonym in BROKER_SETTINGS:
+        synonyms += broker_synonyms(broker, config.synonym)
+    source = synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG
     return {
-        "name": resolved.config.name,
+        "name": config.name,
         "value": resolved.value,
         "read_only": False,
-        "is_default": resolved.origin is not Origin.TOPIC,
-        "config_source": config_source(resolved.origin),
+        "is_default": resolved.origin is not Origin.TOPIC,  # v0's flag: not set on the topic
+        "config_source": source,
         "is_sensitive": False,
-        "synonyms": [
-            {"name": name, "value": value, "source": config_source(origin)}
-            for name, value, origin in resolved.synonyms
-        ]
+        "synonyms": [{"name": n, "value": v, "source": level} for n, v, level in synonyms]
         if request.include_synonyms
         else [],
-        "config_type": resolved.config.type,
-        "documentation": resolved.config.doc if request.include_documentation else None,
+        "config_type": config.type,
+        "documentation": config.doc if request.include_documentation else None,
     }
 
 
@@ -81,31 +87,73 @@ def _group_entries(
     return entries
 
 
-def _broker_levels(broker: Broker, name: str) -> list[tuple[str | None, ConfigSource]]:
-    """Every level that sets broker config `name`, most specific first (Kafka's synonyms):
-    this broker's dynamic value, the cluster default's, the value it started with, the default."""
-    dynamic = broker.dynamic_configs
-    levels: list[tuple[str | None, ConfigSource]] = []
-    own, cluster = dynamic.get(dynamic.own_scope), dynamic.get(CLUSTER_DEFAULT)
-    if name in own:
-        levels.append((own[name], ConfigSource.DYNAMIC_BROKER_CONFIG))
-    if name in cluster:
-        levels.append((cluster[name], ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-    if broker.static_config.is_set(name):
-        levels.append((broker.static_config.kafka_value(name), ConfigSource.STATIC_BROKER_CONFIG))
-    levels.append((BROKER_SETTINGS[name].default, ConfigSource.DEFAULT_CONFIG))
+Synonym = tuple[str, str | None, ConfigSource]
+
+
+def _kafka_default(setting: Setting) -> str | None:
+    """The default Kafka describes: null where Kafka's is null though this broker keeps one
+    under the same name (log.retention.ms and log.roll.ms: 7 days, Kafka's from the hours)."""
+    kafka_default = setting.kafka_default
+    return None if kafka_default is not None and kafka_default.startswith("null") else setting.default
+
+
+def _spellings(name: str) -> list[str]:
+    """Kafka's brokerSynonyms: the name, then its coarser forms (log.retention.ms,
+    log.retention.minutes, log.retention.hours)."""
+    coarser = sorted(
+        (a for a, target in ALIASES.items() if target == name), key=lambda a: a.endswith("hours")
+    )
+    return [name, *coarser]
+
+
+def broker_synonyms(broker: Broker, name: str) -> list[Synonym]:
+    """Kafka's ConfigHelper.configSynonyms: every level that sets broker config `name` under
+    any of its spellings (this broker's dynamic values, the cluster defaults, the values it
+    started with, the non-null defaults), most specific first, without the leading levels of
+    other spellings (so log.retention.ms left at its null default lists nothing, while
+    set dynamically it lists the static and default log.retention.hours after it)."""
+    spellings = [n for n in _spellings(name) if n in BROKER_SETTINGS]
+    dynamic, static = broker.dynamic_configs, broker.static_config
+    levels: list[Synonym] = []
+    for scope, source in (
+        (dynamic.own_scope, ConfigSource.DYNAMIC_BROKER_CONFIG),
+        (CLUSTER_DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+    ):
+        values = dynamic.get(scope)
+        levels += [(n, values[n], source) for n in spellings if n in values]
+    # The ms form takes its value from a coarser form that was set (log.retention.hours):
+    # then only the names set count as set at start, as Kafka's static configs are.
+    from_coarser = any(n in static.explicit for n in spellings[1:])
+    levels += [
+        (n, static.kafka_value(n), ConfigSource.STATIC_BROKER_CONFIG)
+        for n in spellings
+        if (n in static.explicit if from_coarser else static.is_set(n))
+    ]
+    for n in spellings:
+        default = _kafka_default(BROKER_SETTINGS[n])
+        if default is not None:
+            levels.append((n, default, ConfigSource.DEFAULT_CONFIG))
+    while levels and levels[0][0] != name:
+        levels.pop(0)
     return levels
 
 
 def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
+    """Kafka's ConfigHelper.createBrokerConfigEntry: the source is the first synonym's (else
+    the default); a config at Kafka's null default and set nowhere is described null."""
     setting = BROKER_SETTINGS[name]
-    levels = _broker_levels(broker, name)
+    levels = broker_synonyms(broker, name)
     if cluster_default:  # the "" resource: only what is set at that level
-        levels = [level for level in levels if level[1] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
-    source = levels[0][1]
-    value = (
-        None if setting.sensitive else (levels[0][0] if cluster_default else broker.config.kafka_value(name))
-    )
+        levels = [level for level in levels if level[2] == ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    source = levels[0][2] if levels else ConfigSource.DEFAULT_CONFIG
+    if setting.sensitive:
+        value = None
+    elif cluster_default:
+        value = levels[0][1] if levels else None
+    elif _kafka_default(setting) is None and not any(n == name for n, _, _ in levels):
+        value = None
+    else:
+        value = broker.config.kafka_value(name)
     return {
         "name": name,
         "value": value,
@@ -114,8 +162,8 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
         "config_source": source,
         "is_sensitive": setting.sensitive,
         "synonyms": [
-            {"name": name, "value": None if setting.sensitive else text, "source": level}
-            for text, level in levels
+            {"name": n, "value": None if setting.sensitive else text, "source": level}
+            for n, text, level in levels
         ]
         if request.include_synonyms
         else [],
@@ -228,7 +276,7 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
         if topic is None:
             return result | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
         resolved = resolve(topic.configs, config.known_value, keys)
-        return result | {"configs": [_topic_entry(r, request) for r in resolved]}
+        return result | {"configs": [_topic_entry(ctx.broker, r, request) for r in resolved]}
     if resource.resource_type == ResourceType.BROKER:
         # "" names the cluster-wide defaults; a broker answers only its own configs (with
         # --brokers each node for itself: admin clients send it to the broker named).

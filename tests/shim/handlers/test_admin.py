@@ -255,10 +255,11 @@ def test_describe_topic_configs(version: int) -> None:
         assert not configs["cleanup.policy"].is_default and configs["retention.ms"].is_default
     else:
         assert configs["retention.ms"].config_source == ConfigSource.STATIC_BROKER_CONFIG
-        # As Kafka: the default is named after the broker config that supplies it.
+        # As Kafka: the broker synonyms under each spelling; log.retention.ms's default is
+        # null, the 7 days come from log.retention.hours.
         assert [(s.name, s.value, s.source) for s in configs["retention.ms"].synonyms] == [
             ("log.retention.ms", "5000", ConfigSource.STATIC_BROKER_CONFIG),
-            ("log.retention.ms", "604800000", ConfigSource.DEFAULT_CONFIG),
+            ("log.retention.hours", "168", ConfigSource.DEFAULT_CONFIG),
         ]
 
 
