@@ -3,39 +3,31 @@
 from __future__ import annotations
 
 import base64
-import itertools
 import logging
 import uuid
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar, cast
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
 from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.clock import BrokerClock
 from kafka_shim.shim.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.config import BrokerConfig
-from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator
-from kafka_shim.shim.coordinator.consumer import (
-    ConsumerGroupConfig,
-    HeartbeatRequest,
-    HeartbeatResponse,
-    Result,
-    TopicInfo,
-)
+from kafka_shim.shim.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSessionTimer
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
-from kafka_shim.shim.coordinator.timers import Deadlines
-from kafka_shim.shim.coordinator.types import GroupTimer, JoinResult, SyncResult
+from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
 from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.group_journal import GroupJournal, GroupShape, group_shape
+from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.quota_manager import ClientQuotaEnforcement
 from kafka_shim.shim.recording import RequestRecorder
 from kafka_shim.shim.request_stats import RequestStats, error_name
@@ -70,9 +62,9 @@ JOURNALED_APIS = GROUP_SHAPING_APIS | {"Heartbeat", "OffsetCommit"}
 
 log = logging.getLogger(__name__)
 
-# A deadline whose records could not be written is retried after this, as Kafka's
-# CoordinatorTimer retries an operation scheduled with retry (its default backoff).
-COORDINATOR_RETRY_BACKOFF_MS = 500
+# Re-exported: the transaction and share handlers map a failed append with it, and tests
+# wait out the retry of an unwritten deadline.
+__all__ = ["COORDINATOR_RETRY_BACKOFF_MS", "Broker", "coordinator_error"]
 
 
 def new_cluster_id() -> str:
@@ -182,26 +174,18 @@ class Broker:
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
-        # The group coordinators (classic, and KIP-848 below) answer every call with an
-        # outcome that `apply` carries out: their records go to __consumer_offsets (appended
-        # before the call that made them answers; start-up replays them: one write and one
-        # recovery path), their deadlines are kept here, their delayed answers delivered.
-        self._group_deadlines = Deadlines()
-        # Each waiting request's `respond`, and its answer should the groups be unloaded.
-        self._waiting: dict[Waiter, tuple[Callable[[Any], None], Any]] = {}
-        self._waiter_ids = itertools.count(1)
-        # KIP-848 consumer groups: their own coordinator, their offsets in the classic one (a
-        # consumer group's offsets live in an empty classic entry of the same id, so commits,
-        # fetches, retention and the offsets log are shared). Its timers are kept here. Groups
-        # move between the two online (KIP-848's migration): see upgrade and apply.
-        self.consumer_topics = StoreTopics(self.topics)
         # KIP-932 share groups: membership beside the other group types (its records in
         # __consumer_offsets too), each share partition's delivery state in
         # __share_group_state, and the members' share sessions. A group's own share.*
         # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
         self.group_configs = self.storage.data_dir.read_group_configs() if self.storage else {}
         self.share_config = ShareGroupConfig.from_broker(config)
-        self._load_groups()
+        # Every group request goes through the group service (shim.groups), which picks the
+        # group's coordinator and writes its records to __consumer_offsets before its answer.
+        self.group_service = GroupService(
+            self.config, self.topics, clock, self.share_config_of, self._share_lock_expired, self._arrived
+        )
+        self.consumer_topics = self.group_service.topics
         # None without authorizer.class.name: every request is allowed, as in Kafka.
         self.authorizer = self._authorizer() if config.authorizer_class_name else None
         # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
@@ -233,20 +217,6 @@ class Broker:
             replication_factor = self.config.default_replication_factor
         return self.cluster.place(name, count, replication_factor)
 
-    def _load_groups(self) -> None:
-        """The group coordinators, replayed from __consumer_offsets."""
-        config, now = self.config, self.clock()
-        self.groups = GroupCoordinator(
-            CoordinatorConfig.from_broker(config), consumer_group_topics=self._consumer_group_topics
-        )
-        self.consumer_groups = MigratingCoordinator(ConsumerGroupConfig.from_broker(config))
-        self.offsets_log = OffsetsLog(self.topics, config.offsets_topic_num_partitions)
-        replayed = list(self.offsets_log.replay())
-        self.apply(self.groups.load((r for r in replayed if isinstance(r.key, OffsetKey | GroupKey)), now))
-        self.apply(self.consumer_groups.load(replayed, now))
-        self.share_groups = ShareGroupManager(self.share_config_of)
-        self.apply(self.share_groups.load(replayed, now))
-
     def _load_transactions(self) -> None:
         """The transaction coordinator, replayed from __transaction_state."""
         transaction_version = self.features.level(TRANSACTION_VERSION)
@@ -269,11 +239,7 @@ class Broker:
         held for a group are answered NOT_COORDINATOR, and the topic is made anew when a
         record next needs it."""
         if name == OFFSETS_TOPIC:
-            waiting, self._waiting = self._waiting, {}
-            self._group_deadlines = Deadlines()
-            self._load_groups()
-            for respond, unloaded in waiting.values():
-                respond(unloaded)
+            self.group_service.unload(self.config)
         elif name == TRANSACTION_TOPIC:
             self._load_transactions()
             complete_transactions(self, self.clock())
@@ -287,15 +253,9 @@ class Broker:
         return SharePartitions(
             log,
             self.share_config_of,
-            self._set_deadline,
+            self.group_service.set_deadline,
             updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
         )
-
-    def _set_deadline(self, key: Hashable, at: int | None) -> None:
-        if at is None:
-            self._group_deadlines.cancel(key)
-        else:
-            self._group_deadlines.schedule(key, at)
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
@@ -357,114 +317,46 @@ class Broker:
             ),
         )
 
-    def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
-        """Name a request that waits for its answer: `apply` hands `respond` the reply an
-        outcome brings for it, or `unloaded` if its group is unloaded first."""
-        waiter = next(self._waiter_ids)
-        self._waiting[waiter] = (respond, unloaded)
-        return waiter
+    # The group coordinators and their effects, as the share code and the console reach them.
+
+    @property
+    def groups(self) -> GroupCoordinator:
+        return self.group_service.classic
+
+    @property
+    def consumer_groups(self) -> MigratingCoordinator:
+        return self.group_service.consumer
+
+    @property
+    def share_groups(self) -> ShareGroupManager:
+        return self.group_service.share
+
+    @property
+    def offsets_log(self) -> OffsetsLog:
+        return self.group_service.offsets_log
 
     def apply(self, outcome: Outcome[T] | Result[T]) -> T:
-        """Carry out a group coordinator call's outcome: its records are appended (under the
-        fsync policy) before any answer goes out, its deadlines are set or cancelled, and
-        waiting requests get their replies. Returns the call's own answer.
-
-        When the append fails (a full disk): StorageError with the code Kafka's coordinator
-        answers for it (`coordinator_error`), after the coordinator was put back as it was
-        before the call and the requests this outcome would have answered were told."""
-        if outcome.records:
-            try:
-                self.offsets_log.append(outcome.records, self.clock())
-            except StorageError as exc:
-                raise self._not_written(outcome, exc) from exc
-        for key, at in outcome.timers:
-            if at is None:
-                self._group_deadlines.cancel(key)
-            else:
-                self._group_deadlines.schedule(key, at)
-        if isinstance(outcome, Outcome):
-            for waiter, answer in outcome.replies:
-                waiting = self._waiting.pop(waiter, None)
-                if waiting is not None:
-                    waiting[0](answer)
-        elif outcome.downgraded is not None:  # its last consumer-protocol member left
-            self.apply(self.groups.adopt_group(outcome.downgraded, self.clock()))
-        return outcome.response
-
-    def _not_written(self, outcome: Outcome[T] | Result[T], exc: StorageError) -> StorageError:
-        code = coordinator_error(exc.code)
-        groups = sorted({record.key.group for record in outcome.records})
-        if isinstance(outcome, Outcome):
-            if outcome.undo is not None:
-                outcome.undo()
-            for waiter, answer in outcome.replies:
-                waiting = self._waiting.pop(waiter, None)
-                if waiting is not None:
-                    waiting[0](refusal(answer, code))
-        else:
-            self._reload_groups(groups)
-        log.warning("__consumer_offsets write for %s failed, answered %s: %s", groups, code.name, exc.message)
-        return StorageError(code, f"the group's records were not written: {exc.message}")
-
-    def _reload_groups(self, group_ids: Collection[str]) -> None:
-        """Consumer and share groups as `__consumer_offsets` has them (a write of theirs failed):
-        their partitions of it replayed, as at start-up (coordinator.consumer.replayed)."""
-        partitions = {self.offsets_log.partition_for(group_id) for group_id in group_ids}
-        logged = list(self.offsets_log.replay(partitions))
-        self.consumer_groups.reload(group_ids, logged)
-        self.share_groups.reload(group_ids, logged)
+        return self.group_service.effects.apply(outcome)
 
     def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
-        """`apply`, or the call's answer made by `refuse` from the coordinator's error when its
-        records could not be written (the coordinator was put back)."""
-        try:
-            return self.apply(outcome)
-        except StorageError as exc:
-            return refuse(exc.code)
+        return self.group_service.effects.apply_or(outcome, refuse)
 
-    def start_waiting(
-        self,
-        call: Callable[[Waiter], Outcome[None]],
-        respond: Callable[[T], None],
-        refuse: Callable[[ErrorCode], T],
-        journal: tuple[str, str, str] | None = None,
-    ) -> None:
-        """Run a coordinator call whose answer comes to `respond`, now or later (JoinGroup,
-        SyncGroup); one whose records could not be written is answered `refuse(code)` now, and
-        `refuse(NOT_COORDINATOR)` if its group is unloaded while it waits. `journal`: (group id,
-        API, member id), noted in the group's journal as it arrives, its answer maybe much later."""
-        waiter = self.waiter(respond, refuse(ErrorCode.NOT_COORDINATOR))
-        try:
-            self.apply(call(waiter))
-        except StorageError as exc:
-            self._waiting.pop(waiter, None)
-            respond(refuse(exc.code))
-        if journal is not None:
-            group_id, api, member_id = journal
-            self.group_journal.arrived(group_id, api, member_id)
-            self.group_journal.observe(self.clock(), group_id, self._group_shape(group_id))
+    def group_type(self, group_id: str) -> str | None:
+        return self.group_service.group_type(group_id)
 
-    def upgrade(self, join: HeartbeatRequest, now: int) -> HeartbeatResponse:
-        """A consumer-protocol member joins a classic group with members: the group becomes a
-        consumer group with its classic members in it (KIP-848's online upgrade), or the
-        member is told why not."""
-        snapshot = self.groups.snapshot_group(join.group_id)
-        assert snapshot is not None, f"{join.group_id} has no classic members"
-        result = self.consumer_groups.upgrade(snapshot, join, self.consumer_topics, now)
-        try:
-            if self.consumer_groups.group(join.group_id) is not None:
-                # Its tombstone goes first, as in Kafka; unwritten, the classic group stays.
-                self.apply(self.groups.release_group(join.group_id, now))
-            return self.apply(result)
-        except StorageError as exc:
-            self._reload_groups([join.group_id])
-            return HeartbeatResponse(exc.code, None)
+    def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
+        return self.group_service.effects.waiter(respond, unloaded)
+
+    def _arrived(self, group_id: str, api: str, member_id: str) -> None:
+        """A JoinGroup or SyncGroup arrived: noted in the group's journal, its answer maybe much later."""
+        self.group_journal.arrived(group_id, api, member_id)
+        self.group_journal.observe(self.clock(), group_id, self._group_shape(group_id))
 
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""
         return _earliest(
-            self._group_deadlines.watch(),
+            self.group_service.effects.deadlines.watch(),
             self.transactions.next_deadline(),
             self._memory_check_at,
             self._memory_clean_at,
@@ -488,7 +380,7 @@ class Broker:
         """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
         it runs after every request: the group deadlines (heartbeats reschedule one per
         request) are not looked at unless one was set before `at`."""
-        if self._group_deadlines.scheduled_low < at:
+        if self.group_service.effects.deadlines.scheduled_low < at:
             return True
         transactions = self.transactions.next_deadline()
         return transactions is not None and transactions < at
@@ -505,7 +397,7 @@ class Broker:
         def group_deadline(key: Hashable, now: int) -> None:
             failures.run("group deadline", lambda: self._group_deadline_passed(key, now))
 
-        self._group_deadlines.fire_due(now, group_deadline)
+        self.group_service.effects.deadlines.fire_due(now, group_deadline)
         failures.run("transaction deadline", lambda: self._transaction_deadlines(now))
         failures.run("transaction markers", lambda: complete_transactions(self, now))
         if self._memory_check_at is not None and now >= self._memory_check_at:
@@ -569,15 +461,6 @@ class Broker:
     def _group_shape(self, group_id: str) -> GroupShape | None:
         return group_shape(self.groups, self.consumer_groups, self.share_groups, group_id)
 
-    def group_type(self, group_id: str) -> str | None:
-        """The type of the group with this id (Kafka's: classic, consumer, share), if any: one
-        id names one group, whichever manager keeps it."""
-        if self.share_groups.group(group_id) is not None:
-            return "share"
-        if self.consumer_groups.group(group_id) is not None:
-            return "consumer"
-        return "classic" if self.groups.group(group_id) is not None else None
-
     def share_session_ended(self, group_id: str, member_id: str, now: int) -> None:
         """A share session's final epoch was served: it ends, and its member's records return
         (Kafka's releaseSession)."""
@@ -614,35 +497,16 @@ class Broker:
         group_id, kind, member_id = _deadline_of(key)
         if group_id:  # the group's journal names the deadline as the cause of what follows
             self.group_journal.deadline(group_id, kind, member_id)
-        try:
-            self._fire_group_deadline(key, now)
-        except StorageError:
-            self._group_deadlines.schedule(key, now + COORDINATOR_RETRY_BACKOFF_MS)
+        self.group_service.deadline_passed(key, now)
         if group_id:
             self.group_journal.observe(now, group_id, self._group_shape(group_id))
 
-    def _fire_group_deadline(self, key: Hashable, now: int) -> None:
-        if isinstance(key, ShareLockTimer):
-            self.share_partitions.expire(key.partition, now)
-            topic = self.topics.get_by_id(key.partition.topic_id)
-            log = None if topic is None else topic.partition(key.partition.partition)
-            if log is not None:
-                self.on_append(log)  # records came back: wake the members long-polling it
-            return
-        if isinstance(key, ShareSessionTimer):
-            # The member's share session (and what it holds) stays until the session ends or
-            # its connection closes, as Kafka's; its locks expire otherwise.
-            self.apply(self.share_groups.on_timer(key, now))
-            return
-        if not isinstance(key, GroupTimer):
-            self.apply(self.consumer_groups.on_timer(key, self.consumer_topics, now))
-            return
-        self.apply(self.groups.on_timer(key, now))
-        if key.kind == "retention":
-            # Kafka deletes a consumer group that has neither members nor offsets left.
-            for group in list(self.consumer_groups.groups()):
-                if not group.members and self.groups.group(group.group_id) is None:
-                    self.apply(self.consumer_groups.delete_empty(group.group_id))
+    def _share_lock_expired(self, key: ShareLockTimer, now: int) -> None:
+        self.share_partitions.expire(key.partition, now)
+        topic = self.topics.get_by_id(key.partition.topic_id)
+        log = None if topic is None else topic.partition(key.partition.partition)
+        if log is not None:
+            self.on_append(log)  # records came back: wake the members long-polling it
 
     def observe_request(self, api: str, version: int, request: Any, response: Any, seconds: float) -> None:
         """Count an answered request for /metrics and, for a member's group request, note it in
@@ -672,10 +536,6 @@ class Broker:
         if key_type == GROUP_KEY:
             return self.offsets_log.partitions
         return self.transaction_log.partitions
-
-    def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
-        group = self.consumer_groups.group(group_id)
-        return None if group is None else group.subscribed_topics()
 
     @property
     def log_dir(self) -> str:
@@ -709,49 +569,6 @@ def _deadline_of(key: Hashable) -> tuple[str, str, str]:
 
 def _earliest(*deadlines: int | None) -> int | None:
     return min((d for d in deadlines if d is not None), default=None)
-
-
-class StoreTopics:
-    """The topic store as the consumer-group coordinator reads it (coordinator.consumer.Topics)."""
-
-    def __init__(self, store: TopicStore) -> None:
-        self._store = store
-
-    def by_name(self, name: str) -> TopicInfo | None:
-        topic = self._store.get(name)
-        return None if topic is None else TopicInfo(topic.topic_id, topic.name, len(topic.partitions))
-
-    def by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
-        topic = self._store.get_by_id(topic_id)
-        return None if topic is None else TopicInfo(topic.topic_id, topic.name, len(topic.partitions))
-
-    def names(self) -> Iterable[str]:
-        return [topic.name for topic in self._store]
-
-
-def coordinator_error(code: ErrorCode) -> ErrorCode:
-    """The error a coordinator answers when its records could not be appended: Kafka's
-    GroupCoordinatorService / CoordinatorRuntime (and the older GroupMetadataManager and
-    TransactionStateManager) map KafkaStorageException and NotLeaderOrFollower to
-    NOT_COORDINATOR, UnknownTopicOrPartition and NotEnoughReplicas to
-    COORDINATOR_NOT_AVAILABLE, record-too-large to UNKNOWN_SERVER_ERROR."""
-    if code in (ErrorCode.KAFKA_STORAGE_ERROR, ErrorCode.NOT_LEADER_OR_FOLLOWER):
-        return ErrorCode.NOT_COORDINATOR
-    if code in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return code
-
-
-def refusal(answer: object, code: ErrorCode) -> object:
-    """The error answer, in the reply's own type, for a request waiting on an outcome that
-    was not carried out."""
-    if isinstance(answer, JoinResult):
-        return JoinResult(code, answer.member_id)
-    if isinstance(answer, SyncResult):
-        return SyncResult(code)
-    raise TypeError(f"no refusal for a {type(answer).__name__}")
 
 
 def transaction_config(config: BrokerConfig) -> TransactionConfig:

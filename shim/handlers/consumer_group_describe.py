@@ -40,12 +40,7 @@ def _describe(ctx: RequestContext, group_id: str) -> GroupDescription:
     if not group_id:  # Kafka's GroupCoordinatorService answers it without a message
         error = ErrorCode.UNKNOWN_SERVER_ERROR if early else ErrorCode.INVALID_GROUP_ID
         return GroupDescription(error, None, group_id)
-    if broker.consumer_groups.group(group_id) is None and broker.groups.group(group_id) is not None:
-        described = GroupDescription(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.", group_id
-        )
-    else:
-        described = broker.consumer_groups.describe(group_id, broker.consumer_topics)
+    described = broker.group_service.describe_consumer_group(group_id)
     # Kafka 3.9 leaves the message of a refused group out.
     return described._replace(message=None) if early and described.error else described
 
@@ -54,7 +49,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if ctx.broker.features.level(GROUP_VERSION) < 1:
         unsupported = ErrorCode.UNSUPPORTED_VERSION
         return {"groups": [{"group_id": g, "error_code": unsupported} for g in request.group_ids]}
-    topics = ctx.broker.consumer_topics
+    topics = ctx.broker.group_service.topics
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []
     for group_id in request.group_ids:

@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.consumer_group_heartbeat import API, JOIN_EPOCH
+from kafka_shim.protocol.messages.consumer_group_heartbeat import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import GroupState
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer.types import Assignment
 from kafka_shim.shim.features import GROUP_VERSION
@@ -47,23 +46,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         answer = HeartbeatResponse(denial, None)
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         answer = HeartbeatResponse(ErrorCode.NOT_COORDINATOR, None)
-    elif broker.group_type(request.group_id) == "share":
-        answer = HeartbeatResponse(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
-        )
-    elif _is_live_classic_group(ctx, request.group_id):
-        if request.member_epoch == JOIN_EPOCH:
-            answer = broker.upgrade(_request(ctx, request), ctx.now_ms())
-        else:
-            answer = HeartbeatResponse(
-                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
-            )
     else:
-        beat = _request(ctx, request)
-        answer = broker.apply_or(
-            broker.consumer_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()),
-            lambda code: HeartbeatResponse(code, None),
-        )
+        answer = broker.group_service.consumer_heartbeat(_request(ctx, request), ctx.now_ms())
     return {
         "throttle_time_ms": 0,
         "error_code": answer.error,
@@ -96,8 +80,3 @@ def _request(ctx: RequestContext, request: Any) -> HeartbeatRequest:
         client_host=client_host(ctx),
         api_version=ctx.api_version,
     )
-
-
-def _is_live_classic_group(ctx: RequestContext, group_id: str) -> bool:
-    classic = ctx.broker.groups.group(group_id)
-    return classic is not None and not classic.is_(GroupState.EMPTY)

@@ -47,22 +47,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if g in deletable and not ctx.coordinates(GROUP_KEY, g)
     )
     allowed = [g for g in request.groups_names if g not in refused]
-    consumer: dict[str, ErrorCode] = {}
-    for group_id in allowed:
-        if broker.consumer_groups.group(group_id) is not None:
-            consumer[group_id] = broker.apply_or(broker.consumer_groups.delete_empty(group_id), ErrorCode)
-        elif broker.share_groups.group(group_id) is not None:
-            consumer[group_id] = _delete_share_group(ctx, group_id)
-    classic = [g for g in allowed if consumer.get(g) in (None, ErrorCode.NONE)]
-    results = (
-        broker.apply_or(
-            broker.groups.delete_groups(classic, ctx.now_ms()), lambda code: dict.fromkeys(classic, code)
-        )
-        if classic
-        else {}
-    )
-    # A consumer or share group's answer is its own: without committed offsets it has no classic entry.
-    results.update(consumer)
+    results = broker.group_service.delete_groups(allowed, ctx.now_ms(), partial(_delete_share_group, ctx))
     return {
         "throttle_time_ms": 0,
         "results": [{"group_id": g, "error_code": e} for g, e in (results | refused).items()],

@@ -48,7 +48,8 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         if not ctx.coordinates(GROUP_KEY, group_id):
             described.append(_refused(group_id, ErrorCode.NOT_COORDINATOR))
             continue
-        if ctx.broker.group_type(group_id) in ("consumer", "share"):
+        group = ctx.broker.group_service.describe_classic(group_id)
+        if group is None:
             # Kafka up to DescribeGroups v5 answers Dead for a consumer or share group.
             operations = AUTHORIZED_OPERATIONS_OMITTED
             if request.include_authorized_operations:
@@ -57,7 +58,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
                 _not_found(ctx, group_id, f"Group {group_id} is not a classic group.", operations)
             )
             continue
-        group = ctx.broker.groups.describe_group(group_id)
         if group.state == "Dead" and ctx.api_version >= FIRST_NOT_FOUND_VERSION:
             described.append(_not_found(ctx, group_id, f"Group {group_id} not found.", 0))
             continue

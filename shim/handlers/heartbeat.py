@@ -24,9 +24,5 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     beat = HeartbeatRequest(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id
     )
-    broker = ctx.broker
-    if broker.consumer_groups.group(request.group_id) is not None:
-        error = broker.apply_or(broker.consumer_groups.classic_heartbeat(beat, ctx.now_ms()), ErrorCode)
-    else:
-        error = broker.apply(broker.groups.heartbeat(beat, ctx.now_ms()))
+    error = ctx.broker.group_service.heartbeat(beat, ctx.now_ms())
     return {"throttle_time_ms": 0, "error_code": error}

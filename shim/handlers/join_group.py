@@ -1,8 +1,8 @@
-"""JoinGroup: hand the request to the coordinator and wait for its (possibly delayed) answer.
+"""JoinGroup: hand the request to the group service and wait for its (possibly delayed) answer.
 
 A JoinGroup for a consumer group with members makes a classic member of it (KIP-848's
-online migration), answered at once by the consumer-group coordinator; for an empty
-consumer group the group becomes classic (its offsets stay)."""
+online migration), answered at once; for an empty consumer group the group becomes classic
+(its offsets stay); a share group is GROUP_ID_NOT_FOUND (shim.groups.service)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kafka_shim.protocol.messages.join_group import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import JoinRequest, JoinResult, Protocol
+from kafka_shim.shim.coordinator import JoinRequest, Protocol
 
 __all__ = ["API", "handle"]
 
@@ -41,9 +41,6 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return _refused(version, denial)
     if not ctx.coordinates(GROUP_KEY, request.group_id):
         return _refused(version, ErrorCode.NOT_COORDINATOR)
-    broker = ctx.broker
-    if broker.group_type(request.group_id) == "share":
-        return _refused(version, ErrorCode.GROUP_ID_NOT_FOUND)  # Kafka: "... is not a classic group."
     join = JoinRequest(
         group_id=request.group_id,
         member_id=request.member_id,
@@ -59,31 +56,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         supports_skip_assignment=version >= 9,
         reason=request.reason,
     )
-    consumer_group = broker.consumer_groups.group(request.group_id)
-    result: JoinResult
-    if consumer_group is not None and consumer_group.members:
-        if not broker.groups.config.allows_session_timeout(join.session_timeout_ms):
-            result = JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, join.member_id)
-        else:
-            result = broker.apply_or(
-                broker.consumer_groups.classic_join(join, broker.consumer_topics, ctx.now_ms()),
-                lambda code: JoinResult(code, join.member_id),
-            )
-    elif (
-        consumer_group is not None  # empty: it becomes classic, once its tombstones are written
-        and (deleted := broker.apply_or(broker.consumer_groups.delete_empty(request.group_id), ErrorCode))
-        != ErrorCode.NONE
-    ):
-        result = JoinResult(deleted, join.member_id)
-    else:
-        result = await ctx.deferred(
-            lambda respond: broker.start_waiting(
-                lambda waiter: broker.groups.join_group(join, ctx.now_ms(), waiter),
-                respond,
-                lambda code: JoinResult(code, join.member_id),
-                journal=(join.group_id, "JoinGroup", join.member_id),
-            )
-        )
+    result = await ctx.broker.group_service.join(ctx, join)
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

@@ -9,7 +9,7 @@ from kafka_shim.protocol.messages.leave_group import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import LeaveResult, MemberIdentity
+from kafka_shim.shim.coordinator import MemberIdentity
 
 __all__ = ["API", "handle"]
 
@@ -24,18 +24,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
     else:
         leaving = [MemberIdentity(request.member_id)]
-    broker = ctx.broker
-    if broker.consumer_groups.group(request.group_id) is not None:  # classic members of a consumer group
-        result = broker.apply_or(
-            broker.consumer_groups.classic_leave(
-                request.group_id, leaving, broker.consumer_topics, ctx.now_ms()
-            ),
-            LeaveResult,
-        )
-    else:
-        result = broker.apply_or(
-            broker.groups.leave_group(request.group_id, leaving, ctx.now_ms()), LeaveResult
-        )
+    result = ctx.broker.group_service.leave(request.group_id, leaving, ctx.now_ms())
     error = result.error
     if ctx.api_version < 3 and error == ErrorCode.NONE:
         # Single-member versions carry the member's own error at the top level.

@@ -77,32 +77,14 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     if commits and not ctx.coordinates(GROUP_KEY, group_id):
         errors.update(dict.fromkeys(commits, ErrorCode.NOT_COORDINATOR))
     elif commits:
-        consumer_groups = broker.consumer_groups
-        commit: CommitRequest | None = None
-        if consumer_groups.group(group_id) is None:
-            commit = CommitRequest(
-                group_id,
-                commits,
-                request.generation_id_or_member_epoch,
-                request.member_id,
-                request.group_instance_id,
-            )
-        else:
-            # A KIP-848 group's commits are fenced by member epoch (STALE_MEMBER_EPOCH,
-            # UNKNOWN_MEMBER_ID); its offsets are kept in an empty classic entry, committed
-            # as an admin tool would once the member epoch has been checked.
-            error = consumer_groups.validate_commit(
-                group_id, request.member_id, request.generation_id_or_member_epoch, ctx.api_version
-            )
-            if error is None:
-                commit = CommitRequest(group_id, commits)
-            else:
-                errors.update(dict.fromkeys(commits, error))
-        if commit is not None:
-            committed: dict[TopicPartition, ErrorCode] = broker.apply_or(
-                broker.groups.commit_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
-            )
-            errors.update(committed)
+        commit = CommitRequest(
+            group_id,
+            commits,
+            request.generation_id_or_member_epoch,
+            request.member_id,
+            request.group_instance_id,
+        )
+        errors.update(broker.group_service.commit_offsets(commit, ctx.api_version, now))
     ids = {name: topic.topic_id for topic, name in topics if name is not None}  # v10 answers ids
     return {
         "throttle_time_ms": 0,

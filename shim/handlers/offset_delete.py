@@ -36,9 +36,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             if tp.topic in readable and broker.topics.partition(tp.topic, tp.partition) is None
         }
         allowed = [tp for tp in partitions if tp.topic in readable and tp not in unknown]
-        error, errors = broker.apply_or(
-            broker.groups.delete_offsets(request.group_id, allowed, ctx.now_ms()), lambda code: (code, {})
-        )
+        error, errors = broker.group_service.delete_offsets(request.group_id, allowed, ctx.now_ms())
         errors = (
             errors
             | dict.fromkeys(unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

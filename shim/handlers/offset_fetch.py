@@ -26,7 +26,7 @@ def _fetch_group(
     refused by partition when asked by name, and left out of "every partition". From v10
     topics are named by id: an unknown id is refused UNKNOWN_TOPIC_ID, and "every partition"
     leaves out a topic that has no id any more (Kafka's fetchAllOffsetsForGroup)."""
-    groups = ctx.broker.groups
+    groups = ctx.broker.group_service
     if topics is None:
         fetched = groups.fetch_offsets(group_id, None, require_stable)
         described = ctx.authorized_names(
@@ -96,10 +96,7 @@ def _partitions(entries: list[tuple[int, FetchedOffset]]) -> list[dict[str, Any]
 
 def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode:
     """v9+ members of a KIP-848 group name themselves and are fenced by member epoch."""
-    consumer_groups = ctx.broker.consumer_groups
-    if consumer_groups.group(group_id) is None:
-        return ErrorCode.NONE
-    return consumer_groups.validate_fetch(group_id, member_id, member_epoch) or ErrorCode.NONE
+    return ctx.broker.group_service.fetch_refusal(group_id, member_id, member_epoch)
 
 
 def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:

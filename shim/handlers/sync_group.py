@@ -34,21 +34,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
             protocol_name=request.protocol_name,
             assignments={a.member_id: bytes(a.assignment) for a in request.assignments},
         )
-        broker = ctx.broker
-        if broker.consumer_groups.group(request.group_id) is not None:
-            result = broker.apply_or(
-                broker.consumer_groups.classic_sync(sync, broker.consumer_topics, ctx.now_ms()), SyncResult
-            )
-        else:
-            groups = broker.groups
-            result = await ctx.deferred(
-                lambda respond: broker.start_waiting(
-                    lambda waiter: groups.sync_group(sync, ctx.now_ms(), waiter),
-                    respond,
-                    SyncResult,
-                    journal=(sync.group_id, "SyncGroup", sync.member_id),
-                )
-            )
+        result = await ctx.broker.group_service.sync(ctx, sync)
     return {
         "throttle_time_ms": 0,
         "error_code": result.error,

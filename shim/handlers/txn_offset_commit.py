@@ -94,7 +94,9 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
                 commits[tp] = OffsetCommit(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
     error = ErrorCode.NONE
     if commits and request.group_id:
-        offsets_partition = TopicPartition(OFFSETS_TOPIC, broker.offsets_log.partition_for(request.group_id))
+        offsets_partition = TopicPartition(
+            OFFSETS_TOPIC, broker.group_service.offsets_log.partition_for(request.group_id)
+        )
         error = _as_client_sees_it(
             in_transaction(
                 request.transactional_id, request.producer_id, request.producer_epoch, offsets_partition, now
@@ -113,10 +115,7 @@ def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionC
             member_id=request.member_id,
             group_instance_id=request.group_instance_id,
         )
-        committed: dict[TopicPartition, ErrorCode] = broker.apply_or(
-            broker.groups.commit_transactional_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
-        )
-        errors.update(committed)
+        errors.update(broker.group_service.commit_transactional_offsets(commit, now))
     return {
         "throttle_time_ms": 0,
         "topics": [
