@@ -11,7 +11,7 @@ groups' membership is kept beside them; their requests still go through their ow
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH
@@ -46,8 +46,18 @@ from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore
 
-if TYPE_CHECKING:
-    from kafka_shim.shim.context import RequestContext
+T = TypeVar("T")
+
+
+class Deferring(Protocol):
+    """What a held JoinGroup or SyncGroup needs of its request (shim.context.RequestContext is
+    one): its time, and a way to wait for an answer given later. Named here, not imported, so
+    that the broker, which makes the service, and the request context do not import each other."""
+
+    def now_ms(self) -> int: ...
+
+    async def deferred(self, start: Callable[[Callable[[T], None]], None]) -> T: ...
+
 
 # (group id, API, member id) of a JoinGroup or SyncGroup as it arrives, for the group's journal.
 Arrival = Callable[[str, str, str], None]
@@ -112,7 +122,7 @@ class GroupService:
     # The classic protocol's requests: a consumer group's classic members are served by its
     # coordinator (KIP-848's migration), every other group by the classic one.
 
-    async def join(self, ctx: RequestContext, join: JoinRequest) -> JoinResult:
+    async def join(self, ctx: Deferring, join: JoinRequest) -> JoinResult:
         """JoinGroup: answered at once or when the group's rebalance completes."""
         group_id = join.group_id
         if self.share.group(group_id) is not None:
@@ -139,7 +149,7 @@ class GroupService:
             )
         )
 
-    async def sync(self, ctx: RequestContext, sync: SyncRequest) -> SyncResult:
+    async def sync(self, ctx: Deferring, sync: SyncRequest) -> SyncResult:
         """SyncGroup: the member's assignment, at once or once the leader has sent them."""
         if self.consumer.group(sync.group_id) is not None:
             return self.effects.apply_or(
@@ -204,10 +214,6 @@ class GroupService:
             self.classic.commit_transactional_offsets(commit, now),
             lambda code: dict.fromkeys(commit.offsets, code),
         )
-
-    def complete_transaction(self, producer_id: int, commit: bool, now: int) -> None:
-        """A transaction's marker reached __consumer_offsets: its pending offsets stand or go."""
-        self.effects.apply(self.classic.complete_transaction(producer_id, commit, now))
 
     def delete_offsets(
         self, group_id: str, partitions: list[TopicPartition], now: int

@@ -69,5 +69,5 @@ def write_markers(
         results[partition] = ErrorCode.NONE
     if any(p.topic == OFFSETS_TOPIC and code == ErrorCode.NONE for p, code in results.items()):
         # The marker in the log is the durable record: the coordinator writes none of its own.
-        broker.group_service.complete_transaction(producer_id, commit, now)
+        broker.apply(broker.groups.complete_transaction(producer_id, commit, now))
     return results
