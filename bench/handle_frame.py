@@ -5,7 +5,7 @@ request frames by a broker keeping its data on disk (in a temporary directory, f
 interval, as `python -m kafka_shim` runs; `--memory` for none): what a request costs
 between the frame and its answer (header parsing, dispatch, codecs, handler, coordinator,
 deadlines, the log append), for A/B comparisons of that path alone. Sockets, framing and
-Trio's scheduling are what `bench.request_cpu` adds; the kinds are its kinds. Run it from
+Trio's scheduling are what `bench.request_cpu` adds; the kinds are its kinds and a JoinGroup. Run it from
 two checkouts to compare them.
 
     python -m bench.handle_frame [--requests 20000] [--rounds 5] [--memory]
@@ -47,6 +47,9 @@ from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
 TOPIC, FETCHED_TOPIC, GROUP = "bench-frames", "bench-frames-fetched", "g-bench-frames"
+REJOIN_GROUP = f"{GROUP}-rejoins"
+# request_cpu's kinds, and a JoinGroup (the group service's deferred-answer path).
+FRAME_KINDS = (*KINDS, "JoinGroup")
 
 
 async def call(
@@ -93,6 +96,17 @@ async def heartbeat_frame(server: Server, ctx: TrioRequestContext) -> bytes:
     return encode_request(HEARTBEAT, VERSIONS[HEARTBEAT], 0, member, "bench")
 
 
+async def rejoin_frame(server: Server, ctx: TrioRequestContext) -> bytes:
+    """A JoinGroup of the only member of a stable group, with the metadata it joined with: the
+    classic coordinator answers it at once (a leader's rejoin is a rebalance that completes
+    with it), through the deferred-answer path every JoinGroup takes."""
+    member = await join_alone(server, ctx, REJOIN_GROUP, subscription(TOPIC), assignment(TOPIC))
+    body = join_request(REJOIN_GROUP, subscription(TOPIC))
+    body["member_id"] = member["member_id"]
+    assert (await call(server, ctx, JOIN_GROUP, body)).error_code == 0
+    return frame(JOIN_GROUP, body)
+
+
 async def cpu_per_request(server: Server, ctx: TrioRequestContext, frames: list[bytes]) -> float:
     """CPU µs per request over `frames`, each answered as the connection task does."""
     started = time.process_time()
@@ -117,7 +131,7 @@ async def measure(requests: int, rounds: int, data_dir: Path | None) -> dict[str
     server = Server(broker)
     listener = BoundListener("PLAINTEXT", [], ("127.0.0.1", 0), ("127.0.0.1", 0))
     ctx = TrioRequestContext(server, "127.0.0.1", "127.0.0.1:1", listener)
-    samples: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    samples: dict[str, list[float]] = {kind: [] for kind in FRAME_KINDS}
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server._run_timers)
         await server._handle_frame(ctx, frame(PRODUCE, produce_body(FETCHED_TOPIC)))  # what Fetch reads
@@ -128,9 +142,10 @@ async def measure(requests: int, rounds: int, data_dir: Path | None) -> dict[str
             "Heartbeat": [await heartbeat_frame(server, ctx)] * requests,
             "Produce": [frame(PRODUCE, produce_body(TOPIC))] * requests,
             "Fetch": [frame(FETCH, fetch_body(FETCHED_TOPIC, 0))] * requests,  # its one record
+            "JoinGroup": [await rejoin_frame(server, ctx)] * requests,
         }
         for _ in range(rounds):
-            for kind in KINDS:
+            for kind in FRAME_KINDS:
                 samples[kind].append(await cpu_per_request(server, ctx, frames[kind]))
         nursery.cancel_scope.cancel()
     broker.close()

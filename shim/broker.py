@@ -6,7 +6,7 @@ import base64
 import logging
 import uuid
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
@@ -19,14 +19,13 @@ from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
-from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSessionTimer
+from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
-from kafka_shim.shim.coordinator.types import GroupTimer
 from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
 from kafka_shim.shim.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.fetch_sessions import FetchSessionCache
-from kafka_shim.shim.group_journal import GroupJournal, GroupShape, group_shape
+from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.quota_manager import ClientQuotaEnforcement
 from kafka_shim.shim.recording import RequestRecorder
@@ -183,7 +182,12 @@ class Broker:
         # Every group request goes through the group service (shim.groups), which picks the
         # group's coordinator and writes its records to __consumer_offsets before its answer.
         self.group_service = GroupService(
-            self.config, self.topics, clock, self.share_config_of, self._share_lock_expired, self._arrived
+            self.config,
+            self.topics,
+            clock,
+            self.share_config_of,
+            self._share_lock_expired,
+            self.group_journal,
         )
         self.consumer_topics = self.group_service.topics
         # None without authorizer.class.name: every request is allowed, as in Kafka.
@@ -347,11 +351,6 @@ class Broker:
     def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
         return self.group_service.effects.waiter(respond, unloaded)
 
-    def _arrived(self, group_id: str, api: str, member_id: str) -> None:
-        """A JoinGroup or SyncGroup arrived: noted in the group's journal, its answer maybe much later."""
-        self.group_journal.arrived(group_id, api, member_id)
-        self.group_journal.observe(self.clock(), group_id, self._group_shape(group_id))
-
     def watch_deadlines(self) -> int | None:
         """The earliest deadline, for the server's timer task, which sleeps until it:
         `deadline_sooner_than` then says whether a request has set one sooner."""
@@ -395,7 +394,7 @@ class Broker:
         failures = self.timer_failures
 
         def group_deadline(key: Hashable, now: int) -> None:
-            failures.run("group deadline", lambda: self._group_deadline_passed(key, now))
+            failures.run("group deadline", lambda: self.group_service.deadline_passed(key, now))
 
         self.group_service.effects.deadlines.fire_due(now, group_deadline)
         failures.run("transaction deadline", lambda: self._transaction_deadlines(now))
@@ -458,9 +457,6 @@ class Broker:
     def share_config_of(self, group_id: str) -> ShareGroupConfig:
         return self.share_config.with_overrides(self.group_configs.get(group_id, {}))
 
-    def _group_shape(self, group_id: str) -> GroupShape | None:
-        return group_shape(self.groups, self.consumer_groups, self.share_groups, group_id)
-
     def share_session_ended(self, group_id: str, member_id: str, now: int) -> None:
         """A share session's final epoch was served: it ends, and its member's records return
         (Kafka's releaseSession)."""
@@ -493,14 +489,6 @@ class Broker:
                 "%s's records in %s return when their locks expire: %s", member_id, group_id, exc.message
             )
 
-    def _group_deadline_passed(self, key: Hashable, now: int) -> None:
-        group_id, kind, member_id = _deadline_of(key)
-        if group_id:  # the group's journal names the deadline as the cause of what follows
-            self.group_journal.deadline(group_id, kind, member_id)
-        self.group_service.deadline_passed(key, now)
-        if group_id:
-            self.group_journal.observe(now, group_id, self._group_shape(group_id))
-
     def _share_lock_expired(self, key: ShareLockTimer, now: int) -> None:
         self.share_partitions.expire(key.partition, now)
         topic = self.topics.get_by_id(key.partition.topic_id)
@@ -525,7 +513,7 @@ class Broker:
             error = error_name(codes[0]) if codes else "NONE"
             self.group_journal.request(now, group_id, api, member_id or "", error)
             if api in GROUP_SHAPING_APIS:
-                self.group_journal.observe(now, group_id, self._group_shape(group_id))
+                self.group_journal.observe(now, group_id, self.group_service.shape(group_id))
 
     def _topic_name_of(self, topic_id: uuid.UUID) -> str | None:
         topic = self.topics.get_by_id(topic_id)
@@ -553,18 +541,6 @@ class Broker:
             self.storage.close()
         if self.recorder is not None:
             self.recorder.close()
-
-
-def _deadline_of(key: Hashable) -> tuple[str, str, str]:
-    """(group id, kind, member id) of a group coordinator's deadline key ("" where it has none)."""
-    if isinstance(key, ShareSessionTimer):
-        return key.group_id, "session", key.member_id
-    if isinstance(key, ShareLockTimer):
-        return key.group_id, "record-lock", ""
-    if isinstance(key, GroupTimer):
-        return key.group_id, key.kind, key.member_id
-    kind, group_id, member_id = cast(tuple[str, str, str], key)  # the KIP-848 coordinator's
-    return group_id, kind, member_id
 
 
 def _earliest(*deadlines: int | None) -> int | None:

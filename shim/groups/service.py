@@ -11,7 +11,7 @@ groups' membership is kept beside them; their requests still go through their ow
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH
@@ -39,6 +39,7 @@ from kafka_shim.shim.coordinator.types import (
     TopicPartition,
     TxnCommitRequest,
 )
+from kafka_shim.shim.group_journal import GroupJournal, GroupShape, group_shape
 from kafka_shim.shim.groups.effects import COORDINATOR_RETRY_BACKOFF_MS, GroupEffects
 from kafka_shim.shim.groups.topics import StoreTopics
 from kafka_shim.shim.share_partitions import ShareLockTimer
@@ -59,10 +60,6 @@ class Deferring(Protocol):
     async def deferred(self, start: Callable[[Callable[[T], None]], None]) -> T: ...
 
 
-# (group id, API, member id) of a JoinGroup or SyncGroup as it arrives, for the group's journal.
-Arrival = Callable[[str, str, str], None]
-
-
 class GroupService:
     def __init__(
         self,
@@ -71,14 +68,15 @@ class GroupService:
         clock: Callable[[], int],
         share_config_of: Callable[[str], ShareGroupConfig],
         share_lock_expired: Callable[[ShareLockTimer, int], None],
-        arrived: Arrival,
+        journal: GroupJournal,
     ) -> None:
         self.topics = StoreTopics(store)
         self._store, self._clock = store, clock
         self._share_config_of = share_config_of
         # A share partition's acquisition-lock deadline (kept with the groups' deadlines).
         self._share_lock_expired = share_lock_expired
-        self._arrived = arrived
+        # Each group's history for the console: what arrived, what deadlines fired, its shape.
+        self._journal = journal
         self.load(config)
 
     def load(self, config: BrokerConfig) -> None:
@@ -173,7 +171,13 @@ class GroupService:
         arrival: tuple[str, str, str],
     ) -> None:
         self.effects.start_waiting(call, respond, refuse)
-        self._arrived(*arrival)
+        group_id, api, member_id = arrival  # noted as it arrives, its answer maybe much later
+        self._journal.arrived(group_id, api, member_id)
+        self._journal.observe(self._clock(), group_id, self.shape(group_id))
+
+    def shape(self, group_id: str) -> GroupShape | None:
+        """The group's state, generation and members, as its journal notes them."""
+        return group_shape(self.classic, self.consumer, self.share, group_id)
 
     def heartbeat(self, beat: HeartbeatRequest, now: int) -> ErrorCode:
         if self.consumer.group(beat.group_id) is not None:
@@ -334,12 +338,18 @@ class GroupService:
     # Deadlines.
 
     def deadline_passed(self, key: Hashable, now: int) -> None:
-        """Fire one of the groups' deadlines. One whose records cannot be written (a full
-        disk) fires again COORDINATOR_RETRY_BACKOFF_MS later."""
+        """Fire one of the groups' deadlines, named in the group's journal as the cause of
+        what follows. One whose records cannot be written (a full disk) fires again
+        COORDINATOR_RETRY_BACKOFF_MS later."""
+        group_id, kind, member_id = deadline_of(key)
+        if group_id:
+            self._journal.deadline(group_id, kind, member_id)
         try:
             self._fire(key, now)
         except StorageError:
             self.effects.deadlines.schedule(key, now + COORDINATOR_RETRY_BACKOFF_MS)
+        if group_id:
+            self._journal.observe(now, group_id, self.shape(group_id))
 
     def _fire(self, key: Hashable, now: int) -> None:
         apply = self.effects.apply
@@ -370,3 +380,15 @@ class GroupService:
     def _consumer_group_topics(self, group_id: str) -> frozenset[str] | None:
         group = self.consumer.group(group_id)
         return None if group is None else group.subscribed_topics()
+
+
+def deadline_of(key: Hashable) -> tuple[str, str, str]:
+    """(group id, kind, member id) of a group coordinator's deadline key ("" where it has none)."""
+    if isinstance(key, ShareSessionTimer):
+        return key.group_id, "session", key.member_id
+    if isinstance(key, ShareLockTimer):
+        return key.group_id, "record-lock", ""
+    if isinstance(key, GroupTimer):
+        return key.group_id, key.kind, key.member_id
+    kind, group_id, member_id = cast(tuple[str, str, str], key)  # the KIP-848 coordinator's
+    return group_id, kind, member_id
