@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafka_shim.protocol.settings import ASSIGNOR_CLASSES
+
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
@@ -233,6 +235,7 @@ RELEASES: dict[str, Release] = {
             defaults={
                 "group.coordinator.rebalance.protocols": "classic",
                 "group.consumer.migration.policy": "disabled",
+                "group.consumer.assignors": ",".join(ASSIGNOR_CLASSES),
                 # transaction.version is no feature of Kafka 3.9: its coordinator is level 0.
                 "transaction.version": "0",
             },

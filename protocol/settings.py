@@ -56,6 +56,9 @@ class Setting:
     dynamic: bool = False  # changes while the broker runs (IncrementalAlterConfigs)
     per_listener: bool = False  # may be set per listener: listener.name.<listener>.<name>
     kafka_default: str | None = None  # Apache Kafka's default, where this broker's differs
+    # The DEFAULT_CONFIG value DescribeConfigs gives, where it is Kafka's and not this broker's
+    # (node.id: this single broker is node 0, Kafka's default is -1).
+    described_default: str | None = None
     why: str = ""  # why this broker's default differs from Kafka's
     # Kafka's dynamic update mode (read-only, per-broker, cluster-wide): DescribeConfigs'
     # read_only, and whether IncrementalAlterConfigs may set it on a broker.
@@ -157,12 +160,19 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST, PASSWORD = (
     ConfigType.PASSWORD,
 )
 
+# Kafka's classes of the server-side assignors, by the names the consumer protocol gives
+# them: group.consumer.assignors takes either (Kafka 3.9's default lists the classes).
+ASSIGNOR_CLASSES = {
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor": "uniform",
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor": "range",
+}
+
 _DECLARED = [
     # --- the broker and its listeners
     _broker("node.id", INT, "0", "this broker's id", "node_id", minimum=0, kafka_default="(required)",
-            why="a single broker is node 0"),
+            why="a single broker is node 0", described_default="-1"),
     _broker("broker.id", INT, "0", "this broker's id (the older name of node.id)", "node_id", minimum=0,
-            kafka_default="-1", why="a single broker is node 0"),
+            kafka_default="-1", why="a single broker is node 0", described_default="-1"),
     _broker("listeners", STRING, None, "NAME://host:port,... to bind (null: --host/--port, one PLAINTEXT "
             "listener on 127.0.0.1:9092)", "listeners", kafka_default="PLAINTEXT://:9092",
             why="a dev broker serves loopback unless told otherwise"),
@@ -272,7 +282,8 @@ _DECLARED = [
     _broker("group.consumer.max.size", INT, str(INT_MAX), "most members in one consumer group",
             "consumer_max_size", minimum=1),
     _broker("group.consumer.assignors", LIST, "uniform,range", "server-side assignors, the first the "
-            "default", "consumer_assignors", choices=("uniform", "range")),
+            "default (by name, or by Kafka's class name as Kafka 3.9 lists them)", "consumer_assignors",
+            choices=("uniform", "range", *ASSIGNOR_CLASSES)),
     _broker("group.consumer.migration.policy", STRING, "bidirectional",
             "online conversion of a group between classic and consumer (upgrade, downgrade, both, neither)",
             "consumer_migration_policy",

@@ -188,6 +188,9 @@ class BrokerConfig:
     # Kafka configs set without a BrokerConfig attribute, by name, as given: those with no
     # effect here, and broker synonyms whose value only becomes a topic config's default.
     other_configs: Mapping[str, str] = field(default_factory=dict)
+    # The KRaft controller listeners set (listeners, advertised.listeners -> their items), not
+    # bound: DescribeConfigs still lists them, as a combined broker and controller describes them.
+    controller_listeners: Mapping[str, str] = field(default_factory=dict)
     # Keys given at start that are none of Kafka's (a plugin's, a typo): warned once at start and
     # otherwise ignored, as Kafka's AbstractConfig.logUnused does (`--strict-config` refuses them).
     unknown_configs: tuple[str, ...] = ()
@@ -291,6 +294,9 @@ class BrokerConfig:
             value = self.effective_listeners()
         elif name == "advertised.listeners":
             value = self.effective_advertised_listeners() or self.effective_listeners()
+        controllers = self.controller_listeners.get(name)
+        if controllers:
+            value = ",".join(part for part in (value, controllers) if part)
         if value is None:
             return None
         return str(value).lower() if isinstance(value, bool) else str(value)
@@ -385,14 +391,27 @@ def _without_controller_listeners(config: BrokerConfig) -> BrokerConfig:
     if not names:
         return config
 
+    def controller(item: str) -> bool:
+        return item.partition("://")[0].strip().upper() in names
+
     def keep(text: str | None) -> str | None:
         if text is None:
             return None
-        items = [item for item in list_items(text) if item.partition("://")[0].strip().upper() not in names]
-        return ",".join(items)
+        return ",".join(item for item in list_items(text) if not controller(item))
 
+    dropped = {
+        name: ",".join(item for item in list_items(text) if controller(item))
+        for name, text in (
+            ("listeners", config.listeners),
+            ("advertised.listeners", config.advertised_listeners),
+        )
+        if text is not None
+    }
     return replace(
-        config, listeners=keep(config.listeners), advertised_listeners=keep(config.advertised_listeners)
+        config,
+        listeners=keep(config.listeners),
+        advertised_listeners=keep(config.advertised_listeners),
+        controller_listeners={name: text for name, text in dropped.items() if text},
     )
 
 

@@ -90,11 +90,17 @@ def _group_entries(
 Synonym = tuple[str, str | None, ConfigSource]
 
 
-def _kafka_default(setting: Setting) -> str | None:
-    """The default Kafka describes: null where Kafka's is null though this broker keeps one
-    under the same name (log.retention.ms and log.roll.ms: 7 days, Kafka's from the hours)."""
+def _kafka_default(broker: Broker, setting: Setting, is_set: bool = False) -> str | None:
+    """The default the emulated release describes: null where Kafka's is null though this
+    broker keeps one under the same name (log.retention.ms and log.roll.ms: 7 days, Kafka's
+    from the hours), Kafka's own beneath a value set where the setting names it (node.id -1
+    under node.id=1; unset, the broker is node 0 by default), else the release's."""
     kafka_default = setting.kafka_default
-    return None if kafka_default is not None and kafka_default.startswith("null") else setting.default
+    if kafka_default is not None and kafka_default.startswith("null"):
+        return None
+    if is_set and setting.described_default is not None:
+        return setting.described_default
+    return broker.static_config.default_text(setting.name)
 
 
 def _spellings(name: str) -> list[str]:
@@ -130,7 +136,7 @@ def broker_synonyms(broker: Broker, name: str) -> list[Synonym]:
         if (n in static.explicit if from_coarser else static.is_set(n))
     ]
     for n in spellings:
-        default = _kafka_default(BROKER_SETTINGS[n])
+        default = _kafka_default(broker, BROKER_SETTINGS[n], any(level[0] == n for level in levels))
         if default is not None:
             levels.append((n, default, ConfigSource.DEFAULT_CONFIG))
     while levels and levels[0][0] != name:
@@ -150,7 +156,7 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
         value = None
     elif cluster_default:
         value = levels[0][1] if levels else None
-    elif _kafka_default(setting) is None and not any(n == name for n, _, _ in levels):
+    elif _kafka_default(broker, setting) is None and not any(n == name for n, _, _ in levels):
         value = None
     else:
         value = broker.config.kafka_value(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kafka_shim.protocol.settings import list_items
+from kafka_shim.protocol.settings import ASSIGNOR_CLASSES, list_items
 from kafka_shim.shim.config import BrokerConfig
 
 UNIFORM, RANGE = "uniform", "range"
@@ -52,7 +52,7 @@ class ConsumerGroupConfig:
             reconciling_heartbeat_interval_ms=config.consumer_min_heartbeat_interval_ms,
             session_timeout_ms=config.consumer_session_timeout_ms,
             max_size=config.consumer_max_size,
-            assignors=tuple(list_items(config.consumer_assignors)),
+            assignors=tuple(ASSIGNOR_CLASSES.get(a, a) for a in list_items(config.consumer_assignors)),
             migration_policy=config.consumer_migration_policy,
             classic_max_size=config.max_group_size,
             join_needs_topic_names=config.release.early_consumer_groups,

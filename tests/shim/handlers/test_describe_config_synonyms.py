@@ -2,17 +2,20 @@
 `kafka-configs.sh --describe --all` prints): every level under each spelling of the broker
 config (log.retention.ms, .minutes, .hours), most specific first, the leading levels of other
 spellings dropped; no DEFAULT_CONFIG level for a config whose default is null; a topic config
-without a broker synonym lists only its own value."""
+without a broker synonym lists only its own value; the emulated release's defaults."""
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
-from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
+from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs, read_properties
+from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
 from kafka_shim.shim.handlers import describe_configs, incremental_alter_configs
 from tests.helpers import Harness
 
@@ -125,3 +128,48 @@ def test_topic_configs_list_what_kafka_lists(name: str, expected: list[tuple[str
     h = harness({})
     h.broker.topics.create("t")
     assert synonyms(describe(h, ResourceType.TOPIC, "t", name)[name]) == expected
+
+
+KAFKA_SERVER_PROPERTIES = Path(__file__).parents[1] / "data" / "kafka-kraft-server.properties"
+ASSIGNOR_CLASS_NAMES = (
+    "org.apache.kafka.coordinator.group.assignor.UniformAssignor,"
+    "org.apache.kafka.coordinator.group.assignor.RangeAssignor"
+)
+
+
+def test_kafka_3_9_from_its_own_server_properties() -> None:
+    """`--emulate 3.9` configured from Kafka's shipped KRaft server.properties describes what a
+    single-node combined Kafka 3.9 broker describes: its listeners with the CONTROLLER one,
+    node.id over Kafka's -1 default, 3.9's defaults of the rebalance protocols and assignors."""
+    props = read_properties(KAFKA_SERVER_PROPERTIES)
+    props.pop("log.dirs")
+    config = apply_kafka_configs(replace(BrokerConfig(), emulate="3.9"), props).with_release_defaults()
+    h = Harness(**{f.name: getattr(config, f.name) for f in fields(config)})
+    configs = describe(h, ResourceType.BROKER, "1")
+    described = {
+        name: (configs[name].value, synonyms(configs[name]))
+        for name in (
+            "listeners",
+            "node.id",
+            "group.coordinator.rebalance.protocols",
+            "group.consumer.assignors",
+        )
+    }
+    assert described == {
+        "listeners": (
+            "PLAINTEXT://:9092,CONTROLLER://:9093",
+            [("listeners", "PLAINTEXT://:9092,CONTROLLER://:9093", STATIC)],
+        ),
+        "node.id": ("1", [("node.id", "1", STATIC), ("node.id", "-1", DEFAULT)]),
+        "group.coordinator.rebalance.protocols": (
+            "classic",
+            [("group.coordinator.rebalance.protocols", "classic", DEFAULT)],
+        ),
+        "group.consumer.assignors": (
+            ASSIGNOR_CLASS_NAMES,
+            [("group.consumer.assignors", ASSIGNOR_CLASS_NAMES, DEFAULT)],
+        ),
+    }
+    # The class names are the assignors the coordinator runs, the first the default.
+    assert ConsumerGroupConfig.from_broker(config).assignors == ("uniform", "range")
+    assert [listener.name for listener in config.listener_endpoints()] == ["PLAINTEXT"]  # bound
