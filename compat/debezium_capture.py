@@ -48,12 +48,20 @@ def main(argv: list[str]) -> int:
             properties, _handler_class(events)(), jvm_opts=["-XX:TieredStopAtLevel=1", "-Xmx384m"]
         )
 
+        closing, closed = threading.Event(), threading.Event()
+
         def close_on_stdin_end() -> None:
             sys.stdin.read()
+            closing.set()
             engine.close()
+            closed.set()
 
         threading.Thread(target=close_on_stdin_end, daemon=True).start()
         engine.run()
+        # run() returns as close() begins: the JVM must not shut down (at exit) under a
+        # thread still inside close(), committing the offsets.
+        if closing.is_set() and not closed.wait(60):
+            raise SystemExit("the engine did not close within 60 s")
     return 0
 
 
