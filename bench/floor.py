@@ -6,7 +6,7 @@ One blocking client (send a frame, read the answer, repeat; what a committing co
 against, in the same run:
 - a bare Trio server: a task per connection reading the socket and writing a fixed 64-byte
   answer, polling like the broker (`--busy-poll-us`) or parking in epoll;
-- the broker's own framing (`shim.server.FrameReader` and `send_all`, request memory
+- the broker's own framing (`shim.net.framing.FrameReader` and `send_all`, request memory
   included) answering the same fixed bytes;
 - kafka-shim and Tansu answering a Heartbeat of a joined member and a standalone OffsetCommit.
 It prints each server's process CPU per round trip (user + system, from /proc) and its
@@ -42,9 +42,9 @@ BUSY_POLL_S = 500e-6  # the broker's default --busy-poll-us
 async def _serve(kind: str, port_file: Path, busy_poll_s: float) -> None:
     import trio
 
-    from kafka_shim.shim import server
+    from kafka_shim.shim.net import framing
 
-    memory = server.MemoryGate(100 << 20)
+    memory = framing.MemoryGate(100 << 20)
 
     async def bare(stream: trio.SocketStream) -> None:
         fd = stream.socket.fileno()
@@ -64,15 +64,15 @@ async def _serve(kind: str, port_file: Path, busy_poll_s: float) -> None:
             os.write(fd, ANSWER)
 
     async def framed(stream: trio.SocketStream) -> None:
-        reader = server.FrameReader(stream.socket, 100 << 20, memory, busy_poll_s)
+        reader = framing.FrameReader(stream.socket, 100 << 20, memory, busy_poll_s)
         try:
             while True:
                 await reader.next_frame()
                 reader.waiting_on = ""
                 reader.frame_handled()
-                await server.send_all(stream.socket, ANSWER, reader)
+                await framing.send_all(stream.socket, ANSWER, reader)
                 reader.mark_active()
-        except server.ConnectionClosed:
+        except framing.ConnectionClosed:
             pass
         finally:
             reader.close()

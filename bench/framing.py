@@ -4,7 +4,7 @@
 
 One server process runs both framings, each on its own loopback port, with the same
 loop the broker runs per connection (read a frame, answer it, then the reader's own
-bookkeeping): today's `shim.server.FrameReader` and `send_all`, and the pair from
+bookkeeping): today's `shim.net.framing.FrameReader` and `send_all`, and the pair from
 before #13, read from git history (`BEFORE`) and compiled as they were, not copied
 into the tree. The answer is a fixed response, so nothing but framing and socket work
 differs. Clients in this process send request frames of a given size and read
@@ -53,7 +53,7 @@ def old_framing() -> dict[str, Any]:
     """`FrameReader` and `send_all` of shim/server.py at BEFORE, compiled on their own."""
     import trio
 
-    from kafka_shim.shim.server import ConnectionClosed
+    from kafka_shim.shim.net.framing import ConnectionClosed
 
     source = subprocess.run(
         ["git", "show", f"{BEFORE}:shim/server.py"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
@@ -84,26 +84,26 @@ async def serve(port_file: Path, busy_poll_s: float) -> None:
     """Both framings, each on a port of its own; the ports go to `port_file`."""
     import trio
 
-    from kafka_shim.shim import server
+    from kafka_shim.shim.net import framing
 
     before = old_framing()
-    memory = server.MemoryGate(100 << 20)  # queued.max.request.bytes' default
+    memory = framing.MemoryGate(100 << 20)  # queued.max.request.bytes' default
 
     async def answer(frame: bytes) -> bytes:
         size = _LENGTH.unpack_from(frame)[0]  # the client asks for a response of this size
         return _LENGTH.pack(size) + bytes(size)
 
     async def today(stream: trio.SocketStream) -> None:
-        reader = server.FrameReader(stream.socket, 200 << 20, memory, busy_poll_s)
+        reader = framing.FrameReader(stream.socket, 200 << 20, memory, busy_poll_s)
         try:
             while True:
                 frame = await reader.next_frame()
                 reader.waiting_on = ""
                 response = await answer(frame)
                 reader.frame_handled()
-                await server.send_all(stream.socket, response, reader)
+                await framing.send_all(stream.socket, response, reader)
                 reader.mark_active()
-        except server.ConnectionClosed:
+        except framing.ConnectionClosed:
             pass
         finally:
             reader.close()
@@ -114,7 +114,7 @@ async def serve(port_file: Path, busy_poll_s: float) -> None:
             while True:
                 frame = await reader.next_frame()
                 await before["send_all"](stream.socket, await answer(frame))
-        except server.ConnectionClosed:
+        except framing.ConnectionClosed:
             pass
 
     async with trio.open_nursery() as nursery:

@@ -23,7 +23,9 @@ from bench.handle_frame import TOPIC, call, join_alone
 from bench.request_cpu import HEARTBEAT, OFFSET_COMMIT
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
-from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
+from kafka_shim.shim.net.context import TrioRequestContext
+from kafka_shim.shim.net.listening import BoundListener
+from kafka_shim.shim.net.server import Server
 
 LEAVE_GROUP, DELETE_GROUPS = 13, 42
 

@@ -1,8 +1,9 @@
 """CPU per request of the server's generic request path, in process, without sockets.
 
-`Server._handle_frame` and the timer wake-up each request is followed by, called on real
-request frames by a broker keeping its data on disk (in a temporary directory, fsync on an
-interval, as `python -m kafka_shim` runs; `--memory` for none): what a request costs
+The dispatch step (`Server.dispatch.handle_frame`, shim.net.dispatch) and the timer wake-up
+each request is followed by, called on real request frames by a broker keeping its data on disk
+(in a temporary directory, fsync on an interval, as `python -m kafka_shim` runs; `--memory` for
+none): what a request costs
 between the frame and its answer (header parsing, dispatch, codecs, handler, coordinator,
 deadlines, the log append), for A/B comparisons of that path alone. Sockets, framing and
 Trio's scheduling are what `bench.request_cpu` adds; the kinds are its kinds and a JoinGroup. Run it from
@@ -42,7 +43,9 @@ from bench.request_cpu import (
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config import BrokerConfig
-from kafka_shim.shim.server import BoundListener, Server, TrioRequestContext
+from kafka_shim.shim.net.context import TrioRequestContext
+from kafka_shim.shim.net.listening import BoundListener
+from kafka_shim.shim.net.server import Server
 from tests.wire import encode_request
 
 _LENGTH = struct.Struct(">i")
@@ -58,7 +61,7 @@ async def call(
     """The parsed answer to one request, through the server's request path (at the version
     librdkafka sends, unless told)."""
     version = VERSIONS[api_key] if version is None else version
-    answer = await server._handle_frame(ctx, encode_request(api_key, version, 0, body, "bench"))
+    answer = await server.dispatch.handle_frame(ctx, encode_request(api_key, version, 0, body, "bench"))
     assert isinstance(answer, bytes)  # the bench's context never asks for records left in files
     api = APIS[api_key]
     return api.response.parse(answer[4 + (5 if api.response_header_flexible(version) else 4) :], version)
@@ -111,7 +114,7 @@ async def cpu_per_request(server: Server, ctx: TrioRequestContext, frames: list[
     """CPU µs per request over `frames`, each answered as the connection task does."""
     started = time.process_time()
     for frame in frames:
-        await server._handle_frame(ctx, frame)
+        await server.dispatch.handle_frame(ctx, frame)
         server.wake_timers_if_sooner()
     return (time.process_time() - started) / len(frames) * 1e6
 
@@ -134,7 +137,8 @@ async def measure(requests: int, rounds: int, data_dir: Path | None) -> dict[str
     samples: dict[str, list[float]] = {kind: [] for kind in FRAME_KINDS}
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server._run_timers)
-        await server._handle_frame(ctx, frame(PRODUCE, produce_body(FETCHED_TOPIC)))  # what Fetch reads
+        what_fetch_reads = frame(PRODUCE, produce_body(FETCHED_TOPIC))
+        await server.dispatch.handle_frame(ctx, what_fetch_reads)
         frames = {
             "OffsetCommit": [
                 frame(OFFSET_COMMIT, commit_body(f"{GROUP}-commits", TOPIC, i)) for i in range(requests)

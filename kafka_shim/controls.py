@@ -1,6 +1,6 @@
 """The test broker's Python front end: fault rules, the broker's clock, recorded requests and the
 emulated brokers (stop, start, move a leader or a coordinator), as
-methods of an in-process broker (shim.server.BrokerThread) and of the pytest fixture's object.
+methods of an in-process broker (shim.net.running.BrokerThread) and of the pytest fixture's object.
 
     shim.add_fault(api="OffsetCommit", group="g", error="REBALANCE_IN_PROGRESS", times=1)
     shim.advance_clock(46)            # every session of 45 s expires now
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.net.server import Server
     from kafka_shim.shim.recording import RecordedRequest
-    from kafka_shim.shim.server import Server
 
 T = TypeVar("T")
 

@@ -29,7 +29,8 @@ from kafka_shim.controls import BrokerControls
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
-    from kafka_shim.shim.server import BrokerThread, Server
+    from kafka_shim.shim.net.running import BrokerThread
+    from kafka_shim.shim.net.server import Server
 
 INI_OPTION = "kafka_shim_config"
 # A fixture's broker keeps its last requests for `requests(...)` queries (a test asserts what
@@ -156,7 +157,7 @@ def start_broker(kafka_configs: Mapping[str, object], settings: Mapping[str, Any
     one config registry; `settings` are BrokerConfig fields, the broker's command-line flags
     (e.g. busy_poll_us, max_request_bytes, data_dir), applied after them."""
     from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
-    from kafka_shim.shim.server import BrokerThread
+    from kafka_shim.shim.net.running import BrokerThread
 
     fields = {field.name for field in dataclasses.fields(BrokerConfig)}
     for name in settings:

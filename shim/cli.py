@@ -350,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.faults import FaultSpecError
-    from kafka_shim.shim.server import BoundListener, run_until_signalled
+    from kafka_shim.shim.net.listening import BoundListener
+    from kafka_shim.shim.net.running import run_until_signalled
     from kafka_shim.storage.errors import StorageStartupError
 
     # A data directory this start creates is removed again if the broker cannot listen.

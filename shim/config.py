@@ -50,7 +50,7 @@ class BrokerConfig:
     fsync: str = "interval"  # always | interval | never (storage.durability)
     truncate_corrupt: bool = False  # recovery may drop data after a corrupt batch
     log_level: str = "INFO"
-    busy_poll_us: int = 500  # shim.server.FrameReader: 0 never busy-polls
+    busy_poll_us: int = 500  # shim.net.framing.FrameReader: 0 never busy-polls
     # --user NAME:PASSWORD: SASL users whose PLAIN and SCRAM credentials are set at start.
     users: tuple[tuple[str, str], ...] = ()
     # --console HOST:PORT: the web console and /metrics (docs/console.md); None: not served.

@@ -41,7 +41,7 @@ from kafka_shim.shim.cluster import ClusterError, ClusterNotFound, coordinator_k
 from kafka_shim.shim.faults import FaultSpecError
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.server import Server
+    from kafka_shim.shim.net.server import Server
 
 
 # The control endpoint's row: no Kafka API changes a broker's clock or faults, so it is an

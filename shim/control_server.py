@@ -27,7 +27,7 @@ from kafka_shim.shim.http_guard import declare, guard, json_body, mirrors, need
 from kafka_shim.shim.http_server import listener_tls, serve_asgi
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.server import Server
+    from kafka_shim.shim.net.server import Server
 
 log = logging.getLogger("kafka_shim.control")
 

@@ -1,6 +1,6 @@
 """What one broken or hostile client may cost the broker: request memory,
 connections, log lines, and the heap it leaves behind. Bookkeeping, no I/O and no
-clock of its own; `shim.server` waits on these objects' answers with Trio.
+clock of its own; `shim.net` waits on these objects' answers with Trio.
 """
 
 from __future__ import annotations

@@ -20,16 +20,30 @@ SHIM = "kafka_shim.shim"
 PIPELINE = "kafka_shim.pipeline"
 BROKER = "kafka_shim.shim.broker"
 COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coordinator")
-# The network side: the only modules that may import Trio (listeners and framing, the HTTP
-# servers of the console, metrics, registry and control endpoint, and the command line that
-# runs them).
+# The network side: the only modules that may import Trio (shim.net: listeners, framing, the
+# gate, the dispatch step, timers; the HTTP servers of the console, metrics, registry and control
+# endpoint, and the command line that runs them).
 NETWORK_SIDE = frozenset(
     {
         "kafka_shim.shim.cli",
         "kafka_shim.shim.control_server",
         "kafka_shim.shim.deferred_http",
         "kafka_shim.shim.http_server",
-        "kafka_shim.shim.server",
+        *(
+            f"kafka_shim.shim.net.{module}"
+            for module in (
+                "connections",
+                "context",
+                "dispatch",
+                "framing",
+                "gate",
+                "listening",
+                "running",
+                "server",
+                "surfaces",
+                "waiting",
+            )
+        ),
     }
 )
 # What the broker (the state every service shares) must not know: the API layer (handlers
@@ -46,6 +60,7 @@ API_AND_WEB = (
     "kafka_shim.shim.control_api",
     "kafka_shim.shim.control_server",
     "kafka_shim.shim.schema_registry",
+    "kafka_shim.shim.net",
     "kafka_shim.shim.server",
 )
 
@@ -66,14 +81,14 @@ KNOWN_CIRCLES = [
     # it reads the BrokerConfig it checks, and raises config's ConfigError.
     {"kafka_shim.shim.config", "kafka_shim.shim.security.listener_security", "kafka_shim.shim.security.tls"},
     # The server starts the console and control endpoint after its first answer (lazy
-    # imports); they drive the server's BrokerThread and the test broker's controls. To go
-    # when the network side and the test broker's front ends have their own rooms (#29 item 3).
+    # imports, shim.net.surfaces); they drive the server (its emulated brokers' start and stop,
+    # named by type only). To go when the test broker's front ends have their own room.
     {
-        "kafka_shim.controls",
         "kafka_shim.shim.console.app",
         "kafka_shim.shim.control_api",
         "kafka_shim.shim.control_server",
-        "kafka_shim.shim.server",
+        "kafka_shim.shim.net.server",
+        "kafka_shim.shim.net.surfaces",
     },
 ]
 

@@ -1,5 +1,5 @@
 """The registry's HTTP routes (Starlette), served on their own listener from the broker's event
-loop (shim.server): each parses its request, asks `access` and calls `registry` or `changes`.
+loop (shim.net): each parses its request, asks `access` and calls `registry` or `changes`.
 Answers carry Confluent's media type; refusals Confluent's `{"error_code", "message"}`."""
 
 from __future__ import annotations

@@ -1,0 +1,110 @@
+"""The HTTP surfaces' start-up beside the Kafka listeners: the test broker's control endpoint,
+the web console (and /metrics), the schema registry. Each is secured as the listeners are
+(shim.http_guard); a port that cannot be bound is one warning, and whatever breaks one of them,
+Kafka is still served. What Kafka clients do not need loads after the first Kafka answer."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.net.server import Server
+
+log = logging.getLogger("kafka_shim.server")
+# What Kafka clients do not need (the console) loads after the first Kafka answer, or this
+# long after listening when no client has come by then.
+_LOAD_AFTER_S = 1.0
+
+
+async def start_control_endpoint(server: Server, nursery: trio.Nursery, address: str) -> None:
+    """The test broker's control endpoint (docs/test-broker.md), listening before the server
+    reports itself started."""
+    from kafka_shim.shim.control_server import serve_control
+
+    server.control_urls = await nursery.start(serve_control, server, address)
+    log.info("control endpoint on %s", ", ".join(server.control_urls))
+
+
+async def _load_after_kafka_answers(server: Server, *modules: str) -> None:
+    """Import `modules` once the Kafka listener has answered its first request (or
+    _LOAD_AFTER_S after it listens, with no client yet), on a worker thread: they are what
+    Kafka clients do not need (the console's stack costs ~0.3 s), and importing them on the
+    loop would hold every Kafka request meanwhile."""
+    with trio.move_on_after(_LOAD_AFTER_S):
+        await server.kafka_answered.wait()
+    for module in modules:
+        await trio.to_thread.run_sync(importlib.import_module, module)
+
+
+async def serve_console(server: Server, address: str) -> None:
+    """The web console and /metrics (docs/console.md). A port that cannot be bound is one
+    warning: the broker serves Kafka without its console rather than not at all."""
+    await _load_after_kafka_answers(server, "kafka_shim.shim.http_server", "kafka_shim.shim.console.app")
+    from kafka_shim.shim.console.app import console_app
+    from kafka_shim.shim.http_server import listener_tls, serve_asgi
+
+    # Secured as the listeners are (shim.http_guard): TLS as the first TLS listener.
+    tls = listener_tls(server.broker)
+    try:
+        app = console_app(server.broker)
+        async with trio.open_nursery() as nursery:
+            urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
+            server.console_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
+            # The address bound (0.0.0.0: every interface, in a container the one published).
+            log.info("console on %s", ", ".join(f"{url}/console" for url in urls))
+    except* OSError as failed:  # the nursery wraps it in an exception group
+        reason = failed.exceptions[0]
+        why = getattr(reason, "strerror", None) or reason
+        log.warning("console not served: cannot listen on %s: %s", address, why)
+    except* Exception as failed:  # whatever breaks the console, Kafka is still served
+        log.error("console stopped: %r", failed.exceptions[0])
+        log.debug("traceback", exc_info=failed)
+
+
+async def serve_schema_registry(server: Server, address: str, wait_for_clients: bool = True) -> None:
+    """The schema registry (docs/schema-registry.md), secured as the console is; its port
+    bound at once, its stack loaded after the Kafka listener answers or a client comes
+    (shim.deferred_http). A port that cannot be bound is one warning."""
+    from kafka_shim.shim.deferred_http import bound, serve_deferred
+
+    server.schema_registry_started = True
+    broker = server.broker
+
+    def app() -> Any:
+        from kafka_shim.shim.schema_registry.app import registry_app
+
+        return registry_app(broker)
+
+    def tls() -> Any:
+        from kafka_shim.shim.http_server import listener_tls
+
+        return listener_tls(broker)
+
+    try:
+        listener = bound(address)
+        async with trio.open_nursery() as nursery:
+            urls = await nursery.start(
+                serve_deferred,
+                listener,
+                "schema registry listener",
+                ("kafka_shim.shim.schema_registry.app",),
+                app,
+                tls,
+                server.kafka_answered.wait if wait_for_clients else None,
+            )
+            server.schema_registry_urls = [url.replace("://0.0.0.0:", "://127.0.0.1:") for url in urls]
+            log.info("schema registry on %s", ", ".join(urls))  # the address bound, as the console's
+    except* OSError as failed:
+        reason = failed.exceptions[0]
+        server.schema_registry_failure = (
+            f"cannot listen on {address}: {getattr(reason, 'strerror', None) or reason}"
+        )
+        log.warning("schema registry not served: %s", server.schema_registry_failure)
+    except* Exception as failed:  # whatever breaks the registry, Kafka is still served
+        server.schema_registry_failure = repr(failed.exceptions[0])
+        log.error("schema registry stopped: %r", failed.exceptions[0])
+        log.debug("traceback", exc_info=failed)
