@@ -113,7 +113,7 @@ class SchemaStore:
         records = build_keyed_batch(list(batch), 0, self.broker.clock()).data
         try:  # as a Produce's batch: validated (max.message.bytes...), then appended
             batches = validated(topic, 0, records, broker_value, legacy_allowed=False)
-            append(topic, partition, batches, broker_value, self.broker.clock())
+            append(topic, partition, batches, broker_value, self.broker.clock)
         except PartitionRefused as refused:
             if refused.code == ErrorCode.MESSAGE_TOO_LARGE:
                 raise invalid_schema(f"too large for topic {self.topic}: {refused.message}") from refused
