@@ -7,11 +7,9 @@ resign their state when it is deleted (see Broker.internal_topic_deleted)."""
 
 from __future__ import annotations
 
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
-from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC
-from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
+from kafka_shim.protocol.internal_topics import INTERNAL_TOPICS
 
-INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TRANSACTION_TOPIC, SHARE_STATE_TOPIC})
+__all__ = ["CLUSTER_METADATA_TOPIC", "INTERNAL_TOPICS"]
 
 # KRaft's metadata log: not internal in Kafka's sense (Metadata says is_internal false), but
 # no client may create it (ControllerApis.createTopics refuses it before authorizing).

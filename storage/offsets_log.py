@@ -22,6 +22,7 @@ import logging
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from kafka_shim.protocol.control_records import parse_marker
+from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.records import (
@@ -38,7 +39,6 @@ from kafka_shim.storage.topics import TopicStore
 
 log = logging.getLogger(__name__)
 
-OFFSETS_TOPIC = "__consumer_offsets"
 # Compacted, as Kafka's. Segments of 4 MiB instead of Kafka's 100 MiB
 # (offsets.topic.segment.bytes): the cleaner never touches the active segment and
 # start-up replays it whole, so its size bounds recovery time (bench/offsets_recovery.py).

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from kafka_shim.protocol.internal_topics import SHARE_STATE_TOPIC
 from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.protocol.share_state_records import (
     SharePartitionKey,
@@ -31,7 +32,6 @@ from kafka_shim.storage.topics import TopicStore
 
 log = logging.getLogger(__name__)
 
-SHARE_STATE_TOPIC = "__share_group_state"
 SHARE_STATE_TOPIC_CONFIGS = {"cleanup.policy": "compact", "segment.bytes": str(OFFSETS_SEGMENT_BYTES)}
 
 

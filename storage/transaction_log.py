@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 
+from kafka_shim.protocol.internal_topics import TRANSACTION_TOPIC
 from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.protocol.transaction_records import TransactionRecord, decode_record, encode_record
 from kafka_shim.protocol.types import ProtocolError
@@ -22,7 +23,6 @@ from kafka_shim.storage.topics import TopicStore
 
 log = logging.getLogger(__name__)
 
-TRANSACTION_TOPIC = "__transaction_state"
 # Compacted with small segments, for the reason the offsets topic has them: start-up
 # replays the uncleaned active segment whole (Kafka: transaction.state.log.segment.bytes,
 # 100 MiB).

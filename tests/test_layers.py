@@ -64,15 +64,9 @@ API_AND_WEB = (
     "kafka_shim.shim.server",
 )
 
-# Known violations: (importer, imported). Do not add to these; remove an entry with its fix.
-KNOWN_COORDINATOR_VIOLATIONS = {
-    # Regex subscriptions never match internal topics (Kafka's consumers exclude them), and
-    # the names of those topics are declared by the storage modules that write them. Moving
-    # the names to protocol/ would touch every internal-topic module.
-    ("kafka_shim.shim.coordinator.consumer.subscriptions", "kafka_shim.storage.internal_topics"),
-}
-# Import circles left, each closed only by a lazy or TYPE_CHECKING import (none is an import-
-# time circle): refused to grow, and a new one fails the test.
+# Known violations. Import circles left, each closed only by a lazy or TYPE_CHECKING import
+# (none is an import-time circle): refused to grow, and a new one fails the test; remove an
+# entry with its fix.
 KNOWN_CIRCLES = [
     # The schema compiles its codec on first use (a lazy import of codegen, which walks the
     # schema's constructs); codegen names the schema's classes.
@@ -143,12 +137,7 @@ def test_protocol_and_storage_never_import_shim(graph: Graph) -> None:
 def test_coordinators_import_neither_storage_nor_broker_nor_trio(graph: Graph) -> None:
     sources = [m for m in graph.files if _within(m, COORDINATORS)]
     chains = _chains(graph, sources, (STORAGE, BROKER, "trio"))
-    direct = {(chain[-2], chain[-1]) for chain in chains}
-    # Chains through a known violation are that violation's.
-    new = [c for c in chains if (c[-2], c[-1]) not in KNOWN_COORDINATOR_VIOLATIONS]
-    assert not new, f"coordinators are pure (no storage, broker, Trio):\n{_show(new)}"
-    fixed = KNOWN_COORDINATOR_VIOLATIONS - direct
-    assert not fixed, f"fixed: remove {sorted(fixed)} from KNOWN_COORDINATOR_VIOLATIONS"
+    assert not chains, f"coordinators are pure (no storage, broker, Trio):\n{_show(chains)}"
 
 
 def test_only_the_network_side_imports_trio(graph: Graph) -> None:

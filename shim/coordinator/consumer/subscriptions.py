@@ -12,7 +12,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
+from kafka_shim.protocol.internal_topics import INTERNAL_TOPICS
 
 # Internal topics are never a subscription's: Kafka's consumers exclude them by default.
 
