@@ -230,7 +230,8 @@ def test_the_registry_log_line_names_the_address_bound(caplog: pytest.LogCapture
     caplog.set_level(logging.INFO, "kafka_shim.server")
     thread = BrokerThread(BrokerConfig(port=0, schema_registry_listener="0.0.0.0:0")).start()
     try:
-        wait_until(lambda: bool(thread.server.schema_registry_urls), "the registry listening", deadline_s=30)
+        # Its addresses are kept just before the line is logged, on the broker's thread.
+        wait_until(lambda: "schema registry on" in caplog.text, "the registry listening", deadline_s=30)
         port = thread.server.schema_registry_urls[0].rsplit(":", 1)[1]
         assert f"schema registry on http://0.0.0.0:{port}" in caplog.text
         assert thread.server.schema_registry_urls == [f"http://127.0.0.1:{port}"]
