@@ -266,7 +266,8 @@ def test_the_console_log_line_names_the_address_bound(caplog: pytest.LogCaptureF
     caplog.set_level(logging.INFO, "kafka_shim.server")
     thread = BrokerThread(BrokerConfig(port=0, console_listener="0.0.0.0:0")).start()
     try:
-        wait_until(lambda: bool(thread.server.console_urls), "the console listening", deadline_s=30)
+        # Its addresses are kept just before the line is logged, on the broker's thread.
+        wait_until(lambda: "console on" in caplog.text, "the console listening", deadline_s=30)
         port = thread.server.console_urls[0].rsplit(":", 1)[1]
         assert f"console on http://0.0.0.0:{port}/console" in caplog.text
         assert thread.server.console_urls == [f"http://127.0.0.1:{port}"]  # where this machine reaches it
