@@ -207,9 +207,10 @@ class GroupService:
             if error is not None:
                 return dict.fromkeys(commits, error)
             commit = CommitRequest(commit.group_id, commits)
-        return self.effects.apply_or(
-            self.classic.commit_offsets(commit, now), lambda code: dict.fromkeys(commits, code)
-        )
+        try:  # apply_or, spelled out: the busiest group request saves a frame and a closure
+            return self.effects.apply(self.classic.commit_offsets(commit, now))
+        except StorageError as exc:
+            return dict.fromkeys(commits, exc.code)
 
     def commit_transactional_offsets(
         self, commit: TxnCommitRequest, now: int
