@@ -14,6 +14,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -58,7 +59,19 @@ def describe(ctx: RequestContext) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return partition, [{"node_id": leader, "listeners": listeners}]
 
 
-def voter_change_refusal(
+def voter_change_answer(ctx: RequestContext, request: Any, verb: str) -> dict[str, Any]:
+    """Add/RemoveRaftVoter's answer: ALTER on the cluster first (ControllerApis), then refused
+    as KafkaRaftClient refuses them on a static quorum's leader."""
+    denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
+    if denial is not None:
+        return {"throttle_time_ms": 0, "error_code": denial, "error_message": DENIED_MESSAGES[denial]}
+    return {
+        "throttle_time_ms": 0,
+        **_voter_change_refusal(ctx, request.cluster_id, request.voter_directory_id, verb),
+    }
+
+
+def _voter_change_refusal(
     ctx: RequestContext, cluster_id: str | None, directory_id: Any, verb: str
 ) -> dict[str, Any]:
     """Add/RemoveRaftVoter as KafkaRaftClient answers them on a static quorum's leader: a wrong
