@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -37,8 +36,9 @@ from statistics import median, quantiles
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.commits import create_topic
+from bench.common import start_tree_broker
 from bench.request_cpu import HEARTBEAT, Connection, join
-from compat.targets import LISTENING, RunningBroker, TargetUnavailable, start_tansu
+from compat.targets import RunningBroker, TargetUnavailable, start_tansu
 
 NEIGHBOUR_TOPIC = "neighbour"
 ADMIN_TIMEOUT_S = 900
@@ -75,34 +75,7 @@ def start_tree(tree: Path, data_dir: Path, partitions: int) -> RunningBroker:
         argv += ["--config", f"controller.max.records.per.batch={partitions}"]
     if '"--console"' in (tree / "shim" / "cli.py").read_text():
         argv += ["--console", "off"]
-    process = subprocess.Popen(
-        argv,
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    output: list[str] = []
-    deadline = time.monotonic() + 120
-    for line in process.stdout:
-        output.append(line.rstrip("\n"))
-        match = LISTENING.search(line)
-        if match:
-            threading.Thread(target=_drain, args=(process, output), daemon=True).start()
-            bootstrap = f"{match.group(1)}:{match.group(2)}"
-            return RunningBroker(name="shim", bootstrap=bootstrap, process=process, output=output)
-        if time.monotonic() > deadline:
-            break
-    process.kill()
-    raise TargetUnavailable("kafka-shim did not start:\n" + "\n".join(output[-20:]))
-
-
-def _drain(process: subprocess.Popen[str], output: list[str]) -> None:
-    assert process.stdout is not None
-    output.extend(line.rstrip("\n") for line in process.stdout)
+    return start_tree_broker(tree, argv)
 
 
 def _process_figures(pid: int) -> tuple[float, int]:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -32,8 +31,9 @@ from pathlib import Path
 from statistics import median, quantiles
 
 from bench.commits import create_topic
+from bench.common import start_tree_broker
 from bench.request_cpu import HEARTBEAT, PRODUCE, Connection, join
-from compat.targets import LISTENING, RunningBroker, TargetUnavailable, start_tansu
+from compat.targets import RunningBroker, TargetUnavailable, start_tansu
 from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
@@ -92,35 +92,7 @@ def start_tree(tree: Path, data_dir: Path) -> RunningBroker:
     ]
     if '"--console"' in (tree / "shim" / "cli.py").read_text():
         argv += ["--console", "off"]  # its fixed port may be taken; older trees have none
-    process = subprocess.Popen(
-        argv,
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    output: list[str] = []
-    deadline = time.monotonic() + 120
-    for line in process.stdout:
-        output.append(line.rstrip("\n"))
-        match = LISTENING.search(line)
-        if match:
-            threading.Thread(target=_drain, args=(process, output), daemon=True).start()
-            bootstrap = f"{match.group(1)}:{match.group(2)}"
-            return RunningBroker(name="shim", bootstrap=bootstrap, process=process, output=output)
-        if time.monotonic() > deadline:
-            break
-    process.kill()
-    raise TargetUnavailable("kafka-shim did not start:\n" + "\n".join(output[-20:]))
-
-
-def _drain(process: subprocess.Popen[str], output: list[str]) -> None:
-    """Keep reading the broker's output, so it never blocks on a full pipe."""
-    assert process.stdout is not None
-    output.extend(line.rstrip("\n") for line in process.stdout)
+    return start_tree_broker(tree, argv)
 
 
 def percentiles(samples: list[float]) -> str:
