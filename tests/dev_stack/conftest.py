@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compat.connect_cluster import ConnectUnavailable, ConnectWorker, jetty_security_jar
+from compat.connect_cluster import ConnectWorker
 from compat.targets import free_port
 from kafka_shim.pytest_plugin import KafkaShim, start_broker
 
@@ -78,13 +78,6 @@ def dev_broker() -> Iterator[KafkaShim]:
 def connect_cluster(
     dev_broker: KafkaShim, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ConnectCluster]:
-    try:
-        jetty_security_jar()
-    except ConnectUnavailable as exc:
-        # Jetty 12's jetty-security comes from the machine image, not from anything .ci/run
-        # installs (compat.connect_cluster): a machine without it cannot run Connect's REST
-        # server, as one without Docker cannot run the container tests.
-        pytest.skip(str(exc))
     cluster = ConnectCluster(dev_broker, tmp_path_factory.mktemp("connect"))
     try:
         yield cluster
