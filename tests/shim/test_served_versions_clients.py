@@ -187,8 +187,10 @@ def test_old_kafka_python_round_trips_and_rebalances(
 @pytest.fixture(scope="module")
 def sarama_client(tmp_path_factory: pytest.TempPathFactory) -> Path:
     go = shutil.which("go")
-    if go is None or not SARAMA.is_dir():
-        pytest.skip("needs Debian's golang-go and golang-github-shopify-sarama-dev (sarama 1.22)")
+    assert go is not None and SARAMA.is_dir(), (
+        "needs Debian's golang-go and golang-github-shopify-sarama-dev (sarama 1.22): "
+        "bash .ci/run installs them"
+    )
     binary = tmp_path_factory.mktemp("sarama") / "sarama_old_client"
     env = {
         "GO111MODULE": "off",
