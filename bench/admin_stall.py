@@ -25,7 +25,6 @@ import argparse
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -106,26 +105,16 @@ def beating(bootstrap: str) -> tuple[Callable[[Callable[[], bool]], Phase], Call
     return during, neighbour.close
 
 
-def _in_background(work: Callable[[], None]) -> threading.Event:
-    finished = threading.Event()
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # reported once the phase ends
-            failure.append(exc)
-        finally:
-            finished.set()
-
-    threading.Thread(target=run, daemon=True).start()
-    finished.failure = failure  # type: ignore[attr-defined]
-    return finished
-
-
-def _settle(futures: Mapping[str, Future[None]]) -> None:
+def _settle(futures: Mapping[str, Future[None]], what: str) -> None:
+    """Raise the first failure among the admin request's answered `futures`."""
     for future in futures.values():
-        future.result(timeout=ADMIN_TIMEOUT_S)
+        failure = future.exception(timeout=0)
+        if failure is not None:
+            raise RuntimeError(f"the {what} request failed: {failure!r}") from failure
+
+
+def _answered(futures: Mapping[str, Future[None]]) -> Callable[[], bool]:
+    return lambda: all(future.done() for future in futures.values())
 
 
 def one_round(
@@ -143,22 +132,16 @@ def one_round(
     try:
         topics = [NewTopic(name, per_topic, 1) for name in names]
         timeout = {"request_timeout": ADMIN_TIMEOUT_S, "operation_timeout": ADMIN_TIMEOUT_S}
-        created = _in_background(lambda: _settle(admin.create_topics(topics, **timeout)))
-        create = during(created.is_set)
-        _raise_failure(created, "create")
+        created = admin.create_topics(topics, **timeout)
+        create = during(_answered(created))
+        _settle(created, "create")
         between()
-        deleted = _in_background(lambda: _settle(admin.delete_topics(names, **timeout)))
-        delete = during(lambda: deleted.is_set() and gone())
-        _raise_failure(deleted, "delete")
+        deleted = admin.delete_topics(names, **timeout)
+        delete = during(lambda: _answered(deleted)() and gone())
+        _settle(deleted, "delete")
         return Round(create, delete)
     finally:
         close()
-
-
-def _raise_failure(finished: threading.Event, what: str) -> None:
-    failure = finished.failure  # type: ignore[attr-defined]
-    if failure:
-        raise RuntimeError(f"the {what} request failed: {failure[0]!r}") from failure[0]
 
 
 def run_shim(tree: Path, args: argparse.Namespace) -> Round:
