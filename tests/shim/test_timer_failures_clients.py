@@ -10,8 +10,6 @@ so the timer task sleeps rather than spins) and the broker goes on answering cli
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 
 import pytest
 from confluent_kafka import Producer
@@ -20,17 +18,11 @@ from confluent_kafka.admin import AdminClient
 from kafka_shim.shim.config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from kafka_shim.storage.durability import wall_clock_ms
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.clients
 
 PAST_KAFKA_TIMESTAMPS_MS = 1 << 64  # no int64 holds it
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def test_a_transaction_timeout_that_cannot_be_written_is_logged_and_the_broker_serves_on(
@@ -52,7 +44,11 @@ def test_a_transaction_timeout_that_cannot_be_written_is_logged_and_the_broker_s
         jump_ms[0] = PAST_KAFKA_TIMESTAMPS_MS  # the open transaction's timeout is now long past
 
         failures = thread.broker.timer_failures.failures
-        wait_for(lambda: thread.call(lambda: failures.get("transaction deadline", 0)) >= 1)
+        wait_until(
+            lambda: thread.call(lambda: failures.get("transaction deadline", 0)) >= 1,
+            "the transaction deadline failed",
+            deadline_s=15,
+        )
         broker = thread.broker
         # The failed abort is retried DEADLINE_RETRY_MS of broker time later: nothing is due.
         assert thread.call(lambda: (broker.watch_deadlines() or 0) > broker.clock())
