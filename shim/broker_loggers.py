@@ -14,9 +14,10 @@ The resource is the broker's node id.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
+from kafka_shim.shim.dynamic_configs import AlterError
 
 ROOT = "root"
 
@@ -53,9 +54,6 @@ VALID_LEVELS = ", ".join(sorted(_LEVELS))
 
 log = logging.getLogger("kafka_shim.server")
 
-SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-_OPERATION_NAMES = {APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
-
 
 def _python_logger(kafka_name: str) -> logging.Logger:
     return logging.getLogger(KAFKA_LOGGERS[kafka_name] or None)
@@ -71,54 +69,48 @@ def levels() -> dict[str, str]:
     return {name: level_name(_python_logger(name).getEffectiveLevel()) for name in KAFKA_LOGGERS}
 
 
-@dataclass(frozen=True)
-class LoggerRefusal(Exception):
-    code: ErrorCode
-    message: str
-
-
 def check_node(resource_name: str, node_id: int) -> None:
     """RuntimeLoggerManager.validateResourceNameIsNodeId (its message names the expected id
     twice, as Kafka's does)."""
     try:
         number = int(resource_name)
     except ValueError:
-        raise LoggerRefusal(
+        raise AlterError(
             ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}"
         ) from None
     if number != node_id:
         message = f"Unexpected node id. Expected {node_id}, but received {node_id}"
-        raise LoggerRefusal(ErrorCode.INVALID_REQUEST, message)
+        raise AlterError(ErrorCode.INVALID_REQUEST, message)
 
 
 def _exists(name: str) -> None:
     if name not in KAFKA_LOGGERS:
-        raise LoggerRefusal(ErrorCode.INVALID_CONFIG, f"Logger {name} does not exist!")
+        raise AlterError(ErrorCode.INVALID_CONFIG, f"Logger {name} does not exist!")
 
 
 def validate(operation: int, name: str, level: str | None) -> None:
-    """RuntimeLoggerManager.validateLogLevelConfigs for one change: LoggerRefusal if refused."""
-    if operation == SET:
+    """RuntimeLoggerManager.validateLogLevelConfigs for one change: AlterError if refused."""
+    if operation == AlterConfigOp.SET:
         _exists(name)
         if level not in _LEVELS:
-            raise LoggerRefusal(
+            raise AlterError(
                 ErrorCode.INVALID_CONFIG,
                 f"Cannot set the log level of {name} to {level} as it is not a supported log level. "
                 f"Valid log levels are {VALID_LEVELS}",
             )
-    elif operation == DELETE:
+    elif operation == AlterConfigOp.DELETE:
         _exists(name)
         if name == ROOT:
-            raise LoggerRefusal(
+            raise AlterError(
                 ErrorCode.INVALID_REQUEST, f"Removing the log level of the {ROOT} logger is not allowed"
             )
-    elif operation in _OPERATION_NAMES:
-        raise LoggerRefusal(
+    elif operation in (AlterConfigOp.APPEND, AlterConfigOp.SUBTRACT):
+        raise AlterError(
             ErrorCode.INVALID_REQUEST,
-            f"{_OPERATION_NAMES[operation]} operation is not allowed for the BROKER_LOGGER resource",
+            f"{AlterConfigOp(operation).name} operation is not allowed for the BROKER_LOGGER resource",
         )
     else:
-        raise LoggerRefusal(
+        raise AlterError(
             ErrorCode.INVALID_REQUEST,
             f"Unknown operation type {operation} is not allowed for the BROKER_LOGGER resource",
         )
@@ -127,7 +119,7 @@ def validate(operation: int, name: str, level: str | None) -> None:
 def apply(operation: int, name: str, level: str | None) -> None:
     """A validated change, logged at WARN as Kafka logs it."""
     logger = _python_logger(name)
-    if operation == SET:
+    if operation == AlterConfigOp.SET:
         assert level is not None
         logger.setLevel(_LEVELS[level])
         log.warning("Updated the log level of %s to %s", name, level)

@@ -219,7 +219,7 @@ def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> t
         broker_loggers.check_node(resource.resource_name, ctx.node_id)
         for change in resource.configs:
             broker_loggers.validate(change.config_operation, change.name, change.value)
-    except broker_loggers.LoggerRefusal as refusal:
+    except AlterError as refusal:
         return refusal.code, refusal.message
     if not validate_only:
         for change in resource.configs:
