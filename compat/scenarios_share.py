@@ -7,7 +7,6 @@ exactly one member, and a record released at its first delivery (compat.schema
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from dataclasses import replace
@@ -99,7 +98,6 @@ def start_member(context: Context, command: Command) -> DriverProcess:
 def wait_until_all_accepted(members: list[DriverProcess]) -> None:
     """Until the members together accepted every record, or SHARE_DEADLINE_S (AssertionError)."""
     deadline = time.monotonic() + SHARE_DEADLINE_S
-    woken = threading.Event()
     while True:
         accepted = {
             str(o.fields["value"])
@@ -114,7 +112,7 @@ def wait_until_all_accepted(members: list[DriverProcess]) -> None:
         assert time.monotonic() < deadline, (
             f"{len(accepted)} of {SHARE_MESSAGES} accepted in {SHARE_DEADLINE_S}s"
         )
-        woken.wait(0.2)  # re-check: the members' observations arrive on their reader threads
+        time.sleep(0.2)  # re-check: the members' observations arrive on their reader threads
 
 
 def acknowledged_as_the_schema_says(observation: Observation) -> bool:
