@@ -404,6 +404,10 @@ class TopicStore:
         new = self.reserve_topic(
             name, num_partitions, configs, replication_factor=replication_factor, assignment=assignment
         )
+        return self._make_and_commit(new)
+
+    def _make_and_commit(self, new: NewPartitions) -> Topic:
+        """`new`'s logs made and recorded here and now; its reservation given up on failure."""
         try:
             self.make([new])
         except StorageError:
@@ -485,14 +489,7 @@ class TopicStore:
 
     def add_partitions(self, name: str, count: int, assignment: Replicas | None = None) -> Topic:
         """Grow topic `name` to `count` partitions here and now (see `reserve_growth`)."""
-        new = self.reserve_growth(name, count, assignment)
-        try:
-            self.make([new])
-        except StorageError:
-            self.release([new])
-            raise
-        self.commit([new])
-        return new.topic
+        return self._make_and_commit(self.reserve_growth(name, count, assignment))
 
     def set_replicas(self, name: str, replicas: Replicas) -> Topic:
         """Topic `name`'s partitions now have `replicas` (a completed reassignment)."""
