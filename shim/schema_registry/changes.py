@@ -4,6 +4,7 @@ once they are durable (shim.schema_registry.store), with Confluent's answers and
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kafka_shim.shim.schema_registry import compatibility, errors, records
@@ -106,10 +107,7 @@ async def delete_version(registry: Registry, subject: str, version: int, permane
         if permanent:
             await registry.store.write([(key, None)])
         else:
-            deleted = SchemaValue(
-                subject, value.version, value.id, value.schema, value.schema_type, value.references, True
-            )
-            await registry.store.write([(key, deleted.encode())])
+            await registry.store.write([(key, replace(value, deleted=True).encode())])
     return value.version
 
 

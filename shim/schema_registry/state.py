@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 
 from kafka_shim.shim.schema_registry import records
 from kafka_shim.shim.schema_registry.records import Key, RecordError, SchemaValue
@@ -53,7 +54,7 @@ class RegistryState:
             upto = records.decode_fields(raw_value).get("version")
             for version, value in list(self.subjects.get(key.subject, {}).items()):
                 if isinstance(upto, int) and version <= upto and not value.deleted:
-                    self._put(_deleted(value))
+                    self._put(replace(value, deleted=True))
         elif key.keytype == records.CLEAR_SUBJECT and raw_value is not None and key.subject is not None:
             for version, value in list(self.subjects.get(key.subject, {}).items()):
                 if value.deleted:
@@ -125,9 +126,3 @@ class RegistryState:
 
     def mode(self, subject: str | None) -> str | None:
         return self.modes.get(subject)
-
-
-def _deleted(value: SchemaValue) -> SchemaValue:
-    return SchemaValue(
-        value.subject, value.version, value.id, value.schema, value.schema_type, value.references, True
-    )
