@@ -17,7 +17,7 @@ import logging
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
-from kafka_shim.shim.dynamic_configs import AlterError
+from kafka_shim.shim.dynamic_configs import AlterError, node_number
 
 ROOT = "root"
 
@@ -72,13 +72,7 @@ def levels() -> dict[str, str]:
 def check_node(resource_name: str, node_id: int) -> None:
     """RuntimeLoggerManager.validateResourceNameIsNodeId (its message names the expected id
     twice, as Kafka's does)."""
-    try:
-        number = int(resource_name)
-    except ValueError:
-        raise AlterError(
-            ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}"
-        ) from None
-    if number != node_id:
+    if node_number(resource_name, "Node") != node_id:
         message = f"Unexpected node id. Expected {node_id}, but received {node_id}"
         raise AlterError(ErrorCode.INVALID_REQUEST, message)
 

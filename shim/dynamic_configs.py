@@ -37,17 +37,22 @@ def changes_while_running(setting: Setting) -> bool:
     return setting.update_mode != "read-only" and (bool(setting.no_effect) or setting.name in _LIVE)
 
 
+def node_number(resource_name: str, noun: str) -> int:
+    """A resource name as the node id it must be: AlterError (INVALID_REQUEST, "<noun> id must
+    be an integer") where it is not one."""
+    try:
+        return int(resource_name)
+    except ValueError:
+        raise AlterError(
+            ErrorCode.INVALID_REQUEST, f"{noun} id must be an integer, but it is: {resource_name}"
+        ) from None
+
+
 def check_scope(scope: str, node_id: int) -> None:
     """Kafka's answers for a BROKER resource name that is neither "" nor this broker's id."""
     if scope == CLUSTER_DEFAULT:
         return
-    try:
-        number = int(scope)
-    except ValueError:
-        raise AlterError(
-            ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {scope}"
-        ) from None
-    if number != node_id:
+    if node_number(scope, "Broker") != node_id:
         raise AlterError(
             ErrorCode.INVALID_REQUEST,
             f"Unexpected broker id, expected {node_id} or empty string, but received {scope}",
