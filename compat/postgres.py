@@ -76,7 +76,9 @@ class ThrowawayPostgres:
         deadline = time.monotonic() + START_DEADLINE_S
         while subprocess.run(self._psql("SELECT 1"), capture_output=True, timeout=10).returncode != 0:
             if self.process.poll() is not None or time.monotonic() > deadline:
-                raise PostgresUnavailable(f"PostgreSQL did not start:\n{self.log_tail()}")
+                failure = PostgresUnavailable(f"PostgreSQL did not start:\n{self.log_tail()}")
+                self.stop()  # the caller holds no cluster to stop: a slow server is not left running
+                raise failure
             time.sleep(0.1)
         return self
 
