@@ -10,24 +10,30 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResource
 from kafka_shim.protocol.messages.list_config_resources import API, CLIENT_METRICS
 from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
-# ConfigResource.Type codes v1 lists, in the order it lists them.
-TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
-LISTED_TYPES = (GROUP, CLIENT_METRICS, BROKER_LOGGER, BROKER, TOPIC)
+# The ConfigResource.Type codes v1 lists, in the order it lists them.
+LISTED_TYPES = (
+    ConfigResource.GROUP,
+    CLIENT_METRICS,
+    ConfigResource.BROKER_LOGGER,
+    ConfigResource.BROKER,
+    ConfigResource.TOPIC,
+)
 
 
 def _names(ctx: RequestContext, resource_type: int) -> list[str]:
     broker = ctx.broker
-    if resource_type == TOPIC:
+    if resource_type == ConfigResource.TOPIC:
         return sorted(topic.name for topic in broker.topics)
-    if resource_type in (BROKER, BROKER_LOGGER):
+    if resource_type in (ConfigResource.BROKER, ConfigResource.BROKER_LOGGER):
         return [str(node_id) for node_id in broker.cluster.registered()]
-    if resource_type == GROUP:
+    if resource_type == ConfigResource.GROUP:
         return sorted(broker.group_configs)
     return []  # CLIENT_METRICS: none kept
 
