@@ -45,9 +45,9 @@ import json
 import logging
 import math
 import urllib.parse
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
 
 import anyio
 from starlette.middleware import Middleware
@@ -62,6 +62,7 @@ from kafka_shim.shim.authorizer import ANONYMOUS, CLUSTER_NAME, AclOperation, Re
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
 
+P = ParamSpec("P")
 log = logging.getLogger("kafka_shim.http")
 audit = logging.getLogger("kafka_shim.authorizer")  # denials, as the Kafka listeners log them
 
@@ -503,21 +504,13 @@ def _replay(body: bytes, then: Receive) -> Receive:
     return receive
 
 
-def guard(
-    broker: Broker,
-    routes: Collection[BaseRoute],
-    surface: str,
-    json_types: Collection[str] = (JSON,),
-    bound_host: str | None = None,
-    max_body_bytes: int = MAX_BODY_BYTES,
-) -> Middleware:
-    """The guard as Starlette middleware for an application serving `routes`."""
-    return Middleware(
-        HttpGuard,
-        broker=broker,
-        routes=routes,
-        surface=surface,
-        json_types=json_types,
-        bound_host=bound_host,
-        max_body_bytes=max_body_bytes,
-    )
+def _middleware(cls: Callable[Concatenate[ASGIApp, P], ASGIApp]) -> Callable[P, Middleware]:
+    def make(*args: P.args, **kwargs: P.kwargs) -> Middleware:
+        return Middleware(cls, *args, **kwargs)
+
+    return make
+
+
+# The guard as Starlette middleware for an application serving `routes`: HttpGuard's parameters
+# after `app`.
+guard = _middleware(HttpGuard)
