@@ -562,11 +562,15 @@ class TransactionCoordinator:
 
     def _expire(self, now: int) -> None:
         """Forget transactional ids idle for transactional.id.expiration.ms (a tombstone each)."""
-        for meta in self._expirable(now):
+        self._forget(self._expirable(now), now)
+        self._schedule_expiration(now)
+
+    def _forget(self, expired: Iterable[TransactionMetadata], now: int) -> None:
+        """The ids `expired` are gone: dead, dropped, a tombstone each."""
+        for meta in expired:
             meta.transition(TxnState.DEAD, now)
             del self._txns[meta.transactional_id]
             self._records.append(TransactionRecord(meta.transactional_id, None))
-        self._schedule_expiration(now)
 
     def _make_room(self, now: int) -> bool:
         """Room for one more id under transactional.id.max.count. Kafka keeps ids until
@@ -582,10 +586,7 @@ class TransactionCoordinator:
             return True
         wanted = len(self._txns) - cap + max(1, int(cap * EVICTED_SHARE))
         idle = (meta for meta in self._txns.values() if meta.state in EXPIRABLE)
-        for meta in heapq.nsmallest(wanted, idle, key=lambda meta: meta.last_update_ms):
-            meta.transition(TxnState.DEAD, now)
-            del self._txns[meta.transactional_id]
-            self._records.append(TransactionRecord(meta.transactional_id, None))
+        self._forget(heapq.nsmallest(wanted, idle, key=lambda meta: meta.last_update_ms), now)
         return len(self._txns) < cap
 
     def _expirable(self, now: int) -> list[TransactionMetadata]:
