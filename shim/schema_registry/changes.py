@@ -43,12 +43,12 @@ async def register(registry: Registry, subject: str, body: Any) -> dict[str, Any
         identity = (request.schema_type, new.canonical(), request.references)
         state = registry.state
         every = state.versions(subject, deleted=True)
-        for value in reversed(state.versions(subject)):
+        live = state.versions(subject)
+        for value in reversed(live):
             if registry.identity(value) == identity and request.schema_id in (None, value.id):
                 return {"id": value.id}
         schema_id = _id_for(registry, request, identity)
         if mode != IMPORT:
-            live = state.versions(subject)
             messages = _type_change(live, request.schema_type)
             if not messages:
                 earlier = [registry.parsed_value(v) for v in live]
