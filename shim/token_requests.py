@@ -38,6 +38,15 @@ def principal_fields(principal: str) -> dict[str, Any]:
     return {"principal_type": principal_type, "principal_name": name}
 
 
+def requester_fields(principal: str) -> dict[str, Any]:
+    """A token's requester as the wire's token_requester_principal_type and _name."""
+    fields = principal_fields(principal)
+    return {
+        "token_requester_principal_type": fields["principal_type"],
+        "token_requester_principal_name": fields["principal_name"],
+    }
+
+
 async def change_token(ctx: RequestContext, change: Callable[[int], Outcome]) -> dict[str, Any]:
     """Renew's or expire's answer: refused as Kafka's broker refuses it (expiry -1), else the
     store's outcome; a change it cannot write is KAFKA_STORAGE_ERROR and changes nothing."""

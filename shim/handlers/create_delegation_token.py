@@ -12,7 +12,12 @@ from kafka_shim.protocol.messages.create_delegation_token import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE, USER_TYPE
-from kafka_shim.shim.token_requests import principal_fields, principal_of, token_request_refusal
+from kafka_shim.shim.token_requests import (
+    principal_fields,
+    principal_of,
+    requester_fields,
+    token_request_refusal,
+)
 
 __all__ = ["API", "handle"]
 
@@ -26,8 +31,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     answer: dict[str, Any] = {
         "throttle_time_ms": 0,
         **principal_fields(owner),
-        "token_requester_principal_type": principal_fields(requester)["principal_type"],
-        "token_requester_principal_name": principal_fields(requester)["principal_name"],
+        **requester_fields(requester),
     }
     # The broker's own refusals (CreateDelegationTokenResponse.prepareResponse) carry -1
     # timestamps; the controller's (no secret key) the schema's zeros.

@@ -12,7 +12,12 @@ from kafka_shim.protocol.messages.describe_delegation_token import API
 from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.delegation_tokens import Token
-from kafka_shim.shim.token_requests import principal_fields, principal_of, token_request_refusal
+from kafka_shim.shim.token_requests import (
+    principal_fields,
+    principal_of,
+    requester_fields,
+    token_request_refusal,
+)
 
 __all__ = ["API", "handle"]
 
@@ -28,11 +33,9 @@ def _visible(ctx: RequestContext, token: Token, owners: list[str] | None) -> boo
 
 
 def _described(ctx: RequestContext, token: Token) -> dict[str, Any]:
-    requester = principal_fields(token.requester)
     return {
         **principal_fields(token.owner),
-        "token_requester_principal_type": requester["principal_type"],
-        "token_requester_principal_name": requester["principal_name"],
+        **requester_fields(token.requester),
         "issue_timestamp": token.issue_ms,
         "expiry_timestamp": token.expiry_ms,
         "max_timestamp": token.max_ms,
