@@ -53,18 +53,20 @@ def broker(certs: dict[str, Path]) -> Iterator[BrokerThread]:
     started.stop()
 
 
-def status(broker: BrokerThread, certs: dict[str, Path], user: str | None, password: str = "") -> int:
-    url = f"{broker.server.console_urls[0]}/console/api/overview"
-    request = urllib.request.Request(url)
+def get(
+    broker: BrokerThread, certs: dict[str, Path], path: str, user: str | None, password: str = ""
+) -> tuple[int, bytes]:
+    """Status and body of a GET of `path` over TLS, with HTTP Basic credentials unless `user` is None."""
+    request = urllib.request.Request(f"{broker.server.console_urls[0]}{path}")
     if user is not None:
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
     context = ssl.create_default_context(cafile=str(certs["ca"]))
     try:
         with urllib.request.urlopen(request, timeout=10, context=context) as response:
-            return int(response.status)
+            return int(response.status), response.read()
     except urllib.error.HTTPError as refused:
-        return refused.code
+        return refused.code, refused.read()
 
 
 @pytest.mark.parametrize(
@@ -81,7 +83,7 @@ def test_logins_over_tls(
     broker: BrokerThread, certs: dict[str, Path], user: str | None, password: str, expected: int
 ) -> None:
     assert broker.server.console_urls[0].startswith("https://")
-    assert status(broker, certs, user, password) == expected
+    assert get(broker, certs, "/console/api/overview", user, password)[0] == expected
 
 
 def test_plain_http_is_not_served(broker: BrokerThread) -> None:
@@ -114,20 +116,6 @@ def test_plaintext_console_is_authorized_as_anonymous() -> None:
             assert response.status == 200
     finally:
         thread.stop()
-
-
-def get(
-    broker: BrokerThread, certs: dict[str, Path], path: str, user: str, password: str
-) -> tuple[int, bytes]:
-    request = urllib.request.Request(f"{broker.server.console_urls[0]}{path}")
-    token = base64.b64encode(f"{user}:{password}".encode()).decode()
-    request.add_header("Authorization", f"Basic {token}")
-    context = ssl.create_default_context(cafile=str(certs["ca"]))
-    try:
-        with urllib.request.urlopen(request, timeout=10, context=context) as response:
-            return int(response.status), response.read()
-    except urllib.error.HTTPError as refused:
-        return refused.code, refused.read()
 
 
 def test_describe_on_the_cluster_reads_no_records(broker: BrokerThread, certs: dict[str, Path]) -> None:
