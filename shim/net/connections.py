@@ -208,7 +208,8 @@ class Connections:
                 response = await handle_frame(ctx, frame)
                 server.wake_timers_if_sooner()
                 if ctx.sasl is not None:
-                    await gate.delay_failed_login(broker, ctx)
+                    if ctx.sasl.failure is not None:  # no coroutine per request once logged in
+                        await gate.delay_failed_login(broker, ctx)
                     if ctx.sasl.authenticated:
                         reader.max_frame = config.max_request_bytes
                         reader.max_frame_setting = "socket.request.max.bytes"
