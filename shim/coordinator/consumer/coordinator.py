@@ -374,11 +374,12 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
         """Kafka's handleRegularExpressionsResult: every regex in use recorded with what it
         matches now; the group epoch moves if one matches other topics or the metadata moved."""
         group.regex_resolution_pending = False
-        if not group.used_regexes():
+        used = group.used_regexes()
+        if not used:
             return  # its members left or changed their minds meanwhile
         names = list(topics.names())
         changed = False
-        for regex in sorted(group.used_regexes()):
+        for regex in sorted(used):
             matched = subscriptions.matching(regex, names)
             changed = changed or group.resolved_regexes.get(regex) != matched
             group.resolve(regex, matched)
