@@ -112,6 +112,15 @@ def _spellings(name: str) -> list[str]:
     return [name, *coarser]
 
 
+def _dynamic_levels(broker: Broker) -> tuple[tuple[str, ConfigSource], ...]:
+    """The scopes of dynamic broker configs, most specific first, with their config source:
+    this broker's own, then the cluster default."""
+    return (
+        (broker.dynamic_configs.own_scope, ConfigSource.DYNAMIC_BROKER_CONFIG),
+        (CLUSTER_DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
+    )
+
+
 def broker_synonyms(broker: Broker, name: str) -> list[Synonym]:
     """Kafka's ConfigHelper.configSynonyms: every level that sets broker config `name` under
     any of its spellings (this broker's dynamic values, the cluster defaults, the values it
@@ -121,10 +130,7 @@ def broker_synonyms(broker: Broker, name: str) -> list[Synonym]:
     spellings = [n for n in _spellings(name) if n in BROKER_SETTINGS]
     dynamic, static = broker.dynamic_configs, broker.static_config
     levels: list[Synonym] = []
-    for scope, source in (
-        (dynamic.own_scope, ConfigSource.DYNAMIC_BROKER_CONFIG),
-        (CLUSTER_DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
-    ):
+    for scope, source in _dynamic_levels(broker):
         values = dynamic.get(scope)
         levels += [(n, values[n], source) for n in spellings if n in values]
     # The ms form takes its value from a coarser form that was set (log.retention.hours):
@@ -181,14 +187,10 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
 def _custom_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
     """A dynamic config Kafka does not know, kept as Kafka keeps it and described as Kafka's
     ConfigHelper does: of no known type, so sensitive (value null), read-only, type UNKNOWN."""
-    dynamic = broker.dynamic_configs
     levels = [
         source
-        for scope, source in (
-            (dynamic.own_scope, ConfigSource.DYNAMIC_BROKER_CONFIG),
-            (CLUSTER_DEFAULT, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG),
-        )
-        if name in dynamic.get(scope) and (not cluster_default or scope == CLUSTER_DEFAULT)
+        for scope, source in _dynamic_levels(broker)
+        if name in broker.dynamic_configs.get(scope) and (not cluster_default or scope == CLUSTER_DEFAULT)
     ]
     return {
         "name": name,
