@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from compat.targets import LISTENING, TARGETS, Broker, RunningBroker, TargetUnavailable
+from compat.targets import TARGETS, Broker, RunningBroker, TargetUnavailable, launch
 
 BROKERS = ("shim", "tansu")
 T = TypeVar("T")
@@ -70,32 +67,4 @@ def print_row(label: str, results: dict[str, float], unit: str, higher_is_better
 def start_tree_broker(tree: Path, argv: list[str]) -> RunningBroker:
     """The broker of checkout `tree` (a before/after comparison), started with `argv` (the
     interpreter and `-m kafka_shim` first), once it says where it listens."""
-    process = subprocess.Popen(
-        argv,
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    output: list[str] = []
-    deadline = time.monotonic() + 120
-    for line in process.stdout:
-        output.append(line.rstrip("\n"))
-        match = LISTENING.search(line)
-        if match:
-            threading.Thread(target=_drain, args=(process, output), daemon=True).start()
-            bootstrap = f"{match.group(1)}:{match.group(2)}"
-            return RunningBroker(name="shim", bootstrap=bootstrap, process=process, output=output)
-        if time.monotonic() > deadline:
-            break
-    process.kill()
-    raise TargetUnavailable("kafka-shim did not start:\n" + "\n".join(output[-20:]))
-
-
-def _drain(process: subprocess.Popen[str], output: list[str]) -> None:
-    """Keep reading the broker's output, so it never blocks on a full pipe."""
-    assert process.stdout is not None
-    output.extend(line.rstrip("\n") for line in process.stdout)
+    return launch("shim", argv, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})

@@ -112,8 +112,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def launch(name: str, argv: list[str], timeout_s: float = 120.0) -> RunningBroker:
-    """Start `argv` and wait for its "listening on HOST:PORT" line (stdout or stderr).
+def launch(
+    name: str,
+    argv: list[str],
+    timeout_s: float = 120.0,
+    cwd: Path = REPO_ROOT,
+    env: dict[str, str] | None = None,
+) -> RunningBroker:
+    """Start `argv` (in `cwd`, with `env`, this process's by default) and wait for its
+    "listening on HOST:PORT" line (stdout or stderr).
 
     The wait ends as soon as the line appears; the bound is generous because a 2-core CI machine at
     load ~25 was seen taking over 30 s to import and start a Python broker."""
@@ -123,7 +130,8 @@ def launch(name: str, argv: list[str], timeout_s: float = 120.0) -> RunningBroke
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        cwd=REPO_ROOT,
+        cwd=cwd,
+        env=env,
     )
     output: list[str] = []
     found = threading.Event()
