@@ -54,6 +54,8 @@ class Registry:
         self.store = store
         self.default_level = default_level
         self._parsed: dict[tuple[str, str, tuple[Reference, ...]], ParsedSchema] = {}
+        # The canonical text of each parsed schema: a registration compares it with every id's.
+        self._canonical: dict[tuple[str, str, tuple[Reference, ...]], str] = {}
 
     @property
     def state(self) -> RegistryState:
@@ -88,6 +90,7 @@ class Registry:
                 raise errors.invalid_schema(f"of type {schema_type}: {exc}") from exc
             if len(self._parsed) > 10_000:  # bounded: a registry of more re-parses some
                 self._parsed.clear()
+                self._canonical.clear()
             self._parsed[key] = known
         return known
 
@@ -96,7 +99,11 @@ class Registry:
 
     def identity(self, value: SchemaValue) -> tuple[str, str, tuple[Reference, ...]]:
         """What makes two registrations the same schema: type, canonical form, references."""
-        return (value.schema_type, self.parsed_value(value).canonical(), value.references)
+        key = (value.schema_type, value.schema, value.references)
+        canonical = self._canonical.get(key)
+        if canonical is None:
+            canonical = self._canonical[key] = self.parsed(*key).canonical()
+        return (value.schema_type, canonical, value.references)
 
     # -- reads -----------------------------------------------------------------------------
 
