@@ -20,6 +20,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from testcontainers.core.network import Network
 
 from kafka_shim.testcontainers import NETWORK_PORT, KafkaShimContainer
+from tests.helpers import wait_until
 from tests.wire import WireClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -182,8 +183,7 @@ def test_the_default_command_serves_the_hosts_port_9092_with_no_flags(image: str
         produce("localhost:9092", topic, [b"no flags"])
         assert consume("localhost:9092", topic, "g", 1) == [b"no flags"]
         # The console loads after the first Kafka answer: wait for its line, naming the bound address.
-        while "console on" not in container.logs().decode() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: "console on" in container.logs().decode(), "the console's line", deadline_s=30)
         assert "console on http://0.0.0.0:8080/console" in container.logs().decode()
         url = f"http://localhost:{console_port}/console/api/overview"
         with urllib.request.urlopen(url, timeout=10) as answer:
