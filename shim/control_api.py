@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.shim.authorization import ALTER, CLUSTER, Rule, whole
 from kafka_shim.shim.cluster import ClusterError, ClusterNotFound, coordinator_key
 from kafka_shim.shim.faults import FaultSpecError
+from kafka_shim.shim.http_guard import INT32_MAX
 
 if TYPE_CHECKING:
     from kafka_shim.shim.net.server import Server
@@ -207,9 +208,6 @@ def move_coordinator(server: Server, request: ControlRequest) -> Any:
         key_type, key = coordinator_key(body.get("group"), body.get("transactional_id"))
         cluster.move_coordinator(key_type, key, node)
         return {"node": cluster.coordinator(key_type, key)}
-
-
-INT32_MAX = (1 << 31) - 1  # Kafka's node ids and partition indexes are int32s
 
 
 def _node(body: Any) -> int:

@@ -73,6 +73,7 @@ MAX_BODY_BYTES = 1 << 20  # what any control or console request needs, many time
 REALM = 'Basic realm="kafka-shim", charset="UTF-8"'
 # Kafka's longs: a JSON integer outside them is no offset, timestamp or count of anything.
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+INT32_MAX = (1 << 31) - 1  # Kafka's node ids and partition indexes
 # Key derivations at once per surface (each costs milliseconds of CPU in a worker thread).
 LOGIN_THREADS = 4
 ACCESS = "kafka_shim_access"  # the attribute a declared route carries its Access in

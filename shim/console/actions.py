@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim import views
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.shim.http_guard import INT32_MAX
 from kafka_shim.shim.partitions.delete import delete_records as delete_partition_records
 
 if TYPE_CHECKING:
@@ -26,10 +27,6 @@ class ActionRefused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-# An int32 of Kafka's (a partition index); offsets are longs, which the guard's JSON bounds.
-INT32_MAX = (1 << 31) - 1
 
 
 def field(body: Any, name: str, kind: type, default: Any = None) -> Any:
