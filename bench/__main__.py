@@ -32,6 +32,7 @@ from pathlib import Path
 from statistics import median
 
 from bench.common import BROKERS, measure_interleaved, process_cpu_s, running
+from bench.startup import shim_tree
 from compat.targets import REPO_ROOT, Broker, RunningBroker, TargetUnavailable
 
 DOC = REPO_ROOT / "docs" / "performance.md"
@@ -199,11 +200,10 @@ SECTIONS: dict[str, Callable[[Sizes], list[Row]]] = {
 
 def commit() -> str:
     """The commit measured, marked when the tree has changes beyond it."""
-    tree = os.environ.get("PYTHONPATH") if os.environ.get("PYTHONSAFEPATH") else None
+    tree = shim_tree()
 
     def git(*args: str) -> str:
-        where = tree or REPO_ROOT
-        return subprocess.run(["git", *args], cwd=where, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD") or "unknown"
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "shim", "protocol", "storage")
