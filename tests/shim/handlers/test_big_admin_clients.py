@@ -64,9 +64,7 @@ def neighbour_is_served(broker: BrokerThread) -> None:
     with WireClient(broker.bootstrap, timeout_s=10) as neighbour:
         for serial in range(NEIGHBOUR_REQUESTS):
             if serial % 2:
-                answer = neighbour.request(
-                    API_VERSIONS, 3, {"client_software_name": "n", "client_software_version": "1"}
-                )
+                answer = neighbour.request(API_VERSIONS, 3, SOFTWARE)
             else:
                 answer = neighbour.request(METADATA, 12, {"topics": [], "allow_auto_topic_creation": False})
             assert getattr(answer, "error_code", 0) == 0
