@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -153,8 +154,7 @@ class GroupJournal:
     @staticmethod
     def _same_routine(events: deque[GroupEvent], kind: str, member_id: str, detail: str) -> GroupEvent | None:
         """The member's latest event of this routine request, if only routine ones came since."""
-        for index in range(len(events) - 1, max(len(events) - _FOLD_WINDOW, 0) - 1, -1):
-            event = events[index]
+        for event in islice(reversed(events), _FOLD_WINDOW):
             if not event.routine:
                 return None
             if event.member_id == member_id and event.detail == detail and event.kind == kind:
