@@ -108,7 +108,7 @@ def test_the_clock_stops_at_the_end_of_kafkas_range(broker: BrokerThread) -> Non
     assert status == 400 and "timestamp range" in text
 
 
-def make(tmp: Path, *extra: str, protocol: str = "SASL_PLAINTEXT") -> BrokerThread:
+def make(*extra: str, protocol: str = "SASL_PLAINTEXT") -> BrokerThread:
     argv = ["--memory", "--listeners", f"{protocol}://127.0.0.1:0", "--control", "127.0.0.1:0"]
     argv += ["--user", "admin:admin-secret", "--user", "bob:bob-secret"]
     argv += ["--config", f"listener.security.protocol.map={protocol}:{protocol}", *extra]
@@ -121,11 +121,9 @@ def run_ctl(url: str, user: str | None, password: str, monkeypatch: pytest.Monke
 
 
 def test_under_sasl_and_an_authorizer_only_alter_on_the_cluster_controls(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    thread = make(
-        tmp_path, "--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin"
-    )
+    thread = make("--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin")
     try:
         url = thread.server.control_urls[0]
         assert run_ctl(url, None, "", monkeypatch) == 1
@@ -149,9 +147,9 @@ def test_under_sasl_and_an_authorizer_only_alter_on_the_cluster_controls(
 
 
 def test_under_sasl_without_an_authorizer_any_sasl_user_controls(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    thread = make(tmp_path)
+    thread = make()
     try:
         url = thread.server.control_urls[0]
         assert run_ctl(url, None, "", monkeypatch) == 1
@@ -165,7 +163,6 @@ def test_over_tls_the_endpoint_is_https_with_the_listeners_keystore(
 ) -> None:
     certs = write_dev_certs(tmp_path, ("localhost", "127.0.0.1"), "client", 2)
     thread = make(
-        tmp_path,
         "--config", f"ssl.keystore.location={certs['broker']}",
         "--config", f"ssl.truststore.location={certs['ca']}",
         protocol="SASL_SSL",
