@@ -35,7 +35,7 @@ from statistics import median, quantiles
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from bench.commits import create_topic
-from bench.common import start_tree_broker
+from bench.common import cli_source, start_tree_broker
 from bench.request_cpu import HEARTBEAT, Connection, join
 from compat.targets import RunningBroker, TargetUnavailable, start_tansu
 
@@ -69,10 +69,10 @@ def start_tree(tree: Path, data_dir: Path, partitions: int) -> RunningBroker:
     raised to `partitions` where the tree has one."""
     argv = [sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(data_dir)]
     argv += ["--log-level", "WARNING"]
-    settings = (tree / "protocol" / "settings.py").read_text()
+    settings = (tree / "kafka_shim" / "protocol" / "settings.py").read_text()
     if '"controller.max.records.per.batch"' in settings:
         argv += ["--config", f"controller.max.records.per.batch={partitions}"]
-    if '"--console"' in (tree / "shim" / "cli.py").read_text():
+    if '"--console"' in cli_source(tree):
         argv += ["--console", "off"]
     return start_tree_broker(tree, argv)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from statistics import median, quantiles
 
 from bench.commits import create_topic
-from bench.common import start_tree_broker
+from bench.common import cli_source, start_tree_broker
 from bench.request_cpu import HEARTBEAT, PRODUCE, Connection, join
 from compat.targets import RunningBroker, TargetUnavailable, start_tansu
 from kafka_shim.protocol.record_codec import Record, build_batch
@@ -90,7 +90,7 @@ def start_tree(tree: Path, data_dir: Path) -> RunningBroker:
         "--config",
         "log.retention.check.interval.ms=1000",
     ]
-    if '"--console"' in (tree / "shim" / "cli.py").read_text():
+    if '"--console"' in cli_source(tree):
         argv += ["--console", "off"]  # its fixed port may be taken; older trees have none
     return start_tree_broker(tree, argv)
 

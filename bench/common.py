@@ -68,3 +68,11 @@ def start_tree_broker(tree: Path, argv: list[str]) -> RunningBroker:
     """The broker of checkout `tree` (a before/after comparison), started with `argv` (the
     interpreter and `-m kafka_shim` first), once it says where it listens."""
     return launch("shim", argv, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+
+
+def cli_source(tree: Path) -> str:
+    """The command line's source in checkout `tree`, to ask which flags that version has: one
+    module, or a package of them since the command line got a room of its own."""
+    shim = tree / "kafka_shim" / "shim"  # a link to the top-level shim/ in older checkouts
+    files = [shim / "cli.py"] if (shim / "cli.py").exists() else sorted((shim / "cli").glob("*.py"))
+    return "".join(f.read_text() for f in files)

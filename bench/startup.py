@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
-from bench.common import print_row, process_cpu_s
+from bench.common import cli_source, print_row, process_cpu_s
 from compat.targets import REPO_ROOT, free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
@@ -48,8 +48,10 @@ def installed_like_env(tree: Path) -> dict[str, str]:
     """Start the broker as a pip-installed one starts: with its bytecode
     compiled (pip compiles at install), not recompiling every module from
     source, which PYTHONDONTWRITEBYTECODE in some environments would force."""
-    for layer in ("protocol", "shim", "storage"):
-        compileall.compile_dir(tree / layer, quiet=1)
+    # Older checkouts link kafka_shim/<layer> to top-level folders, which compileall skips.
+    for folder in ("kafka_shim", "protocol", "shim", "storage"):
+        if (tree / folder).is_dir():
+            compileall.compile_dir(tree / folder, quiet=1)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if tree != REPO_ROOT:  # PYTHONSAFEPATH: `python -m` would import this checkout first
         env.update({"PYTHONPATH": str(tree), "PYTHONSAFEPATH": "1"})
@@ -91,7 +93,7 @@ def shim_argv(tree: Path, port: int, console: bool = True, data_dir: Path | None
     storage = ["--memory"] if data_dir is None else ["--data-dir", str(data_dir)]
     argv = [sys.executable, "-m", "kafka_shim", *storage, "--host", "127.0.0.1", "--port", str(port)]
     argv += ["--console", "127.0.0.1:0" if console else "off"]
-    if '"--schema-registry"' in (tree / "shim" / "cli.py").read_text():  # older ones have none
+    if '"--schema-registry"' in cli_source(tree):  # older ones have none
         argv += ["--schema-registry", "127.0.0.1:0" if console else "off"]
     return argv
 

@@ -35,13 +35,10 @@ def clone_working_tree(target: Path) -> Path:
     listed = run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], REPO_ROOT)
     for name in sorted(set(filter(None, listed.split("\0")))):
         source, copy = REPO_ROOT / name, target / name
-        if not source.is_symlink() and not source.exists():
+        if not source.exists():
             continue  # deleted in the working tree, not yet committed
         copy.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_symlink():  # kafka_shim/protocol -> ../protocol and the other layers
-            copy.symlink_to(os.readlink(source))
-        else:
-            shutil.copy2(source, copy)
+        shutil.copy2(source, copy)
     return target
 
 
