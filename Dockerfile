@@ -29,11 +29,11 @@ USER kafka-shim
 VOLUME /data
 # 9092: clients on the host through `-p 9092:9092`, told to connect to localhost:9092.
 # 19092: other containers on the same Docker network, told the container's own host name.
-# 8080: the web console and /metrics, on every interface of the container (kafka_shim/shim/container.py).
+# 8080: the web console and /metrics, on every interface of the container (kafka_shim/shim/cli/container.py).
 # 9094: the test broker's control endpoint, when started with `--control 0.0.0.0:9094`.
 EXPOSE 9092 19092 8080 8081 9094
 # Configured as apache/kafka's image is: KAFKA_* variables are broker configs (KAFKA_ADVERTISED_LISTENERS,
-# KAFKA_NUM_PARTITIONS, ...); arguments after the image name are added to that (kafka_shim/shim/container.py).
+# KAFKA_NUM_PARTITIONS, ...); arguments after the image name are added to that (kafka_shim/shim/cli/container.py).
 # kafka-shim is PID 1: it stops cleanly on SIGTERM (`docker stop`), flushing /data.
 ENTRYPOINT ["kafka-shim", "container"]
 CMD []

@@ -22,7 +22,7 @@ import trio
 from bench.handle_frame import TOPIC, call, join_alone
 from bench.request_cpu import HEARTBEAT, OFFSET_COMMIT
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.context import TrioRequestContext
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.server import Server

@@ -42,7 +42,7 @@ from bench.request_cpu import (
 )
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.context import TrioRequestContext
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.server import Server

@@ -25,7 +25,7 @@ from bench.commits import commits_per_second
 from bench.common import print_row
 from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog

@@ -32,7 +32,7 @@ from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
 from kafka_shim.protocol.record_codec import Record, build_batch
 from kafka_shim.protocol.records import TRANSACTIONAL_FLAG
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 
 TOPIC = "bench-read-committed"
 RECORDS_PER_TRANSACTION = 10

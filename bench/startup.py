@@ -104,7 +104,7 @@ def data_dir_with_topics(parent: Path, topics: int = DISK_TOPICS) -> Path:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from kafka_shim.shim.config import BrokerConfig
+    from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.server import BrokerThread
 
     data_dir = parent / "data"

@@ -26,7 +26,7 @@ from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
 from compat.targets import Broker as Target
 from kafka_shim.shim.broker import Broker, transaction_config
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionCoordinator

@@ -1,3 +1,3 @@
-from kafka_shim.shim.cli import main
+from kafka_shim.shim.cli.main import main
 
 raise SystemExit(main())

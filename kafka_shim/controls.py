@@ -7,7 +7,7 @@ methods of an in-process broker (shim.net.running.BrokerThread) and of the pytes
     shim.requests(api="OffsetCommit", group="g")[-1].request.topics
 
 Every call runs on the broker's thread between requests (`call`), so it is safe while clients
-are connected. The rule specs and match keys are the control endpoint's (shim.faults). This
+are connected. The rule specs and match keys are the control endpoint's (shim.testbroker.faults). This
 module imports nothing beyond the standard library when loaded: the pytest plugin uses it.
 """
 
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
     from kafka_shim.shim.net.server import Server
-    from kafka_shim.shim.recording import RecordedRequest
+    from kafka_shim.shim.testbroker.recording import RecordedRequest
 
 T = TypeVar("T")
 
@@ -41,7 +41,7 @@ class BrokerControls(ABC):
     # -- fault rules ----------------------------------------------------------------------
 
     def add_fault(self, **spec: Any) -> int:
-        """Add a fault rule (keys as in shim.faults: api, group, topic..., error, times, delay_ms,
+        """Add a fault rule (keys as in shim.testbroker.faults: api, group, topic..., error, times, delay_ms,
         action...); returns its id. FaultSpecError names a bad key or value."""
         return self.call(lambda: self.controlled().faults.add(spec).id)
 
@@ -83,7 +83,7 @@ class BrokerControls(ABC):
 
         return self.call(query)
 
-    # -- several brokers (--brokers N, brokers=N; shim.cluster, docs/cluster.md) ---------------
+    # -- several brokers (--brokers N, brokers=N; shim.testbroker.cluster, docs/cluster.md) ---------------
 
     def stop_broker(self, node_id: int) -> None:
         """Stop broker `node_id`: its connections close, its ports refuse connections, and each
@@ -104,7 +104,7 @@ class BrokerControls(ABC):
     ) -> None:
         """Make `node_id` the coordinator of a group or a transactional id (with the others of
         its internal topic partition): requests to the old one get NOT_COORDINATOR."""
-        from kafka_shim.shim.cluster import coordinator_key
+        from kafka_shim.shim.testbroker.cluster import coordinator_key
 
         key_type, key = coordinator_key(group, transactional_id)
         self.call(lambda: self.controlled().cluster.move_coordinator(key_type, key, node_id))
@@ -115,7 +115,7 @@ class BrokerControls(ABC):
 
     def coordinator(self, *, group: str | None = None, transactional_id: str | None = None) -> int:
         """The broker coordinating a group or a transactional id."""
-        from kafka_shim.shim.cluster import coordinator_key
+        from kafka_shim.shim.testbroker.cluster import coordinator_key
 
         key_type, key = coordinator_key(group, transactional_id)
         return self.call(lambda: self.controlled().cluster.coordinator(key_type, key))

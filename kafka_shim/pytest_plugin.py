@@ -140,7 +140,7 @@ def kafka_text(value: object) -> str:
 
 
 def ini_configs(pytestconfig: pytest.Config) -> dict[str, str]:
-    from kafka_shim.shim.config import ConfigError, parse_assignment
+    from kafka_shim.shim.config.broker_config import ConfigError, parse_assignment
 
     pairs: dict[str, str] = {}
     for line in pytestconfig.getini(INI_OPTION):
@@ -156,7 +156,7 @@ def start_broker(kafka_configs: Mapping[str, object], settings: Mapping[str, Any
     """A started in-memory broker on a free port. `kafka_configs` go by Kafka's names through the
     one config registry; `settings` are BrokerConfig fields, the broker's command-line flags
     (e.g. busy_poll_us, max_request_bytes, data_dir), applied after them."""
-    from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
+    from kafka_shim.shim.config.broker_config import BrokerConfig, apply_kafka_configs
     from kafka_shim.shim.net.running import BrokerThread
 
     fields = {field.name for field in dataclasses.fields(BrokerConfig)}

@@ -18,12 +18,12 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any, TypeVar, cast
 
-from kafka_shim.shim.authorization import RULES
-from kafka_shim.shim.authorizer import ANONYMOUS
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.context import RequestContext, Respond
 from kafka_shim.shim.handlers import handler_for
+from kafka_shim.shim.security.authorization import RULES
+from kafka_shim.shim.security.authorizer import ANONYMOUS
 from kafka_shim.storage.log import PartitionLog
 
 T = TypeVar("T")

@@ -25,10 +25,10 @@ COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coo
 # endpoint, and the command line that runs them).
 NETWORK_SIDE = frozenset(
     {
-        "kafka_shim.shim.cli",
-        "kafka_shim.shim.control_server",
-        "kafka_shim.shim.deferred_http",
-        "kafka_shim.shim.http_server",
+        "kafka_shim.shim.cli.main",
+        "kafka_shim.shim.testbroker.control_server",
+        "kafka_shim.shim.web.deferred_http",
+        "kafka_shim.shim.web.http_server",
         *(
             f"kafka_shim.shim.net.{module}"
             for module in (
@@ -51,14 +51,14 @@ NETWORK_SIDE = frozenset(
 API_AND_WEB = (
     "kafka_shim.shim.handlers",
     "kafka_shim.shim.context",
-    "kafka_shim.shim.views",
-    "kafka_shim.shim.console",
-    "kafka_shim.shim.metrics",
-    "kafka_shim.shim.http_server",
-    "kafka_shim.shim.http_guard",
-    "kafka_shim.shim.deferred_http",
-    "kafka_shim.shim.control_api",
-    "kafka_shim.shim.control_server",
+    "kafka_shim.shim.web.views",
+    "kafka_shim.shim.web.console",
+    "kafka_shim.shim.web.metrics",
+    "kafka_shim.shim.web.http_server",
+    "kafka_shim.shim.web.http_guard",
+    "kafka_shim.shim.web.deferred_http",
+    "kafka_shim.shim.testbroker.control_api",
+    "kafka_shim.shim.testbroker.control_server",
     "kafka_shim.shim.schema_registry",
     "kafka_shim.shim.net",
     "kafka_shim.shim.server",
@@ -73,14 +73,18 @@ KNOWN_CIRCLES = [
     {"kafka_shim.protocol.codegen", "kafka_shim.protocol.schema"},
     # Listener security is imported only by a broker with secured listeners (start-up time);
     # it reads the BrokerConfig it checks, and raises config's ConfigError.
-    {"kafka_shim.shim.config", "kafka_shim.shim.security.listener_security", "kafka_shim.shim.security.tls"},
+    {
+        "kafka_shim.shim.config.broker_config",
+        "kafka_shim.shim.security.listener_security",
+        "kafka_shim.shim.security.tls",
+    },
     # The server starts the console and control endpoint after its first answer (lazy
     # imports, shim.net.surfaces); they drive the server (its emulated brokers' start and stop,
     # named by type only). To go when the test broker's front ends have their own room.
     {
-        "kafka_shim.shim.console.app",
-        "kafka_shim.shim.control_api",
-        "kafka_shim.shim.control_server",
+        "kafka_shim.shim.web.console.app",
+        "kafka_shim.shim.testbroker.control_api",
+        "kafka_shim.shim.testbroker.control_server",
         "kafka_shim.shim.net.server",
         "kafka_shim.shim.net.surfaces",
     },

@@ -4,8 +4,8 @@ A `Setting` carries Kafka's name, its type (DescribeConfigs' ConfigType), its de
 Kafka's text form, its bounds or choices, whether it can change while the broker runs, a
 one-line doc and, where the default differs from Apache Kafka's, Kafka's default and why.
 Everything else derives from this table: the CLI's `--config` validation and the
-`BrokerConfig` values (shim.config), DescribeConfigs and IncrementalAlterConfigs, the
-coordinator's and the log's config objects, and the documentation's tables (shim.settings_doc).
+`BrokerConfig` values (shim.config.broker_config), DescribeConfigs and IncrementalAlterConfigs, the
+coordinator's and the log's config objects, and the documentation's tables (shim.config.settings_doc).
 
 It lives in `protocol` because every layer reads it (storage resolves topic configs with
 it) and it is, like the error codes and the API registry, Kafka's contract: pure data.
@@ -47,7 +47,7 @@ class Setting:
     type: ConfigType
     default: str | None  # Kafka's text form; None is null (unset)
     doc: str
-    attr: str | None = None  # the shim.config.BrokerConfig attribute holding the parsed value
+    attr: str | None = None  # the shim.config.broker_config.BrokerConfig attribute holding the parsed value
     topic: bool = False  # a topic config (else a broker config)
     synonym: str | None = None  # topic config: the broker config that supplies its default
     minimum: float | None = None

@@ -9,11 +9,9 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.authorizer import Authorizer, binding_fields, binding_from_fields, parse_super_users
-from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
-from kafka_shim.shim.clock import BrokerClock
-from kafka_shim.shim.cluster import GROUP_KEY, Cluster
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.config.dynamic import DynamicBrokerConfigs
+from kafka_shim.shim.controller.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
@@ -21,19 +19,26 @@ from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
-from kafka_shim.shim.dynamic_configs import DynamicBrokerConfigs
-from kafka_shim.shim.faults import FaultRules, load_fault_rules
-from kafka_shim.shim.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
-from kafka_shim.shim.fetch_sessions import FetchSessionCache
-from kafka_shim.shim.group_journal import GroupJournal
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
-from kafka_shim.shim.quota_manager import ClientQuotaEnforcement
-from kafka_shim.shim.recording import RequestRecorder
+from kafka_shim.shim.groups.journal import GroupJournal
+from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
+from kafka_shim.shim.quotas.client_quotas import ClientQuotas, entity_of
+from kafka_shim.shim.quotas.manager import ClientQuotaEnforcement
 from kafka_shim.shim.request_stats import RequestStats, error_name
+from kafka_shim.shim.security.authorizer import (
+    Authorizer,
+    binding_fields,
+    binding_from_fields,
+    parse_super_users,
+)
 from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
-from kafka_shim.shim.share_partitions import ShareLockTimer, SharePartitions
+from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions
+from kafka_shim.shim.testbroker.clock import BrokerClock
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
+from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
+from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
@@ -81,7 +86,7 @@ class Broker:
         self.served = served_versions(config.emulate)
         # Without --emulate: the clients using versions Kafka 4 removed (KIP-896), for the console.
         self.old_version_clients = OldVersionClients()
-        # The one `now` of every coordinator, retention and expiry (shim.clock): tests advance it.
+        # The one `now` of every coordinator, retention and expiry (shim.testbroker.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now
         # --memory: user topics' retention runs every log.retention.check.interval.ms of the
@@ -97,8 +102,8 @@ class Broker:
         self._producer_expiry_at = (
             clock() + config.producer_id_expiration_check_interval_ms if config.data_dir is None else None
         )
-        # The test broker's fault rules (shim.faults), checked by the server before each handler,
-        # and its request recording (shim.recording), None unless asked for.
+        # The test broker's fault rules (shim.testbroker.faults), checked by the server before each handler,
+        # and its request recording (shim.testbroker.recording), None unless asked for.
         self.faults = FaultRules()
         # Timer work that raised, logged once per kind (Broker.tick never raises).
         self.timer_failures = TimerFailures()
@@ -146,7 +151,7 @@ class Broker:
                 auto_create=config.auto_create_topics,
             )
             self.topics = self.storage.topics
-        # Dynamic broker configs (shim.dynamic_configs) over the configuration it started with.
+        # Dynamic broker configs (shim.config.dynamic) over the configuration it started with.
         self.static_config = config
         self.dynamic_configs = DynamicBrokerConfigs(
             self.storage.data_dir if self.storage else None, self.node_id

@@ -1,7 +1,7 @@
 """What a request handler sees: the broker, the request's metadata and principal, time,
 the two ways to wait (for a deferred answer, for appended data), and the one place that
 asks the authorizer (`denial`, `authorize`, `authorized_names`, `authorize_any`,
-`authorized_operations`), within what the request's row of `shim.authorization` declares.
+`authorized_operations`), within what the request's row of `shim.security.authorization` declares.
 
 Handlers are `async def handle(ctx, request) -> response | None` and never
 import Trio: the server implements the waiting primitives.
@@ -16,8 +16,8 @@ from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.authorization import Check, Rule, UndeclaredCheck
-from kafka_shim.shim.authorizer import (
+from kafka_shim.shim.security.authorization import Check, Rule, UndeclaredCheck
+from kafka_shim.shim.security.authorizer import (
     ANONYMOUS,
     AclOperation,
     ResourceType,
@@ -73,7 +73,7 @@ class RequestContext(ABC):
     listener_name: str = ""
     # Its security protocol (Kafka's SecurityProtocol name): PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL.
     security_protocol: str = "PLAINTEXT"
-    # Set by a handler whose request went over a client quota (shim.throttling): the server
+    # Set by a handler whose request went over a client quota (shim.quotas.throttling): the server
     # stops reading the connection this long after answering (KIP-219), then resets it.
     throttle_ms: int = 0
     # Whether a response may carry records left in their files (protocol.file_records): the
@@ -87,7 +87,7 @@ class RequestContext(ABC):
 
     def wall_ms(self) -> float:
         """Monotonic wall time, for waits the client times itself (a Fetch long poll), which
-        the broker's clock (now_ms) must not stretch or cut short: see shim.clock."""
+        the broker's clock (now_ms) must not stretch or cut short: see shim.testbroker.clock."""
         return time.monotonic() * 1000
 
     def advertised_address(self) -> tuple[str, int]:
@@ -95,7 +95,7 @@ class RequestContext(ABC):
         request arrived on (the server's contexts), else the broker's first listener's."""
         return self.broker.advertised_host, self.broker.advertised_port
 
-    # -- the emulated brokers (shim.cluster) ------------------------------------------------
+    # -- the emulated brokers (shim.testbroker.cluster) ------------------------------------------------
 
     @property
     def node_id(self) -> int:
@@ -118,7 +118,7 @@ class RequestContext(ABC):
         leader epoch is checked, then the leadership, as Kafka checks them."""
         return self.broker.cluster.leader_error(self.node_id, topic, index, current_leader_epoch, log)
 
-    # -- authorization: every handler asks here (shim.authorization has the table) ------------
+    # -- authorization: every handler asks here (shim.security.authorization has the table) ------------
 
     def declared(self, operation: AclOperation, resource_type: ResourceType) -> Check:
         """The row's check for `operation` on `resource_type`; UndeclaredCheck if there is none."""

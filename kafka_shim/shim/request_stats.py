@@ -2,7 +2,7 @@
 (as Kafka's ErrorsPerSec counts them: every partition's too), latency buckets, and record bytes
 in and out per topic. Plain dicts and lists, no metric objects: the path is benchmarked
 (bench.handle_frame), and prometheus_client is imported only when /metrics is served
-(shim.metrics reads these when scraped)."""
+(shim.web.metrics reads these when scraped)."""
 
 from __future__ import annotations
 

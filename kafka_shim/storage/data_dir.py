@@ -4,10 +4,10 @@
   .lock                 flock-ed by the running broker (holds its pid)
   topics.json           names, ids, partition counts, config overrides, replicas
   meta.properties       cluster.id, kept across restarts as Kafka keeps it
-  acls.json             the authorizer's ACL bindings (shim.authorizer), by field name
-  quotas.json           client quotas (shim.client_quotas): entity parts and their values
-  features.json         finalized feature levels changed by UpdateFeatures (shim.features)
-  broker-configs.json   dynamic broker configs (shim.dynamic_configs): per broker and cluster default
+  acls.json             the authorizer's ACL bindings (shim.security.authorizer), by field name
+  quotas.json           client quotas (shim.quotas.client_quotas): entity parts and their values
+  features.json         finalized feature levels changed by UpdateFeatures (shim.controller.features)
+  broker-configs.json   dynamic broker configs (shim.config.dynamic): per broker and cluster default
   .clean-shutdown       present only between a clean stop and the next start
   <topic>-<partition>/  one DiskLog each (see storage.disk_log)
 """

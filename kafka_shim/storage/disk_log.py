@@ -56,7 +56,7 @@ SENDFILE_MIN_BYTES = 32 * 1024
 # clean close (Kafka's .snapshot files).
 PRODUCER_SNAPSHOT_FILE = "producer-state.json"
 # The leader-epoch cache, in Kafka's own checkpoint format (version 0, a count, "epoch offset"
-# lines), written when a leader epoch starts (shim.cluster moves), read back at open.
+# lines), written when a leader epoch starts (shim.testbroker.cluster moves), read back at open.
 LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
 
 

@@ -30,7 +30,7 @@ from kafka_shim.storage.txn_index import AbortedTxn
 AppendHook = Callable[["PartitionLog"], None]
 
 # The epoch a partition is created at; it grows only when an emulated broker
-# (shim.cluster) hands the partition's leadership to another.
+# (shim.testbroker.cluster) hands the partition's leadership to another.
 LEADER_EPOCH = 0
 # What OffsetForLeaderEpoch answers for an epoch it knows no end of.
 NO_EPOCH_END = (-1, -1)

@@ -20,7 +20,7 @@ import docker
 import pytest
 from kafka import KafkaConsumer, KafkaProducer
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

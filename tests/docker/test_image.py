@@ -233,7 +233,7 @@ def test_the_schema_registry_is_reached_through_its_published_port(image: str) -
 
 def test_fault_rules_over_the_control_endpoint_of_the_image(image: str) -> None:
     """The same rules against the image: `kafka-shim ctl` from the host adds one, a client meets it."""
-    from kafka_shim.shim import ctl
+    from kafka_shim.shim.cli import ctl
 
     with KafkaShimContainer(image).with_control() as running:
         url = running.get_control_url()

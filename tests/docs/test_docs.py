@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_shim.shim import ctl, kafka_tools
-from kafka_shim.shim.cli import TOOLS, build_parser, config_from_args
-from kafka_shim.shim.container import container_argv
+from kafka_shim.shim.cli import ctl, kafka_tools
+from kafka_shim.shim.cli.container import container_argv
+from kafka_shim.shim.cli.main import TOOLS, build_parser, config_from_args
 from kafka_shim.shim.security import dev_certs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 HERE = Path(__file__).parent

@@ -142,7 +142,7 @@ def test_bad_configs_are_refused_naming_what_is_wrong(pytester: pytest.Pytester)
     pytester.makepyfile(
         """
         import pytest
-        from kafka_shim.shim.config import ConfigError
+        from kafka_shim.shim.config.broker_config import ConfigError
 
         def test_unknown_name(kafka_shim_factory):
             with pytest.raises(ConfigError, match="'num.partition' \\(did you mean num.partitions"):

@@ -111,7 +111,7 @@ def test_report_shows_the_stopped_consumer_lag_growing(
 
 def test_lag_report_subcommand_is_dispatched_without_spark_on_the_broker_path() -> None:
     lean = (
-        "import sys, kafka_shim.shim.cli; "
+        "import sys, kafka_shim.shim.cli.main; "
         "assert 'pyspark' not in sys.modules and 'kafka_shim.pipeline' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", lean], check=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 
 

@@ -40,7 +40,7 @@ from kafka.errors import (
     NoReassignmentInProgressError,
 )
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import java_driver
 

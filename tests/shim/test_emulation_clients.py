@@ -14,7 +14,7 @@ from kafka.admin import NewTopic
 
 from compat.java_build import OLDER_KAFKA_CLIENTS
 from kafka_shim.protocol.releases import RELEASES
-from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs
+from kafka_shim.shim.config.broker_config import BrokerConfig, apply_kafka_configs
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import java_driver
 from tests.wire import WireClient

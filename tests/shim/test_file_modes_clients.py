@@ -27,7 +27,7 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients

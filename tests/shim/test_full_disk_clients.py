@@ -4,7 +4,7 @@ KafkaStorageError), commits, leaves and a session expiry are answered NOT_COORDI
 while metadata and fetches are served, nothing that was refused is half there; once space
 is back produce works again without a restart, and after a restart every acknowledged
 record is there. Needs root (mount); elsewhere the storage seam tests (tests/storage/
-test_faults.py, tests/shim/test_storage_faults.py) cover the same paths.
+test_faults.py, tests/shim/testbroker/test_storage_faults.py) cover the same paths.
 
 A full tmpfs still takes a write that fits in a file's last, partly used page: commits
 are repeated until one is refused, and the records a leave or an expiry writes are made
@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.batches import read_records
 from tests.helpers import fetch_from_start, subscription

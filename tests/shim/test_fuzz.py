@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from bench.fuzz import Tally, send_frames
 from bench.fuzz_frames import _NAMES, _ODD_NAMES, FrameGenerator, decode_request
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.handlers import ADVERTISED_APIS
 from kafka_shim.shim.server import BrokerThread
 from tests.strategies import message_values

@@ -19,7 +19,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
 from compat import java_build
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients

@@ -20,7 +20,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim import limits
-from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, apply_kafka_configs
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget, RequestMemory, parse_per_ip_overrides
 from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient, encode_request

@@ -29,7 +29,7 @@ from kafka.coordinator.assignors.range import RangePartitionAssignor
 
 from compat.clients.kafka_python import subscribe
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient
 

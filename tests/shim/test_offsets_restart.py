@@ -21,7 +21,7 @@ import pytest
 from compat.targets import RunningBroker, launch
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator import (
     CommitRequest,
     GroupCoordinator,

@@ -18,7 +18,7 @@ from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
 from kafka_shim.protocol.records import RecordBatches
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from kafka_shim.storage.log import PartitionLog
 from tests.batches import make_batch

@@ -14,7 +14,7 @@ from kafka.admin import AbortTransactionSpec, KafkaAdminClient
 from kafka.errors import InvalidProducerEpochError
 
 from kafka_shim.protocol.records import RecordBatches
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.batches import make_batch
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from confluent_kafka import KafkaException, Producer
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients

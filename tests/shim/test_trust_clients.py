@@ -26,7 +26,7 @@ from kafka.admin import ScramMechanism as KafkaScram
 from kafka.errors import ClusterAuthorizationFailedError
 
 from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients

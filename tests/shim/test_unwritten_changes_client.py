@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from kafka_shim.storage.faults import FAULTS
 

@@ -71,7 +71,7 @@ def test_a_corrupt_log_stops_the_store_and_releases_the_lock(tmp_path: Path) -> 
 
 def test_the_cluster_id_survives_a_restart_and_is_kafka_shaped(tmp_path: Path) -> None:
     from kafka_shim.shim.broker import Broker
-    from kafka_shim.shim.config import BrokerConfig
+    from kafka_shim.shim.config.broker_config import BrokerConfig
 
     config = BrokerConfig(data_dir=tmp_path / "data")
     first = Broker(config)

@@ -14,7 +14,7 @@ from kafka_shim.protocol.transaction_records import (
     decode_record,
 )
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.state import TxnState
 from kafka_shim.storage.memory import MemoryLog

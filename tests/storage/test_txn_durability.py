@@ -12,7 +12,7 @@ import pytest
 
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.log import AbortedTransaction

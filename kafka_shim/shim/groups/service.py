@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar, cast
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator, GroupState
 from kafka_shim.shim.coordinator.consumer import ConsumerGroupConfig, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest as ConsumerHeartbeat
@@ -39,10 +39,10 @@ from kafka_shim.shim.coordinator.types import (
     TopicPartition,
     TxnCommitRequest,
 )
-from kafka_shim.shim.group_journal import GroupJournal, GroupShape, group_shape
 from kafka_shim.shim.groups.effects import COORDINATOR_RETRY_BACKOFF_MS, GroupEffects
+from kafka_shim.shim.groups.journal import GroupJournal, GroupShape, group_shape
 from kafka_shim.shim.groups.topics import StoreTopics
-from kafka_shim.shim.share_partitions import ShareLockTimer
+from kafka_shim.shim.share.partitions import ShareLockTimer
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore

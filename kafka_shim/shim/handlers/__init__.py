@@ -7,7 +7,7 @@ single source of what the broker advertises in ApiVersions. They are imported
 on first use, not at start-up: a client's first ApiVersions is answered
 before the coordinator and storage code is even loaded.
 
-Every handler module has a row in `shim.authorization.RULES`: the package refuses to load
+Every handler module has a row in `shim.security.authorization.RULES`: the package refuses to load
 without one, so no API is served without its declared authorization.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages import APIS_BY_MODULE
-from kafka_shim.shim.authorization import RULES, Rule
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorization import RULES, Rule
 
 Handle = Callable[[RequestContext, Any], Awaitable[Mapping[str, Any] | None]]
 
@@ -44,7 +44,7 @@ def _advertised() -> dict[int, tuple[str, Api]]:
             )
         if info.name not in RULES:
             raise RuntimeError(
-                f"kafka_shim.shim.handlers.{info.name} has no row in shim.authorization.RULES: "
+                f"kafka_shim.shim.handlers.{info.name} has no row in shim.security.authorization.RULES: "
                 "declare what it authorizes before it is served"
             )
         found[api.key] = (info.name, api)

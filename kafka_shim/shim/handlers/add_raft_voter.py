@@ -1,4 +1,4 @@
-"""AddRaftVoter: refused as the leader of a static quorum refuses it (shim.quorum): this
+"""AddRaftVoter: refused as the leader of a static quorum refuses it (shim.controller.quorum): this
 broker's quorum is one voter, configured, not changeable (kraft.version 0). ALTER on the
 cluster first (ControllerApis.handleAddRaftVoter)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.messages.add_raft_voter import API
-from kafka_shim.shim import quorum
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller import quorum
 
 __all__ = ["API", "handle"]
 

@@ -1,5 +1,5 @@
 """AlterPartitionReassignments: a partition's replicas become the registered brokers asked for,
-complete at once (one copy of the data: nothing to move; shim.cluster records them and hands
+complete at once (one copy of the data: nothing to move; shim.testbroker.cluster records them and hands
 the leadership to one of them). Anything else is refused as a KRaft controller refuses it
 (ReplicationControlManager.alterPartitionReassignment and validateManualPartitionAssignment):
 an empty list, a broker that is not registered, a broker named twice; with v1's
@@ -14,9 +14,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_partition_reassignments import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.placement import check_replica_list
+from kafka_shim.shim.controller.placement import check_replica_list
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
 
 __all__ = ["API", "handle"]

@@ -13,8 +13,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_replica_log_dirs import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

@@ -11,9 +11,9 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.shim.authorizer import AclOperation
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.share_requests import change_share_offsets, state_written
+from kafka_shim.shim.security.authorizer import AclOperation
+from kafka_shim.shim.share.requests import change_share_offsets, state_written
 from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]

@@ -1,5 +1,5 @@
 """ApiVersions: the ranges of the emulated release this broker serves (shim.served_versions)
-and, v3+, the release's feature levels (shim.features). Below transaction.version 2 the
+and, v3+, the release's feature levels (shim.controller.features). Below transaction.version 2 the
 versions that exist only for it are not advertised, and below group.version 1 the consumer
 group APIs are not, as Kafka does."""
 
@@ -11,7 +11,12 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.features import GROUP_VERSION, SHARE_VERSION, TRANSACTION_VERSION, FeatureLevels
+from kafka_shim.shim.controller.features import (
+    GROUP_VERSION,
+    SHARE_VERSION,
+    TRANSACTION_VERSION,
+    FeatureLevels,
+)
 from kafka_shim.shim.served_versions import ServedVersions
 from kafka_shim.shim.transactions.coordinator import TV2
 

@@ -15,12 +15,12 @@ from kafka_shim.protocol.messages.consumer_group_describe import (
     CLASSIC_MEMBER_TYPE,
     CONSUMER_MEMBER_TYPE,
 )
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import Topics
 from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
-from kafka_shim.shim.features import GROUP_VERSION
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 __all__ = ["API", "handle"]
 

@@ -13,13 +13,13 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer.types import Assignment
-from kafka_shim.shim.features import GROUP_VERSION
 from kafka_shim.shim.handlers.join_group import client_host
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 __all__ = ["API", "handle"]
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.placement import check_replica_list, check_some_running
+from kafka_shim.shim.controller.placement import check_replica_list, check_some_running
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topics import NewPartitions, too_many_for_one_request
 

@@ -1,4 +1,5 @@
-"""CreateTopics: topics with their replicas placed (shim.placement), optional configs, validate_only."""
+"""CreateTopics: topics with their replicas placed (shim.controller.placement), optional configs,
+validate_only."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller.placement import new_topic_layout
 from kafka_shim.shim.handlers.describe_configs import config_source
-from kafka_shim.shim.placement import new_topic_layout
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve

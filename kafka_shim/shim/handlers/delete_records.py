@@ -8,9 +8,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_records import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.delete import NO_LOW_WATERMARK, delete_records
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 
@@ -24,7 +24,7 @@ def _refused(requested: Any, code: ErrorCode) -> dict[str, Any]:
 
 
 def _delete(ctx: RequestContext, name: str, requested: Any) -> dict[str, Any]:
-    """Only the partition's leader deletes (shim.cluster; Kafka's ReplicaManager.deleteRecords)."""
+    """Only the partition's leader deletes (shim.testbroker.cluster; Kafka's ReplicaManager.deleteRecords)."""
     topic = ctx.broker.topics.get(name)
     log = topic.partition(requested.partition_index) if topic is not None else None
     if log is not None:

@@ -6,9 +6,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_acls import API
-from kafka_shim.shim.acl_requests import acl_filter, authorizer_for
-from kafka_shim.shim.authorizer import AclOperation, AclRefusal
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.acl_requests import acl_filter, authorizer_for
+from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
 
 __all__ = ["API", "handle"]
 

@@ -1,4 +1,4 @@
-"""DescribeCluster: the admin client's view of the cluster: the running brokers (shim.cluster)."""
+"""DescribeCluster: the admin client's view of the cluster: the running brokers (shim.testbroker.cluster)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
 from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import brokers
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

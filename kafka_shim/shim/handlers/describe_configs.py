@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import ALIASES, BROKER_SETTINGS, Setting
-from kafka_shim.shim import broker_loggers
-from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
-from kafka_shim.shim.authorizer import ResourceType as AclResourceType
+from kafka_shim.shim.config import broker_loggers
+from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import GROUP_CONFIG_FIELDS, GROUP_CONFIG_TYPES
-from kafka_shim.shim.dynamic_configs import CLUSTER_DEFAULT, AlterError, check_scope
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation
+from kafka_shim.shim.security.authorizer import ResourceType as AclResourceType
 from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
 from kafka_shim.storage.topics import invalid_topic_name
 
@@ -226,7 +226,7 @@ def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request:
 
 
 def _logger_entries(ctx: RequestContext, name: str, keys: list[str] | None) -> dict[str, Any]:
-    """The broker's loggers and their levels (shim.broker_loggers), as Kafka's ConfigHelper
+    """The broker's loggers and their levels (shim.config.broker_loggers), as Kafka's ConfigHelper
     describes them: no synonyms, no type, no documentation."""
     if not name:
         return {"error_code": ErrorCode.INVALID_REQUEST, "error_message": "Broker id must not be empty"}

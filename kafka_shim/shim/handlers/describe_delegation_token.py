@@ -9,10 +9,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_delegation_token import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.security.delegation_tokens import Token
-from kafka_shim.shim.token_requests import (
+from kafka_shim.shim.security.token_requests import (
     principal_fields,
     principal_of,
     requester_fields,

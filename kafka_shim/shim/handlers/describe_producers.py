@@ -9,8 +9,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_producers import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]

@@ -1,5 +1,5 @@
 """DescribeQuorum: the metadata quorum as a single combined KRaft node describes it
-(shim.quorum), to a principal that may DESCRIBE the cluster (ControllerApis.handleDescribeQuorum,
+(shim.controller.quorum), to a principal that may DESCRIBE the cluster (ControllerApis.handleDescribeQuorum,
 KafkaRaftClient.handleDescribeQuorumRequest): `kafka-metadata-quorum.sh describe --status /
 --replication` and Admin.describeMetadataQuorum."""
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_quorum import API
-from kafka_shim.shim import quorum
-from kafka_shim.shim.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller import quorum
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

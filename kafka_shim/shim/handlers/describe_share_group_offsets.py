@@ -10,10 +10,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.share_requests import DISABLED, share_groups_enabled
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.log import LEADER_EPOCH
 
 __all__ = ["API", "handle"]

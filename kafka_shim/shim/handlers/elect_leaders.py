@@ -1,5 +1,5 @@
 """ElectLeaders, as a KRaft controller answers it (ReplicationControlManager.electLeaders), over
-the emulated brokers' leaders (shim.cluster): a preferred election hands the partition back to
+the emulated brokers' leaders (shim.testbroker.cluster): a preferred election hands the partition back to
 its first replica, ELECTION_NOT_NEEDED when it leads already, PREFERRED_LEADER_NOT_AVAILABLE
 when it is stopped; an unclean one is never needed while a replica runs. A single broker is
 every partition's preferred leader, so it never elects. Asked for every partition (null),
@@ -12,8 +12,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.elect_leaders import API, ElectionType
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

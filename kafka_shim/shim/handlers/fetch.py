@@ -1,6 +1,6 @@
 """Fetch: slices of stored batches, long-polled until min_bytes or max_wait_ms.
 
-Incremental fetch sessions (KIP-227, shim.fetch_sessions): a full fetch at epoch 0 opens
+Incremental fetch sessions (KIP-227, shim.partitions.fetch_sessions): a full fetch at epoch 0 opens
 a session; the session's next fetches name only partitions that changed or left it, and
 are answered with only the partitions that have records, errors or new offsets. A long
 poll reads every partition of the session and, when data arrives, still answers only
@@ -10,7 +10,7 @@ Fetch v0-3 gets magic 0/1 message sets, down-converted from the stored batches
 (control batches skipped, record headers dropped) as Kafka 3.x serves them; v0-2
 never exceed a partition's max bytes for a first large batch (no KIP-74).
 
-With several brokers (shim.cluster) a partition led elsewhere is answered
+With several brokers (shim.testbroker.cluster) a partition led elsewhere is answered
 NOT_LEADER_OR_FOLLOWER, and a current_leader_epoch (v9+) behind or ahead of the partition's
 FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH, as Kafka answers them; from v16 with the
 leader's id, epoch and address (KIP-951). A long poll ends when its partition's leader moves.
@@ -32,9 +32,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext, leader_endpoints
-from kafka_shim.shim.fetch_sessions import (
+from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
     PartitionKey,
     Served,
@@ -43,7 +42,8 @@ from kafka_shim.shim.fetch_sessions import (
     Wanted,
 )
 from kafka_shim.shim.partitions.read import LAST_LEGACY_VERSION, aborted, down_converted, read, unservable
-from kafka_shim.shim.throttling import fetch_byte_budget, throttle_fetch
+from kafka_shim.shim.quotas.throttling import fetch_byte_budget, throttle_fetch
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topics import Topic
 
@@ -298,7 +298,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
     wanted = context.wanted  # an incremental fetch: every partition of the session
     # The long poll waits on wall time, as the client times it: not on the broker's clock, which
-    # a test may freeze or advance (shim.clock).
+    # a test may freeze or advance (shim.testbroker.clock).
     deadline = ctx.wall_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     max_bytes = fetch_byte_budget(ctx, request.max_bytes)

@@ -1,5 +1,5 @@
 """FindCoordinator: the broker leading the key's internal topic partition coordinates a group
-or transactional id (shim.cluster; a single broker coordinates them all); with no broker
+or transactional id (shim.testbroker.cluster; a single broker coordinates them all); with no broker
 running for it, COORDINATOR_NOT_AVAILABLE.
 
 `error_message` as Kafka 3.9 fills it: v1-3 carry the error's message, "NONE" on success
@@ -12,9 +12,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import API
-from kafka_shim.shim.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
 
 __all__ = ["API", "handle"]
 

@@ -1,9 +1,9 @@
 """IncrementalAlterConfigs: SET / DELETE / APPEND / SUBTRACT topic configs,
 validated like CreateTopics configs, persisted by the topic store; SET / DELETE of a
 group's configs (the GROUP resource, Kafka 4: the share.* group configs here); dynamic
-broker configs, per broker and as the cluster default "" (shim.dynamic_configs: which may
+broker configs, per broker and as the cluster default "" (shim.config.dynamic: which may
 change while the broker runs, kept across restarts); the levels of the broker's loggers
-(BROKER_LOGGER, shim.broker_loggers).
+(BROKER_LOGGER, shim.config.broker_loggers).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
 from kafka_shim.protocol.settings import BROKER_SETTINGS
-from kafka_shim.shim import broker_loggers
-from kafka_shim.shim.authorizer import DENIED_MESSAGES, AclOperation
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config import broker_loggers
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_change, check_scope
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.config import invalid_group_config
-from kafka_shim.shim.dynamic_configs import CLUSTER_DEFAULT, AlterError, check_change, check_scope
 from kafka_shim.shim.handlers.describe_configs import config_denial
+from kafka_shim.shim.security.authorizer import DENIED_MESSAGES, AclOperation
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topic_configs import (
     TOPIC_CONFIGS,
@@ -204,7 +204,7 @@ def duplicate_keys(resource: Any) -> str | None:
 
 
 def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
-    """The broker's logger levels (shim.broker_loggers), as Kafka's broker changes them without
+    """The broker's logger levels (shim.config.broker_loggers), as Kafka's broker changes them without
     its controller (ConfigAdminManager.preprocess, RuntimeLoggerManager): null values, then the
     permission, the node id, every change validated, then all applied."""
     nulls = [

@@ -6,10 +6,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.leave_group import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import MemberIdentity
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 __all__ = ["API", "handle"]
 

@@ -6,15 +6,15 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_groups import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
-    # Each broker lists the groups it coordinates (shim.cluster), as in Kafka.
+    # Each broker lists the groups it coordinates (shim.testbroker.cluster), as in Kafka.
     listings = [
         g
         for g in ctx.broker.group_service.list_groups(request.states_filter, request.types_filter)

@@ -8,7 +8,7 @@ v0 is Kafka's legacy lookup by segment (UnifiedLog.legacyFetchOffsetsBefore): th
 offsets of the segments last written at or before the timestamp, newest first, and the
 log end for "now"; a consumer's answer is capped at the high watermark.
 
-With several brokers (shim.cluster) only the partition's leader answers (Kafka's
+With several brokers (shim.testbroker.cluster) only the partition's leader answers (Kafka's
 fetchOnlyFromLeader, for every replica id but the debugging one), after the client's
 current_leader_epoch (v4+) is checked; each offset comes with the epoch it was written in.
 """
@@ -20,7 +20,6 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.offsets import (
     EARLIEST,
@@ -33,6 +32,7 @@ from kafka_shim.shim.partitions.offsets import (
     legacy_offsets,
     lookup,
 )
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 
 __all__ = ["API", "handle", "legacy_offsets"]
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_transactions import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import TRANSACTION_KEY
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 
 __all__ = ["API", "handle"]
 
@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         (t.transactional_id for t in listings),
         log_denied=False,
     )
-    # Each broker lists the transactional ids it coordinates (shim.cluster), as in Kafka.
+    # Each broker lists the transactional ids it coordinates (shim.testbroker.cluster), as in Kafka.
     listings = [
         t
         for t in listings

@@ -1,5 +1,5 @@
 """Metadata: the running brokers (one, or those of --brokers), each partition's leader, leader
-epoch, replicas and in-sync replicas (shim.cluster), and the controller."""
+epoch, replicas and in-sync replicas (shim.testbroker.cluster), and the controller."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from kafka_shim.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     ZERO_UUID,
 )
-from kafka_shim.shim import placement
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.cluster import NO_LEADER, Cluster
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.controller import placement
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.testbroker.cluster import NO_LEADER, Cluster
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic, invalid_topic_name
@@ -25,7 +25,7 @@ __all__ = ["API", "brokers", "handle", "partition_state"]
 
 def partition_state(cluster: Cluster, topic: Topic, index: int) -> dict[str, Any]:
     """A partition as Metadata (and DescribeTopicPartitions) describe it: its leader and leader
-    epoch, its replicas (shim.cluster), the running ones in sync. With no replica running, Kafka
+    epoch, its replicas (shim.testbroker.cluster), the running ones in sync. With no replica running, Kafka
     answers LEADER_NOT_AVAILABLE and leader -1."""
     epoch = topic.partitions[index].leader_epoch
     if cluster.single:  # nearly every broker, for every partition of a Metadata: no lookups

@@ -1,6 +1,6 @@
 """OffsetForLeaderEpoch: the end offset of a leader epoch, from the partition log's
 leader-epoch cache (`PartitionLog.end_offset_for_epoch`, Kafka's LeaderEpochFileCache.endOffsetFor):
-epochs start at 0 and grow when an emulated broker (shim.cluster) takes the leadership over.
+epochs start at 0 and grow when an emulated broker (shim.testbroker.cluster) takes the leadership over.
 
 Kafka's answers (Partition.lastOffsetForLeaderEpoch): a `current_leader_epoch` older than the
 partition's is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH, -1 is not checked; then
@@ -14,8 +14,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_for_leader_epoch import API
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

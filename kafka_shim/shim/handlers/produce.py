@@ -1,5 +1,5 @@
 """Produce: validate each partition's batches by their headers, append, answer
-base offsets. acks=0 gets no response at all. A partition led by another broker (shim.cluster)
+base offsets. acks=0 gets no response at all. A partition led by another broker (shim.testbroker.cluster)
 is answered NOT_LEADER_OR_FOLLOWER, with the leader's id, epoch and address from v10 (KIP-951).
 
 A transactional batch is appended only within its producer's ongoing transaction
@@ -14,13 +14,13 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
 from kafka_shim.shim.partitions.errors import PartitionRefused
 from kafka_shim.shim.partitions.validation import validated
-from kafka_shim.shim.throttling import throttle_produce
+from kafka_shim.shim.quotas.throttling import throttle_produce
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog

@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.messages.renew_delegation_token import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.token_requests import change_token
+from kafka_shim.shim.security.token_requests import change_token
 
 __all__ = ["API", "handle"]
 

@@ -10,8 +10,8 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_acknowledge import API
 from kafka_shim.protocol.messages.share_fetch import OPEN_SESSION_EPOCH
-from kafka_shim.shim import share_requests
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.share import requests as share_requests
 
 __all__ = ["API", "handle"]
 

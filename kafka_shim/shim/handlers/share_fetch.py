@@ -19,10 +19,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import API, OPEN_SESSION_EPOCH, RECORD_LIMIT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.shim import share_requests
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import TopicPartition
-from kafka_shim.shim.share_partitions import Fetched
+from kafka_shim.shim.share import requests as share_requests
+from kafka_shim.shim.share.partitions import Fetched
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 

@@ -9,13 +9,13 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.protocol.messages.share_group_describe import API
-from kafka_shim.shim.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.cluster import GROUP_KEY
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
 from kafka_shim.shim.coordinator.share.manager import ASSIGNOR_NAME
-from kafka_shim.shim.share_requests import DISABLED, share_groups_enabled
+from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
+from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 __all__ = ["API", "handle"]
 

@@ -1,5 +1,5 @@
 """UpdateFeatures: change finalized feature levels within the supported ranges, validated
-as Kafka's FeatureControlManager does (shim.features); ALTER on the cluster, as Kafka's
+as Kafka's FeatureControlManager does (shim.controller.features); ALTER on the cluster, as Kafka's
 controller authorizes it. A transaction.version change switches the transaction protocol
 the broker serves; group.version switches the consumer group protocol on or off.
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import API, SAFE_DOWNGRADE, UPGRADE
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 

@@ -2,7 +2,7 @@
 
 In order: decode (the header, the version's route, the body), authenticate (a SASL connection
 asks nothing but ApiVersions and the SASL exchange before it has logged in: the SASL gate's
-verdict), authorize (the handler's row of shim.authorization, set on the request context, which
+verdict), authorize (the handler's row of shim.security.authorization, set on the request context, which
 the handler checks each resource against), fault rules (the test broker's, when any is set),
 handle, account (request stats: Broker.observe_request), record (the recorder's entry and the
 DEBUG trace, both redacted by protocol.redaction when shown), encode. It lives on the network
@@ -29,13 +29,13 @@ from kafka_shim.protocol.messages.produce import API as PRODUCE
 from kafka_shim.protocol.redaction import redacted
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.faults import FaultRule, RequestView
 from kafka_shim.shim.handlers import Handler, handler_for
 from kafka_shim.shim.handlers.api_versions import unsupported_version_answer
 from kafka_shim.shim.net.context import TrioRequestContext
 from kafka_shim.shim.net.framing import ConnectionClosed
-from kafka_shim.shim.recording import RecordedRequest
 from kafka_shim.shim.served_versions import ServedVersions, served_versions
+from kafka_shim.shim.testbroker.faults import FaultRule, RequestView
+from kafka_shim.shim.testbroker.recording import RecordedRequest
 
 log = logging.getLogger("kafka_shim.server")
 # `--log-level DEBUG` traces every request and its answer, abbreviated: how a client that
@@ -191,7 +191,7 @@ class Dispatch:
 
 async def misbehave(rule: FaultRule, ctx: TrioRequestContext, handler: Handler, body: Any) -> Any:
     """Carry out a fault rule that fired on this request instead of (or around) its handler.
-    Delays are wall time: the client times its request on its own clock (shim.clock)."""
+    Delays are wall time: the client times its request on its own clock (shim.testbroker.clock)."""
     if rule.action == "close":
         raise ConnectionClosed(f"fault rule {rule.id} closes the connection", logging.INFO)
     if rule.action == "no_answer":

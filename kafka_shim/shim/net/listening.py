@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.config import BrokerConfig
-    from kafka_shim.shim.listeners import Listener
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from kafka_shim.shim.config.listeners import Listener
     from kafka_shim.shim.security.listener_security import ListenerSecurity
 
 
@@ -23,7 +23,7 @@ class BoundListener:
     bound: tuple[str, int]
     advertised: tuple[str, int]
     security: ListenerSecurity | None = None  # None: PLAINTEXT
-    node_id: int = 0  # the emulated broker it belongs to (shim.cluster)
+    node_id: int = 0  # the emulated broker it belongs to (shim.testbroker.cluster)
 
     def describe(self) -> str:
         (host, port), (public_host, public_port) = self.bound, self.advertised

@@ -14,7 +14,7 @@ import trio
 
 from kafka_shim.controls import BrokerControls
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.server import Server
 from kafka_shim.storage.durability import wall_clock_ms

@@ -1,6 +1,6 @@
 """The HTTP surfaces' start-up beside the Kafka listeners: the test broker's control endpoint,
 the web console (and /metrics), the schema registry. Each is secured as the listeners are
-(shim.http_guard); a port that cannot be bound is one warning, and whatever breaks one of them,
+(shim.web.http_guard); a port that cannot be bound is one warning, and whatever breaks one of them,
 Kafka is still served. What Kafka clients do not need loads after the first Kafka answer."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _LOAD_AFTER_S = 1.0
 async def start_control_endpoint(server: Server, nursery: trio.Nursery, address: str) -> None:
     """The test broker's control endpoint (docs/test-broker.md), listening before the server
     reports itself started."""
-    from kafka_shim.shim.control_server import serve_control
+    from kafka_shim.shim.testbroker.control_server import serve_control
 
     server.control_urls = await nursery.start(serve_control, server, address)
     log.info("control endpoint on %s", ", ".join(server.control_urls))
@@ -43,11 +43,13 @@ async def _load_after_kafka_answers(server: Server, *modules: str) -> None:
 async def serve_console(server: Server, address: str) -> None:
     """The web console and /metrics (docs/console.md). A port that cannot be bound is one
     warning: the broker serves Kafka without its console rather than not at all."""
-    await _load_after_kafka_answers(server, "kafka_shim.shim.http_server", "kafka_shim.shim.console.app")
-    from kafka_shim.shim.console.app import console_app
-    from kafka_shim.shim.http_server import listener_tls, serve_asgi
+    await _load_after_kafka_answers(
+        server, "kafka_shim.shim.web.http_server", "kafka_shim.shim.web.console.app"
+    )
+    from kafka_shim.shim.web.console.app import console_app
+    from kafka_shim.shim.web.http_server import listener_tls, serve_asgi
 
-    # Secured as the listeners are (shim.http_guard): TLS as the first TLS listener.
+    # Secured as the listeners are (shim.web.http_guard): TLS as the first TLS listener.
     tls = listener_tls(server.broker)
     try:
         app = console_app(server.broker)
@@ -68,8 +70,8 @@ async def serve_console(server: Server, address: str) -> None:
 async def serve_schema_registry(server: Server, address: str, wait_for_clients: bool = True) -> None:
     """The schema registry (docs/schema-registry.md), secured as the console is; its port
     bound at once, its stack loaded after the Kafka listener answers or a client comes
-    (shim.deferred_http). A port that cannot be bound is one warning."""
-    from kafka_shim.shim.deferred_http import bound, serve_deferred
+    (shim.web.deferred_http). A port that cannot be bound is one warning."""
+    from kafka_shim.shim.web.deferred_http import bound, serve_deferred
 
     server.schema_registry_started = True
     broker = server.broker
@@ -80,7 +82,7 @@ async def serve_schema_registry(server: Server, address: str, wait_for_clients: 
         return registry_app(broker)
 
     def tls() -> Any:
-        from kafka_shim.shim.http_server import listener_tls
+        from kafka_shim.shim.web.http_server import listener_tls
 
         return listener_tls(broker)
 

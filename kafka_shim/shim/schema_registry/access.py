@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from kafka_shim.shim.authorization import Rule, each, whole
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_shim.shim.http_guard import allowed, principal_of
 from kafka_shim.shim.schema_registry import errors
+from kafka_shim.shim.security.authorization import Rule, each, whole
+from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+from kafka_shim.shim.web.http_guard import allowed, principal_of
 
 READ_SUBJECT = AclOperation.DESCRIBE
 REGISTER = AclOperation.WRITE
@@ -28,8 +28,8 @@ ALTER_CONFIG = AclOperation.ALTER_CONFIGS
 TOPIC, CLUSTER = ResourceType.TOPIC, ResourceType.CLUSTER
 _SUFFIXES = ("-key", "-value")
 
-# The registry's rows of the authorization table (shim.authorization), one per kind of
-# endpoint, each naming the Confluent resource method it guards: shim.http_guard lets a
+# The registry's rows of the authorization table (shim.security.authorization), one per kind of
+# endpoint, each naming the Confluent resource method it guards: shim.web.http_guard lets a
 # route's handler ask only the checks of its row.
 READS = Rule(
     "SubjectsResource, SubjectVersionsResource, SchemasResource: reads", (each(READ_SUBJECT, TOPIC),)

@@ -15,14 +15,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kafka_shim.shim import http_guard
-from kafka_shim.shim.authorization import Rule
-from kafka_shim.shim.http_guard import LOGGED_IN, declare, json_body, mirrors, principal_of
 from kafka_shim.shim.schema_registry import access, changes, errors, formats
 from kafka_shim.shim.schema_registry.access import ALTERS_CONFIG, DELETES, DESCRIBES_CONFIG, READS, REGISTERS
 from kafka_shim.shim.schema_registry.errors import RegistryError
 from kafka_shim.shim.schema_registry.registry import Registry, parse_version, schema_json
 from kafka_shim.shim.schema_registry.store import SchemaStore
+from kafka_shim.shim.security.authorization import Rule
+from kafka_shim.shim.web import http_guard
+from kafka_shim.shim.web.http_guard import LOGGED_IN, declare, json_body, mirrors, principal_of
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
@@ -72,7 +72,7 @@ def _schema_id(request: Request) -> int:
 
 
 def _body(request: Request) -> Any:
-    """The body, JSON of one of Confluent's media types, as shim.http_guard parsed it."""
+    """The body, JSON of one of Confluent's media types, as shim.web.http_guard parsed it."""
     body = json_body(request)
     if body is None:
         raise errors.unprocessable("the request needs a JSON body")

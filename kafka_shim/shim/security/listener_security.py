@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafka_shim.protocol.settings import list_items
-from kafka_shim.shim.listeners import Listener
+from kafka_shim.shim.config.listeners import Listener
 from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.principal import (
     ANONYMOUS,
@@ -24,7 +24,7 @@ from kafka_shim.shim.security.scram_store import CredentialStore
 from kafka_shim.shim.security.tls import TlsConfigError, server_context
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.config import BrokerConfig
+    from kafka_shim.shim.config.broker_config import BrokerConfig
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ PLAINTEXT = ListenerSecurity("PLAINTEXT", None, (), 0, 0, ())
 
 def listener_security(config: BrokerConfig, listener: Listener) -> ListenerSecurity:
     """`listener`'s security from the broker's settings and its listener.name.* overrides."""
-    from kafka_shim.shim.config import ConfigError
+    from kafka_shim.shim.config.broker_config import ConfigError
 
     if listener.protocol == "PLAINTEXT":
         return PLAINTEXT

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kafka_shim.shim.authorizer import ANONYMOUS
+from kafka_shim.shim.security.authorizer import ANONYMOUS
 
 __all__ = ["ANONYMOUS", "PrincipalError", "Rule", "certificate_subject", "map_subject", "parse_rules", "user"]
 

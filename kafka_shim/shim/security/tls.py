@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kafka_shim.protocol.settings import list_items
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.config import BrokerConfig
+    from kafka_shim.shim.config.broker_config import BrokerConfig
 
 _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}

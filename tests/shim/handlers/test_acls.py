@@ -12,9 +12,15 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.shim.authorizer import CLUSTER_NAME, AclOperation, PatternType, PermissionType, ResourceType
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig, ConfigError, apply_kafka_configs
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, apply_kafka_configs
+from kafka_shim.shim.security.authorizer import (
+    CLUSTER_NAME,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness, subscription

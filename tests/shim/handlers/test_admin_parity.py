@@ -13,7 +13,6 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResource
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.shim.authorizer import AclOperation, PatternType, PermissionType, ResourceType
 from kafka_shim.shim.handlers import (
     alter_configs,
     alter_partition_reassignments,
@@ -25,6 +24,7 @@ from kafka_shim.shim.handlers import (
     list_partition_reassignments,
     offset_for_leader_epoch,
 )
+from kafka_shim.shim.security.authorizer import AclOperation, PatternType, PermissionType, ResourceType
 from tests.batches import batch
 from tests.helpers import Harness
 

@@ -20,7 +20,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from kafka_shim.storage.faults import FAULTS
 from tests.wire import WireClient

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.broker_loggers import KAFKA_LOGGERS
+from kafka_shim.shim.config.broker_loggers import KAFKA_LOGGERS
 from tests.helpers import Harness
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44

@@ -12,7 +12,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED
-from kafka_shim.shim.client_quotas import ClientQuotas, entity_of
+from kafka_shim.shim.quotas.client_quotas import ClientQuotas, entity_of
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness

@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.authorizer import AclBinding, AclOperation, PatternType, PermissionType, ResourceType
+from kafka_shim.shim.security.authorizer import (
+    AclBinding,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
 from kafka_shim.shim.security.sasl import SaslSession
 from kafka_shim.shim.security.scram_store import CredentialStore
 from tests.helpers import Harness

@@ -14,7 +14,7 @@ import pytest
 
 from kafka_shim.protocol.messages.describe_configs import ConfigSource, ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
-from kafka_shim.shim.config import BrokerConfig, apply_kafka_configs, read_properties
+from kafka_shim.shim.config.broker_config import BrokerConfig, apply_kafka_configs, read_properties
 from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
 from kafka_shim.shim.handlers import describe_configs, incremental_alter_configs
 from tests.helpers import Harness

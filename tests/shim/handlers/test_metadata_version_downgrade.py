@@ -9,8 +9,8 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
-from kafka_shim.shim.features import metadata_changed
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.controller.features import metadata_changed
 from tests.helpers import Harness
 
 UPDATE_FEATURES = 57

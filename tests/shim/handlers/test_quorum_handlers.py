@@ -11,9 +11,9 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.controller.quorum import LEADER_EPOCH
 from kafka_shim.shim.handlers import api_versions
-from kafka_shim.shim.quorum import LEADER_EPOCH
 from tests.helpers import Harness
 
 DESCRIBE_QUORUM, UNREGISTER_BROKER, LIST_CONFIG_RESOURCES, ADD_VOTER, REMOVE_VOTER = 55, 64, 74, 80, 81

@@ -5,7 +5,7 @@ endpoint's partition, the console's view, and a restart from the data directory.
 3.9's ReplicationControlManager.createTopic (the asked factor, else the default; a manual
 assignment's lists as given) and StripedReplicaPlacer's constraints (each partition on distinct
 brokers, never led by a fenced one, a fenced broker used only once the unfenced ones are all
-taken); the placements themselves are Kafka's own test cases in tests/shim/test_placement.py."""
+taken); the placements themselves are Kafka's own test cases in tests/shim/controller/test_placement.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim import views
 from kafka_shim.shim.handlers import (
     alter_partition_reassignments,
     create_partitions,
@@ -26,6 +25,7 @@ from kafka_shim.shim.handlers import (
     list_partition_reassignments,
     metadata,
 )
+from kafka_shim.shim.web import views
 from tests.helpers import Harness
 
 PARTITIONS = 6

@@ -102,7 +102,7 @@ def test_auto_creation_with_a_default_factor_of_3(
     for node in harness.broker.cluster.nodes.values():  # what the server fills in once bound
         node.endpoints[""] = ("localhost", 9092 + node.node_id)
     request = {"topics": [{"name": "auto", "topic_id": None}], "allow_auto_topic_creation": True}
-    with caplog.at_level(logging.WARNING, logger="kafka_shim.shim.placement"):
+    with caplog.at_level(logging.WARNING, logger="kafka_shim.shim.controller.placement"):
         for _ in range(2):  # a client asks again: still refused, logged once
             (answer,) = harness.call(metadata, 9, request).topics
     assert (answer.error_code == ErrorCode.NONE) == created

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.authorizer import ANONYMOUS
+from kafka_shim.shim.security.authorizer import ANONYMOUS
 from kafka_shim.shim.security.sasl import SaslSession
 from tests.helpers import Harness
 

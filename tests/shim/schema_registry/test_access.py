@@ -11,8 +11,14 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from kafka_shim.shim.authorizer import AclBinding, AclOperation, PatternType, PermissionType, ResourceType
-from kafka_shim.shim.cli import build_parser, config_from_args
+from kafka_shim.shim.cli.main import build_parser, config_from_args
+from kafka_shim.shim.security.authorizer import (
+    AclBinding,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import wait_until
 

@@ -14,7 +14,7 @@ import requests
 from confluent_kafka import Consumer, Producer
 
 from kafka_shim.pytest_plugin import KafkaShim
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import wait_until
 

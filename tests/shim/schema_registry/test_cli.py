@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_shim.pytest_plugin import KafkaShim
-from kafka_shim.shim.cli import main
+from kafka_shim.shim.cli.main import main
 
 V1 = {"type": "record", "name": "Order", "fields": [{"name": "id", "type": "long"}]}
 V2 = {**V1, "fields": [*V1["fields"], {"name": "note", "type": "string", "default": ""}]}  # type: ignore[list-item]

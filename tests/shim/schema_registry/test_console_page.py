@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import requests
 
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import wait_until
 

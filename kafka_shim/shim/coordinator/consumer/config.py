@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kafka_shim.protocol.settings import ASSIGNOR_CLASSES, list_items
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 
 UNIFORM, RANGE = "uniform", "range"
 # group.consumer.migration.policy: which online conversions between classic and consumer groups

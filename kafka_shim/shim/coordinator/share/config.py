@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kafka_shim.protocol.settings import ConfigType
-from kafka_shim.shim.config import BrokerConfig
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator.share.partition import PartitionLimits
 
 EARLIEST, LATEST = "earliest", "latest"

@@ -1,0 +1,1 @@
+"""Client quotas: their values (KIP-546), byte-rate enforcement and throttling."""

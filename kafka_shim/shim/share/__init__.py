@@ -1,0 +1,2 @@
+"""Share groups' delivery state per partition (Kafka's SharePartitionManager) and what ShareFetch
+and ShareAcknowledge share."""
