@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafka_shim.protocol.settings import list_items, topic_default
-from kafka_shim.storage.topic_configs import BrokerValue, resolve
+from kafka_shim.storage.topic_configs import BrokerValue, effective_value
 
 DEFAULT_BROKER_VALUE: BrokerValue = lambda name: None  # noqa: E731
 
@@ -49,16 +49,20 @@ class LogConfig:
 
     @classmethod
     def of_topic(cls, overrides: Mapping[str, str], broker_value: BrokerValue) -> LogConfig:
-        values = {r.config.name: r.value for r in resolve(overrides, broker_value)}
+        # Only the ten values a log runs by, not every topic config with its synonyms: a
+        # broker opening 100 topics resolves this three times each before it listens.
+        def value(name: str) -> str:
+            return effective_value(overrides, name, broker_value)
+
         return cls(
-            segment_bytes=int(values["segment.bytes"]),
-            segment_ms=int(values["segment.ms"]),
-            retention_ms=int(values["retention.ms"]),
-            retention_bytes=int(values["retention.bytes"]),
-            index_interval_bytes=int(values["index.interval.bytes"]),
-            cleanup_policy=frozenset(list_items(values["cleanup.policy"])),
-            delete_retention_ms=int(values["delete.retention.ms"]),
-            min_compaction_lag_ms=int(values["min.compaction.lag.ms"]),
-            max_compaction_lag_ms=int(values["max.compaction.lag.ms"]),
-            min_cleanable_dirty_ratio=float(values["min.cleanable.dirty.ratio"]),
+            segment_bytes=int(value("segment.bytes")),
+            segment_ms=int(value("segment.ms")),
+            retention_ms=int(value("retention.ms")),
+            retention_bytes=int(value("retention.bytes")),
+            index_interval_bytes=int(value("index.interval.bytes")),
+            cleanup_policy=frozenset(list_items(value("cleanup.policy"))),
+            delete_retention_ms=int(value("delete.retention.ms")),
+            min_compaction_lag_ms=int(value("min.compaction.lag.ms")),
+            max_compaction_lag_ms=int(value("max.compaction.lag.ms")),
+            min_cleanable_dirty_ratio=float(value("min.cleanable.dirty.ratio")),
         )
