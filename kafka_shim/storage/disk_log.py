@@ -130,7 +130,7 @@ class DiskLog(PartitionLog):
         indexes; otherwise the active segment is verified batch by batch and a
         torn tail cut off. Closed segments were fsynced when rolled."""
         complete_swaps(directory)
-        bases = sorted(int(p.stem) for p in directory.glob("*" + LOG_SUFFIX) if p.stem.isdigit())
+        bases = _segment_bases(os.listdir(directory))  # a listing: globs cost more per partition
         start = _read_start(directory)
         if not bases:  # made before a crash, its empty files lost with the crash
             made = cls(
@@ -170,7 +170,8 @@ class DiskLog(PartitionLog):
         """A compaction stopped by a crash after its swap leaves the `.txnindex` of the
         segments it replaced: their entries move to the segment now holding their markers."""
         bases = {s.base_offset for s in self._segments}
-        for path in sorted(self.directory.glob("*" + TXN_INDEX_SUFFIX)):
+        names = os.listdir(self.directory)
+        for path in sorted(self.directory / name for name in names if name.endswith(TXN_INDEX_SUFFIX)):
             if not path.stem.isdigit() or int(path.stem) in bases:
                 continue
             orphan = TxnIndex(path)
@@ -698,6 +699,12 @@ def _read_epochs(directory: Path) -> list[tuple[int, int]]:
         log.warning("ignoring %s (%s): every offset is taken to be of epoch 0", path, exc)
         return []
     return entries
+
+
+def _segment_bases(names: list[str]) -> list[int]:
+    """The base offsets of the segments among a directory's file names, in order."""
+    stems = (name[: -len(LOG_SUFFIX)] for name in names if name.endswith(LOG_SUFFIX))
+    return sorted(int(stem) for stem in stems if stem.isdigit())
 
 
 def _read_start(directory: Path) -> int:

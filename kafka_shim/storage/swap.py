@@ -132,9 +132,12 @@ def _finish(directory: Path, swap: Path, first: int, old_bases: list[int]) -> No
 
 def complete_swaps(directory: Path) -> None:
     """Drop unfinished replacements, finish decided ones (before segments are opened)."""
-    for cleaned in directory.glob("*" + CLEANED_SUFFIX):
-        cleaned.unlink()
-    for swap in sorted(directory.glob("*" + SWAP_SUFFIX)):
+    # One listing, not a glob per suffix: a broker opening 100 topics does this for each.
+    names = os.listdir(directory)
+    for name in names:
+        if name.endswith(CLEANED_SUFFIX):
+            (directory / name).unlink()
+    for swap in sorted(directory / name for name in names if name.endswith(SWAP_SUFFIX)):
         first_text, end_text = swap.name[: -len(SWAP_SUFFIX)].split(".")
         first, end = int(first_text), int(end_text)
         bases = [int(p.stem) for p in directory.glob("*" + LOG_SUFFIX) if p.stem.isdigit()]
