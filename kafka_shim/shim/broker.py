@@ -6,7 +6,8 @@ import base64
 import logging
 import uuid
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -21,7 +22,6 @@ from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.groups.journal import GroupJournal
-from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas, entity_of
 from kafka_shim.shim.quotas.manager import ClientQuotaEnforcement
 from kafka_shim.shim.request_stats import RequestStats, error_name
@@ -54,6 +54,9 @@ from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
 from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC, TransactionLog
+
+if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
+    from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 
 T = TypeVar("T")
 
@@ -125,8 +128,6 @@ class Broker:
         # latencies, and each group's history (fed by the server and the group deadlines).
         self.request_stats = RequestStats()
         self.group_journal = GroupJournal()
-        # Incremental fetch sessions (KIP-227), evicted only to make room for new ones.
-        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
         # Filled in by the storage and coordinator layers:
@@ -265,6 +266,14 @@ class Broker:
             self.group_service.set_deadline,
             updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
         )
+
+    @cached_property
+    def fetch_sessions(self) -> FetchSessionCache:
+        """Incremental fetch sessions (KIP-227), evicted only to make room for new ones; made
+        by the first Fetch, not before the listener answers."""
+        from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
+
+        return FetchSessionCache(self.static_config.max_incremental_fetch_session_cache_slots)
 
     def _authorizer(self) -> Authorizer:
         """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
