@@ -174,6 +174,22 @@ class Sensitive(Enum):
     CONFIG_VALUE = 2
 
 
+class Names(Enum):
+    """What a field's value names, for the code that asks what a request is about (fault rules'
+    and recordings' matches, protocol.named): declared on the field, so that no reader guesses
+    from field names. Kafka's JSON specs say so in `entityType` (topicName, groupId,
+    transactionalId); partitions are named here too, so that a rule can name one."""
+
+    NOTHING = 0
+    TOPIC = 1  # a topic's name, or its id (a uuid field)
+    GROUP = 2
+    TRANSACTIONAL_ID = 3
+    # A partition index: of the topic named by the nearest enclosing struct that names one.
+    PARTITION = 4
+    # FindCoordinator's keys: groups or transactional ids, as the request's key_type says.
+    COORDINATOR_KEY = 5
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -186,6 +202,7 @@ class Field:
     # Some header fields keep the classic encoding even in flexible versions.
     flexible: VersionRange = ALL
     sensitive: Sensitive = Sensitive.NO
+    names: Names = Names.NOTHING
 
     def __init__(
         self,
@@ -199,6 +216,7 @@ class Field:
         default: Any = _MISSING,
         flexible: str | VersionRange = ALL,
         sensitive: Sensitive = Sensitive.NO,
+        names: Names = Names.NOTHING,
     ) -> None:
         set_ = object.__setattr__
         set_(self, "name", name)
@@ -212,6 +230,7 @@ class Field:
         set_(self, "default", default)
         set_(self, "flexible", _range(flexible))
         set_(self, "sensitive", sensitive)
+        set_(self, "names", names)
 
     def default_value(self) -> Any:
         value = self.type.default if self.default is _MISSING else self.default

@@ -5,9 +5,11 @@ verifying Produce send them, `verify_only`), with a top-level error code.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
-_TOPICS = Array(Field("name", STRING), Field("partitions", Array(INT32)))
+_TOPICS = Array(
+    Field("name", STRING, names=Names.TOPIC), Field("partitions", Array(INT32), names=Names.PARTITION)
+)
 
 _PARTITION_RESULTS = Array(
     Field("name", STRING),
@@ -24,7 +26,7 @@ AddPartitionsToTxnRequest = Message(
         Field(
             "transactions",
             Array(
-                Field("transactional_id", STRING, "4+"),
+                Field("transactional_id", STRING, "4+", names=Names.TRANSACTIONAL_ID),
                 Field("producer_id", INT64, "4+"),
                 Field("producer_epoch", INT16, "4+"),
                 Field("verify_only", BOOL, "4+"),
@@ -32,7 +34,7 @@ AddPartitionsToTxnRequest = Message(
             ),
             "4+",
         ),
-        Field("v3_and_below_transactional_id", STRING, "0-3"),
+        Field("v3_and_below_transactional_id", STRING, "0-3", names=Names.TRANSACTIONAL_ID),
         Field("v3_and_below_producer_id", INT64, "0-3"),
         Field("v3_and_below_producer_epoch", INT16, "0-3"),
         Field("v3_and_below_topics", _TOPICS, "0-3"),

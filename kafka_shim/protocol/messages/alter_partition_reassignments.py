@@ -3,7 +3,7 @@ or cancel a move; v1 (KIP-860, Kafka 4.1) can forbid changing the replica count 
 AlterPartitionReassignmentsRequest.json / ...Response.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message, Names
 
 AlterPartitionReassignmentsRequest = Message(
     "AlterPartitionReassignmentsRequest",
@@ -16,11 +16,11 @@ AlterPartitionReassignmentsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         # null: cancel the partition's pending reassignment
                         Field("replicas", Array(INT32), nullable="0+", default=None),
                     ),

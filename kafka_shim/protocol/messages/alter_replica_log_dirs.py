@@ -2,7 +2,7 @@
 directories (Kafka's AlterReplicaLogDirsRequest.json / AlterReplicaLogDirsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message, Names
 
 AlterReplicaLogDirsRequest = Message(
     "AlterReplicaLogDirsRequest",
@@ -13,7 +13,13 @@ AlterReplicaLogDirsRequest = Message(
             "dirs",
             Array(
                 Field("path", STRING),
-                Field("topics", Array(Field("name", STRING), Field("partitions", Array(INT32)))),
+                Field(
+                    "topics",
+                    Array(
+                        Field("name", STRING, names=Names.TOPIC),
+                        Field("partitions", Array(INT32), names=Names.PARTITION),
+                    ),
+                ),
             ),
         ),
     ],

@@ -3,19 +3,24 @@ share group (KIP-932's reset of a share group)."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message, Names
 
 AlterShareGroupOffsetsRequest = Message(
     "AlterShareGroupOffsetsRequest",
     versions="0",
     flexible="0+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field(
             "topics",
             Array(
-                Field("topic_name", STRING),
-                Field("partitions", Array(Field("partition_index", INT32), Field("start_offset", INT64))),
+                Field("topic_name", STRING, names=Names.TOPIC),
+                Field(
+                    "partitions",
+                    Array(
+                        Field("partition_index", INT32, names=Names.PARTITION), Field("start_offset", INT64)
+                    ),
+                ),
             ),
         ),
     ],

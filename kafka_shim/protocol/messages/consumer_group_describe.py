@@ -7,7 +7,19 @@ from typing import Any
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.schema import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    STRING,
+    UUID,
+    Array,
+    Field,
+    Message,
+    Names,
+    Struct,
+)
 
 # Kafka's "not requested" value for authorized_operations.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
@@ -34,7 +46,10 @@ ConsumerGroupDescribeRequest = Message(
     "ConsumerGroupDescribeRequest",
     versions="0-1",
     flexible="0+",
-    fields=[Field("group_ids", Array(STRING)), Field("include_authorized_operations", BOOL)],
+    fields=[
+        Field("group_ids", Array(STRING), names=Names.GROUP),
+        Field("include_authorized_operations", BOOL),
+    ],
 )
 
 ConsumerGroupDescribeResponse = Message(

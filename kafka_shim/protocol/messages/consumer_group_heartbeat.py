@@ -8,7 +8,7 @@ Fields that did not change since the last heartbeat are sent as null.
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Names, Struct
 
 # The member epochs that are not epochs: join, leave, and a static member's temporary leave.
 JOIN_EPOCH = 0
@@ -17,7 +17,10 @@ STATIC_LEAVE_EPOCH = -2
 
 
 def _topic_partitions() -> Array:
-    return Array(Field("topic_id", UUID, default=ZERO_UUID), Field("partitions", Array(INT32)))
+    return Array(
+        Field("topic_id", UUID, default=ZERO_UUID, names=Names.TOPIC),
+        Field("partitions", Array(INT32), names=Names.PARTITION),
+    )
 
 
 ConsumerGroupHeartbeatRequest = Message(
@@ -25,13 +28,13 @@ ConsumerGroupHeartbeatRequest = Message(
     versions="0-1",
     flexible="0+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("member_id", STRING),
         Field("member_epoch", INT32),
         Field("instance_id", STRING, nullable="0+", default=None),
         Field("rack_id", STRING, nullable="0+", default=None),
         Field("rebalance_timeout_ms", INT32, default=-1),
-        Field("subscribed_topic_names", Array(STRING), nullable="0+", default=None),
+        Field("subscribed_topic_names", Array(STRING), nullable="0+", default=None, names=Names.TOPIC),
         Field("subscribed_topic_regex", STRING, "1+", nullable="1+", default=None),
         Field("server_assignor", STRING, nullable="0+", default=None),
         Field("topic_partitions", _topic_partitions(), nullable="0+", default=None),

@@ -1,7 +1,7 @@
 """CreatePartitions (key 37): grow a topic's partition count."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, Array, Field, Message, Names
 
 CreatePartitionsRequest = Message(
     "CreatePartitionsRequest",
@@ -11,7 +11,7 @@ CreatePartitionsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field("count", INT32),
                 Field("assignments", Array(Field("broker_ids", Array(INT32))), nullable="0+"),
             ),

@@ -13,6 +13,7 @@ from kafka_shim.protocol.schema import (
     Array,
     Field,
     Message,
+    Names,
     Sensitive,
 )
 
@@ -24,12 +25,15 @@ CreateTopicsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field("num_partitions", INT32),
                 Field("replication_factor", INT16),
                 Field(
                     "assignments",
-                    Array(Field("partition_index", INT32), Field("broker_ids", Array(INT32))),
+                    Array(
+                        Field("partition_index", INT32, names=Names.PARTITION),
+                        Field("broker_ids", Array(INT32)),
+                    ),
                 ),
                 Field(
                     "configs",

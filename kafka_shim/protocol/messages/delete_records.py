@@ -2,7 +2,7 @@
 (Kafka's DeleteRecordsRequest.json / DeleteRecordsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 DeleteRecordsRequest = Message(
     "DeleteRecordsRequest",
@@ -12,11 +12,11 @@ DeleteRecordsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         # Delete records before this offset; -1: the high watermark.
                         Field("offset", INT64),
                     ),

@@ -2,13 +2,16 @@
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Names
 
 DeleteShareGroupOffsetsRequest = Message(
     "DeleteShareGroupOffsetsRequest",
     versions="0",
     flexible="0+",
-    fields=[Field("group_id", STRING), Field("topics", Array(Field("topic_name", STRING)))],
+    fields=[
+        Field("group_id", STRING, names=Names.GROUP),
+        Field("topics", Array(Field("topic_name", STRING, names=Names.TOPIC))),
+    ],
 )
 
 DeleteShareGroupOffsetsResponse = Message(

@@ -3,7 +3,7 @@ Kafka 3.x, removed in 4.0) is v1 without the throttle time."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Names
 
 DeleteTopicsRequest = Message(
     "DeleteTopicsRequest",
@@ -13,12 +13,12 @@ DeleteTopicsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING, nullable="6+", default=None),
-                Field("topic_id", UUID, default=ZERO_UUID),
+                Field("name", STRING, nullable="6+", default=None, names=Names.TOPIC),
+                Field("topic_id", UUID, default=ZERO_UUID, names=Names.TOPIC),
             ),
             "6+",
         ),
-        Field("topic_names", Array(STRING), "0-5"),
+        Field("topic_names", Array(STRING), "0-5", names=Names.TOPIC),
         Field("timeout_ms", INT32),
     ],
 )

@@ -1,7 +1,7 @@
 """DescribeGroups (key 15): state, protocol and members of groups."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message, Names
 
 # Kafka's "not requested" value for authorized_operations.
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
@@ -11,7 +11,7 @@ DescribeGroupsRequest = Message(
     versions="0-6",
     flexible="5+",
     fields=[
-        Field("groups", Array(STRING)),
+        Field("groups", Array(STRING), names=Names.GROUP),
         Field("include_authorized_operations", BOOL, "3+"),
     ],
 )

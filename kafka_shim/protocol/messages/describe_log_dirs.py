@@ -2,7 +2,7 @@
 log in them (Kafka's DescribeLogDirsRequest.json / DescribeLogDirsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 DescribeLogDirsRequest = Message(
     "DescribeLogDirsRequest",
@@ -10,7 +10,14 @@ DescribeLogDirsRequest = Message(
     flexible="2+",
     fields=[
         # null: every partition
-        Field("topics", Array(Field("topic", STRING), Field("partitions", Array(INT32))), nullable="0+"),
+        Field(
+            "topics",
+            Array(
+                Field("topic", STRING, names=Names.TOPIC),
+                Field("partitions", Array(INT32), names=Names.PARTITION),
+            ),
+            nullable="0+",
+        ),
     ],
 )
 

@@ -2,14 +2,20 @@
 open transactions (Kafka's DescribeProducersRequest.json / DescribeProducersResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 DescribeProducersRequest = Message(
     "DescribeProducersRequest",
     versions="0",
     flexible="0+",
     fields=[
-        Field("topics", Array(Field("name", STRING), Field("partition_indexes", Array(INT32)))),
+        Field(
+            "topics",
+            Array(
+                Field("name", STRING, names=Names.TOPIC),
+                Field("partition_indexes", Array(INT32), names=Names.PARTITION),
+            ),
+        ),
     ],
 )
 

@@ -3,15 +3,19 @@ and observers (`kafka-metadata-quorum.sh describe`); v2 adds the voters' endpoin
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UINT16, UUID, Array, Field, Message, Names
 
-_PARTITIONS = Array(Field("partition_index", INT32))
+_PARTITIONS = Array(Field("partition_index", INT32, names=Names.PARTITION))
 
 DescribeQuorumRequest = Message(
     "DescribeQuorumRequest",
     versions="0-2",
     flexible="0+",
-    fields=[Field("topics", Array(Field("topic_name", STRING), Field("partitions", _PARTITIONS)))],
+    fields=[
+        Field(
+            "topics", Array(Field("topic_name", STRING, names=Names.TOPIC), Field("partitions", _PARTITIONS))
+        )
+    ],
 )
 
 _REPLICA_STATE = Array(

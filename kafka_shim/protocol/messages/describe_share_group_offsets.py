@@ -3,7 +3,7 @@ groups (KIP-932's OffsetFetch). v1 (Kafka 4.2, KIP-1226) adds each partition's l
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message, Names
 
 DescribeShareGroupOffsetsRequest = Message(
     "DescribeShareGroupOffsetsRequest",
@@ -13,11 +13,14 @@ DescribeShareGroupOffsetsRequest = Message(
         Field(
             "groups",
             Array(
-                Field("group_id", STRING),
+                Field("group_id", STRING, names=Names.GROUP),
                 # null: every topic-partition the group has state for
                 Field(
                     "topics",
-                    Array(Field("topic_name", STRING), Field("partitions", Array(INT32))),
+                    Array(
+                        Field("topic_name", STRING, names=Names.TOPIC),
+                        Field("partitions", Array(INT32), names=Names.PARTITION),
+                    ),
                     nullable="0+",
                 ),
             ),

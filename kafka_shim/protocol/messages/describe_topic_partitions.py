@@ -4,11 +4,16 @@ DescribeTopicPartitionsRequest.json / DescribeTopicPartitionsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED, ZERO_UUID
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message, Names, Struct
 
 
 def _cursor() -> Struct:
-    return Struct([Field("topic_name", STRING), Field("partition_index", INT32)])
+    return Struct(
+        [
+            Field("topic_name", STRING, names=Names.TOPIC),
+            Field("partition_index", INT32, names=Names.PARTITION),
+        ]
+    )
 
 
 DescribeTopicPartitionsRequest = Message(
@@ -16,7 +21,7 @@ DescribeTopicPartitionsRequest = Message(
     versions="0",
     flexible="0+",
     fields=[
-        Field("topics", Array(Field("name", STRING))),
+        Field("topics", Array(Field("name", STRING, names=Names.TOPIC))),
         Field("response_partition_limit", INT32, default=2000),
         Field("cursor", _cursor(), nullable="0+", default=None),
     ],

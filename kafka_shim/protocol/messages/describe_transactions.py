@@ -1,13 +1,13 @@
 """DescribeTransactions (key 65): state, producer and partitions of transactional ids."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 DescribeTransactionsRequest = Message(
     "DescribeTransactionsRequest",
     versions="0",
     flexible="0+",
-    fields=[Field("transactional_ids", Array(STRING))],
+    fields=[Field("transactional_ids", Array(STRING), names=Names.TRANSACTIONAL_ID)],
 )
 
 DescribeTransactionsResponse = Message(

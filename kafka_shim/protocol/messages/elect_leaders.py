@@ -4,7 +4,7 @@
 from enum import IntEnum
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message, Names
 
 
 class ElectionType(IntEnum):
@@ -21,7 +21,10 @@ ElectLeadersRequest = Message(
         # null: every partition of every topic
         Field(
             "topic_partitions",
-            Array(Field("topic", STRING), Field("partitions", Array(INT32))),
+            Array(
+                Field("topic", STRING, names=Names.TOPIC),
+                Field("partitions", Array(INT32), names=Names.PARTITION),
+            ),
             nullable="0+",
         ),
         Field("timeout_ms", INT32, default=60000),

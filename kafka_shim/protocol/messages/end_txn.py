@@ -5,14 +5,14 @@ transaction and answers the producer id and epoch the next transaction uses.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, Field, Message, Names
 
 EndTxnRequest = Message(
     "EndTxnRequest",
     versions="0-5",
     flexible="3+",
     fields=[
-        Field("transactional_id", STRING),
+        Field("transactional_id", STRING, names=Names.TRANSACTIONAL_ID),
         Field("producer_id", INT64),
         Field("producer_epoch", INT16),
         Field("committed", BOOL),

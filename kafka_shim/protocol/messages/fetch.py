@@ -19,6 +19,7 @@ from kafka_shim.protocol.schema import (
     Array,
     Field,
     Message,
+    Names,
     Struct,
 )
 from kafka_shim.protocol.settings import LONG_MAX
@@ -50,12 +51,12 @@ FetchRequest = Message(
         Field(
             "topics",
             Array(
-                Field("topic", STRING, "0-12"),
-                Field("topic_id", UUID, "13+", default=ZERO_UUID),
+                Field("topic", STRING, "0-12", names=Names.TOPIC),
+                Field("topic_id", UUID, "13+", default=ZERO_UUID, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition", INT32),
+                        Field("partition", INT32, names=Names.PARTITION),
                         Field("current_leader_epoch", INT32, "9+", default=-1),
                         Field("fetch_offset", INT64),
                         Field("last_fetched_epoch", INT32, "12+", default=-1),
@@ -73,9 +74,9 @@ FetchRequest = Message(
         Field(
             "forgotten_topics_data",
             Array(
-                Field("topic", STRING, "7-12"),
-                Field("topic_id", UUID, "13+", default=ZERO_UUID),
-                Field("partitions", Array(INT32)),
+                Field("topic", STRING, "7-12", names=Names.TOPIC),
+                Field("topic_id", UUID, "13+", default=ZERO_UUID, names=Names.TOPIC),
+                Field("partitions", Array(INT32), names=Names.PARTITION),
             ),
             "7+",
         ),

@@ -4,17 +4,17 @@ v0-3 ask about one key; v4+ batch several keys of one type (KIP-699).
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message, Names
 
 FindCoordinatorRequest = Message(
     "FindCoordinatorRequest",
     versions="0-6",
     flexible="3+",
     fields=[
-        Field("key", STRING, "0-3"),
+        Field("key", STRING, "0-3", names=Names.COORDINATOR_KEY),
         # 0: group, 1: transaction, 2: share group (v6+).
         Field("key_type", INT8, "1+"),
-        Field("coordinator_keys", Array(STRING), "4+"),
+        Field("coordinator_keys", Array(STRING), "4+", names=Names.COORDINATOR_KEY),
     ],
 )
 

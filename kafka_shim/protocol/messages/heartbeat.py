@@ -1,14 +1,14 @@
 """Heartbeat (key 12): a member keeps its session alive and learns of rebalances."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Field, Message, Names
 
 HeartbeatRequest = Message(
     "HeartbeatRequest",
     versions="0-4",
     flexible="4+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("generation_id", INT32),
         Field("member_id", STRING),
         Field("group_instance_id", STRING, "3+", nullable="3+", default=None),

@@ -5,14 +5,14 @@ a transactional producer may see).
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Field, Message, Names
 
 InitProducerIdRequest = Message(
     "InitProducerIdRequest",
     versions="0-5",
     flexible="2+",
     fields=[
-        Field("transactional_id", STRING, nullable="0+", default=None),
+        Field("transactional_id", STRING, nullable="0+", default=None, names=Names.TRANSACTIONAL_ID),
         Field("transaction_timeout_ms", INT32),
         Field("producer_id", INT64, "3+", default=-1),
         Field("producer_epoch", INT16, "3+", default=-1),

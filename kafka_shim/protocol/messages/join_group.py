@@ -5,14 +5,14 @@ the id to rejoin with. v5+: static membership (group_instance_id).
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, BYTES, INT16, INT32, STRING, Array, Field, Message, Names
 
 JoinGroupRequest = Message(
     "JoinGroupRequest",
     versions="0-9",
     flexible="6+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("session_timeout_ms", INT32),
         # Absent in v0, where the session timeout doubles as the rebalance timeout.
         Field("rebalance_timeout_ms", INT32, "1+", default=-1),

@@ -1,14 +1,14 @@
 """LeaveGroup (key 13): v0-2 one member leaves; v3+ a batch (static members by instance id)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message, Names
 
 LeaveGroupRequest = Message(
     "LeaveGroupRequest",
     versions="0-5",
     flexible="4+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("member_id", STRING, "0-2"),
         Field(
             "members",

@@ -8,7 +8,7 @@ base offsets at or before the timestamp, in `old_style_offsets`.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT8, INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 ListOffsetsRequest = Message(
     "ListOffsetsRequest",
@@ -20,11 +20,11 @@ ListOffsetsRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         Field("current_leader_epoch", INT32, "4+", default=-1),
                         Field("timestamp", INT64),
                         Field("max_num_offsets", INT32, "0", default=1),

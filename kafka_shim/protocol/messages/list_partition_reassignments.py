@@ -2,7 +2,7 @@
 (Kafka's ListPartitionReassignmentsRequest.json / ListPartitionReassignmentsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, STRING, Array, Field, Message, Names
 
 ListPartitionReassignmentsRequest = Message(
     "ListPartitionReassignmentsRequest",
@@ -13,7 +13,10 @@ ListPartitionReassignmentsRequest = Message(
         # null: every reassignment in progress
         Field(
             "topics",
-            Array(Field("name", STRING), Field("partition_indexes", Array(INT32))),
+            Array(
+                Field("name", STRING, names=Names.TOPIC),
+                Field("partition_indexes", Array(INT32), names=Names.PARTITION),
+            ),
             nullable="0+",
             default=None,
         ),

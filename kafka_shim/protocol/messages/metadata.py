@@ -6,7 +6,7 @@ v10+ carries topic ids; v12 lets a topic be named by id alone (name null).
 import uuid
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message, Names
 
 # Kafka's "no topic id" (Uuid.ZERO_UUID), the default of every uuid field.
 ZERO_UUID = uuid.UUID(int=0)
@@ -24,8 +24,8 @@ MetadataRequest = Message(
         Field(
             "topics",
             Array(
-                Field("topic_id", UUID, "10+", default=ZERO_UUID),
-                Field("name", STRING, nullable="10+"),
+                Field("topic_id", UUID, "10+", default=ZERO_UUID, names=Names.TOPIC),
+                Field("name", STRING, nullable="10+", names=Names.TOPIC),
             ),
             nullable="1+",
         ),

@@ -7,14 +7,14 @@ again in v2); v2-4 carry a retention time that v5 removes; v6 adds leader epochs
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, UUID, Array, Field, Message, Names
 
 OffsetCommitRequest = Message(
     "OffsetCommitRequest",
     versions="0-10",
     flexible="8+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("generation_id_or_member_epoch", INT32, "1+", default=-1),
         Field("member_id", STRING, "1+"),
         Field("group_instance_id", STRING, "7+", nullable="7+", default=None),
@@ -22,12 +22,12 @@ OffsetCommitRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING, "0-9"),
-                Field("topic_id", UUID, "10+", default=ZERO_UUID),
+                Field("name", STRING, "0-9", names=Names.TOPIC),
+                Field("topic_id", UUID, "10+", default=ZERO_UUID, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         Field("committed_offset", INT64),
                         Field("committed_leader_epoch", INT32, "6+", default=-1),
                         Field("commit_timestamp", INT64, "1", default=-1),

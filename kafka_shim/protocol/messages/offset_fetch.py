@@ -9,20 +9,26 @@ ranges differ, so they are built by one function per shape.
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, UUID, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, INT64, STRING, UUID, Array, Field, Message, Names
 
 
 def _topic_key(versions: str, name_versions: str) -> list[Field]:
     """A topic's name; from v10 (KIP-848, Kafka 4.2) its id instead."""
     if name_versions == versions:
-        return [Field("name", STRING, versions)]
-    return [Field("name", STRING, name_versions), Field("topic_id", UUID, "10+", default=ZERO_UUID)]
+        return [Field("name", STRING, versions, names=Names.TOPIC)]
+    return [
+        Field("name", STRING, name_versions, names=Names.TOPIC),
+        Field("topic_id", UUID, "10+", default=ZERO_UUID, names=Names.TOPIC),
+    ]
 
 
 def _request_topics(versions: str, nullable: str, name_versions: str) -> Field:
     return Field(
         "topics",
-        Array(*_topic_key(versions, name_versions), Field("partition_indexes", Array(INT32), versions)),
+        Array(
+            *_topic_key(versions, name_versions),
+            Field("partition_indexes", Array(INT32), versions, names=Names.PARTITION),
+        ),
         versions,
         nullable=nullable,
     )
@@ -48,12 +54,12 @@ OffsetFetchRequest = Message(
     versions="0-10",
     flexible="6+",
     fields=[
-        Field("group_id", STRING, "0-7"),
+        Field("group_id", STRING, "0-7", names=Names.GROUP),
         _request_topics("0-7", nullable="2-7", name_versions="0-7"),
         Field(
             "groups",
             Array(
-                Field("group_id", STRING, "8+"),
+                Field("group_id", STRING, "8+", names=Names.GROUP),
                 Field("member_id", STRING, "9+", nullable="9+", default=None),
                 Field("member_epoch", INT32, "9+", default=-1),
                 _request_topics("8+", nullable="8+", name_versions="8-9"),

@@ -3,7 +3,7 @@ detect log truncation after a leader change (KIP-320; Kafka's OffsetForLeaderEpo
 / OffsetForLeaderEpochResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 # The epoch a request names when it knows none (Kafka's RecordBatch.NO_PARTITION_LEADER_EPOCH).
 NO_LEADER_EPOCH = -1
@@ -19,11 +19,11 @@ OffsetForLeaderEpochRequest = Message(
         Field(
             "topics",
             Array(
-                Field("topic", STRING),
+                Field("topic", STRING, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition", INT32),
+                        Field("partition", INT32, names=Names.PARTITION),
                         Field("current_leader_epoch", INT32, "2+", default=NO_LEADER_EPOCH),
                         Field("leader_epoch", INT32),
                     ),

@@ -20,6 +20,7 @@ from kafka_shim.protocol.schema import (
     Array,
     Field,
     Message,
+    Names,
     Struct,
 )
 
@@ -28,18 +29,18 @@ ProduceRequest = Message(
     versions="0-13",
     flexible="9+",
     fields=[
-        Field("transactional_id", STRING, "3+", nullable="3+", default=None),
+        Field("transactional_id", STRING, "3+", nullable="3+", default=None, names=Names.TRANSACTIONAL_ID),
         Field("acks", INT16),
         Field("timeout_ms", INT32),
         Field(
             "topic_data",
             Array(
-                Field("name", STRING, "0-12", default=""),
-                Field("topic_id", UUID, "13+", default=ZERO_UUID),
+                Field("name", STRING, "0-12", default="", names=Names.TOPIC),
+                Field("topic_id", UUID, "13+", default=ZERO_UUID, names=Names.TOPIC),
                 Field(
                     "partition_data",
                     Array(
-                        Field("index", INT32),
+                        Field("index", INT32, names=Names.PARTITION),
                         Field("records", RECORDS, nullable="0+"),
                     ),
                 ),

@@ -24,6 +24,7 @@ from kafka_shim.protocol.schema import (
     Array,
     Field,
     Message,
+    Names,
 )
 
 # AcknowledgeTypes: 0 a gap (no record at the offset), 1 accept, 2 release, 3 reject, 4 renew (v2+).
@@ -57,7 +58,7 @@ ShareFetchRequest = Message(
     versions="1-2",
     flexible="0+",
     fields=[
-        Field("group_id", STRING, nullable="0+", default=None),
+        Field("group_id", STRING, nullable="0+", default=None, names=Names.GROUP),
         Field("member_id", STRING, nullable="0+"),
         Field("share_session_epoch", INT32),
         Field("max_wait_ms", INT32),
@@ -70,11 +71,11 @@ ShareFetchRequest = Message(
         Field(
             "topics",
             Array(
-                Field("topic_id", UUID, default=ZERO_UUID),
+                Field("topic_id", UUID, default=ZERO_UUID, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         Field("acknowledgement_batches", acknowledgement_batches()),
                     ),
                 ),
@@ -82,7 +83,10 @@ ShareFetchRequest = Message(
         ),
         Field(
             "forgotten_topics_data",
-            Array(Field("topic_id", UUID, default=ZERO_UUID), Field("partitions", Array(INT32))),
+            Array(
+                Field("topic_id", UUID, default=ZERO_UUID, names=Names.TOPIC),
+                Field("partitions", Array(INT32), names=Names.PARTITION),
+            ),
         ),
     ],
 )

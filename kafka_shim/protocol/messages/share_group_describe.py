@@ -4,13 +4,16 @@ stable version; v0 was Kafka 4.0's early access)."""
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED, NO_ASSIGNMENT
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.schema import BOOL, INT16, INT32, STRING, UUID, Array, Field, Message, Names, Struct
 
 ShareGroupDescribeRequest = Message(
     "ShareGroupDescribeRequest",
     versions="1",
     flexible="1+",
-    fields=[Field("group_ids", Array(STRING)), Field("include_authorized_operations", BOOL)],
+    fields=[
+        Field("group_ids", Array(STRING), names=Names.GROUP),
+        Field("include_authorized_operations", BOOL),
+    ],
 )
 
 _ASSIGNMENT = Struct(

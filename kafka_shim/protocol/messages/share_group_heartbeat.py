@@ -7,18 +7,18 @@ id is the client's own UUID from its first request on, and there is no rebalance
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Struct
+from kafka_shim.protocol.schema import INT16, INT32, STRING, UUID, Array, Field, Message, Names, Struct
 
 ShareGroupHeartbeatRequest = Message(
     "ShareGroupHeartbeatRequest",
     versions="1",
     flexible="0+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("member_id", STRING),
         Field("member_epoch", INT32),
         Field("rack_id", STRING, nullable="0+", default=None),
-        Field("subscribed_topic_names", Array(STRING), nullable="0+", default=None),
+        Field("subscribed_topic_names", Array(STRING), nullable="0+", default=None, names=Names.TOPIC),
     ],
 )
 

@@ -4,14 +4,14 @@ v5+ carry the protocol type and name, which the coordinator checks (KIP-559).
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BYTES, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BYTES, INT16, INT32, STRING, Array, Field, Message, Names
 
 SyncGroupRequest = Message(
     "SyncGroupRequest",
     versions="0-5",
     flexible="4+",
     fields=[
-        Field("group_id", STRING),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("generation_id", INT32),
         Field("member_id", STRING),
         Field("group_instance_id", STRING, "3+", nullable="3+", default=None),

@@ -9,15 +9,15 @@ partition to the transaction (KIP-890 part 2). Kafka 4's range.
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 TxnOffsetCommitRequest = Message(
     "TxnOffsetCommitRequest",
     versions="0-5",
     flexible="3+",
     fields=[
-        Field("transactional_id", STRING),
-        Field("group_id", STRING),
+        Field("transactional_id", STRING, names=Names.TRANSACTIONAL_ID),
+        Field("group_id", STRING, names=Names.GROUP),
         Field("producer_id", INT64),
         Field("producer_epoch", INT16),
         Field("generation_id", INT32, "3+", default=-1),
@@ -26,11 +26,11 @@ TxnOffsetCommitRequest = Message(
         Field(
             "topics",
             Array(
-                Field("name", STRING),
+                Field("name", STRING, names=Names.TOPIC),
                 Field(
                     "partitions",
                     Array(
-                        Field("partition_index", INT32),
+                        Field("partition_index", INT32, names=Names.PARTITION),
                         Field("committed_offset", INT64),
                         Field("committed_leader_epoch", INT32, "2+", default=-1),
                         Field("committed_metadata", STRING, nullable="0+"),

@@ -6,7 +6,7 @@ v0-1 as Kafka 3.9 advertises them; Kafka 4.0 dropped v0 (the release table cuts 
 """
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, INT64, STRING, Array, Field, Message, Names
 
 WriteTxnMarkersRequest = Message(
     "WriteTxnMarkersRequest",
@@ -20,7 +20,13 @@ WriteTxnMarkersRequest = Message(
                 Field("producer_epoch", INT16),
                 # false: ABORT, true: COMMIT.
                 Field("transaction_result", BOOL),
-                Field("topics", Array(Field("name", STRING), Field("partition_indexes", Array(INT32)))),
+                Field(
+                    "topics",
+                    Array(
+                        Field("name", STRING, names=Names.TOPIC),
+                        Field("partition_indexes", Array(INT32), names=Names.PARTITION),
+                    ),
+                ),
                 Field("coordinator_epoch", INT32),
                 # v2 (KIP-1228): the marker's transaction version; 2 asks the partition's
                 # strict epoch check (the marker's epoch must be newer than the producer's).

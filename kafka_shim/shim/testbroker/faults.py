@@ -28,15 +28,15 @@ from __future__ import annotations
 import json
 import logging
 import random
-import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.named import Named, TopicNames, named
 from kafka_shim.protocol.schema import ALL, VersionRange
 
 log = logging.getLogger("kafka_shim.faults")
@@ -56,8 +56,6 @@ MATCH_KEYS = (
 _RULE_KEYS = frozenset({*MATCH_KEYS, "action", "error", "delay_ms", "times", "fraction", "seed", "where"})
 FIRINGS_KEPT = 1000
 FETCH_KEY = 1
-
-TopicNames = Callable[[uuid.UUID], str | None]
 
 
 class FaultSpecError(ValueError):
@@ -98,71 +96,26 @@ class RequestView:
     body: Mapping[str, Any]
     topic_names: TopicNames = lambda topic_id: None
     node_id: int = 0  # the (emulated) broker it came to
-    _partitions: dict[str, set[int]] | None = None
+    _named: Named | None = None
 
     def groups(self) -> set[str]:
-        return set(_values(self.body, ("group_id", "groups", "groups_names"), coordinator_type=0))
+        return self.named().groups
 
     def transactional_ids(self) -> set[str]:
-        return set(_values(self.body, ("transactional_id", "transactional_ids"), coordinator_type=1))
+        return self.named().transactional_ids
 
     def partitions(self) -> dict[str, set[int]]:
         """Topic name -> the partitions the request names (empty: the whole topic)."""
-        if self._partitions is None:
-            self._partitions = {}
-            for name, indexes in _topic_entries(self.body, self.topic_names):
-                self._partitions.setdefault(name, set()).update(indexes)
-        return self._partitions
+        return self.named().partitions
 
-
-def _values(body: Mapping[str, Any], names: tuple[str, ...], coordinator_type: int) -> Iterator[str]:
-    """Strings under `names` at the top and in the top-level arrays' elements (OffsetFetch v8's
-    groups, AddPartitionsToTxn v4's transactions); FindCoordinator's keys of the given type."""
-    if body.get("key_type", -1) == coordinator_type:
-        yield from (key for key in [body.get("key"), *body.get("coordinator_keys", ())] if key)
-    for name, value in body.items():
-        if name in names and isinstance(value, str):
-            yield value
-        elif isinstance(value, list):
-            for element in value:
-                if name in names and isinstance(element, str):
-                    yield element
-                elif isinstance(element, Mapping):
-                    yield from (element[key] for key in names if isinstance(element.get(key), str))
-
-
-def _topic_entries(body: Mapping[str, Any], topic_names: TopicNames) -> Iterator[tuple[str, set[int]]]:
-    """(topic, partitions) of every top-level array of topics: elements naming a topic by
-    `name`, `topic` or `topic_id`, their partitions in an array whose name says partition."""
-    for array_name, value in body.items():
-        if not isinstance(value, list) or "topic" not in array_name:
-            continue
-        for element in value:
-            if not isinstance(element, Mapping):
-                continue
-            name = element.get("name") or element.get("topic")
-            topic_id = element.get("topic_id")
-            if not isinstance(name, str) and isinstance(topic_id, uuid.UUID):
-                name = topic_names(topic_id)
-            if not isinstance(name, str):
-                continue
-            indexes: set[int] = set()
-            for key, partitions in element.items():
-                if "partition" in key and isinstance(partitions, list):
-                    indexes.update(_index(p) for p in partitions)
-            indexes.discard(-1)
-            yield name, indexes
-
-
-def _index(partition: Any) -> int:
-    if isinstance(partition, int):
-        return partition
-    if isinstance(partition, Mapping):
-        for key in ("partition_index", "partition", "index"):
-            value = partition.get(key)
-            if isinstance(value, int):
-                return value
-    return -1
+    def named(self) -> Named:
+        """What the request names, as its declaration marks it (protocol.named)."""
+        if self._named is None:
+            api = APIS.get(self.api_key)
+            self._named = (
+                Named() if api is None else named(api.request, self.api_version, self.body, self.topic_names)
+            )
+        return self._named
 
 
 # -- matching ---------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ from typing import IO, Any
 
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.messages import APIS
+from kafka_shim.protocol.named import TopicNames
 from kafka_shim.protocol.redaction import holds_sensitive, redacted
-from kafka_shim.shim.testbroker.faults import MATCH_KEYS, FaultSpecError, Match, RequestView, TopicNames
+from kafka_shim.shim.testbroker.faults import MATCH_KEYS, FaultSpecError, Match, RequestView
 
 log = logging.getLogger(__name__)
 

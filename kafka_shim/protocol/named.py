@@ -1,0 +1,122 @@
+"""What a request names: its topics (with the partitions it names of each), groups and
+transactional ids, read from the `names` marks of its declaration (protocol.schema.Names).
+
+Fault rules and recording queries match requests by what they name (shim.testbroker.faults);
+they read it here, so a newly declared API is matched as soon as its fields say what they
+name, and no reader guesses from field names. Only the fields present in the request's
+version are read: a field outside its versions holds its default, which names nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_shim.protocol.schema import Array, Field, Message, Names, Struct
+
+# A topic id's name, or None for an id this broker does not know.
+TopicNames = Callable[[uuid.UUID], str | None]
+
+GROUP_KEY_TYPE = 0  # FindCoordinator's key_type for a group; 1 is a transactional id
+TRANSACTION_KEY_TYPE = 1
+_KEY_NAMES = {GROUP_KEY_TYPE: Names.GROUP, TRANSACTION_KEY_TYPE: Names.TRANSACTIONAL_ID}
+
+
+@dataclass
+class Named:
+    """What one request names."""
+
+    groups: set[str] = field(default_factory=set)
+    transactional_ids: set[str] = field(default_factory=set)
+    # Topic name -> the partitions the request names of it (empty: the topic as a whole).
+    partitions: dict[str, set[int]] = field(default_factory=dict)
+
+    def add(self, names: Names, value: str) -> None:
+        if names is Names.GROUP:
+            self.groups.add(value)
+        elif names is Names.TRANSACTIONAL_ID:
+            self.transactional_ids.add(value)
+
+
+def named(message: Message, version: int, body: Mapping[str, Any], topic_names: TopicNames) -> Named:
+    """What `body` (a request of `message` at `version`, parsed or shaped like one) names."""
+    found = Named()
+    key_names = _KEY_NAMES.get(body.get("key_type", GROUP_KEY_TYPE), Names.NOTHING)
+    _struct(message.fields, version, body, _Scope(found, topic_names, key_names), None)
+    return found
+
+
+@dataclass(frozen=True)
+class _Scope:
+    found: Named
+    topic_names: TopicNames
+    key_names: Names  # what FindCoordinator's keys name
+
+    def topic(self, value: Any) -> str | None:
+        if isinstance(value, uuid.UUID):
+            return self.topic_names(value)
+        return value if isinstance(value, str) and value else None
+
+
+def _struct(
+    fields: list[Field], version: int, value: Any, scope: _Scope, partitions: set[int] | None
+) -> None:
+    """Collect what one struct names; `partitions` are its enclosing topic's, if one names it."""
+    if not isinstance(value, Mapping):
+        return
+    marked = [f for f in fields if version in f.versions and _marked(f) and f.name in value]
+    topic_fields = [f for f in marked if f.names is Names.TOPIC]
+    for f in topic_fields:  # a struct naming one topic scopes the partitions inside it
+        if isinstance(value[f.name], list | tuple):
+            for each in value[f.name]:
+                name = scope.topic(each)
+                if name is not None:
+                    scope.found.partitions.setdefault(name, set())
+    own = next((n for f in topic_fields if (n := scope.topic(value[f.name])) is not None), None)
+    if own is not None:
+        partitions = scope.found.partitions.setdefault(own, set())
+    elif topic_fields and any(not isinstance(value[f.name], list | tuple) for f in topic_fields):
+        partitions = None  # a topic this broker does not know: its partitions name nothing
+    for f in marked:
+        item = value[f.name]
+        if f.names is Names.PARTITION:
+            if partitions is not None:
+                partitions.update(i for i in _items(item) if isinstance(i, int))
+        elif f.names is Names.COORDINATOR_KEY:
+            for key in _items(item):
+                if isinstance(key, str) and key:
+                    scope.found.add(scope.key_names, key)
+        elif f.names in (Names.GROUP, Names.TRANSACTIONAL_ID):
+            for name in _items(item):
+                if isinstance(name, str):
+                    scope.found.add(f.names, name)
+        elif f.names is Names.NOTHING:
+            inner = _inner_fields(f)
+            for element in _items(item):
+                _struct(inner, version, element, scope, partitions)
+
+
+def _items(item: Any) -> Iterable[Any]:
+    if item is None:
+        return ()
+    return item if isinstance(item, list | tuple) else (item,)
+
+
+def _inner_fields(f: Field) -> list[Field]:
+    kind = f.type.element if isinstance(f.type, Array) else f.type
+    return kind.fields if isinstance(kind, Struct) else []
+
+
+# Per declared field (keyed by identity: declarations live as long as the process), whether it
+# or anything inside it names something: the rest (record batches, configs) is never walked.
+_marked_fields: dict[int, bool] = {}
+
+
+def _marked(f: Field) -> bool:
+    known = _marked_fields.get(id(f))
+    if known is None:
+        known = f.names is not Names.NOTHING or any(_marked(inner) for inner in _inner_fields(f))
+        _marked_fields[id(f)] = known
+    return known
