@@ -28,6 +28,7 @@ from kafka_shim.shim.processes.spec import NodeSpec
 log = logging.getLogger("kafka_shim.processes")
 
 FOLLOW_INTERVAL_S = 0.05  # how often a non-controller looks at the controller's catalog
+ORPHAN_CHECK_S = 1.0
 
 
 class ProcessDispatch(Dispatch):
@@ -82,6 +83,7 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
             await nursery.start(server.serve, listeners)
             if follower is not None:
                 nursery.start_soon(_follow, follower)
+            nursery.start_soon(_stop_when_orphaned, nursery.cancel_scope, os.getppid())
             os.write(spec.ready_fd, b"ready\n")
             os.close(spec.ready_fd)
             async for _ in signals:
@@ -91,6 +93,14 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
 
 def _no() -> None:
     pass
+
+
+async def _stop_when_orphaned(scope: trio.CancelScope, supervisor: int) -> None:
+    """A supervisor killed without a word (SIGKILL) leaves no process behind for long."""
+    while os.getppid() == supervisor:
+        await trio.sleep(ORPHAN_CHECK_S)
+    log.error("the supervisor (pid %d) is gone: stopping", supervisor)
+    scope.cancel()
 
 
 async def _follow(follower: CatalogFollower) -> None:
