@@ -28,13 +28,13 @@ from typing import TypeVar
 from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
-from kafka_shim.shim.coordinator import offsets, records
+from kafka_shim.shim.coordinator import group_timers, offsets, records
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.group import Group, PendingJoin
 from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.outcome import Effects, Outcome, Waiter
+from kafka_shim.shim.coordinator.registry import GroupRegistry
 from kafka_shim.shim.coordinator.state import Event, GroupState
-from kafka_shim.shim.coordinator.transactional import TransactionalOffsets
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     CommitRequest,
@@ -58,12 +58,6 @@ from kafka_shim.shim.coordinator.types import (
 
 T = TypeVar("T")
 
-# Kafka expires a new member's pending JoinGroup after 5 minutes: it cannot heartbeat yet,
-# and a client that gave up would otherwise linger in the rebalance.
-NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-
-RETENTION = GroupTimer("retention")
-
 
 def random_member_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4()}"
@@ -86,19 +80,17 @@ class GroupCoordinator:
         self.config = config or CoordinatorConfig()
         self._new_member_id = new_member_id
         self._consumer_group_topics = consumer_group_topics
-        self._groups: dict[str, Group] = {}
-        self._transactional = TransactionalOffsets()
-        self._retention_scheduled = False
+        self._registry = GroupRegistry(self.config)
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
         the periodic retention check starts, as Kafka's does when it loads the partition."""
         out = Effects()
-        for group in records.replay(log, now, self._transactional).values():
-            self._groups[group.group_id] = group
+        for group in records.replay(log, now, self._registry.transactional).values():
+            self._registry.groups[group.group_id] = group
             for member in group.members.values():  # each loaded member's session starts now
-                self._schedule_heartbeat(group, member, now, out)
-        self._schedule_retention(now, out)
+                group_timers.schedule_session(group, member, now, out)
+        self._registry.schedule_retention(now, out)
         return out.outcome(None)
 
     # --- deadlines -----------------------------------------------------------------------
@@ -106,7 +98,7 @@ class GroupCoordinator:
     def on_timer(self, key: GroupTimer, now: int) -> Outcome[None]:
         """A deadline this coordinator set has passed."""
         # Retention's pass keeps what it changes itself (it looks at every group).
-        out = Effects() if key.kind == "retention" else self._undoable((key.group_id,))
+        out = Effects() if key.kind == "retention" else self._registry.undoable((key.group_id,))
         self._fire(key, now, out)
         return self._settle(out, now, None)
 
@@ -121,7 +113,7 @@ class GroupCoordinator:
         if key.kind == "retention":
             self._expire_offsets(now, out)
             return
-        group = self._groups.get(key.group_id)
+        group = self._registry.groups.get(key.group_id)
         if group is None:
             return
         if key.kind == "join":
@@ -132,42 +124,6 @@ class GroupCoordinator:
             self._on_session_expired(group, key.member_id, now, out)
         elif key.kind == "pending":
             self._on_pending_member_expired(group, key.member_id, now, out)
-
-    def _schedule_heartbeat(
-        self, group: Group, member: Member, now: int, out: Effects, timeout_ms: int | None = None
-    ) -> None:
-        timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
-        out.schedule(GroupTimer("session", group.group_id, member.member_id), now + timeout)
-
-    def _undoable(self, group_ids: Iterable[str]) -> Effects:
-        """Effects of a call that may write records, whose `undo` puts back the groups it may
-        change as they are now: a deep copy, taken only for calls that are rare next to
-        heartbeats and commits (joins, syncs, leaves, deadlines)."""
-        out = Effects()
-        saved = {group_id: copy.deepcopy(self._groups.get(group_id)) for group_id in group_ids}
-        transactional = copy.deepcopy(self._transactional)
-        retention_scheduled = self._retention_scheduled
-
-        def undo() -> None:
-            for group_id, group in saved.items():
-                if group is None:
-                    self._groups.pop(group_id, None)
-                else:
-                    self._groups[group_id] = group
-            self._transactional = transactional
-            self._retention_scheduled = retention_scheduled
-
-        out.undo = undo
-        return out
-
-    def _cancel_member_timers(self, group: Group, member_id: str, out: Effects) -> None:
-        out.cancel(GroupTimer("session", group.group_id, member_id))
-        out.cancel(GroupTimer("pending", group.group_id, member_id))
-
-    def _schedule_retention(self, now: int, out: Effects) -> None:
-        if not self._retention_scheduled:
-            self._retention_scheduled = True
-            out.schedule(RETENTION, now + self.config.offsets_retention_check_interval_ms)
 
     # --- answers to waiting requests -----------------------------------------------------
 
@@ -191,35 +147,22 @@ class GroupCoordinator:
 
     def group(self, group_id: str) -> Group | None:
         """The live group (read-only use: tests and descriptions)."""
-        return self._groups.get(group_id)
-
-    def _create_group(self, group_id: str, now: int, out: Effects) -> Group:
-        group = Group(group_id, now)
-        self._groups[group_id] = group
-        self._schedule_retention(now, out)
-        return group
+        return self._registry.groups.get(group_id)
 
     def _kill_group(self, group: Group, now: int, out: Effects) -> None:
         """Dead: gone from the registry at once, so later requests find no such group."""
         group.transition(Event.GROUP_DELETED, now)
-        del self._groups[group.group_id]
-        pending = sorted(self._transactional.partitions(group.group_id) - group.offsets.keys())
+        del self._registry.groups[group.group_id]
+        pending = sorted(self._registry.transactional.partitions(group.group_id) - group.offsets.keys())
         self._remove_offsets(group, [*group.offsets, *pending], out)
         out.records.append(records.group_tombstone(group.group_id))
-        self._cancel_group_timers(group, out)
-
-    def _cancel_group_timers(self, group: Group, out: Effects) -> None:
-        """Cancel the group's join and sync deadlines and every member's (pending ones too)."""
-        for kind in ("join", "sync"):
-            out.cancel(GroupTimer(kind, group.group_id))
-        for member_id in [*group.members, *group.pending_members]:
-            self._cancel_member_timers(group, member_id, out)
+        group_timers.cancel_group(group, out)
 
     # --- online migration (KIP-848) -------------------------------------------------------
 
     def snapshot_group(self, group_id: str) -> GroupSnapshot | None:
         """A group's members as they are (None if it has none), for a consumer group to take."""
-        group = self._groups.get(group_id)
+        group = self._registry.groups.get(group_id)
         if group is None or not group.members:
             return None
         return GroupSnapshot(
@@ -247,9 +190,9 @@ class GroupCoordinator:
         REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
         Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
         deletes the classic group)."""
-        out = self._undoable((group_id,))
-        group = self._groups[group_id]
-        self._cancel_group_timers(group, out)
+        out = self._registry.undoable((group_id,))
+        group = self._registry.groups[group_id]
+        group_timers.cancel_group(group, out)
         for member_id in [*group.members, *group.pending_members]:
             member = group.members.get(member_id)
             if member is not None:
@@ -265,8 +208,10 @@ class GroupCoordinator:
         """A consumer group whose members all use the classic protocol becomes classic again
         (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
         the members' assignments, then a rebalance, so the members rejoin as classic ones."""
-        out = self._undoable((snapshot.group_id,))
-        group = self._groups.get(snapshot.group_id) or self._create_group(snapshot.group_id, now, out)
+        out = self._registry.undoable((snapshot.group_id,))
+        group = self._registry.groups.get(snapshot.group_id) or self._registry.create(
+            snapshot.group_id, now, out
+        )
         assert not group.members, f"group {snapshot.group_id} already has classic members"
         group.protocol_type = snapshot.protocol_type
         for taken in snapshot.members:
@@ -282,7 +227,7 @@ class GroupCoordinator:
                 assignment=taken.assignment,
             )
             group.add(member, None)
-            self._schedule_heartbeat(group, member, now, out)
+            group_timers.schedule_session(group, member, now, out)
         group.generation_id = snapshot.generation_id
         group.protocol_name = group.select_protocol()
         group.subscribed_topics = None  # unknown until the rebalance ends: every topic counts
@@ -296,7 +241,7 @@ class GroupCoordinator:
 
     def join_group(self, request: JoinRequest, now: int, waiter: Waiter) -> Outcome[None]:
         """The answer goes to `waiter` among the replies, of this call or a later one."""
-        out = self._undoable((request.group_id,))
+        out = self._registry.undoable((request.group_id,))
         self._join_group(request, now, waiter, out)
         return self._settle(out, now, None)
 
@@ -306,15 +251,15 @@ class GroupCoordinator:
         if not self.config.allows_session_timeout(request.session_timeout_ms):
             return out.reply(waiter, JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, request.member_id))
         is_unknown = request.member_id == UNKNOWN_MEMBER_ID
-        group = self._groups.get(request.group_id)
+        group = self._registry.groups.get(request.group_id)
         if group is None:
             if not is_unknown:  # a member id for a group that does not exist
                 return out.reply(waiter, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, request.member_id))
-            group = self._create_group(request.group_id, now, out)
+            group = self._registry.create(request.group_id, now, out)
 
         if not self._accepts_joining_member(group, request.member_id):
             if group.remove(request.member_id) is not None:
-                self._cancel_member_timers(group, request.member_id, out)
+                group_timers.cancel_member(group, request.member_id, out)
             out.reply(waiter, JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, UNKNOWN_MEMBER_ID))
         elif is_unknown:
             self._join_new_member(group, request, now, waiter, out)
@@ -421,7 +366,7 @@ class GroupCoordinator:
             group.new_member_added = True  # lets the initial delay stretch
         group.add(member, waiter)
         out.cancel(GroupTimer("pending", group.group_id, member_id))
-        self._schedule_heartbeat(group, member, now, out, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        group_timers.schedule_session(group, member, now, out, group_timers.NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
 
     def _update_member_and_rebalance(
@@ -451,7 +396,7 @@ class GroupCoordinator:
         self._answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID), out)
         member = group.replace_static_member(request.group_instance_id, old_id, new_id)
         out.cancel(GroupTimer("session", group.group_id, old_id))
-        self._schedule_heartbeat(group, member, now, out)
+        group_timers.schedule_session(group, member, now, out)
         group.update_member(
             member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, waiter
         )
@@ -532,7 +477,7 @@ class GroupCoordinator:
         for member in list(group.members.values()):
             if member.awaiting_join is None and not member.is_static:
                 group.remove(member.member_id)
-                self._cancel_member_timers(group, member.member_id, out)
+                group_timers.cancel_member(group, member.member_id, out)
 
         if not group.elect_joined_leader() and group.members:
             # Only static members that did not rejoin remain: wait another rebalance
@@ -548,7 +493,7 @@ class GroupCoordinator:
         for member in group.members.values():
             result = self._join_result(group, member, with_members=group.is_leader(member.member_id))
             self._answer_join(member, result, out)
-            self._schedule_heartbeat(group, member, now, out)
+            group_timers.schedule_session(group, member, now, out)
             member.is_new = False
             group.pending_sync.add(member.member_id)
         out.schedule(GroupTimer("sync", group.group_id), now + group.rebalance_timeout_ms)
@@ -559,7 +504,7 @@ class GroupCoordinator:
             return
         for member_id in list(group.pending_sync):
             group.remove(member_id)
-            self._cancel_member_timers(group, member_id, out)
+            group_timers.cancel_member(group, member_id, out)
         self._prepare_rebalance(group, Event.MEMBER_REMOVED, now, out)
 
     def _reset_and_propagate_assignment_error(
@@ -580,20 +525,20 @@ class GroupCoordinator:
             )
             if self._answer_sync(member, result, out):
                 # Its session may have lapsed while it waited for the leader.
-                self._schedule_heartbeat(group, member, now, out)
+                group_timers.schedule_session(group, member, now, out)
 
     # --- SyncGroup -----------------------------------------------------------------------
 
     def sync_group(self, request: SyncRequest, now: int, waiter: Waiter) -> Outcome[None]:
         """The answer goes to `waiter` among the replies, of this call or a later one."""
-        out = self._undoable((request.group_id,))
+        out = self._registry.undoable((request.group_id,))
         self._sync_group(request, now, waiter, out)
         return self._settle(out, now, None)
 
     def _sync_group(self, request: SyncRequest, now: int, waiter: Waiter, out: Effects) -> None:
         if not request.group_id:
             return out.reply(waiter, SyncResult(ErrorCode.INVALID_GROUP_ID))
-        group = self._groups.get(request.group_id)
+        group = self._registry.groups.get(request.group_id)
         if group is None:
             return out.reply(waiter, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
         error = offsets.validate_member(group, request.member_id, request.group_instance_id)
@@ -622,7 +567,7 @@ class GroupCoordinator:
             self._synced(group, request.member_id, out)
             answer = SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
             out.reply(waiter, answer)
-            self._schedule_heartbeat(group, member, now, out)
+            group_timers.schedule_session(group, member, now, out)
         return None
 
     def _synced(self, group: Group, member_id: str, out: Effects) -> None:
@@ -639,7 +584,7 @@ class GroupCoordinator:
     def _heartbeat(self, request: HeartbeatRequest, now: int, out: Effects) -> ErrorCode:
         if not request.group_id:
             return ErrorCode.INVALID_GROUP_ID
-        group = self._groups.get(request.group_id)
+        group = self._registry.groups.get(request.group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         error = offsets.validate_member(group, request.member_id, request.group_instance_id)
@@ -650,7 +595,7 @@ class GroupCoordinator:
         if group.is_(GroupState.EMPTY):
             return ErrorCode.UNKNOWN_MEMBER_ID
         # Any other state keeps the session alive; only a rebalance being prepared is news.
-        self._schedule_heartbeat(group, group.members[request.member_id], now, out)
+        group_timers.schedule_session(group, group.members[request.member_id], now, out)
         if group.is_(GroupState.PREPARING_REBALANCE):
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
@@ -673,7 +618,7 @@ class GroupCoordinator:
         # A new member may still wait on its JoinGroup: tell it to start over.
         self._answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), out)
         group.remove(member.member_id)
-        self._cancel_member_timers(group, member.member_id, out)
+        group_timers.cancel_member(group, member.member_id, out)
         if group.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self._maybe_prepare_rebalance(group, Event.MEMBER_REMOVED, now, out)
         elif group.is_(GroupState.PREPARING_REBALANCE):
@@ -682,7 +627,7 @@ class GroupCoordinator:
     # --- LeaveGroup ----------------------------------------------------------------------
 
     def leave_group(self, group_id: str, leaving: Iterable[MemberIdentity], now: int) -> Outcome[LeaveResult]:
-        out = self._undoable((group_id,))
+        out = self._registry.undoable((group_id,))
         return self._settle(out, now, self._leave_group(group_id, list(leaving), now, out))
 
     def _leave_group(
@@ -690,7 +635,7 @@ class GroupCoordinator:
     ) -> LeaveResult:
         if not group_id:
             return LeaveResult(ErrorCode.INVALID_GROUP_ID)
-        group = self._groups.get(group_id)
+        group = self._registry.groups.get(group_id)
         if group is None:
             return LeaveResult(ErrorCode.NONE, tuple((m, ErrorCode.UNKNOWN_MEMBER_ID) for m in leaving))
         return LeaveResult(ErrorCode.NONE, tuple((m, self._leave_one(group, m, now, out)) for m in leaving))
@@ -728,13 +673,13 @@ class GroupCoordinator:
         def all_fail(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
             return dict.fromkeys(request.offsets, error)
 
-        group = self._groups.get(request.group_id)
+        group = self._registry.groups.get(request.group_id)
         created = group is None
-        retention_scheduled = self._retention_scheduled
+        retention_scheduled = self._registry.retention_scheduled
         if group is None:
             if request.generation_id >= 0:
                 return all_fail(ErrorCode.ILLEGAL_GENERATION)  # a member of a generation that is gone
-            group = self._create_group(request.group_id, now, out)
+            group = self._registry.create(request.group_id, now, out)
         error = offsets.validate_commit(
             group, request.generation_id, request.member_id, request.group_instance_id
         )
@@ -745,12 +690,12 @@ class GroupCoordinator:
             return all_fail(ErrorCode.REBALANCE_IN_PROGRESS)
         if group.is_(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
-            self._schedule_heartbeat(group, group.members[request.member_id], now, out)
+            group_timers.schedule_session(group, group.members[request.member_id], now, out)
         accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
         out.undo = self._commit_undo(group, accepted, retention_scheduled if created else None)
         offsets.store(group, accepted, out.records)
         for tp in accepted:  # written after any transactional offset pending for it
-            self._transactional.supersede(group.group_id, tp)
+            self._registry.transactional.supersede(group.group_id, tp)
         return errors
 
     def _commit_undo(
@@ -760,20 +705,20 @@ class GroupCoordinator:
         previous offsets, parked transactional offsets, or the group the commit made
         (`created_retention`: whether retention was scheduled before it; None: it existed)."""
         previous = {tp: group.offsets.get(tp) for tp in accepted}
-        transactional = self._transactional
+        transactional = self._registry.transactional
         if transactional.has_open_transactions(group.group_id):
             transactional = copy.deepcopy(transactional)
 
         def undo() -> None:
             if created_retention is not None:
-                del self._groups[group.group_id]
-                self._retention_scheduled = created_retention
+                del self._registry.groups[group.group_id]
+                self._registry.retention_scheduled = created_retention
             for tp, offset in previous.items():
                 if offset is None:
                     group.offsets.pop(tp, None)
                 else:
                     group.offsets[tp] = offset
-            self._transactional = transactional
+            self._registry.transactional = transactional
 
         return undo
 
@@ -784,7 +729,7 @@ class GroupCoordinator:
         partition (the transaction coordinator checks that first). The offsets are
         written as the producer's transactional records and stay pending until
         `complete_transaction`."""
-        out = self._undoable((request.group_id,))
+        out = self._registry.undoable((request.group_id,))
         return self._settle(out, now, self._commit_transactional_offsets(request, now, out))
 
     def _commit_transactional_offsets(
@@ -795,11 +740,11 @@ class GroupCoordinator:
 
         if not request.group_id:
             return all_fail(ErrorCode.INVALID_GROUP_ID)
-        group = self._groups.get(request.group_id)
+        group = self._registry.groups.get(request.group_id)
         if group is None:
             if request.generation_id >= 0:
                 return all_fail(ErrorCode.ILLEGAL_GENERATION)
-            group = self._create_group(request.group_id, now, out)
+            group = self._registry.create(request.group_id, now, out)
         error = offsets.validate_commit(
             group, request.generation_id, request.member_id, request.group_instance_id, transactional=True
         )
@@ -809,7 +754,7 @@ class GroupCoordinator:
         # counts this as a heartbeat.
         accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
         for tp, committed in accepted.items():
-            self._transactional.add(request.producer_id, group.group_id, tp, committed)
+            self._registry.transactional.add(request.producer_id, group.group_id, tp, committed)
             out.records.append(
                 records.offset_record(
                     group.group_id, tp, committed, request.producer_id, request.producer_epoch
@@ -821,8 +766,8 @@ class GroupCoordinator:
         """The producer's transaction ended (its marker is in `__consumer_offsets`): its
         pending offsets become the groups' committed offsets, or are dropped on abort.
         Nothing new is written: replay applies the marker to the same records."""
-        for group_id, visible in self._transactional.complete(producer_id, commit).items():
-            group = self._groups.get(group_id)
+        for group_id, visible in self._registry.transactional.complete(producer_id, commit).items():
+            group = self._registry.groups.get(group_id)
             if group is not None:  # a deleted group's pending offsets went with it
                 group.offsets.update(visible)
         return Outcome(None)
@@ -833,11 +778,11 @@ class GroupCoordinator:
         """require_stable (OffsetFetch v7+): partitions with a transactional offset
         pending answer UNSTABLE_OFFSET_COMMIT; the client retries until it completes."""
         if not require_stable:
-            return offsets.fetch(self._groups.get(group_id), partitions)
+            return offsets.fetch(self._registry.groups.get(group_id), partitions)
         return offsets.fetch(
-            self._groups.get(group_id),
+            self._registry.groups.get(group_id),
             partitions,
-            lambda tp: self._transactional.is_pending(group_id, tp),
+            lambda tp: self._registry.transactional.is_pending(group_id, tp),
         )
 
     def delete_offsets(
@@ -845,7 +790,7 @@ class GroupCoordinator:
     ) -> Outcome[tuple[ErrorCode, dict[TopicPartition, ErrorCode]]]:
         if not group_id:
             return Outcome((ErrorCode.INVALID_GROUP_ID, {}))
-        group = self._groups.get(group_id)
+        group = self._registry.groups.get(group_id)
         if group is None:
             return Outcome((ErrorCode.GROUP_ID_NOT_FOUND, {}))
         wanted = list(partitions)
@@ -858,7 +803,7 @@ class GroupCoordinator:
             }
         else:
             return Outcome((ErrorCode.NON_EMPTY_GROUP, {}))
-        out = self._undoable((group_id,))
+        out = self._registry.undoable((group_id,))
         self._remove_offsets(group, deletable, out)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         # The group stays, Empty, until the next retention check removes it (Kafka's
@@ -873,7 +818,7 @@ class GroupCoordinator:
         """Committed and pending offsets go; a partition with only pending ones gets
         its tombstone too (Kafka's replay drops pending offsets at a tombstone)."""
         wanted = list(partitions)
-        dropped = self._transactional.discard(group.group_id, wanted)
+        dropped = self._registry.transactional.discard(group.group_id, wanted)
         only_pending = [tp for tp in wanted if tp in dropped and tp not in group.offsets]
         offsets.remove(group, wanted, out.records)
         out.records.extend(records.offset_tombstone(group.group_id, tp) for tp in only_pending)
@@ -883,7 +828,7 @@ class GroupCoordinator:
         if (
             group.is_(GroupState.EMPTY)
             and not group.offsets
-            and not self._transactional.has_open_transactions(group.group_id)
+            and not self._registry.transactional.has_open_transactions(group.group_id)
         ):
             self._kill_group(group, now, out)
 
@@ -891,34 +836,34 @@ class GroupCoordinator:
         # Its undo keeps only the groups it changes: their offsets and state (a group buried
         # goes back into the registry), not a copy of every group.
         changed: list[tuple[Group, dict[TopicPartition, OffsetValue], GroupState, int]] = []
-        groups = dict(self._groups)
-        transactional = copy.deepcopy(self._transactional)
+        groups = dict(self._registry.groups)
+        transactional = copy.deepcopy(self._registry.transactional)
 
         def undo() -> None:
             for group, kept, state, since in changed:
                 group.offsets, group.state, group.state_since_ms = kept, state, since
-            self._groups.clear()
-            self._groups.update(groups)
-            self._transactional = transactional
-            self._retention_scheduled = True
+            self._registry.groups.clear()
+            self._registry.groups.update(groups)
+            self._registry.transactional = transactional
+            self._registry.retention_scheduled = True
 
         out.undo = undo
-        self._retention_scheduled = False
-        for group in list(self._groups.values()):
+        self._registry.retention_scheduled = False
+        for group in list(self._registry.groups.values()):
             retention = self.config.offsets_retention_ms
-            pending = functools.partial(self._transactional.is_pending, group.group_id)
+            pending = functools.partial(self._registry.transactional.is_pending, group.group_id)
             consumer_topics = self._consumer_group_topics(group.group_id)
             expired = offsets.expired(group, now, retention, pending, consumer_topics)
             if expired or (group.is_(GroupState.EMPTY) and not group.offsets):
                 changed.append((group, dict(group.offsets), group.state, group.state_since_ms))
             offsets.remove(group, expired, out.records)
             self._maybe_bury(group, now, out)
-        self._schedule_retention(now, out)
+        self._registry.schedule_retention(now, out)
 
     # --- administration ------------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        group = self._groups.get(group_id)
+        group = self._registry.groups.get(group_id)
         if group is None:
             return GroupDescription(ErrorCode.NONE, group_id, GroupState.DEAD.value, "", "", ())
         stable = group.is_(GroupState.STABLE)
@@ -945,16 +890,16 @@ class GroupCoordinator:
             return []
         return [
             GroupListing(g.group_id, g.protocol_type or "", g.state.value)
-            for g in self._groups.values()
+            for g in self._registry.groups.values()
             if not wanted_states or g.state.value.lower() in wanted_states
         ]
 
     def delete_groups(self, group_ids: Iterable[str], now: int) -> Outcome[dict[str, ErrorCode]]:
         group_ids = list(group_ids)
-        out = self._undoable(group_ids)
+        out = self._registry.undoable(group_ids)
         results: dict[str, ErrorCode] = {}
         for group_id in group_ids:
-            group = self._groups.get(group_id)
+            group = self._registry.groups.get(group_id)
             if group is None:
                 results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
             elif not group.is_(GroupState.EMPTY):
