@@ -20,18 +20,17 @@ until `complete_transaction` is told how the producer's transaction ended; the m
 from __future__ import annotations
 
 import copy
-import functools
 import uuid
 from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
 
-from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator import group_timers, offsets, records
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.group import Group, PendingJoin
 from kafka_shim.shim.coordinator.member import Member
+from kafka_shim.shim.coordinator.offset_manager import OffsetManager
 from kafka_shim.shim.coordinator.outcome import Effects, Outcome, Waiter
 from kafka_shim.shim.coordinator.registry import GroupRegistry
 from kafka_shim.shim.coordinator.state import Event, GroupState
@@ -79,8 +78,8 @@ class GroupCoordinator:
         here, in an empty entry, and they expire by Kafka's rules for consumer groups."""
         self.config = config or CoordinatorConfig()
         self._new_member_id = new_member_id
-        self._consumer_group_topics = consumer_group_topics
         self._registry = GroupRegistry(self.config)
+        self._offsets = OffsetManager(self._registry, consumer_group_topics)
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
@@ -153,8 +152,7 @@ class GroupCoordinator:
         """Dead: gone from the registry at once, so later requests find no such group."""
         group.transition(Event.GROUP_DELETED, now)
         del self._registry.groups[group.group_id]
-        pending = sorted(self._registry.transactional.partitions(group.group_id) - group.offsets.keys())
-        self._remove_offsets(group, [*group.offsets, *pending], out)
+        self._offsets.delete_all(group, out)
         out.records.append(records.group_tombstone(group.group_id))
         group_timers.cancel_group(group, out)
 
@@ -661,66 +659,11 @@ class GroupCoordinator:
         self._remove_member_and_update_group(group, group.members[identity.member_id], now, out)
         return ErrorCode.NONE
 
-    # --- offsets -------------------------------------------------------------------------
+    # --- offsets (offset_manager.py) -----------------------------------------------------
 
     def commit_offsets(self, request: CommitRequest, now: int) -> Outcome[dict[TopicPartition, ErrorCode]]:
         out = Effects()
-        return self._settle(out, now, self._commit_offsets(request, now, out))
-
-    def _commit_offsets(
-        self, request: CommitRequest, now: int, out: Effects
-    ) -> dict[TopicPartition, ErrorCode]:
-        def all_fail(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
-            return dict.fromkeys(request.offsets, error)
-
-        group = self._registry.groups.get(request.group_id)
-        created = group is None
-        retention_scheduled = self._registry.retention_scheduled
-        if group is None:
-            if request.generation_id >= 0:
-                return all_fail(ErrorCode.ILLEGAL_GENERATION)  # a member of a generation that is gone
-            group = self._registry.create(request.group_id, now, out)
-        error = offsets.validate_commit(
-            group, request.generation_id, request.member_id, request.group_instance_id
-        )
-        if error is not None:
-            return all_fail(error)
-        if group.is_(GroupState.COMPLETING_REBALANCE):
-            # A valid member of the new generation that has not synced yet: let it retry.
-            return all_fail(ErrorCode.REBALANCE_IN_PROGRESS)
-        if group.is_(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
-            # Committing is a sign of life; the heartbeat will tell it of a rebalance.
-            group_timers.schedule_session(group, group.members[request.member_id], now, out)
-        accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
-        out.undo = self._commit_undo(group, accepted, retention_scheduled if created else None)
-        offsets.store(group, accepted, out.records)
-        for tp in accepted:  # written after any transactional offset pending for it
-            self._registry.transactional.supersede(group.group_id, tp)
-        return errors
-
-    def _commit_undo(
-        self, group: Group, accepted: Collection[TopicPartition], created_retention: bool | None
-    ) -> Callable[[], None]:
-        """What puts a commit back, cheaply (commits are the hot path): the partitions'
-        previous offsets, parked transactional offsets, or the group the commit made
-        (`created_retention`: whether retention was scheduled before it; None: it existed)."""
-        previous = {tp: group.offsets.get(tp) for tp in accepted}
-        transactional = self._registry.transactional
-        if transactional.has_open_transactions(group.group_id):
-            transactional = copy.deepcopy(transactional)
-
-        def undo() -> None:
-            if created_retention is not None:
-                del self._registry.groups[group.group_id]
-                self._registry.retention_scheduled = created_retention
-            for tp, offset in previous.items():
-                if offset is None:
-                    group.offsets.pop(tp, None)
-                else:
-                    group.offsets[tp] = offset
-            self._registry.transactional = transactional
-
-        return undo
+        return self._settle(out, now, self._offsets.commit(request, now, out))
 
     def commit_transactional_offsets(
         self, request: TxnCommitRequest, now: int
@@ -730,46 +673,13 @@ class GroupCoordinator:
         written as the producer's transactional records and stay pending until
         `complete_transaction`."""
         out = self._registry.undoable((request.group_id,))
-        return self._settle(out, now, self._commit_transactional_offsets(request, now, out))
-
-    def _commit_transactional_offsets(
-        self, request: TxnCommitRequest, now: int, out: Effects
-    ) -> dict[TopicPartition, ErrorCode]:
-        def all_fail(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
-            return dict.fromkeys(request.offsets, error)
-
-        if not request.group_id:
-            return all_fail(ErrorCode.INVALID_GROUP_ID)
-        group = self._registry.groups.get(request.group_id)
-        if group is None:
-            if request.generation_id >= 0:
-                return all_fail(ErrorCode.ILLEGAL_GENERATION)
-            group = self._registry.create(request.group_id, now, out)
-        error = offsets.validate_commit(
-            group, request.generation_id, request.member_id, request.group_instance_id, transactional=True
-        )
-        if error is not None:
-            return all_fail(error)
-        # Unlike OffsetCommit, Kafka neither refuses a group completing a rebalance nor
-        # counts this as a heartbeat.
-        accepted, errors = offsets.accept(request.offsets, now, self.config.offset_metadata_max_bytes)
-        for tp, committed in accepted.items():
-            self._registry.transactional.add(request.producer_id, group.group_id, tp, committed)
-            out.records.append(
-                records.offset_record(
-                    group.group_id, tp, committed, request.producer_id, request.producer_epoch
-                )
-            )
-        return errors
+        return self._settle(out, now, self._offsets.commit_transactional(request, now, out))
 
     def complete_transaction(self, producer_id: int, commit: bool, now: int) -> Outcome[None]:
         """The producer's transaction ended (its marker is in `__consumer_offsets`): its
         pending offsets become the groups' committed offsets, or are dropped on abort.
         Nothing new is written: replay applies the marker to the same records."""
-        for group_id, visible in self._registry.transactional.complete(producer_id, commit).items():
-            group = self._registry.groups.get(group_id)
-            if group is not None:  # a deleted group's pending offsets went with it
-                group.offsets.update(visible)
+        self._offsets.complete_transaction(producer_id, commit)
         return Outcome(None)
 
     def fetch_offsets(
@@ -777,34 +687,17 @@ class GroupCoordinator:
     ) -> dict[TopicPartition, FetchedOffset]:
         """require_stable (OffsetFetch v7+): partitions with a transactional offset
         pending answer UNSTABLE_OFFSET_COMMIT; the client retries until it completes."""
-        if not require_stable:
-            return offsets.fetch(self._registry.groups.get(group_id), partitions)
-        return offsets.fetch(
-            self._registry.groups.get(group_id),
-            partitions,
-            lambda tp: self._registry.transactional.is_pending(group_id, tp),
-        )
+        return self._offsets.fetch(group_id, partitions, require_stable)
 
     def delete_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition], now: int
     ) -> Outcome[tuple[ErrorCode, dict[TopicPartition, ErrorCode]]]:
-        if not group_id:
-            return Outcome((ErrorCode.INVALID_GROUP_ID, {}))
-        group = self._registry.groups.get(group_id)
-        if group is None:
-            return Outcome((ErrorCode.GROUP_ID_NOT_FOUND, {}))
-        wanted = list(partitions)
-        if group.is_(GroupState.EMPTY):
-            deletable, errors = wanted, {}
-        elif group.protocol_type == CONSUMER_PROTOCOL_TYPE:
-            deletable = [tp for tp in wanted if not group.is_subscribed_to(tp.topic)]
-            errors = {
-                tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in wanted if group.is_subscribed_to(tp.topic)
-            }
-        else:
-            return Outcome((ErrorCode.NON_EMPTY_GROUP, {}))
+        error, deletable, errors = self._offsets.deletable(group_id, partitions)
+        if error != ErrorCode.NONE:
+            return Outcome((error, {}))
+        group = self._registry.groups[group_id]
         out = self._registry.undoable((group_id,))
-        self._remove_offsets(group, deletable, out)
+        self._offsets.delete(group, deletable, out)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         # The group stays, Empty, until the next retention check removes it (Kafka's
         # OffsetMetadataManager.deleteOffsets writes only tombstones; its periodic
@@ -813,15 +706,6 @@ class GroupCoordinator:
         if deletable and self.config.offset_delete_removes_empty_group:
             self._maybe_bury(group, now, out)
         return out.outcome((ErrorCode.NONE, errors))
-
-    def _remove_offsets(self, group: Group, partitions: Iterable[TopicPartition], out: Effects) -> None:
-        """Committed and pending offsets go; a partition with only pending ones gets
-        its tombstone too (Kafka's replay drops pending offsets at a tombstone)."""
-        wanted = list(partitions)
-        dropped = self._registry.transactional.discard(group.group_id, wanted)
-        only_pending = [tp for tp in wanted if tp in dropped and tp not in group.offsets]
-        offsets.remove(group, wanted, out.records)
-        out.records.extend(records.offset_tombstone(group.group_id, tp) for tp in only_pending)
 
     def _maybe_bury(self, group: Group, now: int, out: Effects) -> None:
         # A group with transactions open stays: they may still commit offsets into it.
@@ -833,32 +717,32 @@ class GroupCoordinator:
             self._kill_group(group, now, out)
 
     def _expire_offsets(self, now: int, out: Effects) -> None:
-        # Its undo keeps only the groups it changes: their offsets and state (a group buried
-        # goes back into the registry), not a copy of every group.
+        """The periodic retention check (Kafka's cleanupGroupMetadata): expired offsets go, and
+        so do the groups left Empty without any. Its undo keeps only the groups it changes:
+        their offsets and state (a group buried goes back into the registry), not a copy of
+        every group."""
+        registry = self._registry
         changed: list[tuple[Group, dict[TopicPartition, OffsetValue], GroupState, int]] = []
-        groups = dict(self._registry.groups)
-        transactional = copy.deepcopy(self._registry.transactional)
+        groups = dict(registry.groups)
+        transactional = copy.deepcopy(registry.transactional)
 
         def undo() -> None:
             for group, kept, state, since in changed:
                 group.offsets, group.state, group.state_since_ms = kept, state, since
-            self._registry.groups.clear()
-            self._registry.groups.update(groups)
-            self._registry.transactional = transactional
-            self._registry.retention_scheduled = True
+            registry.groups.clear()
+            registry.groups.update(groups)
+            registry.transactional = transactional
+            registry.retention_scheduled = True
 
         out.undo = undo
-        self._registry.retention_scheduled = False
-        for group in list(self._registry.groups.values()):
-            retention = self.config.offsets_retention_ms
-            pending = functools.partial(self._registry.transactional.is_pending, group.group_id)
-            consumer_topics = self._consumer_group_topics(group.group_id)
-            expired = offsets.expired(group, now, retention, pending, consumer_topics)
+        registry.retention_scheduled = False
+        for group in list(registry.groups.values()):
+            expired = self._offsets.expired(group, now)
             if expired or (group.is_(GroupState.EMPTY) and not group.offsets):
                 changed.append((group, dict(group.offsets), group.state, group.state_since_ms))
-            offsets.remove(group, expired, out.records)
+            self._offsets.remove_expired(group, expired, out)
             self._maybe_bury(group, now, out)
-        self._registry.schedule_retention(now, out)
+        registry.schedule_retention(now, out)
 
     # --- administration ------------------------------------------------------------------
 
