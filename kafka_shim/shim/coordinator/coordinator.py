@@ -28,10 +28,12 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator import group_timers, offsets, records
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
-from kafka_shim.shim.coordinator.group import Group, PendingJoin
+from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.member import Member
+from kafka_shim.shim.coordinator.membership import ClassicMembership
 from kafka_shim.shim.coordinator.offset_manager import OffsetManager
 from kafka_shim.shim.coordinator.outcome import Effects, Outcome, Waiter
+from kafka_shim.shim.coordinator.rebalance import Rebalance, answer_join, answer_sync, join_result
 from kafka_shim.shim.coordinator.registry import GroupRegistry
 from kafka_shim.shim.coordinator.state import Event, GroupState
 from kafka_shim.shim.coordinator.types import (
@@ -46,7 +48,6 @@ from kafka_shim.shim.coordinator.types import (
     JoinRequest,
     JoinResult,
     LeaveResult,
-    MemberDescription,
     MemberIdentity,
     MemberSnapshot,
     SyncRequest,
@@ -80,6 +81,8 @@ class GroupCoordinator:
         self._new_member_id = new_member_id
         self._registry = GroupRegistry(self.config)
         self._offsets = OffsetManager(self._registry, consumer_group_topics)
+        self._rebalance = Rebalance(self.config)
+        self._membership = ClassicMembership(self._registry, self._rebalance)
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
@@ -116,31 +119,13 @@ class GroupCoordinator:
         if group is None:
             return
         if key.kind == "join":
-            self._on_join_deadline(group, now, out)
+            self._rebalance.on_join_deadline(group, now, out)
         elif key.kind == "sync":
-            self._on_sync_deadline(group, now, out)
+            self._rebalance.on_sync_deadline(group, now, out)
         elif key.kind == "session":
-            self._on_session_expired(group, key.member_id, now, out)
+            self._rebalance.on_session_expired(group, key.member_id, now, out)
         elif key.kind == "pending":
-            self._on_pending_member_expired(group, key.member_id, now, out)
-
-    # --- answers to waiting requests -----------------------------------------------------
-
-    def _answer_join(self, member: Member, result: JoinResult, out: Effects) -> bool:
-        """Answer the member's waiting JoinGroup, if it has one."""
-        waiter, member.awaiting_join = member.awaiting_join, None
-        if waiter is None:
-            return False
-        out.reply(waiter, result)
-        return True
-
-    def _answer_sync(self, member: Member, result: SyncResult, out: Effects) -> bool:
-        """Answer the member's waiting SyncGroup, if it has one."""
-        waiter, member.awaiting_sync = member.awaiting_sync, None
-        if waiter is None:
-            return False
-        out.reply(waiter, result)
-        return True
+            self._rebalance.on_pending_member_expired(group, key.member_id, now, out)
 
     # --- groups --------------------------------------------------------------------------
 
@@ -194,8 +179,8 @@ class GroupCoordinator:
         for member_id in [*group.members, *group.pending_members]:
             member = group.members.get(member_id)
             if member is not None:
-                self._answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
-                self._answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
+                answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
+                answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
             group.remove(member_id)
         group.pending_join = None
         group.restore_empty(group.generation_id, group.protocol_type, now)
@@ -232,7 +217,7 @@ class GroupCoordinator:
         group.state, group.state_since_ms = GroupState.STABLE, now  # as Kafka builds it, not a transition
         out.records.append(records.group_record(group))
         # The members changed under it: every one must rejoin as a classic member.
-        self._prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+        self._rebalance.prepare(group, Event.MEMBERS_CHANGED, now, out)
         return self._settle(out, now, None)
 
     # --- JoinGroup -----------------------------------------------------------------------
@@ -263,7 +248,7 @@ class GroupCoordinator:
             self._join_new_member(group, request, now, waiter, out)
         else:
             self._join_current_member(group, request, now, waiter, out)
-        self._try_complete_join(group, now, out)
+        self._rebalance.try_complete_join(group, now, out)
         return None
 
     def _accepts_joining_member(self, group: Group, member_id: str) -> bool:
@@ -320,7 +305,7 @@ class GroupCoordinator:
         elif group.is_(GroupState.COMPLETING_REBALANCE):
             if member.matches(request.protocols):
                 # Its JoinGroup response was lost: answer again, no new rebalance.
-                out.reply(waiter, self._join_result(group, member, with_members=group.is_leader(member_id)))
+                out.reply(waiter, join_result(group, member, with_members=group.is_leader(member_id)))
             else:
                 self._update_member_and_rebalance(group, member, request, now, waiter, out)
         elif group.is_(GroupState.STABLE):
@@ -328,23 +313,10 @@ class GroupCoordinator:
                 # A leader's rejoin forces a rebalance: it may have seen metadata change.
                 self._update_member_and_rebalance(group, member, request, now, waiter, out)
             else:
-                out.reply(waiter, self._join_result(group, member, with_members=False))
+                out.reply(waiter, join_result(group, member, with_members=False))
         else:
             out.reply(waiter, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id))
         return None
-
-    def _join_result(
-        self, group: Group, member: Member, *, with_members: bool, leader: str | None = None
-    ) -> JoinResult:
-        return JoinResult(
-            ErrorCode.NONE,
-            member.member_id,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader=(group.leader_id or "") if leader is None else leader,
-            members=group.current_member_metadata() if with_members else (),
-        )
 
     def _add_member_and_rebalance(
         self, group: Group, request: JoinRequest, member_id: str, now: int, waiter: Waiter, out: Effects
@@ -365,7 +337,7 @@ class GroupCoordinator:
         group.add(member, waiter)
         out.cancel(GroupTimer("pending", group.group_id, member_id))
         group_timers.schedule_session(group, member, now, out, group_timers.NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self._maybe_prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+        self._rebalance.maybe_prepare(group, Event.MEMBERS_CHANGED, now, out)
 
     def _update_member_and_rebalance(
         self, group: Group, member: Member, request: JoinRequest, now: int, waiter: Waiter, out: Effects
@@ -373,7 +345,7 @@ class GroupCoordinator:
         group.update_member(
             member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, waiter
         )
-        self._maybe_prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+        self._rebalance.maybe_prepare(group, Event.MEMBERS_CHANGED, now, out)
 
     def _replace_static_member(
         self,
@@ -390,8 +362,8 @@ class GroupCoordinator:
         old_leader = group.leader_id or ""
         assert request.group_instance_id is not None
         old = group.members[old_id]
-        self._answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id), out)
-        self._answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID), out)
+        answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id), out)
+        answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID), out)
         member = group.replace_static_member(request.group_instance_id, old_id, new_id)
         out.cancel(GroupTimer("session", group.group_id, old_id))
         group_timers.schedule_session(group, member, now, out)
@@ -400,264 +372,38 @@ class GroupCoordinator:
         )
         if group.is_(GroupState.STABLE):
             if group.select_protocol() != group.protocol_name:
-                self._maybe_prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+                self._rebalance.maybe_prepare(group, Event.MEMBERS_CHANGED, now, out)
                 return
             # The group keeps its generation under the new member id: Kafka persists that.
             out.records.append(records.group_record(group))
             if request.supports_skip_assignment:
                 # v9+: the leader learns it leads but skips the assignor; the group stays Stable.
                 is_leader = group.is_leader(new_id)
-                result = self._join_result(group, member, with_members=is_leader)
-                self._answer_join(member, result._replace(skip_assignment=is_leader), out)
+                result = join_result(group, member, with_members=is_leader)
+                answer_join(member, result._replace(skip_assignment=is_leader), out)
             else:
                 # Older clients get the old leader id, so a restarted leader does not
                 # compute an assignment a Stable group would not hand out.
-                self._answer_join(
-                    member, self._join_result(group, member, with_members=False, leader=old_leader), out
-                )
+                answer_join(member, join_result(group, member, with_members=False, leader=old_leader), out)
         elif group.is_(GroupState.COMPLETING_REBALANCE):
             # The leader may already be assigning to the old member id.
-            self._prepare_rebalance(group, Event.MEMBERS_CHANGED, now, out)
+            self._rebalance.prepare(group, Event.MEMBERS_CHANGED, now, out)
 
-    # --- rebalance -----------------------------------------------------------------------
-
-    def _maybe_prepare_rebalance(self, group: Group, event: Event, now: int, out: Effects) -> None:
-        if group.can_rebalance:
-            self._prepare_rebalance(group, event, now, out)
-
-    def _prepare_rebalance(self, group: Group, event: Event, now: int, out: Effects) -> None:
-        if group.is_(GroupState.COMPLETING_REBALANCE):
-            self._reset_and_propagate_assignment_error(group, ErrorCode.REBALANCE_IN_PROGRESS, now, out)
-        group.pending_sync.clear()
-        out.cancel(GroupTimer("sync", group.group_id))
-        if group.is_(GroupState.EMPTY):
-            delay = self.config.initial_rebalance_delay_ms
-            group.pending_join = PendingJoin(
-                initial=True, delay_ms=delay, remaining_ms=max(group.rebalance_timeout_ms - delay, 0)
-            )
-            out.schedule(GroupTimer("join", group.group_id), now + delay)
-        else:
-            group.pending_join = PendingJoin(initial=False)
-            out.schedule(GroupTimer("join", group.group_id), now + group.rebalance_timeout_ms)
-        group.transition(event, now)
-        self._try_complete_join(group, now, out)
-
-    def _try_complete_join(self, group: Group, now: int, out: Effects) -> None:
-        """The delayed join completes as soon as every known member has rejoined."""
-        pending = group.pending_join
-        if (
-            group.is_(GroupState.PREPARING_REBALANCE)
-            and pending is not None
-            and not pending.initial
-            and group.has_all_members_joined
-        ):
-            self._complete_join(group, now, out)
-
-    def _on_join_deadline(self, group: Group, now: int, out: Effects) -> None:
-        pending = group.pending_join
-        if pending is None:
-            return
-        if pending.initial and group.new_member_added and pending.remaining_ms != 0:
-            # Members keep arriving: wait another delay, within the rebalance timeout.
-            group.new_member_added = False
-            delay = min(self.config.initial_rebalance_delay_ms, pending.remaining_ms)
-            group.pending_join = PendingJoin(
-                initial=True, delay_ms=delay, remaining_ms=max(pending.remaining_ms - pending.delay_ms, 0)
-            )
-            out.schedule(GroupTimer("join", group.group_id), now + delay)
-            return
-        self._complete_join(group, now, out)
-
-    def _complete_join(self, group: Group, now: int, out: Effects) -> None:
-        group.pending_join = None
-        out.cancel(GroupTimer("join", group.group_id))
-        # Dynamic members that did not rejoin in time are dropped; static ones keep their place.
-        for member in list(group.members.values()):
-            if member.awaiting_join is None and not member.is_static:
-                group.remove(member.member_id)
-                group_timers.cancel_member(group, member.member_id, out)
-
-        if not group.elect_joined_leader() and group.members:
-            # Only static members that did not rejoin remain: wait another rebalance
-            # timeout, until their sessions expire.
-            group.pending_join = PendingJoin(initial=False)
-            out.schedule(GroupTimer("join", group.group_id), now + group.rebalance_timeout_ms)
-            return
-
-        group.init_next_generation(now)
-        if group.is_(GroupState.EMPTY):
-            out.records.append(records.group_record(group))
-            return
-        for member in group.members.values():
-            result = self._join_result(group, member, with_members=group.is_leader(member.member_id))
-            self._answer_join(member, result, out)
-            group_timers.schedule_session(group, member, now, out)
-            member.is_new = False
-            group.pending_sync.add(member.member_id)
-        out.schedule(GroupTimer("sync", group.group_id), now + group.rebalance_timeout_ms)
-
-    def _on_sync_deadline(self, group: Group, now: int, out: Effects) -> None:
-        """Members that never sent SyncGroup for this generation are removed, and the group rebalances."""
-        if not group.is_(GroupState.COMPLETING_REBALANCE, GroupState.STABLE) or not group.pending_sync:
-            return
-        for member_id in list(group.pending_sync):
-            group.remove(member_id)
-            group_timers.cancel_member(group, member_id, out)
-        self._prepare_rebalance(group, Event.MEMBER_REMOVED, now, out)
-
-    def _reset_and_propagate_assignment_error(
-        self, group: Group, error: ErrorCode, now: int, out: Effects
-    ) -> None:
-        for member in group.members.values():
-            member.assignment = b""
-        self._propagate_assignment(group, error, now, out)
-
-    def _propagate_assignment(self, group: Group, error: ErrorCode, now: int, out: Effects) -> None:
-        ok = error == ErrorCode.NONE
-        for member in group.members.values():
-            result = SyncResult(
-                error,
-                group.protocol_type if ok else None,
-                group.protocol_name if ok else None,
-                member.assignment,
-            )
-            if self._answer_sync(member, result, out):
-                # Its session may have lapsed while it waited for the leader.
-                group_timers.schedule_session(group, member, now, out)
-
-    # --- SyncGroup -----------------------------------------------------------------------
+    # --- SyncGroup, Heartbeat, LeaveGroup (membership.py) ---------------------------------
 
     def sync_group(self, request: SyncRequest, now: int, waiter: Waiter) -> Outcome[None]:
         """The answer goes to `waiter` among the replies, of this call or a later one."""
         out = self._registry.undoable((request.group_id,))
-        self._sync_group(request, now, waiter, out)
+        self._membership.sync(request, now, waiter, out)
         return self._settle(out, now, None)
-
-    def _sync_group(self, request: SyncRequest, now: int, waiter: Waiter, out: Effects) -> None:
-        if not request.group_id:
-            return out.reply(waiter, SyncResult(ErrorCode.INVALID_GROUP_ID))
-        group = self._registry.groups.get(request.group_id)
-        if group is None:
-            return out.reply(waiter, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
-        error = offsets.validate_member(group, request.member_id, request.group_instance_id)
-        if error is None and request.generation_id != group.generation_id:
-            error = ErrorCode.ILLEGAL_GENERATION
-        if error is None and not _claims_match(request, group):
-            error = ErrorCode.INCONSISTENT_GROUP_PROTOCOL
-        if error is not None:
-            return out.reply(waiter, SyncResult(error))
-
-        member = group.members[request.member_id]
-        if group.is_(GroupState.EMPTY):
-            out.reply(waiter, SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
-        elif group.is_(GroupState.PREPARING_REBALANCE):
-            out.reply(waiter, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-        elif group.is_(GroupState.COMPLETING_REBALANCE):
-            member.awaiting_sync = waiter
-            self._synced(group, request.member_id, out)
-            if group.is_leader(request.member_id):
-                for member_id, each in group.members.items():
-                    each.assignment = request.assignments.get(member_id, b"")
-                self._propagate_assignment(group, ErrorCode.NONE, now, out)
-                group.transition(Event.LEADER_SYNCED, now)
-                out.records.append(records.group_record(group))
-        else:  # Stable: a retry, or a follower that joined late; it gets what the leader assigned
-            self._synced(group, request.member_id, out)
-            answer = SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment)
-            out.reply(waiter, answer)
-            group_timers.schedule_session(group, member, now, out)
-        return None
-
-    def _synced(self, group: Group, member_id: str, out: Effects) -> None:
-        group.pending_sync.discard(member_id)
-        if not group.pending_sync:
-            out.cancel(GroupTimer("sync", group.group_id))
-
-    # --- Heartbeat -----------------------------------------------------------------------
 
     def heartbeat(self, request: HeartbeatRequest, now: int) -> Outcome[ErrorCode]:
         out = Effects()
-        return self._settle(out, now, self._heartbeat(request, now, out))
-
-    def _heartbeat(self, request: HeartbeatRequest, now: int, out: Effects) -> ErrorCode:
-        if not request.group_id:
-            return ErrorCode.INVALID_GROUP_ID
-        group = self._registry.groups.get(request.group_id)
-        if group is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        error = offsets.validate_member(group, request.member_id, request.group_instance_id)
-        if error is None and request.generation_id != group.generation_id:
-            error = ErrorCode.ILLEGAL_GENERATION
-        if error is not None:
-            return error
-        if group.is_(GroupState.EMPTY):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        # Any other state keeps the session alive; only a rebalance being prepared is news.
-        group_timers.schedule_session(group, group.members[request.member_id], now, out)
-        if group.is_(GroupState.PREPARING_REBALANCE):
-            return ErrorCode.REBALANCE_IN_PROGRESS
-        return ErrorCode.NONE
-
-    def _on_session_expired(self, group: Group, member_id: str, now: int, out: Effects) -> None:
-        member = group.members.get(member_id)
-        if member is None:
-            return
-        waiting = member.awaiting_join is not None or member.awaiting_sync is not None
-        if member.is_new or not waiting:
-            self._remove_member_and_update_group(group, member, now, out)
-        # A member waiting on a rebalance is alive; its session restarts when it is answered.
-
-    def _on_pending_member_expired(self, group: Group, member_id: str, now: int, out: Effects) -> None:
-        if member_id in group.pending_members:
-            group.pending_members.discard(member_id)
-            self._try_complete_join(group, now, out)
-
-    def _remove_member_and_update_group(self, group: Group, member: Member, now: int, out: Effects) -> None:
-        # A new member may still wait on its JoinGroup: tell it to start over.
-        self._answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), out)
-        group.remove(member.member_id)
-        group_timers.cancel_member(group, member.member_id, out)
-        if group.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-            self._maybe_prepare_rebalance(group, Event.MEMBER_REMOVED, now, out)
-        elif group.is_(GroupState.PREPARING_REBALANCE):
-            self._try_complete_join(group, now, out)
-
-    # --- LeaveGroup ----------------------------------------------------------------------
+        return self._settle(out, now, self._membership.heartbeat(request, now, out))
 
     def leave_group(self, group_id: str, leaving: Iterable[MemberIdentity], now: int) -> Outcome[LeaveResult]:
         out = self._registry.undoable((group_id,))
-        return self._settle(out, now, self._leave_group(group_id, list(leaving), now, out))
-
-    def _leave_group(
-        self, group_id: str, leaving: list[MemberIdentity], now: int, out: Effects
-    ) -> LeaveResult:
-        if not group_id:
-            return LeaveResult(ErrorCode.INVALID_GROUP_ID)
-        group = self._registry.groups.get(group_id)
-        if group is None:
-            return LeaveResult(ErrorCode.NONE, tuple((m, ErrorCode.UNKNOWN_MEMBER_ID) for m in leaving))
-        return LeaveResult(ErrorCode.NONE, tuple((m, self._leave_one(group, m, now, out)) for m in leaving))
-
-    def _leave_one(self, group: Group, identity: MemberIdentity, now: int, out: Effects) -> ErrorCode:
-        if identity.member_id == UNKNOWN_MEMBER_ID:
-            # Administrative removal of a static member by its instance id.
-            current = None
-            if identity.group_instance_id is not None:
-                current = group.static_members.get(identity.group_instance_id)
-            if current is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            self._remove_member_and_update_group(group, group.members[current], now, out)
-            return ErrorCode.NONE
-        if identity.member_id in group.pending_members:
-            group.pending_members.discard(identity.member_id)
-            out.cancel(GroupTimer("pending", group.group_id, identity.member_id))
-            self._try_complete_join(group, now, out)
-            return ErrorCode.NONE
-        error = offsets.validate_member(group, identity.member_id, identity.group_instance_id)
-        if error is not None:
-            return error
-        self._remove_member_and_update_group(group, group.members[identity.member_id], now, out)
-        return ErrorCode.NONE
+        return self._settle(out, now, self._membership.leave(group_id, list(leaving), now, out))
 
     # --- offsets (offset_manager.py) -----------------------------------------------------
 
@@ -747,36 +493,11 @@ class GroupCoordinator:
     # --- administration ------------------------------------------------------------------
 
     def describe_group(self, group_id: str) -> GroupDescription:
-        group = self._registry.groups.get(group_id)
-        if group is None:
-            return GroupDescription(ErrorCode.NONE, group_id, GroupState.DEAD.value, "", "", ())
-        stable = group.is_(GroupState.STABLE)
-        protocol_name = group.protocol_name if stable and group.protocol_name else ""
-        members = tuple(
-            MemberDescription(
-                m.member_id,
-                m.group_instance_id,
-                m.client_id,
-                m.client_host,
-                m.metadata(protocol_name) if stable else b"",
-                m.assignment if stable else b"",
-            )
-            for m in group.members.values()
-        )
-        return GroupDescription(
-            ErrorCode.NONE, group_id, group.state.value, group.protocol_type or "", protocol_name, members
-        )
+        return self._membership.describe(group_id)
 
     def list_groups(self, states: Collection[str] = (), types: Collection[str] = ()) -> list[GroupListing]:
         """Empty filters match everything; states match case-insensitively; every group is classic."""
-        wanted_states = {s.lower() for s in states}
-        if types and "classic" not in {t.lower() for t in types}:
-            return []
-        return [
-            GroupListing(g.group_id, g.protocol_type or "", g.state.value)
-            for g in self._registry.groups.values()
-            if not wanted_states or g.state.value.lower() in wanted_states
-        ]
+        return self._membership.listing(states, types)
 
     def delete_groups(self, group_ids: Iterable[str], now: int) -> Outcome[dict[str, ErrorCode]]:
         group_ids = list(group_ids)
@@ -792,10 +513,3 @@ class GroupCoordinator:
                 self._kill_group(group, now, out)  # its offsets go with it
                 results[group_id] = ErrorCode.NONE
         return out.outcome(results)
-
-
-def _claims_match(request: SyncRequest, group: Group) -> bool:
-    """SyncGroup v5+ name the protocol they think the group uses; it must be the group's."""
-    if request.protocol_type is not None and request.protocol_type != group.protocol_type:
-        return False
-    return request.protocol_name is None or request.protocol_name == group.protocol_name
