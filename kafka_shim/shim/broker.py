@@ -272,6 +272,7 @@ class Broker:
             log,
             self.share_config_of,
             self.group_service.set_deadline,
+            self.clock,
             updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
         )
 
