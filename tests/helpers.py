@@ -70,7 +70,7 @@ class FakeRequestContext(RequestContext):
         self.correlation_id = 1
         self.client_id = "handler-test"
         self.client_host = "127.0.0.1"
-        self.waits: list[int] = []
+        self.waits: list[float] = []
         self.waited_on: list[list[PartitionLog]] = []
         # Called instead of letting the whole timeout pass, once per wait.
         self.during_wait: list[Callable[[], None]] = []
@@ -87,14 +87,14 @@ class FakeRequestContext(RequestContext):
     async def off_loop(self, work: Callable[[], None]) -> None:
         work()  # no loop to keep free here
 
-    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: float) -> None:
         self.waits.append(timeout_ms)
         self.waited_on.append(list(logs))
         if self.during_wait:
             self.clock.now += 1
             self.during_wait.pop(0)()
         else:
-            self.clock.now += timeout_ms
+            self.clock.now += round(timeout_ms)  # the fetch long poll waits whole ms here (wall_ms)
 
 
 def java_driver(command: dict[str, object], kafka_clients: str | None = None) -> list[dict[str, Any]]:

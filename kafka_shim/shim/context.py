@@ -207,5 +207,5 @@ class RequestContext(ABC):
         it is done."""
 
     @abstractmethod
-    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: float) -> None:
         """Return when one of `logs` is appended to, or after `timeout_ms`."""

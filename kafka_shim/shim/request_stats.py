@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.schema import Array, Field, Message, Struct
+from kafka_shim.protocol.views.produce import ProduceRequestData
 
 # Seconds; a dev broker answers most requests in well under a millisecond, a long-poll Fetch
 # or a delayed JoinGroup in up to their timeouts.
@@ -139,7 +140,7 @@ class RequestStats:
                     errors[code] = errors.get(code, 0) + 1
         return codes
 
-    def produced(self, request: Any) -> None:
+    def produced(self, request: ProduceRequestData) -> None:
         """Record bytes a Produce request carried, by topic."""
         bytes_in = self.bytes_in
         for topic in request.topic_data:

@@ -14,6 +14,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
+from kafka_shim.protocol.views.remove_raft_voter import RemoveRaftVoterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 
@@ -59,7 +61,9 @@ def describe(ctx: RequestContext) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return partition, [{"node_id": leader, "listeners": listeners}]
 
 
-def voter_change_answer(ctx: RequestContext, request: Any, verb: str) -> dict[str, Any]:
+def voter_change_answer(
+    ctx: RequestContext, request: AddRaftVoterRequestData | RemoveRaftVoterRequestData, verb: str
+) -> dict[str, Any]:
     """Add/RemoveRaftVoter's answer: ALTER on the cluster first (ControllerApis), then refused
     as KafkaRaftClient refuses them on a static quorum's leader."""
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)

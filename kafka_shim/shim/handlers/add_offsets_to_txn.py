@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_offsets_to_txn import API
+from kafka_shim.protocol.views.add_offsets_to_txn import AddOffsetsToTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -19,7 +20,7 @@ from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     denial = denial or ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
+from kafka_shim.protocol.views.add_partitions_to_txn import AddPartitionsToTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
@@ -86,7 +87,7 @@ def _add(
     return {tp: client_error(code, ctx.api_version) for tp in partitions}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AddPartitionsToTxnRequestData) -> dict[str, Any]:
     if ctx.api_version < FIRST_BATCHED_VERSION:
         errors = _add(
             ctx,

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.messages.add_raft_voter import API
+from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import quorum
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AddRaftVoterRequestData) -> dict[str, Any]:
     return quorum.voter_change_answer(ctx, request, "adding")

@@ -7,13 +7,14 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_client_quotas import API
+from kafka_shim.protocol.views.alter_client_quotas import AlterClientQuotasRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AlterClientQuotasRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         results: list[tuple[ErrorCode, str | None]] = [(denial, None) for _ in request.entries]

@@ -14,6 +14,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_configs import API
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
+from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.incremental_alter_configs import (
     alter_resource,
@@ -62,5 +63,5 @@ def _replace(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[E
     return alter_resource(ctx, resource, lambda current: altered({}, given, broker_value), validate_only)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AlterConfigsRequestData) -> dict[str, Any]:
     return respond(ctx, request, _replace, "Each resource must appear at most once.")

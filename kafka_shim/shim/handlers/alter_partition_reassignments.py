@@ -14,6 +14,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_partition_reassignments import API
+from kafka_shim.protocol.views.alter_partition_reassignments import AlterPartitionReassignmentsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import check_replica_list
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
@@ -53,7 +54,7 @@ def _reassign(
     return ErrorCode.NONE, None
 
 
-def _responses(request: Any, answer: Any) -> list[dict[str, Any]]:
+def _responses(request: AlterPartitionReassignmentsRequestData, answer: Any) -> list[dict[str, Any]]:
     responses = []
     for t in request.topics:
         partitions = []
@@ -66,7 +67,7 @@ def _responses(request: Any, answer: Any) -> list[dict[str, Any]]:
     return responses
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AlterPartitionReassignmentsRequestData) -> dict[str, Any]:
     allow_rf_change = ctx.api_version < 1 or request.allow_replication_factor_change
     code = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if code is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_replica_log_dirs import API
+from kafka_shim.protocol.views.alter_replica_log_dirs import AlterReplicaLogDirsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -35,7 +36,7 @@ def _move(ctx: RequestContext, topic: str, partition: int, path: str) -> ErrorCo
     return ErrorCode.NONE  # already there
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AlterReplicaLogDirsRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         refused = [

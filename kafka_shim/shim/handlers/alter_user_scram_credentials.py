@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_user_scram_credentials import API
+from kafka_shim.protocol.views.alter_user_scram_credentials import AlterUserScramCredentialsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.security.scram_store import (
@@ -37,7 +38,7 @@ def _invalid(name: str, mechanism: ScramMechanism) -> Refusal | None:
     return None
 
 
-def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
+def _refused(request: AlterUserScramCredentialsRequestData, code: ErrorCode) -> dict[str, Any]:
     """Kafka's getErrorResponse: every user named, once, in order, with the refusal."""
     users = sorted({change.name for change in [*request.deletions, *request.upsertions]})
     message = f"Request {API.name} is not authorized."
@@ -45,7 +46,7 @@ def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": results}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: AlterUserScramCredentialsRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         return _refused(request, denial)

@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
+from kafka_shim.protocol.views.api_versions import ApiVersionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import (
     GROUP_VERSION,
@@ -75,7 +76,7 @@ def features(levels: FeatureLevels, api_version: int) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> Mapping[str, Any]:
+async def handle(ctx: RequestContext, request: ApiVersionsRequestData) -> Mapping[str, Any]:
     levels = ctx.broker.features
     return {
         "error_code": ErrorCode.NONE,

@@ -15,6 +15,7 @@ from kafka_shim.protocol.messages.consumer_group_describe import (
     CLASSIC_MEMBER_TYPE,
     CONSUMER_MEMBER_TYPE,
 )
+from kafka_shim.protocol.views.consumer_group_describe import ConsumerGroupDescribeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import Topics
@@ -45,7 +46,7 @@ def _describe(ctx: RequestContext, group_id: str) -> GroupDescription:
     return described._replace(message=None) if early and described.error else described
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ConsumerGroupDescribeRequestData) -> dict[str, Any]:
     if ctx.broker.features.level(GROUP_VERSION) < 1:
         unsupported = ErrorCode.UNSUPPORTED_VERSION
         return {"groups": [{"group_id": g, "error_code": unsupported} for g in request.group_ids]}

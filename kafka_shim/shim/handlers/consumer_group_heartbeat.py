@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import API
+from kafka_shim.protocol.views.consumer_group_heartbeat import ConsumerGroupHeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
@@ -34,7 +35,7 @@ def _assignment(assignment: Assignment) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequestData) -> dict[str, Any]:
     broker = ctx.broker
     if broker.features.level(GROUP_VERSION) < 1:
         answer = HeartbeatResponse(
@@ -59,7 +60,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     }
 
 
-def _request(ctx: RequestContext, request: Any) -> HeartbeatRequest:
+def _request(ctx: RequestContext, request: ConsumerGroupHeartbeatRequestData) -> HeartbeatRequest:
     owned = None
     if request.topic_partitions is not None:
         owned = {t.topic_id: frozenset(t.partitions) for t in request.topic_partitions if t.partitions}

@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_acls import API
+from kafka_shim.protocol.views.create_acls import CreateAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.acl_requests import authorizer_for, binding, unwritten
 from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
@@ -20,7 +21,7 @@ def _result(outcome: AclRefusal | None) -> dict[str, Any]:
     return {"error_code": outcome.code, "error_message": outcome.message}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: CreateAclsRequestData) -> dict[str, Any]:
     bindings = [binding(creation) for creation in request.creations]
     authorizer = authorizer_for(ctx, AclOperation.ALTER, API.name)
     outcomes: list[AclRefusal | None]

@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_delegation_token import API
+from kafka_shim.protocol.views.create_delegation_token import CreateDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE, USER_TYPE
@@ -24,7 +25,7 @@ __all__ = ["API", "handle"]
 log = logging.getLogger(__name__)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: CreateDelegationTokenRequestData) -> dict[str, Any]:
     requester = ctx.principal
     named = request.owner_principal_name
     owner = principal_of(request.owner_principal_type or "", named) if named else requester

@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
+from kafka_shim.protocol.views.create_partitions import CreatePartitionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import check_replica_list, check_some_running
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -86,7 +87,7 @@ async def _make(ctx: RequestContext, reserved: list[NewPartitions]) -> dict[str,
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: CreatePartitionsRequestData) -> dict[str, Any]:
     """As Kafka's ControllerApis.createPartitions: a name given twice is answered once, with 42,
     and nothing is done for it."""
     counts = Counter(t.name for t in request.topics)

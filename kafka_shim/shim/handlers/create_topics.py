@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API
+from kafka_shim.protocol.views.create_topics import CreateTopicsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import new_topic_layout
 from kafka_shim.shim.handlers.describe_configs import config_source
@@ -141,7 +142,7 @@ def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
     return too_many_for_one_request(asked, ctx.broker.config.max_partitions_per_request)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: CreateTopicsRequestData) -> dict[str, Any]:
     """As Kafka's ControllerApis.createTopics: a name given twice is answered once, with 42,
     after the others, and nothing is created for it. The partitions are made off the event
     loop: other clients are served meanwhile, and the answer comes once all exist durably."""

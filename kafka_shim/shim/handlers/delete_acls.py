@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_acls import API
+from kafka_shim.protocol.views.delete_acls import DeleteAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.acl_requests import acl_filter, authorizer_for, binding_fields, unwritten
 from kafka_shim.shim.security.authorizer import AclBinding, AclOperation, AclRefusal
@@ -25,7 +26,7 @@ def _result(outcome: AclRefusal | list[AclBinding]) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DeleteAclsRequestData) -> dict[str, Any]:
     filters = [acl_filter(f) for f in request.filters]
     authorizer = authorizer_for(ctx, AclOperation.ALTER, API.name)
     outcomes: list[AclRefusal | list[AclBinding]]

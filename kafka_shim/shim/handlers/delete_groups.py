@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_groups import API
+from kafka_shim.protocol.views.delete_groups import DeleteGroupsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import state_written
@@ -34,7 +35,7 @@ def _delete_share_group(ctx: RequestContext, group_id: str) -> ErrorCode:
     return ctx.broker.apply_or(share_groups.delete(group_id), ErrorCode)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DeleteGroupsRequestData) -> dict[str, Any]:
     broker = ctx.broker
     deletable = ctx.authorized_names(AclOperation.DELETE, ResourceType.GROUP, request.groups_names)
     refused = dict.fromkeys(

@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_records import API
+from kafka_shim.protocol.views.delete_records import DeleteRecordsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.delete import NO_LOW_WATERMARK, delete_records
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -35,7 +36,7 @@ def _delete(ctx: RequestContext, name: str, requested: Any) -> dict[str, Any]:
     return {"partition_index": requested.partition_index, "low_watermark": low_watermark, "error_code": code}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DeleteRecordsRequestData) -> dict[str, Any]:
     deletable = ctx.authorized_names(
         AclOperation.DELETE, ResourceType.TOPIC, (t.name for t in request.topics)
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_share_group_offsets import API
+from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
 from kafka_shim.shim.share.requests import change_share_offsets, state_written
@@ -18,7 +19,7 @@ from kafka_shim.storage.topics import Topic
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequestData) -> dict[str, Any]:
     partitions = ctx.broker.share_partitions
     now = ctx.now_ms()
 

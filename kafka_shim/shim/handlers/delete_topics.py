@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_topics import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.views.delete_topics import DeleteTopicsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
@@ -93,7 +94,7 @@ def _invalid(name: str | None, topic_id: Any, message: str) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DeleteTopicsRequestData) -> dict[str, Any]:
     """As Kafka's ControllerApis.deleteTopics: a name or id given twice, both a name and an id,
     or neither, is refused with 42 (once per name or id) and deletes nothing."""
     if ctx.api_version >= 6:
@@ -117,7 +118,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     candidates = names + [t.name for t in found if t is not None]
     describable = _allowed(ctx, AclOperation.DESCRIBE, candidates)
     deletable = _allowed(ctx, AclOperation.DELETE, candidates)
-    checked = [(name, ZERO_UUID, _check(ctx, name, ZERO_UUID, describable, deletable)) for name in names]
+    checked: list[tuple[str | None, Any, dict[str, Any] | Topic]] = [
+        (name, ZERO_UUID, _check(ctx, name, ZERO_UUID, describable, deletable)) for name in names
+    ]
     checked += [(None, topic_id, _check(ctx, None, topic_id, describable, deletable)) for topic_id in ids]
     responses += _delete(ctx, checked)
     return {"throttle_time_ms": 0, "responses": responses}

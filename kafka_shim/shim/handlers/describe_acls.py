@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_acls import API
+from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.acl_requests import acl_filter, authorizer_for
 from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
@@ -13,7 +14,7 @@ from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeAclsRequestData) -> dict[str, Any]:
     matching = acl_filter(request)
     authorizer = authorizer_for(ctx, AclOperation.DESCRIBE, API.name)
     if isinstance(authorizer, AclRefusal):

@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import API
+from kafka_shim.protocol.views.describe_client_quotas import DescribeClientQuotasRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.quotas.client_quotas import QuotaFilterError
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
@@ -18,7 +19,7 @@ def _refused(code: ErrorCode, message: str | None) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "entries": None}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeClientQuotasRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         return _refused(denial, None)

@@ -7,6 +7,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
 from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.protocol.views.describe_cluster import DescribeClusterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import brokers
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
@@ -33,7 +34,7 @@ def _wrong_endpoint(endpoint_type: int) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "error_message": message, "brokers": []}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeClusterRequestData) -> dict[str, Any]:
     broker = ctx.broker
     if request.endpoint_type != ENDPOINT_TYPE_BROKER:
         return _wrong_endpoint(request.endpoint_type)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import ALIASES, BROKER_SETTINGS, Setting
+from kafka_shim.protocol.views.describe_configs import DescribeConfigsRequestData
 from kafka_shim.shim.config import broker_loggers
 from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.shim.context import RequestContext
@@ -33,7 +34,9 @@ def config_source(origin: Origin) -> ConfigSource:
     return _SOURCES[origin]
 
 
-def _topic_entry(broker: Broker, resolved: ResolvedConfig, request: Any) -> dict[str, Any]:
+def _topic_entry(
+    broker: Broker, resolved: ResolvedConfig, request: DescribeConfigsRequestData
+) -> dict[str, Any]:
     """Kafka's ConfigHelper.createTopicConfigEntry: the topic's own value first, then its
     broker synonym's levels (none for a config without one), the source the first of them."""
     config = resolved.config
@@ -59,7 +62,7 @@ def _topic_entry(broker: Broker, resolved: ResolvedConfig, request: Any) -> dict
 
 
 def _group_entries(
-    ctx: RequestContext, group_id: str, keys: list[str] | None, request: Any
+    ctx: RequestContext, group_id: str, keys: list[str] | None, request: DescribeConfigsRequestData
 ) -> list[dict[str, Any]]:
     """A group's share.* configs: its own values, else the broker's."""
     own = ctx.broker.group_configs.get(group_id, {})
@@ -150,7 +153,9 @@ def broker_synonyms(broker: Broker, name: str) -> list[Synonym]:
     return levels
 
 
-def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
+def _broker_entry(
+    broker: Broker, name: str, request: DescribeConfigsRequestData, cluster_default: bool
+) -> dict[str, Any]:
     """Kafka's ConfigHelper.createBrokerConfigEntry: the source is the first synonym's (else
     the default); a config at Kafka's null default and set nowhere is described null."""
     setting = BROKER_SETTINGS[name]
@@ -184,7 +189,9 @@ def _broker_entry(broker: Broker, name: str, request: Any, cluster_default: bool
     }
 
 
-def _custom_entry(broker: Broker, name: str, request: Any, cluster_default: bool) -> dict[str, Any]:
+def _custom_entry(
+    broker: Broker, name: str, request: DescribeConfigsRequestData, cluster_default: bool
+) -> dict[str, Any]:
     """A dynamic config Kafka does not know, kept as Kafka keeps it and described as Kafka's
     ConfigHelper does: of no known type, so sensitive (value null), read-only, type UNKNOWN."""
     levels = [
@@ -207,7 +214,9 @@ def _custom_entry(broker: Broker, name: str, request: Any, cluster_default: bool
     }
 
 
-def _broker_entries(broker: Broker, scope: str, keys: list[str] | None, request: Any) -> list[dict[str, Any]]:
+def _broker_entries(
+    broker: Broker, scope: str, keys: list[str] | None, request: DescribeConfigsRequestData
+) -> list[dict[str, Any]]:
     """This broker's configs, or (scope "") the cluster defaults set dynamically; with them the
     dynamic configs of names Kafka does not know (a plugin's), which Kafka keeps and describes."""
     dynamic = broker.dynamic_configs
@@ -263,7 +272,7 @@ def config_denial(
     return None
 
 
-def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any]:
+def _describe(ctx: RequestContext, resource: Any, request: DescribeConfigsRequestData) -> dict[str, Any]:
     result: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
         "error_message": "",  # Kafka's answer says "" when nothing went wrong
@@ -303,5 +312,5 @@ def _describe(ctx: RequestContext, resource: Any, request: Any) -> dict[str, Any
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeConfigsRequestData) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "results": [_describe(ctx, r, request) for r in request.resources]}

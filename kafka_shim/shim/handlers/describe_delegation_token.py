@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_delegation_token import API
+from kafka_shim.protocol.views.describe_delegation_token import DescribeDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.security.delegation_tokens import Token
@@ -45,7 +46,7 @@ def _described(ctx: RequestContext, token: Token) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeDelegationTokenRequestData) -> dict[str, Any]:
     answer: dict[str, Any] = {"throttle_time_ms": 0, "tokens": []}
     refusal = token_request_refusal(ctx)
     if refusal is not None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.protocol.views.describe_groups import DescribeGroupsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
@@ -38,7 +39,7 @@ def _refused(group_id: str, code: ErrorCode) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeGroupsRequestData) -> dict[str, Any]:
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.groups)
     described = []
     for group_id in request.groups:

@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_log_dirs import API
+from kafka_shim.protocol.views.describe_log_dirs import DescribeLogDirsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.topics import TopicStore
@@ -53,7 +54,7 @@ def _log_dir(
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeLogDirsRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         # v0-2 have no top-level error: they just see no directory.

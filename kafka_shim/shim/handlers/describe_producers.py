@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_producers import API
+from kafka_shim.protocol.views.describe_producers import DescribeProducersRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.topics import Topic
@@ -52,7 +53,7 @@ def _refused(index: int, code: ErrorCode) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeProducersRequestData) -> dict[str, Any]:
     topics = ctx.broker.topics
     readable = ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, (t.name for t in request.topics))
     return {

@@ -9,6 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_quorum import API
+from kafka_shim.protocol.views.describe_quorum import DescribeQuorumRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import quorum
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
@@ -16,7 +17,7 @@ from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, A
 __all__ = ["API", "handle"]
 
 
-def _names_the_metadata_partition(request: Any) -> bool:
+def _names_the_metadata_partition(request: DescribeQuorumRequestData) -> bool:
     topics = request.topics
     return (
         len(topics) == 1
@@ -26,7 +27,7 @@ def _names_the_metadata_partition(request: Any) -> bool:
     )
 
 
-def _unknown_partitions(request: Any) -> list[dict[str, Any]]:
+def _unknown_partitions(request: DescribeQuorumRequestData) -> list[dict[str, Any]]:
     """Kafka's getPartitionLevelErrorResponse: each partition asked for, unknown."""
     code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return [
@@ -45,7 +46,7 @@ def _unknown_partitions(request: Any) -> list[dict[str, Any]]:
     ]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeQuorumRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         return {"error_code": denial, "error_message": DENIED_MESSAGES[denial], "topics": [], "nodes": []}

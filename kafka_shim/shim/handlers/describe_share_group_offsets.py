@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
+from kafka_shim.protocol.views.describe_share_group_offsets import DescribeShareGroupOffsetsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
@@ -77,7 +78,7 @@ def _group(ctx: RequestContext, group: Any, allowed: bool) -> dict[str, Any]:
     return answer
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeShareGroupOffsetsRequestData) -> dict[str, Any]:
     allowed = ctx.authorized_names(
         AclOperation.DESCRIBE, ResourceType.GROUP, [g.group_id for g in request.groups]
     )

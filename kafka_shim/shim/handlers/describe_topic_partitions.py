@@ -16,6 +16,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_topic_partitions import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.views.describe_topic_partitions import DescribeTopicPartitionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import partition_state
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -35,7 +36,7 @@ def _topic_entry(code: ErrorCode, name: str, topic_id: Any = ZERO_UUID) -> dict[
     }
 
 
-def _invalid(request: Any) -> dict[str, Any]:
+def _invalid(request: DescribeTopicPartitionsRequestData) -> dict[str, Any]:
     """Kafka's getErrorResponse for INVALID_REQUEST: each topic named, with the error."""
     topics = [
         _topic_entry(ErrorCode.INVALID_REQUEST, t.name) | {"is_internal": False} for t in request.topics
@@ -86,7 +87,7 @@ def _page(ctx: RequestContext, names: list[str], cursor: Any, limit: int, every:
     return {"topics": topics, "next_cursor": next_cursor}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeTopicPartitionsRequestData) -> dict[str, Any]:
     every = not request.topics
     cursor = request.cursor
     first = cursor.topic_name if cursor is not None else ""

@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_transactions import API
+from kafka_shim.protocol.views.describe_transactions import DescribeTransactionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -49,7 +50,7 @@ def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeTransactionsRequestData) -> dict[str, Any]:
     return {
         "throttle_time_ms": 0,
         "transaction_states": [_describe(ctx, t) for t in request.transactional_ids],

@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_user_scram_credentials import API
+from kafka_shim.protocol.views.describe_user_scram_credentials import DescribeUserScramCredentialsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
 
@@ -32,7 +33,7 @@ def _describe(ctx: RequestContext, name: str, repeated: bool) -> dict[str, Any]:
     return result | {"credential_infos": infos}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: DescribeUserScramCredentialsRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         # Kafka's getErrorResponse: the error at the top, and once per user asked for, unnamed.

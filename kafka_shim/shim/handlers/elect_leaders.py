@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.elect_leaders import API, ElectionType
+from kafka_shim.protocol.views.elect_leaders import ElectLeadersRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -39,7 +40,7 @@ def _elect(ctx: RequestContext, topic: str, partition: int, election_type: int) 
     return {"partition_id": partition, "error_code": code, "error_message": message}
 
 
-def _failed(request: Any, code: ErrorCode, message: str) -> dict[str, Any]:
+def _failed(request: ElectLeadersRequestData, code: ErrorCode, message: str) -> dict[str, Any]:
     """Kafka's ElectLeadersRequest.getErrorResponse: the error on every partition named."""
     results = [
         {
@@ -53,7 +54,7 @@ def _failed(request: Any, code: ErrorCode, message: str) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "replica_election_results": results}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ElectLeadersRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         return _failed(request, denial, f"Request {API.name} is not authorized.")

@@ -8,11 +8,13 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
+from kafka_shim.protocol.views.end_txn import EndTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
+from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TV1, TV2
 from kafka_shim.storage.errors import StorageError
 
@@ -22,7 +24,7 @@ __all__ = ["API", "handle"]
 FIRST_TV2_VERSION = 5
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: EndTxnRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial}
@@ -41,6 +43,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     except StorageError as exc:
         return {"throttle_time_ms": 0, "error_code": coordinator_error(exc.code)}
+    complete_transactions(ctx.broker, now)
     return {
         "throttle_time_ms": 0,
         "error_code": client_error(result.error, ctx.api_version),

@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.messages.expire_delegation_token import API
+from kafka_shim.protocol.views.expire_delegation_token import ExpireDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.token_requests import change_token
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ExpireDelegationTokenRequestData) -> dict[str, Any]:
     tokens = ctx.broker.delegation_tokens
     return await change_token(
         ctx, lambda now: tokens.expire(request.hmac, ctx.principal, request.expiry_time_period_ms, now)

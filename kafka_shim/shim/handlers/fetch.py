@@ -32,6 +32,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
+from kafka_shim.protocol.views.fetch import FetchRequestData
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
@@ -70,7 +71,7 @@ def _topic_key(ctx: RequestContext, requested: Any) -> TopicKey:
     return requested.topic_id if _uses_topic_ids(ctx) else requested.topic  # type: ignore[no-any-return]
 
 
-def _wanted(ctx: RequestContext, request: Any) -> dict[PartitionKey, Wanted]:
+def _wanted(ctx: RequestContext, request: FetchRequestData) -> dict[PartitionKey, Wanted]:
     wanted = {}
     for t in request.topics:
         topic_key = _topic_key(ctx, t)
@@ -80,11 +81,11 @@ def _wanted(ctx: RequestContext, request: Any) -> dict[PartitionKey, Wanted]:
     return wanted
 
 
-def _forgotten(ctx: RequestContext, request: Any) -> list[PartitionKey]:
+def _forgotten(ctx: RequestContext, request: FetchRequestData) -> list[PartitionKey]:
     return [(_topic_key(ctx, t), index) for t in request.forgotten_topics_data for index in t.partitions]
 
 
-def _from_follower(request: Any) -> bool:
+def _from_follower(request: FetchRequestData) -> bool:
     """A replica's fetch (Kafka's isFromFollower): its sessions are privileged."""
     state = request.replica_state
     return bool(request.replica_id >= 0 or (state is not None and state.replica_id >= 0))
@@ -189,7 +190,7 @@ def _read(
 
 def _gather(
     ctx: RequestContext,
-    request: Any,
+    request: FetchRequestData,
     wanted: Mapping[PartitionKey, Wanted],
     reported: Mapping[PartitionKey, CachedPartition],
     readable: set[str],
@@ -284,7 +285,7 @@ def _responses(
     return responses
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: FetchRequestData) -> dict[str, Any]:
     context = ctx.broker.fetch_sessions.new_context(
         session_id=request.session_id,
         epoch=request.session_epoch,
@@ -318,7 +319,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     return throttle_fetch(ctx, response, gathered.size)
 
 
-def _leader_epochs(ctx: RequestContext, request: Any) -> dict[PartitionKey, int]:
+def _leader_epochs(ctx: RequestContext, request: FetchRequestData) -> dict[PartitionKey, int]:
     """The leader epoch the client believes current, for each partition this request names
     (partitions a session carries over are checked for leadership only)."""
     return {

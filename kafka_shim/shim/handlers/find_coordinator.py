@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import API
+from kafka_shim.protocol.views.find_coordinator import FindCoordinatorRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
@@ -54,7 +55,7 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     return {"key": key, "error_code": ErrorCode.NONE, "node_id": node, "host": host, "port": port}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: FindCoordinatorRequestData) -> dict[str, Any]:
     if ctx.api_version >= 4:
         coordinators = [_coordinator(ctx, key, request.key_type) for key in request.coordinator_keys]
         return {"throttle_time_ms": 0, "coordinators": coordinators}

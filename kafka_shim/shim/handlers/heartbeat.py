@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.heartbeat import API
+from kafka_shim.protocol.views.heartbeat import HeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import HeartbeatRequest
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -15,7 +16,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: HeartbeatRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial}

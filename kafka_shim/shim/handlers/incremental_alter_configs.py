@@ -16,6 +16,8 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
 from kafka_shim.protocol.settings import BROKER_SETTINGS
+from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
+from kafka_shim.protocol.views.incremental_alter_configs import IncrementalAlterConfigsRequestData
 from kafka_shim.shim.config import broker_loggers
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_change, check_scope
@@ -254,7 +256,12 @@ def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[Err
 AlterOne = Callable[[RequestContext, Any, bool], tuple[ErrorCode, str | None]]
 
 
-def respond(ctx: RequestContext, request: Any, alter_one: AlterOne, named_twice: str) -> dict[str, Any]:
+def respond(
+    ctx: RequestContext,
+    request: AlterConfigsRequestData | IncrementalAlterConfigsRequestData,
+    alter_one: AlterOne,
+    named_twice: str,
+) -> dict[str, Any]:
     """The response for both config-altering APIs: a resource named twice in the request is
     refused with `named_twice` (INVALID_REQUEST), every other one goes to `alter_one`."""
     keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
@@ -276,5 +283,5 @@ def respond(ctx: RequestContext, request: Any, alter_one: AlterOne, named_twice:
     return {"throttle_time_ms": 0, "responses": responses}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: IncrementalAlterConfigsRequestData) -> dict[str, Any]:
     return respond(ctx, request, _alter, "the resource appears more than once in the request")

@@ -7,10 +7,12 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
+from kafka_shim.protocol.views.init_producer_id import InitProducerIdRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
+from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.storage.errors import StorageError
 
@@ -41,7 +43,7 @@ def _denial(ctx: RequestContext, transactional_id: str | None) -> ErrorCode:
     return ctx.refusal(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: InitProducerIdRequestData) -> dict[str, Any]:
     denied = _denial(ctx, request.transactional_id)
     if denied != ErrorCode.NONE:
         return _answer(denied)
@@ -65,6 +67,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         )
     except StorageError as exc:
         return _answer(coordinator_error(exc.code))
+    complete_transactions(ctx.broker, now)
     code = result.error
     if code == ErrorCode.PRODUCER_FENCED and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED:
         code = ErrorCode.INVALID_PRODUCER_EPOCH

@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.join_group import API
+from kafka_shim.protocol.views.join_group import JoinGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import JoinRequest, Protocol
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -34,7 +35,7 @@ def _refused(version: int, code: ErrorCode) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: JoinGroupRequestData) -> dict[str, Any]:
     version = ctx.api_version
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.leave_group import API
+from kafka_shim.protocol.views.leave_group import LeaveGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import MemberIdentity
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -14,7 +15,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: LeaveGroupRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial, "members": []}

@@ -12,6 +12,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResource
 from kafka_shim.protocol.messages.list_config_resources import API, CLIENT_METRICS
+from kafka_shim.protocol.views.list_config_resources import ListConfigResourcesRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -38,7 +39,7 @@ def _names(ctx: RequestContext, resource_type: int) -> list[str]:
     return []  # CLIENT_METRICS: none kept
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ListConfigResourcesRequestData) -> dict[str, Any]:
     answer: dict[str, Any] = {"throttle_time_ms": 0, "config_resources": []}
     denial = ctx.denial(AclOperation.DESCRIBE_CONFIGS, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:

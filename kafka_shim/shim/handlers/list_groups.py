@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_groups import API
+from kafka_shim.protocol.views.list_groups import ListGroupsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
@@ -13,7 +14,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ListGroupsRequestData) -> dict[str, Any]:
     # Each broker lists the groups it coordinates (shim.testbroker.cluster), as in Kafka.
     listings = [
         g

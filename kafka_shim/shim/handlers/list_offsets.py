@@ -20,6 +20,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
+from kafka_shim.protocol.views.list_offsets import ListOffsetsRequestData, ListOffsetsRequestTopicsPartitions
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.offsets import (
     EARLIEST,
@@ -51,41 +52,48 @@ DEBUGGING_REPLICA_ID = -2
 READ_COMMITTED = 1
 
 
-def _legacy_partition(ctx: RequestContext, name: str, request: Any, replica_id: int) -> dict[str, Any]:
-    answer: dict[str, Any] = {"partition_index": request.partition_index}
-    if request.timestamp < EARLIEST:  # v0 knows only latest and earliest among the special times
+def _legacy_partition(
+    ctx: RequestContext, name: str, partition: ListOffsetsRequestTopicsPartitions, replica_id: int
+) -> dict[str, Any]:
+    answer: dict[str, Any] = {"partition_index": partition.partition_index}
+    if partition.timestamp < EARLIEST:  # v0 knows only latest and earliest among the special times
         return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION}
-    log = ctx.broker.topics.partition(name, request.partition_index)
+    log = ctx.broker.topics.partition(name, partition.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     if replica_id != DEBUGGING_REPLICA_ID:
-        led = ctx.leader_error(name, request.partition_index, -1, log)
+        led = ctx.leader_error(name, partition.partition_index, -1, log)
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
     consumer = replica_id == CONSUMER_REPLICA_ID
-    offsets = legacy_lookup(log, request.timestamp, request.max_num_offsets, consumer, ctx.now_ms())
+    offsets = legacy_lookup(log, partition.timestamp, partition.max_num_offsets, consumer, ctx.now_ms())
     return answer | {"error_code": ErrorCode.NONE, "old_style_offsets": offsets}
 
 
 def _partition(
-    ctx: RequestContext, name: str, request: Any, committed: bool, replica_id: int, duplicated: bool
+    ctx: RequestContext,
+    name: str,
+    partition: ListOffsetsRequestTopicsPartitions,
+    committed: bool,
+    replica_id: int,
+    duplicated: bool,
 ) -> dict[str, Any]:
     """KafkaApis.handleListOffsetRequestV1AndAbove's checks (a partition asked twice, then a
     special timestamp this version does not serve), then the partition, its leader and the
     client's leader epoch, then the lookup. Refusals keep timestamp and offset -1."""
-    answer: dict[str, Any] = {"partition_index": request.partition_index}
+    answer: dict[str, Any] = {"partition_index": partition.partition_index}
     if duplicated:
         return answer | {"error_code": ErrorCode.INVALID_REQUEST}
-    if request.timestamp < 0 and ctx.api_version < _SPECIAL_SINCE.get(request.timestamp, 1 << 15):
+    if partition.timestamp < 0 and ctx.api_version < _SPECIAL_SINCE.get(partition.timestamp, 1 << 15):
         return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION}
-    log = ctx.broker.topics.partition(name, request.partition_index)
+    log = ctx.broker.topics.partition(name, partition.partition_index)
     if log is None:
         return answer | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     if replica_id != DEBUGGING_REPLICA_ID:
-        led = ctx.leader_error(name, request.partition_index, request.current_leader_epoch, log)
+        led = ctx.leader_error(name, partition.partition_index, partition.current_leader_epoch, log)
         if led != ErrorCode.NONE:
             return answer | {"error_code": led}
-    timestamp, offset, epoch = lookup(log, request.timestamp, committed)
+    timestamp, offset, epoch = lookup(log, partition.timestamp, committed)
     return answer | {
         "error_code": ErrorCode.NONE,
         "timestamp": timestamp,
@@ -94,15 +102,15 @@ def _partition(
     }
 
 
-def _refused(request: Any, code: ErrorCode) -> dict[str, Any]:
-    return {"partition_index": request.partition_index, "error_code": code}
+def _refused(partition: ListOffsetsRequestTopicsPartitions, code: ErrorCode) -> dict[str, Any]:
+    return {"partition_index": partition.partition_index, "error_code": code}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ListOffsetsRequestData) -> dict[str, Any]:
     committed = request.isolation_level == READ_COMMITTED
     asked = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
 
-    def answer(name: str, partition: Any) -> dict[str, Any]:
+    def answer(name: str, partition: ListOffsetsRequestTopicsPartitions) -> dict[str, Any]:
         if ctx.api_version == 0:
             return _legacy_partition(ctx, name, partition, request.replica_id)
         duplicated = asked[name, partition.partition_index] > 1

@@ -8,13 +8,14 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_partition_reassignments import API
+from kafka_shim.protocol.views.list_partition_reassignments import ListPartitionReassignmentsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ListPartitionReassignmentsRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         # Kafka's getErrorResponse: each partition asked for, with nothing but its index.

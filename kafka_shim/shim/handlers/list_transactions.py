@@ -10,6 +10,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_transactions import API
+from kafka_shim.protocol.views.list_transactions import ListTransactionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
@@ -21,7 +22,7 @@ def _refused(code: ErrorCode) -> dict[str, Any]:
     return {"throttle_time_ms": 0, "error_code": code, "unknown_state_filters": [], "transaction_states": []}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ListTransactionsRequestData) -> dict[str, Any]:
     pattern = None
     if request.transactional_id_pattern:  # null (and before v2) or empty: no filter
         try:

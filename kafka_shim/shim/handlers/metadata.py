@@ -11,6 +11,7 @@ from kafka_shim.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     ZERO_UUID,
 )
+from kafka_shim.protocol.views.metadata import MetadataRequestData
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import placement
@@ -126,20 +127,21 @@ def _by_id(ctx: RequestContext, requested: Any) -> bool:
     return bool(requested.name is None or (ctx.api_version >= 12 and requested.topic_id != ZERO_UUID))
 
 
-def _requested_names(ctx: RequestContext, request: Any) -> list[str]:
+def _requested_names(ctx: RequestContext, request: MetadataRequestData) -> list[str]:
     """The names to authorize: those given, and those of the topics asked for by id."""
     topics = ctx.broker.topics
-    by_id = [topics.get_by_id(t.topic_id) for t in request.topics if _by_id(ctx, t)]
-    named = [t.name for t in request.topics if not _by_id(ctx, t) and t.name is not None]
+    requested = request.topics or []  # None (all topics) is answered without names
+    by_id = [topics.get_by_id(t.topic_id) for t in requested if _by_id(ctx, t)]
+    named = [t.name for t in requested if not _by_id(ctx, t) and t.name is not None]
     return named + [t.name for t in by_id if t is not None]
 
 
-def _all_topics_requested(ctx: RequestContext, request: Any) -> bool:
+def _all_topics_requested(ctx: RequestContext, request: MetadataRequestData) -> bool:
     # v0 spells "all topics" as an empty list; v1+ as null (empty means none).
     return request.topics is None or (ctx.api_version == 0 and not request.topics)
 
 
-def _cluster_operations(ctx: RequestContext, request: Any) -> int:
+def _cluster_operations(ctx: RequestContext, request: MetadataRequestData) -> int:
     if not (8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations):
         return AUTHORIZED_OPERATIONS_OMITTED
     if not ctx.authorize(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME):
@@ -173,7 +175,7 @@ def brokers(ctx: RequestContext) -> list[dict[str, Any]]:
     return answer
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: MetadataRequestData) -> dict[str, Any]:
     broker = ctx.broker
     resolved: list[Topic | dict[str, Any]]
     if _all_topics_requested(ctx, request):
@@ -188,7 +190,7 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
         described = ctx.authorized_names(
             AclOperation.DESCRIBE, ResourceType.TOPIC, _requested_names(ctx, request)
         )
-        resolved = [_resolve(ctx, requested, auto_create, described) for requested in request.topics]
+        resolved = [_resolve(ctx, requested, auto_create, described) for requested in request.topics or []]
     with_operations = request.include_topic_authorized_operations
     return {
         "throttle_time_ms": 0,

@@ -12,6 +12,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
+from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -31,7 +32,7 @@ def _named(ctx: RequestContext, topics: list[Any]) -> list[tuple[Any, str | None
     return [(t, ctx.broker.topic_name(t.topic_id)) for t in topics]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[str, Any]:
     now = ctx.now_ms()
     broker = ctx.broker
     group_id = request.group_id

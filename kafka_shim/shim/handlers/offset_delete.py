@@ -6,6 +6,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_delete import API
+from kafka_shim.protocol.views.offset_delete import OffsetDeleteRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -15,7 +16,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: OffsetDeleteRequestData) -> dict[str, Any]:
     errors: dict[TopicPartition, ErrorCode] = {}
     denial = ctx.denial(AclOperation.DELETE, ResourceType.GROUP, request.group_id)
     if denial is not None:

@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
+from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -112,7 +113,7 @@ def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, A
     return {"group_id": group.group_id, "topics": topics, "error_code": ErrorCode.NONE}
 
 
-def _refused_group(ctx: RequestContext, request: Any, denied: ErrorCode) -> dict[str, Any]:
+def _refused_group(ctx: RequestContext, request: OffsetFetchRequestData, denied: ErrorCode) -> dict[str, Any]:
     """Kafka's answer to a v0-7 request for a group the principal may not DESCRIBE, or that
     another broker coordinates: v0-1 have no top-level error, so each partition asked for
     carries it."""
@@ -125,7 +126,7 @@ def _refused_group(ctx: RequestContext, request: Any, denied: ErrorCode) -> dict
     return {"throttle_time_ms": 0, "topics": topics, "error_code": denied}
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: OffsetFetchRequestData) -> dict[str, Any]:
     if ctx.api_version >= 8:
         answers = [_group(ctx, g, request.require_stable) for g in request.groups]
         return {"throttle_time_ms": 0, "groups": answers}

@@ -14,6 +14,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_for_leader_epoch import API
+from kafka_shim.protocol.views.offset_for_leader_epoch import OffsetForLeaderEpochRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -39,7 +40,7 @@ def _refused(topic: Any, code: ErrorCode) -> dict[str, Any]:
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: OffsetForLeaderEpochRequestData) -> dict[str, Any]:
     names = [t.topic for t in request.topics]
     # Followers need CLUSTER_ACTION; consumers (KIP-320) DESCRIBE on the topic. The cluster
     # permission is asked first, its denial not logged, as KafkaApis does.

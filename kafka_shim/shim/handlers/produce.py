@@ -14,6 +14,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
+from kafka_shim.protocol.views.produce import ProduceRequestData
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
@@ -146,7 +147,7 @@ def _unknown_id(partitions: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _refuse_all(request: Any, code: ErrorCode) -> list[dict[str, Any]]:
+def _refuse_all(request: ProduceRequestData, code: ErrorCode) -> list[dict[str, Any]]:
     return [
         {
             "name": topic.name,
@@ -159,7 +160,7 @@ def _refuse_all(request: Any, code: ErrorCode) -> list[dict[str, Any]]:
     ]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any] | None:
+async def handle(ctx: RequestContext, request: ProduceRequestData) -> dict[str, Any] | None:
     txn_id = request.transactional_id
     if request.acks not in VALID_ACKS:
         responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)

@@ -7,13 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_shim.protocol.messages.renew_delegation_token import API
+from kafka_shim.protocol.views.renew_delegation_token import RenewDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.token_requests import change_token
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: RenewDelegationTokenRequestData) -> dict[str, Any]:
     tokens = ctx.broker.delegation_tokens
     return await change_token(
         ctx, lambda now: tokens.renew(request.hmac, ctx.principal, request.renew_period_ms, now)

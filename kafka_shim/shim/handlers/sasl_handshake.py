@@ -7,12 +7,13 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sasl_handshake import API
+from kafka_shim.protocol.views.sasl_handshake import SaslHandshakeRequestData
 from kafka_shim.shim.context import RequestContext
 
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: SaslHandshakeRequestData) -> dict[str, Any]:
     session = ctx.sasl
     if session is None:
         return {"error_code": ErrorCode.ILLEGAL_SASL_STATE, "mechanisms": []}

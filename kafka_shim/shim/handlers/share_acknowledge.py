@@ -10,6 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_acknowledge import API
 from kafka_shim.protocol.messages.share_fetch import OPEN_SESSION_EPOCH
+from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.share import requests as share_requests
 
@@ -27,7 +28,7 @@ def _answer(error: ErrorCode, message: str | None, lock_ms: int, topics: list[An
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ShareAcknowledgeRequestData) -> dict[str, Any]:
     if request.share_session_epoch == OPEN_SESSION_EPOCH:
         return _answer(
             ErrorCode.INVALID_SHARE_SESSION_EPOCH, "ShareAcknowledge cannot open a share session.", 0, []

@@ -19,6 +19,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import API, OPEN_SESSION_EPOCH, RECORD_LIMIT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
+from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import TopicPartition
 from kafka_shim.shim.share import requests as share_requests
@@ -46,7 +47,7 @@ def _acquire(
     ctx: RequestContext,
     share: share_requests.ShareRequest,
     logs: dict[TopicPartition, PartitionLog],
-    request: Any,
+    request: ShareFetchRequestData,
 ) -> dict[TopicPartition, Fetched]:
     """Acquire from the session's partitions as Kafka's DelayedShareFetch does: starting at a
     partition rotated by the request's epoch (PartitionRotateStrategy ROUND_ROBIN, so no
@@ -90,7 +91,7 @@ def _acquire(
     return fetched
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ShareFetchRequestData) -> dict[str, Any]:
     share = share_requests.enter(ctx, request)
     if not isinstance(share, share_requests.ShareRequest):
         return _refused(*share)

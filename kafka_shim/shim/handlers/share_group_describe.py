@@ -9,6 +9,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.protocol.messages.share_group_describe import API
+from kafka_shim.protocol.views.share_group_describe import ShareGroupDescribeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
@@ -62,7 +63,7 @@ def _refused(group_id: str, error: ErrorCode, message: str | None) -> dict[str, 
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ShareGroupDescribeRequestData) -> dict[str, Any]:
     broker = ctx.broker
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []

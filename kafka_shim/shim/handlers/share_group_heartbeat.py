@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_group_heartbeat import API
+from kafka_shim.protocol.views.share_group_heartbeat import ShareGroupHeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
 from kafka_shim.shim.handlers.join_group import client_host
@@ -23,7 +24,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequestData) -> dict[str, Any]:
     broker = ctx.broker
     kind = broker.group_type(request.group_id)
     if not share_groups_enabled(ctx):

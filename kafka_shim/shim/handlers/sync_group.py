@@ -7,6 +7,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sync_group import API
+from kafka_shim.protocol.views.sync_group import SyncGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import SyncRequest, SyncResult
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -15,7 +16,7 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 __all__ = ["API", "handle"]
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: SyncGroupRequestData) -> dict[str, Any]:
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # From v5 both are mandatory, as Kafka's request validation has it (before authorization).

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.txn_offset_commit import API
+from kafka_shim.protocol.views.txn_offset_commit import TxnOffsetCommitRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import OffsetCommit, TopicPartition, TxnCommitRequest
 from kafka_shim.shim.coordinator.types import by_topic
@@ -48,7 +49,7 @@ class OffsetsPartitionCheck(Protocol):
     ) -> ErrorCode: ...
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: TxnOffsetCommitRequestData) -> dict[str, Any]:
     coordinator = ctx.broker.transactions
     adds = ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION
 
@@ -65,7 +66,9 @@ async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
     return respond(ctx, request, check)
 
 
-def respond(ctx: RequestContext, request: Any, in_transaction: OffsetsPartitionCheck) -> dict[str, Any]:
+def respond(
+    ctx: RequestContext, request: TxnOffsetCommitRequestData, in_transaction: OffsetsPartitionCheck
+) -> dict[str, Any]:
     now = ctx.now_ms()
     broker = ctx.broker
     errors: dict[TopicPartition, ErrorCode] = {}

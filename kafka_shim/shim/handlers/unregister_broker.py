@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.unregister_broker import API
+from kafka_shim.protocol.views.unregister_broker import UnregisterBrokerRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -20,7 +21,7 @@ __all__ = ["API", "handle"]
 log = logging.getLogger(__name__)
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: UnregisterBrokerRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:  # UnregisterBrokerRequest.getErrorResponse: the code alone
         return {"throttle_time_ms": 0, "error_code": denial}

@@ -12,6 +12,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import API, SAFE_DOWNGRADE, UPGRADE
+from kafka_shim.protocol.views.update_features import UpdateFeaturesRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
@@ -30,7 +31,7 @@ def _answer(code: ErrorCode, message: str | None, features: list[str]) -> dict[s
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: UpdateFeaturesRequestData) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME)
     if denial is not None:
         return _answer(denial, None, [])

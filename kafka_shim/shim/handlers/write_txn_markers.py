@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.write_txn_markers import API
+from kafka_shim.protocol.views.write_txn_markers import WriteTxnMarkersRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
@@ -43,7 +44,7 @@ def _write(ctx: RequestContext, marker: Any, denial: ErrorCode | None) -> dict[s
     }
 
 
-async def handle(ctx: RequestContext, request: Any) -> dict[str, Any]:
+async def handle(ctx: RequestContext, request: WriteTxnMarkersRequestData) -> dict[str, Any]:
     # Brokers send it to each other: Kafka asks CLUSTER_ACTION on the cluster, and refuses
     # every partition of the request without it.
     denial = ctx.denial(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME)

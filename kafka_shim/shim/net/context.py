@@ -60,7 +60,7 @@ class TrioRequestContext(RequestContext):
     async def off_loop(self, work: Callable[[], None]) -> None:
         await trio.to_thread.run_sync(work, limiter=self._server.derivations)
 
-    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: int) -> None:
+    async def wait_for_append(self, logs: Collection[PartitionLog], timeout_ms: float) -> None:
         await self._server.appended.wait(logs, timeout_ms / 1000)
 
     def advertised_address(self) -> tuple[str, int]:

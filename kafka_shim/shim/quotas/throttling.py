@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kafka_shim.protocol.views.produce import ProduceRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.quotas.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kafka_shim.shim.quotas.manager import ClientQuotaEnforcement
@@ -36,7 +37,7 @@ def _throttle(ctx: RequestContext, key: str, size: int) -> tuple[int, Callable[[
     return throttle_ms, unrecord
 
 
-def throttle_produce(ctx: RequestContext, request: Any) -> int:
+def throttle_produce(ctx: RequestContext, request: ProduceRequestData) -> int:
     """Record a Produce request's record bytes; its throttle_time_ms."""
     if not ctx.broker.client_quotas.active:
         return 0

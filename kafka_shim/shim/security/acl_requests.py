@@ -8,6 +8,8 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.types import ProtocolError
+from kafka_shim.protocol.views.delete_acls import DeleteAclsRequestFilters
+from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import (
     CLUSTER_NAME,
@@ -56,7 +58,7 @@ def binding(creation: Any) -> AclBinding:
     )
 
 
-def acl_filter(request: Any) -> AclFilter:
+def acl_filter(request: DescribeAclsRequestData | DeleteAclsRequestFilters) -> AclFilter:
     """A DescribeAcls request or a DeleteAcls filter (the same fields)."""
     codes = (
         request.resource_type_filter,

@@ -17,6 +17,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RELEASE, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
+from kafka_shim.protocol.views.alter_share_group_offsets import AlterShareGroupOffsetsRequestData
+from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
+from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
+from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import SHARE_VERSION
@@ -61,7 +65,11 @@ TopicChange = Callable[[Topic, Any, ErrorCode], dict[str, Any]]
 
 
 def change_share_offsets(
-    ctx: RequestContext, request: Any, operation: AclOperation, answer: TopicAnswer, change: TopicChange
+    ctx: RequestContext,
+    request: AlterShareGroupOffsetsRequestData | DeleteShareGroupOffsetsRequestData,
+    operation: AclOperation,
+    answer: TopicAnswer,
+    change: TopicChange,
 ) -> dict[str, Any]:
     """AlterShareGroupOffsets and DeleteShareGroupOffsets: share groups on, then `operation` on
     the group, then each topic READ-authorized on its own; the group's own refusal (not
@@ -119,7 +127,9 @@ def _batches(partition: Any) -> list[tuple[int, int, Sequence[int]]]:
     return [(b.first_offset, b.last_offset, b.acknowledge_types) for b in partition.acknowledgement_batches]
 
 
-def enter(ctx: RequestContext, request: Any) -> ShareRequest | tuple[ErrorCode, str | None]:
+def enter(
+    ctx: RequestContext, request: ShareFetchRequestData | ShareAcknowledgeRequestData
+) -> ShareRequest | tuple[ErrorCode, str | None]:
     """Check the request as Kafka does and enter its share session; or the top-level error."""
     broker = ctx.broker
     if not share_groups_enabled(ctx):
@@ -183,7 +193,9 @@ def partition_log(
     return log
 
 
-def acknowledge(ctx: RequestContext, share: ShareRequest, request: Any) -> None:
+def acknowledge(
+    ctx: RequestContext, share: ShareRequest, request: ShareFetchRequestData | ShareAcknowledgeRequestData
+) -> None:
     """Apply every partition's acknowledgements; a closing session then gives back what its
     member still holds."""
     broker = ctx.broker

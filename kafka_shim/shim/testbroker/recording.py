@@ -25,6 +25,7 @@ from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.named import TopicNames
 from kafka_shim.protocol.redaction import holds_sensitive, redacted
+from kafka_shim.protocol.schema import Parsed
 from kafka_shim.shim.testbroker.faults import MATCH_KEYS, FaultSpecError, Match, RequestView
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class RecordedRequest:
     principal: str
     peer: str
     node_id: int  # the (emulated) broker it came to
-    request: Any
+    request: Parsed  # as parsed, credentials hidden (protocol.redaction)
     response: Any
     fault_rule: int | None  # the rule that answered instead of the handler, if one did
 

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from kafka_shim.protocol.schema import Parsed
 from kafka_shim.shim.testbroker.recording import RecordedRequest, RequestRecorder, bytes_held
 
 
 def produce(n: int, size: int) -> RecordedRequest:
-    body = {"topic_data": [{"name": "t", "partition_data": [{"index": 0, "records": bytes(size)}]}]}
+    body = Parsed(topic_data=[{"name": "t", "partition_data": [{"index": 0, "records": bytes(size)}]}])
     return RecordedRequest(
         n, 0, 9, n, "app", "User:ANONYMOUS", "127.0.0.1:1", 0, body, {"responses": []}, None
     )
