@@ -28,7 +28,6 @@ from compat.targets import Broker as Target
 from kafka_shim.shim.broker import Broker, transaction_config
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
@@ -73,7 +72,6 @@ def write_transactions(broker: Broker, transactions: int) -> float:
             producer_id, epoch = init.producer_id, init.producer_epoch
         coordinator.add_partitions(txn, producer_id, epoch, partitions, 0, now)
         coordinator.end_transaction(txn, producer_id, epoch, True, 0, now)
-        complete_transactions(broker, now)
     return transactions / (time.perf_counter() - started)
 
 

@@ -26,6 +26,7 @@ COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coo
 NETWORK_SIDE = frozenset(
     {
         "kafka_shim.shim.cli.main",
+        "kafka_shim.shim.processes.node",
         "kafka_shim.shim.testbroker.control_server",
         "kafka_shim.shim.web.deferred_http",
         "kafka_shim.shim.web.http_server",

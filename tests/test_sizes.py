@@ -44,12 +44,7 @@ class Violation:
 KNOWN: dict[tuple[str, str], str] = {
     # The group coordinator (classic and KIP-848 groups in one class): being split by concern
     # (joining, syncing, offsets, expiry) under issue #29.
-    ("kafka_shim/shim/coordinator/coordinator.py", ""): "GroupCoordinator is being split (#29)",
     ("kafka_shim/shim/coordinator/coordinator.py", "GroupCoordinator"): "being split (#29)",
-    # The transaction coordinator (every transactional id's state machine and its expiry): being
-    # split under issue #29.
-    ("kafka_shim/shim/transactions/coordinator.py", ""): "TransactionCoordinator is being split (#29)",
-    ("kafka_shim/shim/transactions/coordinator.py", "TransactionCoordinator"): "being split (#29)",
     # The broker is still the bag of all state and the interpreter of the coordinators'
     # effects; it becomes a small composition root under issue #29.
     ("kafka_shim/shim/broker.py", "Broker"): "becoming a composition root (#29)",

@@ -41,8 +41,9 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
-from kafka_shim.shim.transactions.completion import complete_transactions
-from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
+from kafka_shim.shim.transactions.coordinator import TransactionConfig
+from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH, write_markers
+from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.storage.cleaner_manager import CleanerCheckpoints
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
@@ -219,7 +220,6 @@ class Broker:
             self._coordinator_partitions,
         )
         self.topics.placer = self._place
-        complete_transactions(self, clock())
 
     def _place(self, name: str, count: int, replication_factor: int | None) -> list[list[int]] | None:
         """New partitions' replicas (TopicStore.placer): default.replication.factor copies
@@ -231,17 +231,26 @@ class Broker:
     def _load_transactions(self) -> None:
         """The transaction coordinator, replayed from __transaction_state."""
         transaction_version = self.features.level(TRANSACTION_VERSION)
-        self.transactions = TransactionCoordinator(
-            transaction_config(self.config)._replace(transaction_version=transaction_version),
-            self.producer_ids.allocate,
-        )
         self.transaction_log = TransactionLog(
             self.topics, self.config.transaction_state_log_num_partitions, transaction_version
         )
-        self.transactions.load(self.transaction_log.replay(), self.clock())
-        self.transactions.on_records = lambda: self.transaction_log.append(
-            self.transactions.take_records(), self.clock()
+        self.transactions = TransactionService(
+            transaction_config(self.config)._replace(transaction_version=transaction_version),
+            self.producer_ids.allocate,
+            self.transaction_log,
+            self.clock,
+            lambda markers, now: write_markers(
+                self,
+                markers.producer_id,
+                markers.producer_epoch,
+                COORDINATOR_EPOCH,
+                markers.commit,
+                markers.partitions,
+                now,
+            ),
+            self.timer_failures.failed,
         )
+        self.transactions.load(self.transaction_log.replay(), self.clock())
 
     def internal_topic_deleted(self, name: str) -> None:
         """A client deleted an internal topic, as Kafka lets one with DELETE on it. Kafka's
@@ -253,7 +262,6 @@ class Broker:
             self.group_service.unload(self.config)
         elif name == TRANSACTION_TOPIC:
             self._load_transactions()
-            complete_transactions(self, self.clock())
         elif name == SHARE_STATE_TOPIC:
             self.share_partitions = self._share_partitions()
 
@@ -265,6 +273,7 @@ class Broker:
             log,
             self.share_config_of,
             self.group_service.set_deadline,
+            self.clock,
             updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
         )
 
@@ -413,7 +422,6 @@ class Broker:
 
         self.group_service.effects.deadlines.fire_due(now, group_deadline)
         failures.run("transaction deadline", lambda: self._transaction_deadlines(now))
-        failures.run("transaction markers", lambda: complete_transactions(self, now))
         if self._memory_check_at is not None and now >= self._memory_check_at:
             self._memory_check_at = now + self.config.log_retention_check_interval_ms
             failures.run("retention check", lambda: retain_user_topics(self.topics, now))

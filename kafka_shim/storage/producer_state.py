@@ -323,8 +323,15 @@ class ProducerIdAllocator:
 
     def __init__(self, next_id: int = 0) -> None:
         self._next_id = next_id
+        self._stride = 1
+
+    def interleave(self, position: int, count: int) -> None:
+        """From now on hand out only ids equal to `position` modulo `count`: `count` processes
+        that allocate on their own (one per emulated broker) never hand out the same id."""
+        self._next_id += (position - self._next_id) % count
+        self._stride = count
 
     def allocate(self) -> int:
         producer_id = self._next_id
-        self._next_id += 1
+        self._next_id += self._stride
         return producer_id

@@ -82,6 +82,13 @@ def build_parser() -> argparse.ArgumentParser:
         "coordinators are spread over them, one copy of the data (default %(default)s)",
     )
     parser.add_argument(
+        "--process-per-broker",
+        action="store_true",
+        help="with --brokers N: run each broker in its own process, on its own core (a prototype: "
+        "PLAINTEXT, on disk; no transactions, share groups, ACLs or control endpoint yet; "
+        "docs/performance.md)",
+    )
+    parser.add_argument(
         "--racks",
         metavar="RACK,...",
         help="the brokers' racks (broker.rack), given in turn to node 0, 1, ...: e.g. a,b,c",
@@ -346,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("kafka_shim.config").warning(line)
     for line in no_effect_report(config):
         logging.getLogger("kafka_shim.config").info(line)
+    if args.process_per_broker:
+        from kafka_shim.shim.processes.supervisor import supervise
+
+        return supervise(config, argv, storage_line(config))
     import trio
 
     from kafka_shim.shim.broker import Broker

@@ -5,7 +5,10 @@ then do, in this order: append the records to `__consumer_offsets` (under the fs
 policy), set or cancel the deadlines, and deliver the answers. `response` answers the
 call itself; `replies` answer requests that wait elsewhere (a JoinGroup or SyncGroup
 completed by another member's request or by a deadline), each named by the `Waiter` its
-request brought. The KIP-848 coordinator's `Result` is this without replies.
+request brought. The KIP-848 coordinator's `Result` is this without replies. The transaction coordinator
+answers an Outcome too (its records for `__transaction_state`, the transaction markers to
+write), and so do the share partitions (records for `__share_group_state`): one writer
+carries out every one of them (shim/groups/effects.py).
 
 Write, then change memory: a call that emits records also returns `undo`, which puts the
 coordinator back as it was before the call. The broker runs it when the append fails (a
@@ -17,9 +20,10 @@ those groups, so the broker rebuilds them from it (coordinator/consumer/replayed
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.shim.coordinator.types import TopicPartition
 
 T = TypeVar("T")
 
@@ -27,12 +31,27 @@ T = TypeVar("T")
 Waiter = Hashable
 
 
+class TransactionMarkers(NamedTuple):
+    """A transaction's COMMIT or ABORT markers to write to its partitions, with the producer
+    id and epoch it ends under (the transaction coordinator's outcome brings them)."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    partitions: frozenset[TopicPartition]
+
+
 class Outcome(NamedTuple, Generic[T]):
     response: T
-    records: tuple[OffsetsRecord, ...] = ()
+    # The records of the coordinator's own internal topic: OffsetsRecord (__consumer_offsets),
+    # TransactionRecord (__transaction_state) or ShareStateRecord (__share_group_state).
+    records: tuple[Any, ...] = ()
     timers: tuple[tuple[Hashable, int | None], ...] = ()  # key -> deadline (ms), None cancels
     replies: tuple[tuple[Waiter, object], ...] = ()
     undo: Callable[[], None] | None = None
+    # Markers to write once the records are (the transaction coordinator's).
+    markers: tuple[TransactionMarkers, ...] = ()
 
 
 class Effects:

@@ -1,19 +1,22 @@
-"""Carrying out a group coordinator's answer, as Kafka's CoordinatorRuntime carries out a
-CoordinatorResult: its records are appended to __consumer_offsets first (under the fsync
-policy), then the coordinator's changes stand, its timers are set and the requests it answers
-get their replies. A write that fails puts the coordinator back as the log has it and
-refuses the call with the error Kafka's coordinator answers."""
+"""Carrying out a coordinator's answer, as Kafka's CoordinatorRuntime carries out a
+CoordinatorResult. Every coordinator (classic and consumer groups, share groups, share
+partitions' state, transactions) answers an `Outcome`; `EffectWriter` is the one writer of
+their records: an outcome's records are appended to the coordinator's internal topic first
+(under the fsync policy), then its changes stand, its deadlines are set, the requests it
+answers get their replies and its transaction markers are written. A write that fails puts the
+coordinator back as the log has it (the outcome's `undo`) and refuses the call with the error
+Kafka's coordinator answers."""
 
 from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Callable, Collection
-from typing import Any, TypeVar
+from collections.abc import Callable, Collection, Hashable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator.consumer import Result
-from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
+from kafka_shim.shim.coordinator.outcome import Outcome, TransactionMarkers, Waiter
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import JoinResult, SyncResult
 from kafka_shim.storage.errors import StorageError
@@ -28,9 +31,121 @@ log = logging.getLogger(__name__)
 COORDINATOR_RETRY_BACKOFF_MS = 500
 
 
-class GroupEffects:
-    """The group coordinators' deadlines and waiting requests, and the one writer of their
-    records. Made anew with the coordinators at each load of __consumer_offsets."""
+class CoordinatorLog(Protocol):
+    """An internal topic a coordinator writes (storage's OffsetsLog, TransactionLog,
+    ShareStateLog): durable under the fsync policy when `append` returns."""
+
+    name: str
+
+    def append(self, records: Sequence[Any], now_ms: int) -> None: ...
+
+
+# Writes one transaction's markers and carries out what the coordinator then answers (the
+# transaction completed, or its markers retried): transactions.service.
+MarkerStep = Callable[[TransactionMarkers], None]
+
+
+class EffectWriter:
+    """The one writer of a coordinator's internal-topic records, and the keeper of its
+    deadlines. `apply` carries out an outcome; `fire_due` fires the deadlines due and carries
+    out what each answers, retrying after `retry_backoff_ms` one whose records were not written."""
+
+    def __init__(
+        self,
+        internal_log: CoordinatorLog,
+        clock: Callable[[], int],
+        *,
+        retry_backoff_ms: int = COORDINATOR_RETRY_BACKOFF_MS,
+        set_deadline: Callable[[Hashable, int | None], None] | None = None,
+        markers: MarkerStep | None = None,
+    ) -> None:
+        self.internal_log = internal_log
+        self.clock = clock
+        self.retry_backoff_ms = retry_backoff_ms
+        self.deadlines = Deadlines()
+        # Where the outcome's deadlines go: these deadlines, unless another writer keeps them
+        # (share partitions' lock deadlines are kept with their groups').
+        self._set_deadline = set_deadline or self.set_deadline
+        self._markers = markers
+
+    def set_deadline(self, key: Hashable, at: int | None) -> None:
+        if at is None:
+            self.deadlines.cancel(key)
+        else:
+            self.deadlines.schedule(key, at)
+
+    def apply(self, outcome: Outcome[T]) -> T:
+        """Carry out a coordinator call's outcome: its records are appended (under the fsync
+        policy) before any answer goes out, its deadlines are set or cancelled, waiting
+        requests get their replies, its transaction markers are written. Returns the call's
+        own answer.
+
+        When the append fails (a full disk): StorageError with the code Kafka's coordinator
+        answers for it (`coordinator_error`), after the coordinator was put back as it was
+        before the call (`undo`) and the requests this outcome would have answered were told.
+        Anything else the append raises (a record that cannot be encoded) is raised as it is,
+        after the same putting back."""
+        if outcome.records:
+            try:
+                self.internal_log.append(outcome.records, self.clock())
+            except Exception as exc:
+                raise self._not_written(outcome, exc) from exc
+        set_deadline = self._set_deadline
+        for key, at in outcome.timers:
+            set_deadline(key, at)
+        if outcome.replies:
+            self._reply(outcome.replies)
+        for markers in outcome.markers:
+            assert self._markers is not None, "an outcome with markers to a writer that writes none"
+            self._markers(markers)
+        return outcome.response
+
+    def apply_or(self, outcome: Outcome[T], refuse: Callable[[ErrorCode], T]) -> T:
+        """`apply`, or the call's answer made by `refuse` from the coordinator's error when its
+        records could not be written (the coordinator was put back)."""
+        try:
+            return self.apply(outcome)
+        except StorageError as exc:
+            return refuse(exc.code)
+
+    def fire_due(self, now: int, fire: Callable[[Hashable, int], object]) -> None:
+        """Fire every deadline due by `now` (`fire` carries out what it answers). One whose
+        records cannot be written fires again `retry_backoff_ms` later; the first error is
+        raised once the others have fired, so one bad deadline neither stops the rest nor
+        spins the loop."""
+        failed: list[Exception] = []
+
+        def fire_or_retry(key: Hashable, now: int) -> None:
+            try:
+                fire(key, now)
+            except Exception as exc:
+                self.deadlines.schedule(key, now + self.retry_backoff_ms)
+                failed.append(exc)
+
+        self.deadlines.fire_due(now, fire_or_retry)
+        if failed:
+            raise failed[0]
+
+    def _reply(self, replies: tuple[tuple[Waiter, object], ...]) -> None:
+        raise TypeError("replies to a writer that keeps no waiting requests")
+
+    def _refuse_replies(self, outcome: Outcome[Any], code: ErrorCode) -> None:
+        """The requests an outcome not carried out would have answered are told `code`."""
+
+    def _not_written(self, outcome: Outcome[Any], exc: Exception) -> Exception:
+        if outcome.undo is not None:
+            outcome.undo()
+        if not isinstance(exc, StorageError):
+            return exc
+        code = coordinator_error(exc.code)
+        self._refuse_replies(outcome, code)
+        log.warning("%s write failed, answered %s: %s", self.internal_log.name, code.name, exc.message)
+        return StorageError(code, f"the coordinator's records were not written: {exc.message}")
+
+
+class GroupEffects(EffectWriter):
+    """The group coordinators' writer of __consumer_offsets, their deadlines and waiting
+    requests. Made anew with the coordinators at each load of __consumer_offsets."""
 
     def __init__(
         self,
@@ -39,22 +154,15 @@ class GroupEffects:
         adopt: Callable[[Any, int], Outcome[None]],
         reload: Callable[[Collection[str]], None],
     ) -> None:
+        super().__init__(offsets_log, clock)
         self.offsets_log = offsets_log
-        self.clock = clock
         # A consumer group whose last consumer-protocol member left becomes classic again.
         self._adopt = adopt
         # Consumer and share groups as the log has them, after a write of theirs failed.
         self._reload = reload
-        self.deadlines = Deadlines()
         # Each waiting request's `respond`, and its answer should the groups be unloaded.
         self._waiting: dict[Waiter, tuple[Callable[[Any], None], Any]] = {}
         self._waiter_ids = itertools.count(1)
-
-    def set_deadline(self, key: Any, at: int | None) -> None:
-        if at is None:
-            self.deadlines.cancel(key)
-        else:
-            self.deadlines.schedule(key, at)
 
     def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
         """Name a request that waits for its answer: `apply` hands `respond` the reply an
@@ -70,36 +178,21 @@ class GroupEffects:
             respond(unloaded)
 
     def apply(self, outcome: Outcome[T] | Result[T]) -> T:
-        """Carry out a group coordinator call's outcome: its records are appended (under the
-        fsync policy) before any answer goes out, its deadlines are set or cancelled, and
-        waiting requests get their replies. Returns the call's own answer.
-
-        When the append fails (a full disk): StorageError with the code Kafka's coordinator
-        answers for it (`coordinator_error`), after the coordinator was put back as it was
-        before the call and the requests this outcome would have answered were told."""
-        if outcome.records:
-            try:
-                self.offsets_log.append(outcome.records, self.clock())
-            except StorageError as exc:
-                raise self._not_written(outcome, exc) from exc
-        deadlines = self.deadlines
-        for key, at in outcome.timers:
-            if at is None:
-                deadlines.cancel(key)
-            else:
-                deadlines.schedule(key, at)
+        """EffectWriter.apply. A KIP-848 or share group's `Result` is carried out as an
+        Outcome whose undo replays its groups from the log (the log holds the whole of those
+        groups: coordinator/consumer/replayed.py); one whose last consumer-protocol member
+        left then hands its group to the classic coordinator."""
         if isinstance(outcome, Outcome):
-            for waiter, answer in outcome.replies:
-                waiting = self._waiting.pop(waiter, None)
-                if waiting is not None:
-                    waiting[0](answer)
-        elif outcome.downgraded is not None:  # its last consumer-protocol member left
+            return super().apply(outcome)
+        groups = {record.key.group for record in outcome.records}
+        response = super().apply(
+            Outcome(outcome.response, outcome.records, outcome.timers, undo=lambda: self._reload(groups))
+        )
+        if outcome.downgraded is not None:  # its last consumer-protocol member left
             self.apply(self._adopt(outcome.downgraded, self.clock()))
-        return outcome.response
+        return response
 
     def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
-        """`apply`, or the call's answer made by `refuse` from the coordinator's error when its
-        records could not be written (the coordinator was put back)."""
         try:
             return self.apply(outcome)
         except StorageError as exc:
@@ -121,20 +214,17 @@ class GroupEffects:
             self._waiting.pop(waiter, None)
             respond(refuse(exc.code))
 
-    def _not_written(self, outcome: Outcome[T] | Result[T], exc: StorageError) -> StorageError:
-        code = coordinator_error(exc.code)
-        groups = sorted({record.key.group for record in outcome.records})
-        if isinstance(outcome, Outcome):
-            if outcome.undo is not None:
-                outcome.undo()
-            for waiter, answer in outcome.replies:
-                waiting = self._waiting.pop(waiter, None)
-                if waiting is not None:
-                    waiting[0](refusal(answer, code))
-        else:
-            self._reload(groups)
-        log.warning("__consumer_offsets write for %s failed, answered %s: %s", groups, code.name, exc.message)
-        return StorageError(code, f"the group's records were not written: {exc.message}")
+    def _reply(self, replies: tuple[tuple[Waiter, object], ...]) -> None:
+        for waiter, answer in replies:
+            waiting = self._waiting.pop(waiter, None)
+            if waiting is not None:
+                waiting[0](answer)
+
+    def _refuse_replies(self, outcome: Outcome[Any], code: ErrorCode) -> None:
+        for waiter, answer in outcome.replies:
+            waiting = self._waiting.pop(waiter, None)
+            if waiting is not None:
+                waiting[0](refusal(answer, code))
 
 
 def coordinator_error(code: ErrorCode) -> ErrorCode:

@@ -14,7 +14,6 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
-from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.coordinator import TV1, TV2
 from kafka_shim.storage.errors import StorageError
 
@@ -43,7 +42,6 @@ async def handle(ctx: RequestContext, request: EndTxnRequestData) -> dict[str, A
         )
     except StorageError as exc:
         return {"throttle_time_ms": 0, "error_code": coordinator_error(exc.code)}
-    complete_transactions(ctx.broker, now)
     return {
         "throttle_time_ms": 0,
         "error_code": client_error(result.error, ctx.api_version),

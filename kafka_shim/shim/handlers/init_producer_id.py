@@ -12,7 +12,6 @@ from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
-from kafka_shim.shim.transactions.completion import complete_transactions
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.storage.errors import StorageError
 
@@ -67,7 +66,6 @@ async def handle(ctx: RequestContext, request: InitProducerIdRequestData) -> dic
         )
     except StorageError as exc:
         return _answer(coordinator_error(exc.code))
-    complete_transactions(ctx.broker, now)
     code = result.error
     if code == ErrorCode.PRODUCER_FENCED and ctx.api_version < FIRST_VERSION_WITH_PRODUCER_FENCED:
         code = ErrorCode.INVALID_PRODUCER_EPOCH

@@ -9,23 +9,26 @@ share coordinator does: a ShareSnapshot (the whole state) first and after every
 share.coordinator.snapshot.update.records.per.snapshot updates, a ShareUpdate (the state
 batches that changed, and the start offset) otherwise.
 
-Write, then change memory: a call whose snapshot cannot be written (a full disk) puts the
-share partitions it touched back as they were before it (a copy of each, taken first: one
-partition's in-flight records, at most share.partition.max.record.locks of them) and raises
-the StorageError; their lock deadlines are set only once the snapshot is written.
+Each call's change is an `Outcome` (coordinator/outcome.py): the state records, the share
+partitions' lock deadlines, and an `undo`; the one writer (groups.effects.EffectWriter over
+`__share_group_state`) carries it out as it does every coordinator's. Write, then change
+memory: a call whose records cannot be written (a full disk) is put back as it was before it (a
+copy of each share partition it touched, taken first: one partition's in-flight records, at
+most share.partition.max.record.locks of them) and raises StorageError with the share
+coordinator's error; their lock deadlines are set only once the records are written.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import iter_headers
 from kafka_shim.protocol.share_state_records import SharePartitionKey, ShareStateRecord
+from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.share.config import (
     BY_DURATION,
     EARLIEST,
@@ -33,7 +36,7 @@ from kafka_shim.shim.coordinator.share.config import (
     parse_duration_ms,
 )
 from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
-from kafka_shim.storage.errors import StorageError
+from kafka_shim.shim.groups.effects import EffectWriter
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.share_state_log import ShareStateLog
 
@@ -51,7 +54,18 @@ class ShareLockTimer(NamedTuple):
 
 
 # Sets (at: ms) or cancels (None) a deadline of the broker's; the broker calls `expire` then.
-Schedule = Callable[[ShareLockTimer, int | None], None]
+Schedule = Callable[[Hashable, int | None], None]
+
+R = TypeVar("R")
+
+
+class _Kept(NamedTuple):
+    """A share partition as it was before a call (None: it did not exist), and its state as
+    last written, to put back if the call's records are not written."""
+
+    partition: SharePartition | None
+    written: tuple[int, list[StateBatch]] | None
+    snapshot: tuple[int, int] | None
 
 
 @dataclass
@@ -68,12 +82,14 @@ class SharePartitions:
         state_log: ShareStateLog,
         config_of: Callable[[str], ShareGroupConfig],
         schedule: Schedule,
+        clock: Callable[[], int],
         *,
         updates_per_snapshot: int = 500,
     ) -> None:
         self.state_log = state_log
         self.config_of = config_of
-        self.schedule = schedule
+        # The one writer of coordinators' records; the lock deadlines go to `schedule`.
+        self.writer = EffectWriter(state_log, clock, set_deadline=schedule)
         self.updates_per_snapshot = updates_per_snapshot
         self._partitions: dict[SharePartitionKey, SharePartition] = {}
         self._written: dict[SharePartitionKey, tuple[int, list[StateBatch]]] = {}
@@ -133,15 +149,15 @@ class SharePartitions:
         within `max_bytes` (with `min_one`, at least one batch however large: Kafka's
         minOneMessage for the first partition of a fetch that returns data)."""
         config = self.config_of(key.group_id)
-        with self._put_back_unless_written([key]):
-            partition = self._open(key, log, now)
-            spans = (
-                _spans(log, partition.next_offset, config.read_committed, max_bytes, min_one)
-                if partition.may_acquire_new(config.limits)
-                else []
-            )
-            acquired = partition.acquire(member_id, spans, max_records, config.limits, now, strict=strict)
-            self.write([key], now)
+        kept = self._keep([key])
+        partition = self._open(key, log, now)
+        spans = (
+            _spans(log, partition.next_offset, config.read_committed, max_bytes, min_one)
+            if partition.may_acquire_new(config.limits)
+            else []
+        )
+        acquired = partition.acquire(member_id, spans, max_records, config.limits, now, strict=strict)
+        self.writer.apply(self._changed([key], kept, None, now))
         return Fetched(acquired, _batches(log, acquired))
 
     def acknowledge(
@@ -152,18 +168,17 @@ class SharePartitions:
         batches: Sequence[tuple[int, int, Sequence[int]]],
         now: int,
     ) -> ErrorCode:
-        with self._put_back_unless_written([key]):
-            partition = self._open(key, log, now)
-            error = partition.acknowledge(member_id, batches, self.config_of(key.group_id).limits, now)
-            self.write([key], now)
-        return error
+        kept = self._keep([key])
+        partition = self._open(key, log, now)
+        error = partition.acknowledge(member_id, batches, self.config_of(key.group_id).limits, now)
+        return self.writer.apply(self._changed([key], kept, error, now))
 
     def release_member(self, group_id: str, member_id: str, now: int) -> None:
         """A member left its group or closed its share session: its records return."""
         limits = self.config_of(group_id).limits
-        with self._put_back_unless_written(key for key, _ in self.of_group(group_id)):
-            changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
-            self.write(changed, now)
+        kept = self._keep(key for key, _ in self.of_group(group_id))
+        changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
+        self.writer.apply(self._changed(changed, kept, None, now))
 
     def next_lock_deadline(self, keys: Sequence[SharePartitionKey]) -> int | None:
         deadlines = [d for k in keys if (p := self._partitions.get(k)) and (d := p.next_lock_deadline())]
@@ -173,22 +188,23 @@ class SharePartitions:
 
     def reset(self, key: SharePartitionKey, start_offset: int, now: int) -> None:
         """AlterShareGroupOffsets: the share partition starts afresh at `start_offset`."""
-        with self._put_back_unless_written([key]):
-            self._partitions[key] = SharePartition(start_offset)
-            self._written.pop(key, None)  # a fresh start: a snapshot, not a delta on the old state
-            self.write([key], now)
+        kept = self._keep([key])
+        self._partitions[key] = SharePartition(start_offset)
+        self._written.pop(key, None)  # a fresh start: a snapshot, not a delta on the old state
+        self.writer.apply(self._changed([key], kept, None, now))
 
     def delete(self, keys: Sequence[SharePartitionKey], now: int) -> None:
         """DeleteShareGroupOffsets, DeleteGroups: the state goes (a tombstone each)."""
         present = [k for k in keys if k in self._partitions]
-        if present:  # the snapshot's key and the updates' key both tombstoned, for compaction
-            tombstones = [ShareStateRecord(k, None, update) for k in present for update in (False, True)]
-            self.state_log.append(tombstones, now)
+        kept = self._keep(present)
         for key in present:
             del self._partitions[key]
             self._written.pop(key, None)
             self._snapshots.pop(key, None)
-            self.schedule(ShareLockTimer(key), None)
+        # The snapshot's key and the updates' key both tombstoned, for compaction.
+        tombstones = tuple(ShareStateRecord(k, None, update) for k in present for update in (False, True))
+        timers = tuple((ShareLockTimer(key), None) for key in present)
+        self.writer.apply(Outcome(None, tombstones, timers, undo=lambda: self._put_back(kept)))
 
     def delete_topics(self, topic_ids: Iterable[uuid.UUID], now: int) -> None:
         """Topics were deleted: every group's state of their partitions goes (a tombstone each),
@@ -200,44 +216,46 @@ class SharePartitions:
     def expire(self, key: SharePartitionKey, now: int) -> None:
         """Its earliest lock's deadline passed: the expired locks return their records."""
         if key in self._partitions:
-            with self._put_back_unless_written([key]):
-                self._partitions[key].release_expired(self.config_of(key.group_id).limits, now)
-                self.write([key], now)
+            kept = self._keep([key])
+            self._partitions[key].release_expired(self.config_of(key.group_id).limits, now)
+            self.writer.apply(self._changed([key], kept, None, now))
 
-    @contextmanager
-    def _put_back_unless_written(self, keys: Iterable[SharePartitionKey]) -> Iterator[None]:
-        """The share partitions `keys` as they are now, if the body's snapshot is not written."""
-        kept = {key: None if (p := self._partitions.get(key)) is None else p.copied() for key in keys}
-        try:
-            yield
-        except StorageError:
-            for key, partition in kept.items():
-                if partition is None:
-                    self._partitions.pop(key, None)
-                else:
-                    self._partitions[key] = partition
-            raise
+    # --- one call, one outcome ----------------------------------------------------------
 
-    def write(self, keys: Sequence[SharePartitionKey], now: int) -> None:
-        """The state of each share partition whose persisted state changed (a snapshot or an
-        update, `_record`); then, once it is written, the deadline of its earliest lock,
-        which every change may move."""
+    def _keep(self, keys: Iterable[SharePartitionKey]) -> dict[SharePartitionKey, _Kept]:
+        """The share partitions `keys` as they are now, to put back if a call's records are not
+        written."""
+        return {
+            key: _Kept(
+                None if (p := self._partitions.get(key)) is None else p.copied(),
+                self._written.get(key),
+                self._snapshots.get(key),
+            )
+            for key in keys
+        }
+
+    def _put_back(self, kept: dict[SharePartitionKey, _Kept]) -> None:
+        for key, (partition, written, snapshot) in kept.items():
+            _put(self._partitions, key, partition)
+            _put(self._written, key, written)
+            _put(self._snapshots, key, snapshot)
+
+    def _changed(
+        self, keys: Sequence[SharePartitionKey], kept: dict[SharePartitionKey, _Kept], response: R, now: int
+    ) -> Outcome[R]:
+        """A call changed share partitions `keys`: the state of each whose persisted state
+        changed (a snapshot or an update, `_record`); the deadline of each's earliest lock,
+        which every change may move; and the undo that puts back `kept`."""
         records = []
-        states = {}
-        snapshots = {}
         for key in keys:
             partition = self._partitions[key]
             state = (partition.start_offset, partition.state_batches())
             if self._written.get(key) != state:
-                states[key] = state
-                record, snapshots[key] = self._record(key, partition, state[1], now)
+                record, self._snapshots[key] = self._record(key, partition, state[1], now)
+                self._written[key] = state
                 records.append(record)
-        if records:
-            self.state_log.append(records, now)
-        self._written.update(states)
-        self._snapshots.update(snapshots)
-        for key in keys:
-            self.schedule(ShareLockTimer(key), self._partitions[key].next_lock_deadline())
+        timers = tuple((ShareLockTimer(key), self._partitions[key].next_lock_deadline()) for key in keys)
+        return Outcome(response, tuple(records), timers, undo=lambda: self._put_back(kept))
 
     def _record(
         self, key: SharePartitionKey, partition: SharePartition, batches: list[StateBatch], now: int
@@ -266,6 +284,18 @@ class SharePartitions:
             "state_batches": [b._asdict() for b in _runs(changed)],
         }
         return ShareStateRecord(key, update, update=True), (epoch, updates + 1)
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _put(mapping: dict[K, V], key: K, value: V | None) -> None:
+    """`mapping[key]` is `value` again (None: absent again)."""
+    if value is None:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = value
 
 
 def _offsets(batch: StateBatch) -> range:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from kafka_shim.storage.topics import TopicStore
 
 T = TypeVar("T")
+
+# The transaction log's partition leader epoch: one broker leads it forever.
+COORDINATOR_EPOCH = LEADER_EPOCH
 
 
 class MarkerWriter(Protocol):

@@ -1,18 +1,19 @@
-"""Drives the pure transaction coordinator with a fake clock into any state."""
+"""Drives the pure transaction coordinator with a fake clock into any state: its outcomes are
+carried out by the transaction service's writer into a list of records, and the markers each
+brings are held for the test to write (`write_markers`)."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.transaction_records import TransactionRecord
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.transactions.coordinator import (
-    Completion,
-    TransactionConfig,
-    TransactionCoordinator,
-)
-from kafka_shim.shim.transactions.state import TxnState
+from kafka_shim.shim.transactions.coordinator import Completion, TransactionConfig
+from kafka_shim.shim.transactions.service import TransactionService
+from kafka_shim.shim.transactions.state import TransactionMetadata, TxnState
+from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 from tests.helpers import FakeClock
 
 TXN = "txn-a"
@@ -22,13 +23,57 @@ T0 = TopicPartition("t", 0)
 T1 = TopicPartition("t", 1)
 
 
+class RecordList:
+    """`__transaction_state` as a list: every append kept, none fails."""
+
+    name = TRANSACTION_TOPIC
+
+    def __init__(self) -> None:
+        self.records: list[TransactionRecord] = []
+
+    def append(self, records: Sequence[TransactionRecord], now_ms: int) -> None:
+        self.records.extend(records)
+
+
+class HeldMarkers(TransactionService):
+    """The transaction service, its markers held until the test writes them."""
+
+    def __init__(self, config: TransactionConfig, clock: FakeClock, log: RecordList) -> None:
+        ids = itertools.count(FIRST_PID)
+        self.held: list[Completion] = []
+
+        def unwritable(markers: Completion, now: int) -> dict[TopicPartition, ErrorCode]:
+            raise AssertionError("markers are held, not written")
+
+        def failed(kind: str, exc: Exception) -> None:
+            raise exc
+
+        super().__init__(
+            config,
+            lambda: next(ids),
+            log,
+            lambda: clock.now,
+            unwritable,
+            failed,
+            hold_markers=self.held.append,
+        )
+
+    def take_completions(self) -> list[Completion]:
+        taken = list(self.held)
+        self.held.clear()
+        return taken
+
+    @property
+    def _txns(self) -> dict[str, TransactionMetadata]:
+        return self.coordinator._txns
+
+
 class Driver:
     def __init__(self, config: TransactionConfig | None = None) -> None:
         self.clock = FakeClock()
-        ids = itertools.count(FIRST_PID)
-        self.coordinator = TransactionCoordinator(config or TransactionConfig(), lambda: next(ids))
-        self.records: list[TransactionRecord] = []
-        self.coordinator.on_records = lambda: self.records.extend(self.coordinator.take_records())
+        self.log = RecordList()
+        self.records = self.log.records
+        self.coordinator = HeldMarkers(config or TransactionConfig(), self.clock, self.log)
         self.pid = -1
         self.epoch = -1
 

@@ -1,0 +1,39 @@
+"""The classic coordinator's deadlines by kind (`GroupTimer`, types.py; Kafka keys its timers
+the same way): a rebalance's join and sync deadlines, each member's session, a pending member
+id's wait for its second JoinGroup, and the periodic retention check. Setting and cancelling
+them is spelled once, here; the coordinator fires them (`GroupCoordinator.on_timer`).
+"""
+
+from __future__ import annotations
+
+from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.member import Member
+from kafka_shim.shim.coordinator.outcome import Effects
+from kafka_shim.shim.coordinator.types import GroupTimer
+
+# Kafka expires a new member's pending JoinGroup after 5 minutes: it cannot heartbeat yet,
+# and a client that gave up would otherwise linger in the rebalance.
+NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
+
+RETENTION = GroupTimer("retention")
+
+
+def schedule_session(
+    group: Group, member: Member, now: int, out: Effects, timeout_ms: int | None = None
+) -> None:
+    """The member's session (re)starts: it ends `timeout_ms` (its session timeout) from now."""
+    timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
+    out.schedule(GroupTimer("session", group.group_id, member.member_id), now + timeout)
+
+
+def cancel_member(group: Group, member_id: str, out: Effects) -> None:
+    out.cancel(GroupTimer("session", group.group_id, member_id))
+    out.cancel(GroupTimer("pending", group.group_id, member_id))
+
+
+def cancel_group(group: Group, out: Effects) -> None:
+    """Cancel the group's join and sync deadlines and every member's (pending ones too)."""
+    for kind in ("join", "sync"):
+        out.cancel(GroupTimer(kind, group.group_id))
+    for member_id in [*group.members, *group.pending_members]:
+        cancel_member(group, member_id, out)

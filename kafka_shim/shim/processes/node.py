@@ -1,0 +1,150 @@
+"""One broker process of `--brokers N --process-per-broker` (started by shim.processes.supervisor):
+the whole broker, serving only its own node's listeners (inherited, already bound), with its own
+data directory, Trio loop and core. Clients route each request to the broker that leads its
+partition or coordinates its group (Metadata, FindCoordinator), as they do with the emulated
+brokers of one process; what would cross processes is refused (shim.processes.refusals)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.net.dispatch import Dispatch, route_for
+from kafka_shim.shim.net.listening import BoundListener
+from kafka_shim.shim.net.server import Server
+from kafka_shim.shim.processes.catalog_follower import CatalogFollower
+from kafka_shim.shim.processes.refusals import Wrap, process_handlers
+from kafka_shim.shim.processes.spec import NodeSpec
+
+log = logging.getLogger("kafka_shim.processes")
+
+FOLLOW_INTERVAL_S = 0.05  # how often a non-controller looks at the controller's catalog
+ORPHAN_CHECK_S = 1.0
+
+
+class ProcessDispatch(Dispatch):
+    """The dispatch step with some handlers wrapped: their routes looked up now, once."""
+
+    def __init__(self, broker: Broker, wraps: dict[int, Wrap]) -> None:
+        super().__init__(broker)
+        for api_key, wrap in wraps.items():
+            low, high = broker.served.ranges.get(api_key, (0, -1))
+            for version in range(low, high + 1):
+                route = route_for(api_key, version, broker.served)
+                if route is not None:
+                    self._routes[api_key, version] = replace(route, handler=wrap(route.handler))
+
+
+class NodeServer(Server):
+    """The server of one broker process: its own node's listeners, the others' addresses."""
+
+    def __init__(self, broker: Broker, spec: NodeSpec, wraps: dict[int, Wrap]) -> None:
+        super().__init__(broker)
+        self.spec = spec
+        self.dispatch = ProcessDispatch(broker, wraps)
+
+    async def bind(self) -> list[BoundListener]:
+        spec, cluster = self.spec, self.broker.cluster
+        for node_id, endpoints in spec.endpoints.items():
+            cluster.nodes[node_id].endpoints.update(endpoints)
+        own = []
+        for listener in self.broker.listeners:
+            sock = socket.socket(fileno=spec.fds[listener.name])
+            sock.setblocking(False)
+            own.append(
+                BoundListener(
+                    listener.name,
+                    [trio.SocketListener(trio.socket.from_stdlib_socket(sock))],
+                    spec.bound[listener.name],
+                    spec.endpoints[spec.node_id][listener.name],
+                    None,  # PLAINTEXT only (the supervisor refuses the others)
+                    spec.node_id,
+                )
+            )
+        self._node_listeners[spec.node_id] = own
+        self.broker.advertised_host, self.broker.advertised_port = own[0].advertised
+        return own
+
+
+async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None) -> None:
+    server = NodeServer(broker, spec, process_handlers(follower is None, follower.sync if follower else _no))
+    listeners = await server.bind()
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            await nursery.start(server.serve, listeners)
+            if follower is not None:
+                nursery.start_soon(_follow, follower)
+            nursery.start_soon(_stop_when_orphaned, nursery.cancel_scope, os.getppid())
+            os.write(spec.ready_fd, b"ready\n")
+            os.close(spec.ready_fd)
+            async for _ in signals:
+                nursery.cancel_scope.cancel()
+                break
+
+
+def _no() -> None:
+    pass
+
+
+async def _stop_when_orphaned(scope: trio.CancelScope, supervisor: int) -> None:
+    """A supervisor killed without a word (SIGKILL) leaves no process behind for long."""
+    while os.getppid() == supervisor:
+        await trio.sleep(ORPHAN_CHECK_S)
+    log.error("the supervisor (pid %d) is gone: stopping", supervisor)
+    scope.cancel()
+
+
+async def _follow(follower: CatalogFollower) -> None:
+    while True:
+        await trio.sleep(FOLLOW_INTERVAL_S)
+        follower.sync()
+
+
+def main() -> int:
+    from kafka_shim.shim.cli.main import build_parser, config_from_args
+    from kafka_shim.storage.errors import StorageStartupError
+
+    spec = NodeSpec.from_env()
+    config = config_from_args(build_parser().parse_args(spec.argv))
+    config = replace(
+        config, data_dir=Path(spec.data_dir), console_listener=None, schema_registry_listener=None
+    )
+    logging.basicConfig(
+        level=config.log_level,
+        format=f"%(asctime)s %(levelname)s broker {spec.node_id} %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        broker = Broker(config)
+    except StorageStartupError as exc:
+        print(f"kafka-shim broker {spec.node_id}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        # Each process hands out producer ids of its own residue: none is given twice.
+        broker.producer_ids.interleave(spec.position, config.brokers)
+        follower = None
+        if spec.position != 0:
+            follower = CatalogFollower(broker.topics, Path(spec.controller_dir))
+            broker.topics.auto_create_enabled = False  # topics are made by the controller
+            follower.sync()
+        trio.run(serve, broker, spec, follower)
+    finally:
+        broker.close()
+    return 0
+
+
+def _run(*_: Any) -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    _run()

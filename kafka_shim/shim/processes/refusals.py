@@ -1,0 +1,115 @@
+"""What a broker process answers differently from the one-process broker (shim.processes).
+
+Topic changes go through the controller alone (the first broker), whose catalog the others
+follow (shim.processes.catalog_follower): another process answers them NOT_CONTROLLER, as a
+Kafka broker that is not the controller answers a request only the controller serves, and the
+client asks the controller it finds in Metadata. What the processes do not share yet is
+refused by every process with INVALID_REQUEST and one log line naming the reason: ACLs, SCRAM
+users, quotas and features (each process would keep its own), reassignments and elections,
+transactions (a coordinator writes its markers into partitions other processes hold) and
+share groups (their state and the records they deliver are in different processes).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from kafka_shim.protocol.error_answers import error_answer
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages import APIS
+from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.handlers import Handler
+
+log = logging.getLogger("kafka_shim.processes")
+
+# Changes of the topic catalog: the controller's alone.
+CONTROLLER_ONLY = frozenset(
+    {"CreateTopics", "DeleteTopics", "CreatePartitions", "AlterConfigs", "IncrementalAlterConfigs"}
+)
+# State each process would keep on its own, or that would cross processes.
+NOT_SHARED_YET = frozenset(
+    {
+        "CreateAcls",
+        "DeleteAcls",
+        "AlterUserScramCredentials",
+        "AlterClientQuotas",
+        "UpdateFeatures",
+        "CreateDelegationToken",
+        "RenewDelegationToken",
+        "ExpireDelegationToken",
+        "AlterPartitionReassignments",
+        "ElectLeaders",
+        "AlterReplicaLogDirs",
+        "UnregisterBroker",
+        "AddRaftVoter",
+        "RemoveRaftVoter",
+        "AddPartitionsToTxn",
+        "AddOffsetsToTxn",
+        "EndTxn",
+        "TxnOffsetCommit",
+        "WriteTxnMarkers",
+        "ShareGroupHeartbeat",
+        "ShareFetch",
+        "ShareAcknowledge",
+        "AlterShareGroupOffsets",
+        "DeleteShareGroupOffsets",
+    }
+)
+UNSHARED_REASON = "not served with --process-per-broker yet (docs/performance.md)"
+
+Wrap = Callable[[Handler], Handler]
+
+
+def answering(error: ErrorCode, reason: str, when: Callable[[Any], bool] = lambda body: True) -> Wrap:
+    """A handler that answers `error` where its API carries one (to requests for which `when`
+    holds; the others are handled as before), logging `reason` once per API."""
+
+    def wrap(handler: Handler) -> Handler:
+        api, logged = handler.api, list[bool]()
+
+        async def handle(ctx: RequestContext, body: Any) -> Any:
+            if not when(body):
+                return await handler.handle(ctx, body)
+            if not logged:
+                logged.append(True)
+                log.warning("%s answered %s: %s", api.name, error.name, reason)
+            return error_answer(api, ctx.api_version, body, error)
+
+        return replace(handler, handle=handle)
+
+    return wrap
+
+
+def before(step: Callable[[], None]) -> Wrap:
+    """A handler that runs `step` first (a non-controller's Metadata: follow the catalog)."""
+
+    def wrap(handler: Handler) -> Handler:
+        async def handle(ctx: RequestContext, body: Any) -> Any:
+            step()
+            return await handler.handle(ctx, body)
+
+        return replace(handler, handle=handle)
+
+    return wrap
+
+
+def process_handlers(controller: bool, follow: Callable[[], None]) -> dict[int, Wrap]:
+    """api key -> how a broker process wraps its handler."""
+    by_name = {api.name: api.key for api in APIS.values()}
+    unshared = answering(ErrorCode.INVALID_REQUEST, UNSHARED_REASON)
+    wraps: dict[int, Wrap] = {by_name[name]: unshared for name in NOT_SHARED_YET}
+    wraps[by_name["InitProducerId"]] = answering(
+        ErrorCode.INVALID_REQUEST,
+        "transactions are " + UNSHARED_REASON,
+        lambda body: body.transactional_id is not None,
+    )
+    if not controller:
+        not_controller = answering(
+            ErrorCode.NOT_CONTROLLER, "topic changes go to the controller, the first broker"
+        )
+        wraps.update({by_name[name]: not_controller for name in CONTROLLER_ONLY})
+        wraps[by_name["Metadata"]] = before(follow)
+    return wraps

@@ -1,0 +1,224 @@
+"""`kafka-shim --brokers N --process-per-broker`: one OS process per emulated broker.
+
+The supervisor binds every broker's listeners itself (so port 0 works and a busy port is
+reported before anything starts), starts one process per broker (shim.processes.node) with its
+sockets, its own data directory (DATA_DIR/broker-<id>) and every broker's advertised address,
+prints the listening line once all serve, and stops them all on SIGINT/SIGTERM or when one
+exits. It holds no broker state and never imports Trio.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
+from kafka_shim.shim.processes.spec import SPEC_ENV, Address, NodeSpec
+from kafka_shim.storage.errors import StorageStartupError
+
+log = logging.getLogger("kafka_shim.processes")
+
+FLAG = "--process-per-broker"
+START_TIMEOUT_S = 120.0  # a loaded 2-core machine was seen taking 30 s to start one broker
+STOP_TIMEOUT_S = 15.0
+
+
+def check(config: BrokerConfig) -> None:
+    """ConfigError for what the processes cannot serve yet (docs/performance.md)."""
+    refused = [
+        (config.brokers < 2, f"{FLAG} needs --brokers N of 2 or more"),
+        (config.data_dir is None, f"{FLAG} keeps each broker's data on disk: --memory is not supported"),
+        (config.control_listener is not None, f"{FLAG} has no control endpoint yet (--control)"),
+        (config.fault_rules_file is not None, f"{FLAG} has no fault rules yet (--fault-rules)"),
+        (bool(config.users), f"{FLAG} has no SASL users yet (--user)"),
+        (bool(config.authorizer_class_name), f"{FLAG} has no ACLs yet (authorizer.class.name)"),
+        (
+            any(listener.protocol != "PLAINTEXT" for listener in config.listener_endpoints()),
+            f"{FLAG} serves PLAINTEXT listeners only yet",
+        ),
+    ]
+    for failed, reason in refused:
+        if failed:
+            raise ConfigError(reason)
+
+
+def bind(config: BrokerConfig) -> tuple[list[dict[str, socket.socket]], dict[int, dict[str, Address]]]:
+    """Every broker's listening sockets (by position) and advertised addresses (by node id);
+    OSError naming the listener for a busy port."""
+    sockets: list[dict[str, socket.socket]] = []
+    advertised: dict[int, dict[str, Address]] = {}
+    try:
+        for position in range(config.brokers):
+            own: dict[str, socket.socket] = {}
+            sockets.append(own)
+            for listener in (each.for_node(position) for each in config.listener_endpoints()):
+                host = listener.bind.host or "0.0.0.0"
+                try:
+                    own[listener.name] = socket.create_server(
+                        (host, listener.bind.port), backlog=socket.SOMAXCONN
+                    )
+                except OSError as exc:
+                    where = f"{host}:{listener.bind.port} (listener {listener.name})"
+                    raise OSError(exc.errno, exc.strerror, where) from exc
+                port = own[listener.name].getsockname()[1]
+                advertised.setdefault(config.node_id + position, {})[listener.name] = (
+                    listener.advertised_address(port)
+                )
+    except BaseException:
+        for own in sockets:
+            for sock in own.values():
+                sock.close()
+        raise
+    return sockets, advertised
+
+
+def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
+    """Run the broker processes until a signal or until one exits; the command's exit code."""
+    try:
+        check(config)
+        share_cluster_id(config)
+        sockets, advertised = bind(config)
+    except ConfigError as exc:
+        print(f"kafka-shim: {exc}", file=sys.stderr)
+        return 2
+    except StorageStartupError as exc:
+        print(f"kafka-shim: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"kafka-shim: cannot listen on {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    assert config.data_dir is not None
+    if config.console_listener is not None or config.schema_registry_listener is not None:
+        log.info("%s serves no console or schema registry yet", FLAG)
+    stopping = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopping.set())
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        ready = [
+            _start(config, argv, position, own, advertised, children) for position, own in enumerate(sockets)
+        ]
+        for own in sockets:
+            for sock in own.values():
+                sock.close()  # the processes hold them now
+        if not _wait_ready(ready, children, stopping):
+            return 1
+        where = ", ".join(
+            f"{host}:{port} (broker {node_id})"
+            for node_id, listeners in advertised.items()
+            for host, port in [next(iter(listeners.values()))]
+        )
+        print(f"kafka-shim listening on {where} (storage: {storage}; one process per broker)", flush=True)
+        while not stopping.wait(0.2):
+            exited = [child for child in children if child.poll() is not None]
+            if exited:
+                log.error("a broker process exited (code %s): stopping the others", exited[0].returncode)
+                return 1
+        return 0
+    finally:
+        _stop(children)
+
+
+def broker_dir(config: BrokerConfig, position: int) -> Path:
+    """Where broker `position` keeps its data: DATA_DIR/broker-<node id>."""
+    assert config.data_dir is not None
+    return config.data_dir / f"broker-{config.node_id + position}"
+
+
+def share_cluster_id(config: BrokerConfig) -> None:
+    """Every broker's meta.properties names the controller's cluster id (the first start
+    draws it): a client refuses brokers of different clusters."""
+    from kafka_shim.shim.broker import new_cluster_id
+    from kafka_shim.storage.data_dir import DataDir
+
+    directories = [broker_dir(config, position) for position in range(config.brokers)]
+    for directory in directories:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    cluster_id = DataDir(directories[0]).cluster_id(new_cluster_id)
+    for directory in directories[1:]:
+        found = DataDir(directory).cluster_id(lambda: cluster_id)
+        if found != cluster_id:
+            raise ConfigError(f"{directory} belongs to cluster {found}, the controller's is {cluster_id}")
+
+
+def _start(
+    config: BrokerConfig,
+    argv: list[str],
+    position: int,
+    own: dict[str, socket.socket],
+    advertised: dict[int, dict[str, Address]],
+    children: list[subprocess.Popen[bytes]],
+) -> int:
+    """Start broker `position`'s process; the read end of its readiness pipe."""
+    assert config.data_dir is not None
+    node_id = config.node_id + position
+    read_end, write_end = os.pipe()
+    spec = NodeSpec(
+        argv=[arg for arg in argv if arg != FLAG],
+        position=position,
+        node_id=node_id,
+        data_dir=str(broker_dir(config, position)),
+        controller_dir=str(broker_dir(config, 0)),
+        fds={name: sock.fileno() for name, sock in own.items()},
+        bound={name: sock.getsockname()[:2] for name, sock in own.items()},
+        endpoints=advertised,
+        ready_fd=write_end,
+    )
+    children.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "kafka_shim.shim.processes.node"],
+            pass_fds=[*spec.fds.values(), write_end],
+            env={**os.environ, SPEC_ENV: spec.to_env()},
+            stdin=subprocess.DEVNULL,
+        )
+    )
+    os.close(write_end)
+    return read_end
+
+
+def _wait_ready(ready: list[int], children: list[subprocess.Popen[bytes]], stopping: threading.Event) -> bool:
+    """Whether every process said it serves before the timeout (False: one exited, or a signal)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    waiting = set(ready)
+    try:
+        while waiting and not stopping.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                print(
+                    f"kafka-shim: the broker processes did not start within {START_TIMEOUT_S:.0f} s",
+                    file=sys.stderr,
+                )
+                return False
+            readable, _, _ = select.select(list(waiting), [], [], min(left, 0.2))
+            for fd in readable:
+                if not os.read(fd, 64):  # closed without a word: that process exited
+                    print("kafka-shim: a broker process failed to start", file=sys.stderr)
+                    return False
+                waiting.discard(fd)
+        return not waiting
+    finally:
+        for fd in ready:
+            os.close(fd)
+
+
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every process still running, then wait (SIGKILL after STOP_TIMEOUT_S)."""
+    for child in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for child in children:
+        try:
+            child.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log.error("broker process %d did not stop in %.0f s: killed", child.pid, STOP_TIMEOUT_S)
+            child.kill()
+            child.wait()

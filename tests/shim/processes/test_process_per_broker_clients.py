@@ -1,0 +1,165 @@
+"""`--brokers 2 --process-per-broker` with real clients: a process per broker, each serving the
+partitions it leads and the groups it coordinates; topics made through the controller and
+followed by the other; what the processes do not share refused with Kafka's error codes; a
+clean stop of every process."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat.targets import RunningBroker, launch
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage.data_dir import CLEAN_SHUTDOWN_FILE
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.clients
+
+CREATE_TOPICS, INIT_PRODUCER_ID, METADATA = 19, 22, 3
+TOPIC, PARTITIONS, RECORDS = "orders", 4, 200
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningBroker, list[str]]]:
+    data_dir = tmp_path_factory.mktemp("processes") / "data"
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker"]
+    argv += ["--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir), "--log-level", "WARNING"]
+    broker = launch("shim", argv, timeout_s=60)
+    try:
+        line = next(line for line in broker.output if "listening on" in line)
+        yield broker, re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+    finally:
+        broker.stop()
+
+
+def children(pid: int) -> list[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+def test_each_broker_is_a_process_and_clients_use_both(cluster: tuple[RunningBroker, list[str]]) -> None:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    broker, addresses = cluster
+    assert broker.process is not None and len(children(broker.process.pid)) == 2
+    bootstrap = ",".join(addresses)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(TOPIC, PARTITIONS, 2)])[TOPIC].result(10)
+    leaders = {p.id: p.leader for p in admin.list_topics(TOPIC, timeout=10).topics[TOPIC].partitions.values()}
+    assert sorted(set(leaders.values())) == [0, 1]  # partitions led by either process
+
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
+    for i in range(RECORDS):
+        producer.produce(TOPIC, key=str(i), value=f"v{i}")
+    assert producer.flush(15) == 0
+
+    # Groups coordinated by either process commit and read back what they consumed.
+    for group in ("g-a", "g-b", "g-c", "g-d"):
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": group,
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+            }
+        )
+        try:
+            consumer.subscribe([TOPIC])
+            values: set[bytes | None] = set()
+            deadline = time.monotonic() + 20
+            while len(values) < RECORDS and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and message.error() is None:
+                    values.add(message.value())
+            assert len(values) == RECORDS, group
+            consumer.commit(asynchronous=False)
+            committed = consumer.committed([TopicPartition(TOPIC, p) for p in range(PARTITIONS)], timeout=10)
+            assert sum(tp.offset for tp in committed) == RECORDS, group
+        finally:
+            consumer.close()
+
+
+def test_topic_changes_go_to_the_controller_and_the_others_follow(
+    cluster: tuple[RunningBroker, list[str]],
+) -> None:
+    _, (controller, follower) = cluster
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    create = {
+        "topics": [
+            {"name": name, "num_partitions": 2, "replication_factor": -1, "assignments": [], "configs": []}
+        ],
+        "timeout_ms": 10_000,
+        "validate_only": False,
+    }
+    with WireClient(follower) as client:
+        answer = client.request(CREATE_TOPICS, 7, create)
+        assert answer.topics[0].error_code == ErrorCode.NOT_CONTROLLER
+    with WireClient(controller) as client:
+        answer = client.request(CREATE_TOPICS, 7, create)
+        assert answer.topics[0].error_code == ErrorCode.NONE
+        created_id = answer.topics[0].topic_id
+    metadata = {
+        "topics": [{"topic_id": uuid.UUID(int=0), "name": name}],
+        "allow_auto_topic_creation": False,
+        "include_topic_authorized_operations": False,
+    }
+    with WireClient(follower) as client:  # the follower answers with the controller's topic
+        answer = client.request(METADATA, 12, metadata)
+    assert answer.topics[0].error_code == ErrorCode.NONE
+    assert answer.topics[0].topic_id == created_id and len(answer.topics[0].partitions) == 2
+
+
+def test_what_the_processes_do_not_share_is_refused(cluster: tuple[RunningBroker, list[str]]) -> None:
+    _, addresses = cluster
+    ids = []
+    for address in addresses:
+        with WireClient(address) as client:
+
+            def init(transactional_id: str | None) -> Any:
+                body = {"transactional_id": transactional_id, "transaction_timeout_ms": 60_000}
+                return client.request(INIT_PRODUCER_ID, 4, body | {"producer_id": -1, "producer_epoch": -1})
+
+            assert init("tx").error_code == ErrorCode.INVALID_REQUEST  # transactions: not yet
+            answer = init(None)  # an idempotent producer's id
+            assert answer.error_code == ErrorCode.NONE
+            ids.append(answer.producer_id)
+    # Each process hands out ids of its own residue: no two producers share one.
+    assert sorted(producer_id % 2 for producer_id in ids) == [0, 1]
+
+
+def test_a_signal_stops_every_process(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
+    argv += ["--host", "127.0.0.1", "--data-dir", str(tmp_path / "data"), "--console", "off"]
+    broker = launch("shim", argv, timeout_s=60)
+    assert broker.process is not None
+    processes = children(broker.process.pid)
+    broker.process.send_signal(signal.SIGTERM)
+    assert broker.process.wait(15) == 0
+    broker.stop()
+    assert not [pid for pid in processes if Path(f"/proc/{pid}").exists()]
+    # Each stopped cleanly: its data directory is marked so.
+    assert all((tmp_path / "data" / f"broker-{n}" / CLEAN_SHUTDOWN_FILE).exists() for n in (0, 1))
+
+
+def test_what_it_cannot_serve_is_refused_at_start(tmp_path: Path) -> None:
+    import subprocess
+
+    for extra, reason in (
+        (["--brokers", "1"], "--brokers N of 2 or more"),
+        (["--brokers", "2", "--memory"], "--memory is not supported"),
+        (["--brokers", "2", "--control"], "no control endpoint"),
+    ):
+        argv = [sys.executable, "-m", "kafka_shim", "--process-per-broker", "--port", "0", *extra]
+        if "--memory" not in extra:
+            argv += ["--data-dir", str(tmp_path / "data")]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and reason in done.stderr, done.stderr
