@@ -42,9 +42,6 @@ class Violation:
 # Known violations, (file, unit) with "" for the file itself: each with its reason. Remove an
 # entry with its fix; a new violation fails the test.
 KNOWN: dict[tuple[str, str], str] = {
-    # The group coordinator (classic and KIP-848 groups in one class): being split by concern
-    # (joining, syncing, offsets, expiry) under issue #29.
-    ("kafka_shim/shim/coordinator/coordinator.py", "GroupCoordinator"): "being split (#29)",
     # The broker is still the bag of all state and the interpreter of the coordinators'
     # effects; it becomes a small composition root under issue #29.
     ("kafka_shim/shim/broker.py", "Broker"): "becoming a composition root (#29)",
