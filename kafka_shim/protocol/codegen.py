@@ -1,6 +1,6 @@
 """Straight-line Python codecs compiled from the construct structs.
 
-The per-version construct structs (`schema.FieldsConstruct` over the constructs
+The per-version construct structs (`structs.FieldsConstruct` over the constructs
 of `protocol.types`) stay the schema of record, but interpreting them costs a
 Python call, a stream read and a dict store per field. `derive` walks one
 message version's struct once and generates a parse and a build function for
@@ -33,7 +33,7 @@ from construct import Construct
 
 from kafka_shim.protocol import types as t
 from kafka_shim.protocol.file_records import FileRecords, Spliced
-from kafka_shim.protocol.schema import NO_FIELDS, FieldsConstruct, NullableStructConstruct, Parsed
+from kafka_shim.protocol.structs import NO_FIELDS, FieldsConstruct, NullableStructConstruct, Parsed
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
@@ -267,7 +267,7 @@ class _Generator:
         # Key order as FieldsConstruct fills its Parsed: absent and tagged
         # fields (holding defaults until a tag says otherwise) first, then the
         # regular ones.
-        entries = [f"{name!r}: {self.fresh_default(field.default_value())}" for name, field in fc._absent]
+        entries = [f"{name!r}: {self.fresh_default(default())}" for name, default in fc._absent]
         entries += [f"{name!r}: {var}" for name, var in regular]
         fn.add(ind, f"{target} = _Parsed({{{', '.join(entries)}}})")
         if fc._flexible:

@@ -17,44 +17,21 @@ of interpreting it field by field.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from construct import Construct, stream_read, stream_write
+from construct import Construct
 
 from kafka_shim.protocol import types as t
+from kafka_shim.protocol.structs import FieldsConstruct, NullableStructConstruct, Parsed
 from kafka_shim.protocol.types import ProtocolError
 
 if TYPE_CHECKING:
     from kafka_shim.protocol.codegen import Codec
 
 _MISSING: Any = object()
-_get = dict.get
-
-
-class Parsed(dict[str, Any]):
-    """A parsed struct: its fields by name, as keys and as attributes (`request.group_id`).
-
-    What construct's Container offers, at a sixth of the cost of a field read, which
-    handlers do a dozen times per request: Container is an OrderedDict whose attribute
-    reads fail the normal lookup first and raise inside. Here the fields are looked up
-    first; a name that is not one (`items`, `get`) is an ordinary attribute. So a field
-    named like a dict method (DescribeClientQuotas' `values`) reads as the field, and
-    the method stays reachable through `dict` (`dict.values(parsed)`)."""
-
-    __slots__ = ()
-
-    def __getattribute__(self, name: str) -> Any:
-        value = _get(self, name, _MISSING)
-        return object.__getattribute__(self, name) if value is _MISSING else value
-
-    __setattr__ = dict.__setitem__
-
-    def __repr__(self) -> str:
-        return f"Parsed({', '.join(f'{name}={value!r}' for name, value in dict.items(self))})"
 
 
 @dataclass(frozen=True)
@@ -249,108 +226,28 @@ class Struct(FieldType):
     def construct(self, version: int, flexible: bool, nullable: bool) -> Construct:
         key = (version, flexible, nullable)
         if key not in self._cache:
-            con = FieldsConstruct(self.fields, version, flexible)
+            con = fields_construct(self.fields, version, flexible)
             self._cache[key] = NullableStructConstruct(con) if nullable else con
         return self._cache[key]
 
 
-class NullableStructConstruct(Construct):  # type: ignore[misc]
-    """A nullable struct: an int8 presence marker (-1 null, 1 present), then the struct."""
-
-    def __init__(self, struct: Construct) -> None:
-        super().__init__()
-        self._struct = struct
-
-    def _parse(self, stream: Any, context: Any, path: str) -> Any:
-        marker = t.INT8._parse(stream, context, path)
-        if marker < 0:
-            return None
-        return self._struct._parse(stream, context, path)
-
-    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
-        if obj is None:
-            t.INT8._build(-1, stream, context, path)
-            return obj
-        t.INT8._build(1, stream, context, path)
-        return self._struct._build(obj, stream, context, path)
-
-
-# What a struct field left out of a value to build stands for: every field at its default.
-NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
-
-
-class FieldsConstruct(Construct):  # type: ignore[misc]
-    """One struct at one version: regular fields in order, then tagged fields."""
-
-    def __init__(self, fields: list[Field], version: int, flexible: bool) -> None:
-        super().__init__()
-        self._flexible = flexible
-        self._regular: list[tuple[str, Construct]] = []
-        self._tagged: dict[int, tuple[str, Construct, Any]] = {}
-        self._absent: list[tuple[str, Field]] = []
-        for f in fields:
-            if version not in f.versions:
-                self._absent.append((f.name, f))
-                continue
-            con = f.type.construct(version, flexible and version in f.flexible, version in f.nullable)
-            if f.tag is not None and version in f.tagged and flexible:
-                self._tagged[f.tag] = (f.name, con, f.default_value())
-                self._absent.append((f.name, f))
-            else:
-                self._regular.append((f.name, con))
-        self._tag_order = sorted(self._tagged)
-        self._defaults = {f.name: f.default_value() for f in fields}
-
-    def _parse(self, stream: Any, context: Any, path: str) -> Parsed:
-        obj = Parsed()
-        for name, f in self._absent:
-            obj[name] = f.default_value()
-        for name, con in self._regular:
-            obj[name] = con._parse(stream, context, path + "." + name)
-        if self._flexible:
-            self._parse_tags(obj, stream, path)
-        return obj
-
-    def _parse_tags(self, obj: Parsed, stream: Any, path: str) -> None:
-        count = t.read_uvarint(stream, path)
-        if count > t.remaining(stream):
-            raise ProtocolError(f"{path}: {count} tagged fields exceed the frame")
-        for _ in range(count):  # in any order, as Kafka's generated readers take them
-            tag = t.read_uvarint(stream, path)
-            size = t.read_uvarint(stream, path)
-            if size > t.remaining(stream):
-                raise ProtocolError(f"{path}: tagged field of {size} bytes exceeds the frame")
-            data = stream_read(stream, size, path)
-            known = self._tagged.get(tag)
-            if known is not None:  # unknown tags are skipped, as Kafka does
-                name, con, _ = known
-                obj[name] = t.parse_exact(con, data, f"{path}.{name}")
-
-    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
-        if obj is None:  # a struct field left out: built as its defaults, as Kafka's `new Struct()`
-            obj = NO_FIELDS
-        get = obj.get
-        for name, con in self._regular:
-            value = get(name, _MISSING)
-            if value is _MISSING:
-                value = self._defaults[name]
-            con._build(value, stream, context, path + "." + name)
-        if self._flexible:
-            self._build_tags(obj, stream, path)
-        return obj
-
-    def _build_tags(self, obj: Any, stream: Any, path: str) -> None:
-        present = []
-        for tag in self._tag_order:
-            name, con, default = self._tagged[tag]
-            value = obj.get(name, default)
-            if value != default:  # Kafka omits tagged fields that hold defaults
-                present.append((tag, t.build_bytes(con, value, f"{path}.{name}")))
-        header = t.encode_uvarint(len(present))
-        stream_write(stream, header, len(header), path)
-        for tag, data in present:
-            prefix = t.encode_uvarint(tag) + t.encode_uvarint(len(data))
-            stream_write(stream, prefix + data, len(prefix) + len(data), path)
+def fields_construct(fields: list[Field], version: int, flexible: bool) -> FieldsConstruct:
+    """The construct of a struct's `fields` at one version: which fields the version has, in
+    order, which are tagged (only in flexible versions), and the defaults of the rest."""
+    regular: list[tuple[str, Construct]] = []
+    tagged: dict[int, tuple[str, Construct, Any]] = {}
+    absent: list[tuple[str, Callable[[], Any]]] = []
+    for f in fields:
+        if version not in f.versions:
+            absent.append((f.name, f.default_value))
+            continue
+        con = f.type.construct(version, flexible and version in f.flexible, version in f.nullable)
+        if f.tag is not None and version in f.tagged and flexible:
+            tagged[f.tag] = (f.name, con, f.default_value())
+            absent.append((f.name, f.default_value))
+        else:
+            regular.append((f.name, con))
+    return FieldsConstruct(flexible, regular, tagged, absent, {f.name: f.default_value() for f in fields})
 
 
 class Message:
@@ -369,7 +266,7 @@ class Message:
         if con is None:
             if version not in self.versions:
                 raise ProtocolError(f"{self.name} has no version {version}")
-            con = FieldsConstruct(self.fields, version, version in self.flexible)
+            con = fields_construct(self.fields, version, version in self.flexible)
             self._structs[version] = con
         return con
 
@@ -377,7 +274,7 @@ class Message:
         """The parse/build code compiled from `struct(version)`, on first use."""
         codec = self._codecs.get(version)
         if codec is None:
-            from kafka_shim.protocol import codegen  # it walks this module's constructs
+            from kafka_shim.protocol import codegen  # imported with the first codec compiled
 
             codec = codegen.derive(self.struct(version), f"{self.name}v{version}")
             self._codecs[version] = codec
