@@ -20,6 +20,7 @@ from kafka_shim.protocol.settings import (
     broker_default,
     list_items,
 )
+from kafka_shim.shim.config.errors import ConfigError
 from kafka_shim.shim.config.listeners import (
     Endpoint,
     Listener,
@@ -29,10 +30,6 @@ from kafka_shim.shim.config.listeners import (
 from kafka_shim.shim.limits import parse_per_ip_overrides
 
 LISTENER_PREFIX = "listener.name."
-
-
-class ConfigError(ValueError):
-    pass
 
 
 def _kafka(name: str) -> Any:

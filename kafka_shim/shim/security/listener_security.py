@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import ssl
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kafka_shim.protocol.settings import list_items
+from kafka_shim.shim.config.errors import ConfigError
 from kafka_shim.shim.config.listeners import Listener
 from kafka_shim.shim.security.delegation_tokens import DelegationTokens
 from kafka_shim.shim.security.principal import (
@@ -21,10 +22,22 @@ from kafka_shim.shim.security.principal import (
 )
 from kafka_shim.shim.security.sasl import SaslSession
 from kafka_shim.shim.security.scram_store import CredentialStore
-from kafka_shim.shim.security.tls import TlsConfigError, server_context
+from kafka_shim.shim.security.tls import TlsConfigError, TlsSettings, server_context
 
-if TYPE_CHECKING:
-    from kafka_shim.shim.config.broker_config import BrokerConfig
+
+class ListenerSettings(TlsSettings, Protocol):
+    """The settings a listener's security is built from (shim.config.broker_config.BrokerConfig
+    is read as this: the configuration calls `check_listeners`, so this does not import it)."""
+
+    @property
+    def ssl_principal_mapping_rules(self) -> str: ...
+    @property
+    def sasl_enabled_mechanisms(self) -> str: ...
+    @property
+    def connections_max_reauth_ms(self) -> int: ...
+    @property
+    def sasl_server_max_receive_size(self) -> int: ...
+    def for_listener(self, name: str) -> ListenerSettings: ...
 
 
 @dataclass(frozen=True)
@@ -56,10 +69,8 @@ class ListenerSecurity:
 PLAINTEXT = ListenerSecurity("PLAINTEXT", None, (), 0, 0, ())
 
 
-def listener_security(config: BrokerConfig, listener: Listener) -> ListenerSecurity:
+def listener_security(config: ListenerSettings, listener: Listener) -> ListenerSecurity:
     """`listener`'s security from the broker's settings and its listener.name.* overrides."""
-    from kafka_shim.shim.config.broker_config import ConfigError
-
     if listener.protocol == "PLAINTEXT":
         return PLAINTEXT
     own = config.for_listener(listener.name)
@@ -79,7 +90,7 @@ def listener_security(config: BrokerConfig, listener: Listener) -> ListenerSecur
     )
 
 
-def check_listeners(config: BrokerConfig, listeners: tuple[Listener, ...]) -> None:
+def check_listeners(config: ListenerSettings, listeners: tuple[Listener, ...]) -> None:
     """Refuse at start what could not be served (ConfigError)."""
     for listener in listeners:
         listener_security(config, listener)

@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kafka_shim.protocol.settings import list_items
-
-if TYPE_CHECKING:
-    from kafka_shim.shim.config.broker_config import BrokerConfig
 
 _VERSIONS = {"TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}
 _CLIENT_AUTH = {"none": ssl.CERT_NONE, "requested": ssl.CERT_OPTIONAL, "required": ssl.CERT_REQUIRED}
@@ -25,6 +22,30 @@ _TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA
 
 class TlsConfigError(ValueError):
     pass
+
+
+class TlsSettings(Protocol):
+    """The ssl.* settings of one listener (shim.config.broker_config.BrokerConfig is read as
+    this: the configuration calls these checks, so they do not import it)."""
+
+    @property
+    def ssl_keystore_location(self) -> str | None: ...
+    @property
+    def ssl_keystore_certificate_chain(self) -> str | None: ...
+    @property
+    def ssl_keystore_key(self) -> str | None: ...
+    @property
+    def ssl_key_password(self) -> str | None: ...
+    @property
+    def ssl_truststore_location(self) -> str | None: ...
+    @property
+    def ssl_truststore_certificates(self) -> str | None: ...
+    @property
+    def ssl_client_auth(self) -> str: ...
+    @property
+    def ssl_enabled_protocols(self) -> str: ...
+    @property
+    def ssl_cipher_suites(self) -> str: ...
 
 
 def openssl_cipher_name(name: str) -> str:
@@ -45,7 +66,7 @@ def _pem_file(text: str) -> str:
     return path
 
 
-def _load_key_and_chain(context: ssl.SSLContext, config: BrokerConfig, listener: str) -> None:
+def _load_key_and_chain(context: ssl.SSLContext, config: TlsSettings, listener: str) -> None:
     password = config.ssl_key_password
     if config.ssl_keystore_location is not None:
         try:
@@ -74,7 +95,7 @@ def _load_key_and_chain(context: ssl.SSLContext, config: BrokerConfig, listener:
         os.unlink(key)
 
 
-def _load_trust(context: ssl.SSLContext, config: BrokerConfig, listener: str) -> bool:
+def _load_trust(context: ssl.SSLContext, config: TlsSettings, listener: str) -> bool:
     try:
         if config.ssl_truststore_location is not None:
             context.load_verify_locations(cafile=config.ssl_truststore_location)
@@ -87,7 +108,7 @@ def _load_trust(context: ssl.SSLContext, config: BrokerConfig, listener: str) ->
     return True
 
 
-def server_context(config: BrokerConfig, listener: str) -> ssl.SSLContext:
+def server_context(config: TlsSettings, listener: str) -> ssl.SSLContext:
     """The TLS server context of `listener` (config: that listener's settings)."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     versions = sorted(_VERSIONS[name] for name in list_items(config.ssl_enabled_protocols))
