@@ -7,12 +7,25 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
 
-if TYPE_CHECKING:
-    from kafka_shim.shim.net.server import Server
+if TYPE_CHECKING:  # the protocol only types this module: the control API loads when used
+    from kafka_shim.shim.testbroker.control_api import Controlled
+
+    class Hosting(Controlled, Protocol):
+        """What the surfaces need of the server that starts them (shim.net.server.Server):
+        what the control endpoint drives, the first Kafka answer to wait for, and where to
+        say each surface listens. The server hands itself in; nothing here imports it."""
+
+        kafka_answered: trio.Event
+        control_urls: list[str]
+        console_urls: list[str]
+        schema_registry_urls: list[str]
+        schema_registry_failure: str | None  # why the registry is not served, if it failed
+        schema_registry_started: bool
+
 
 log = logging.getLogger("kafka_shim.server")
 # What Kafka clients do not need (the console) loads after the first Kafka answer, or this
@@ -20,7 +33,7 @@ log = logging.getLogger("kafka_shim.server")
 _LOAD_AFTER_S = 1.0
 
 
-async def start_control_endpoint(server: Server, nursery: trio.Nursery, address: str) -> None:
+async def start_control_endpoint(server: Hosting, nursery: trio.Nursery, address: str) -> None:
     """The test broker's control endpoint (docs/test-broker.md), listening before the server
     reports itself started."""
     from kafka_shim.shim.testbroker.control_server import serve_control
@@ -29,7 +42,7 @@ async def start_control_endpoint(server: Server, nursery: trio.Nursery, address:
     log.info("control endpoint on %s", ", ".join(server.control_urls))
 
 
-async def _load_after_kafka_answers(server: Server, *modules: str) -> None:
+async def _load_after_kafka_answers(server: Hosting, *modules: str) -> None:
     """Import `modules` once the Kafka listener has answered its first request (or
     _LOAD_AFTER_S after it listens, with no client yet), on a worker thread: they are what
     Kafka clients do not need (the console's stack costs ~0.3 s), and importing them on the
@@ -40,7 +53,7 @@ async def _load_after_kafka_answers(server: Server, *modules: str) -> None:
         await trio.to_thread.run_sync(importlib.import_module, module)
 
 
-async def serve_console(server: Server, address: str) -> None:
+async def serve_console(server: Hosting, address: str) -> None:
     """The web console and /metrics (docs/console.md). A port that cannot be bound is one
     warning: the broker serves Kafka without its console rather than not at all."""
     await _load_after_kafka_answers(
@@ -67,7 +80,7 @@ async def serve_console(server: Server, address: str) -> None:
         log.debug("traceback", exc_info=failed)
 
 
-async def serve_schema_registry(server: Server, address: str, wait_for_clients: bool = True) -> None:
+async def serve_schema_registry(server: Hosting, address: str, wait_for_clients: bool = True) -> None:
     """The schema registry (docs/schema-registry.md), secured as the console is; its port
     bound at once, its stack loaded after the Kafka listener answers or a client comes
     (shim.web.deferred_http). A port that cannot be bound is one warning."""

@@ -1,6 +1,6 @@
 """The test broker's control API: what the control endpoint serves, as plain functions.
 
-Each `Endpoint` is one HTTP method and path and a function of the server (its `.broker`, and
+Each `Endpoint` is one HTTP method and path and a function of the server (`Controlled`: its `.broker`, and
 the emulated brokers' stop/start) and the request's parameters (path, query, JSON body)
 returning JSON-able data; shim.testbroker.control_server serves them
 with an ASGI stack in the broker's own event loop, so they run between Kafka requests and touch
@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka_shim.shim.security.authorization import ALTER, CLUSTER, Rule, whole
 from kafka_shim.shim.testbroker.cluster import ClusterError, ClusterNotFound, coordinator_key
@@ -42,12 +42,24 @@ from kafka_shim.shim.testbroker.faults import FaultSpecError
 from kafka_shim.shim.web.http_guard import INT32_MAX
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.net.server import Server
+    from kafka_shim.shim.broker import Broker
 
 
 # The control endpoint's row: no Kafka API changes a broker's clock or faults, so it is an
 # operator's, as Kafka's cluster-wide admin APIs are (ElectLeaders, AlterPartitionReassignments).
 OPERATOR = Rule("kafka-shim's control endpoint (an operator's, as ElectLeaders)", (whole(ALTER, CLUSTER),))
+
+
+class Controlled(Protocol):
+    """What the control endpoint drives: the broker's state and its emulated brokers' start and
+    stop. The server that starts the endpoint (shim.net.server.Server) is one and hands itself
+    in, so nothing here imports the network side."""
+
+    broker: Broker
+
+    def stop_node(self, node_id: int) -> None: ...
+
+    def start_node(self, node_id: int) -> None: ...
 
 
 class ControlError(Exception):
@@ -69,15 +81,15 @@ class ControlRequest:
 class Endpoint:
     method: str
     path: str  # Starlette's form: /faults/{rule_id:int}
-    call: Callable[[Server, ControlRequest], Any]
+    call: Callable[[Controlled, ControlRequest], Any]
 
 
-def list_faults(server: Server, request: ControlRequest) -> Any:
+def list_faults(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     return [rule.to_json() for rule in broker.faults.rules()]
 
 
-def add_faults(server: Server, request: ControlRequest) -> Any:
+def add_faults(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     specs = request.body if isinstance(request.body, list) else [request.body]
     try:
@@ -86,7 +98,7 @@ def add_faults(server: Server, request: ControlRequest) -> Any:
         raise ControlError(400, str(exc)) from exc
 
 
-def clear_faults(server: Server, request: ControlRequest) -> Any:
+def clear_faults(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     rule_id = request.path.get("rule_id")
     try:
@@ -95,17 +107,17 @@ def clear_faults(server: Server, request: ControlRequest) -> Any:
         raise ControlError(404, f"no fault rule {rule_id}") from None
 
 
-def list_firings(server: Server, request: ControlRequest) -> Any:
+def list_firings(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     return [firing.to_json() for firing in broker.faults.firings]
 
 
-def show_clock(server: Server, request: ControlRequest) -> Any:
+def show_clock(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     return broker.broker_clock.to_json()
 
 
-def advance_clock(server: Server, request: ControlRequest) -> Any:
+def advance_clock(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     body = request.body if isinstance(request.body, Mapping) else {}
     seconds = body.get("seconds")
@@ -118,19 +130,19 @@ def advance_clock(server: Server, request: ControlRequest) -> Any:
     return broker.broker_clock.to_json()
 
 
-def freeze_clock(server: Server, request: ControlRequest) -> Any:
+def freeze_clock(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     broker.broker_clock.freeze()
     return broker.broker_clock.to_json()
 
 
-def resume_clock(server: Server, request: ControlRequest) -> Any:
+def resume_clock(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     broker.broker_clock.resume()
     return broker.broker_clock.to_json()
 
 
-def recorded_requests(server: Server, request: ControlRequest) -> Any:
+def recorded_requests(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     recorder = broker.recorder
     if recorder is None:
@@ -146,7 +158,7 @@ def recorded_requests(server: Server, request: ControlRequest) -> Any:
     return [entry.to_json() for entry in found[-limit if limit else 0 :]]
 
 
-def forget_requests(server: Server, request: ControlRequest) -> Any:
+def forget_requests(server: Controlled, request: ControlRequest) -> Any:
     broker = server.broker
     if broker.recorder is not None:
         broker.recorder.clear()
@@ -164,28 +176,28 @@ def _cluster_refusals() -> Iterator[None]:
         raise ControlError(409, str(exc)) from exc
 
 
-def show_cluster(server: Server, request: ControlRequest) -> Any:
+def show_cluster(server: Controlled, request: ControlRequest) -> Any:
     return server.broker.cluster.to_json()
 
 
-def stop_broker(server: Server, request: ControlRequest) -> Any:
+def stop_broker(server: Controlled, request: ControlRequest) -> Any:
     with _cluster_refusals():
         server.stop_node(int(request.path["node_id"]))
     return server.broker.cluster.to_json()
 
 
-def start_broker(server: Server, request: ControlRequest) -> Any:
+def start_broker(server: Controlled, request: ControlRequest) -> Any:
     with _cluster_refusals():
         server.start_node(int(request.path["node_id"]))
     return server.broker.cluster.to_json()
 
 
-def show_partition(server: Server, request: ControlRequest) -> Any:
+def show_partition(server: Controlled, request: ControlRequest) -> Any:
     with _cluster_refusals():
         return server.broker.cluster.partition_json(request.path["topic"], int(request.path["partition"]))
 
 
-def move_leader(server: Server, request: ControlRequest) -> Any:
+def move_leader(server: Controlled, request: ControlRequest) -> Any:
     topic, partition = request.path["topic"], int(request.path["partition"])
     node = _node(request.body)
     cluster = server.broker.cluster
@@ -194,13 +206,13 @@ def move_leader(server: Server, request: ControlRequest) -> Any:
         return cluster.partition_json(topic, partition)
 
 
-def show_coordinator(server: Server, request: ControlRequest) -> Any:
+def show_coordinator(server: Controlled, request: ControlRequest) -> Any:
     with _cluster_refusals():
         key_type, key = coordinator_key(request.query.get("group"), request.query.get("transactional_id"))
         return {"node": server.broker.cluster.coordinator(key_type, key)}
 
 
-def move_coordinator(server: Server, request: ControlRequest) -> Any:
+def move_coordinator(server: Controlled, request: ControlRequest) -> Any:
     body = request.body if isinstance(request.body, Mapping) else {}
     node = _node(body)
     cluster = server.broker.cluster

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import trio
 from starlette.applications import Starlette
@@ -22,12 +21,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from kafka_shim.shim.security.authorization import ALTER, CLUSTER
-from kafka_shim.shim.testbroker.control_api import ENDPOINTS, OPERATOR, ControlError, ControlRequest, Endpoint
+from kafka_shim.shim.testbroker.control_api import (
+    ENDPOINTS,
+    OPERATOR,
+    ControlError,
+    Controlled,
+    ControlRequest,
+    Endpoint,
+)
 from kafka_shim.shim.web.http_guard import declare, guard, json_body, mirrors, need
 from kafka_shim.shim.web.http_server import listener_tls, serve_asgi
-
-if TYPE_CHECKING:
-    from kafka_shim.shim.net.server import Server
 
 log = logging.getLogger("kafka_shim.control")
 
@@ -37,7 +40,7 @@ log = logging.getLogger("kafka_shim.control")
 CONTROL_ACCESS = mirrors(OPERATOR, need(ALTER, CLUSTER))
 
 
-def _route(server: Server, endpoint: Endpoint) -> BaseRoute:
+def _route(server: Controlled, endpoint: Endpoint) -> BaseRoute:
     async def handle(request: Request) -> Response:
         control = ControlRequest(
             {key: str(value) for key, value in request.path_params.items()},
@@ -53,7 +56,7 @@ def _route(server: Server, endpoint: Endpoint) -> BaseRoute:
     return declare(route, CONTROL_ACCESS)
 
 
-def control_app(server: Server, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+def control_app(server: Controlled, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     """The control routes (and `extra_routes`, each declared: shim.web.http_guard), behind the
     guard every HTTP surface of the broker has."""
     routes = [*(_route(server, endpoint) for endpoint in ENDPOINTS), *extra_routes]
@@ -63,7 +66,7 @@ def control_app(server: Server, extra_routes: Sequence[BaseRoute] = ()) -> Starl
 
 
 async def serve_control(
-    server: Server, address: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
+    server: Controlled, address: str, task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve the control endpoint on `address` (over TLS as the first TLS listener, as the
     console is); started() hands over its URLs."""
