@@ -11,7 +11,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.alter_share_group_offsets import AlterShareGroupOffsetsRequestData
+from kafka_shim.protocol.views.alter_share_group_offsets import (
+    AlterShareGroupOffsetsRequestData,
+    AlterShareGroupOffsetsRequestTopics,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
 from kafka_shim.shim.share.requests import change_share_offsets, state_written
@@ -24,14 +27,16 @@ async def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequestData
     partitions = ctx.broker.share_partitions
     now = ctx.now_ms()
 
-    def answer(requested: Any, code: ErrorCode) -> dict[str, Any]:
+    def answer(requested: AlterShareGroupOffsetsRequestTopics, code: ErrorCode) -> dict[str, Any]:
         return {
             "partitions": [
                 {"partition_index": p.partition_index, "error_code": code} for p in requested.partitions
             ]
         }
 
-    def reset(topic: Topic, requested: Any, error: ErrorCode) -> dict[str, Any]:
+    def reset(
+        topic: Topic, requested: AlterShareGroupOffsetsRequestTopics, error: ErrorCode
+    ) -> dict[str, Any]:
         answers = []
         for p in requested.partitions:
             key = SharePartitionKey(request.group_id, topic.topic_id, p.partition_index)

@@ -9,7 +9,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
-from kafka_shim.protocol.views.create_partitions import CreatePartitionsRequestData
+from kafka_shim.protocol.views.create_partitions import (
+    CreatePartitionsRequestData,
+    CreatePartitionsRequestTopics,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import check_replica_list, check_some_running
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -19,7 +22,9 @@ from kafka_shim.storage.topics import NewPartitions, too_many_for_one_request
 __all__ = ["API", "handle"]
 
 
-def _reserve(ctx: RequestContext, requested: Any, validate_only: bool) -> dict[str, Any] | NewPartitions:
+def _reserve(
+    ctx: RequestContext, requested: CreatePartitionsRequestTopics, validate_only: bool
+) -> dict[str, Any] | NewPartitions:
     """One topic's growth checked (and reserved unless only validated), or its answer."""
     topics = ctx.broker.topics
     try:

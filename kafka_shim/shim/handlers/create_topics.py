@@ -9,7 +9,7 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API
-from kafka_shim.protocol.views.create_topics import CreateTopicsRequestData
+from kafka_shim.protocol.views.create_topics import CreateTopicsRequestData, CreateTopicsRequestTopics
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import new_topic_layout
 from kafka_shim.shim.handlers.describe_configs import config_source
@@ -88,7 +88,7 @@ def _created(
     }
 
 
-def _requested_partitions(ctx: RequestContext, requested: Any) -> int:
+def _requested_partitions(ctx: RequestContext, requested: CreateTopicsRequestTopics) -> int:
     """What Kafka's validateTotalNumberOfPartitions counts for one topic: its assignments if
     given, else its partition count (-1: num.partitions)."""
     if requested.assignments:

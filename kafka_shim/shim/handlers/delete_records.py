@@ -8,7 +8,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_records import API
-from kafka_shim.protocol.views.delete_records import DeleteRecordsRequestData
+from kafka_shim.protocol.views.delete_records import (
+    DeleteRecordsRequestData,
+    DeleteRecordsRequestTopicsPartitions,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.delete import NO_LOW_WATERMARK, delete_records
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -16,7 +19,7 @@ from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 __all__ = ["API", "handle"]
 
 
-def _refused(requested: Any, code: ErrorCode) -> dict[str, Any]:
+def _refused(requested: DeleteRecordsRequestTopicsPartitions, code: ErrorCode) -> dict[str, Any]:
     return {
         "partition_index": requested.partition_index,
         "low_watermark": NO_LOW_WATERMARK,
@@ -24,7 +27,9 @@ def _refused(requested: Any, code: ErrorCode) -> dict[str, Any]:
     }
 
 
-def _delete(ctx: RequestContext, name: str, requested: Any) -> dict[str, Any]:
+def _delete(
+    ctx: RequestContext, name: str, requested: DeleteRecordsRequestTopicsPartitions
+) -> dict[str, Any]:
     """Only the partition's leader deletes (shim.testbroker.cluster; Kafka's ReplicaManager.deleteRecords)."""
     topic = ctx.broker.topics.get(name)
     log = topic.partition(requested.partition_index) if topic is not None else None

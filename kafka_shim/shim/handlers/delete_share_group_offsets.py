@@ -10,7 +10,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_share_group_offsets import API
-from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
+from kafka_shim.protocol.views.delete_share_group_offsets import (
+    DeleteShareGroupOffsetsRequestData,
+    DeleteShareGroupOffsetsRequestTopics,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
 from kafka_shim.shim.share.requests import change_share_offsets, state_written
@@ -23,10 +26,12 @@ async def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequestDat
     partitions = ctx.broker.share_partitions
     now = ctx.now_ms()
 
-    def answer(requested: Any, code: ErrorCode) -> dict[str, Any]:
+    def answer(requested: DeleteShareGroupOffsetsRequestTopics, code: ErrorCode) -> dict[str, Any]:
         return {"error_code": code}
 
-    def delete(topic: Topic, requested: Any, error: ErrorCode) -> dict[str, Any]:
+    def delete(
+        topic: Topic, requested: DeleteShareGroupOffsetsRequestTopics, error: ErrorCode
+    ) -> dict[str, Any]:
         if error != ErrorCode.NONE:
             return answer(requested, error)
         keys = [k for k, _ in partitions.of_group(request.group_id) if k.topic_id == topic.topic_id]

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import ALIASES, BROKER_SETTINGS, Setting
-from kafka_shim.protocol.views.describe_configs import DescribeConfigsRequestData
+from kafka_shim.protocol.views.describe_configs import (
+    DescribeConfigsRequestData,
+    DescribeConfigsRequestResources,
+)
 from kafka_shim.shim.config import broker_loggers
 from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.shim.context import RequestContext
@@ -272,7 +275,9 @@ def config_denial(
     return None
 
 
-def _describe(ctx: RequestContext, resource: Any, request: DescribeConfigsRequestData) -> dict[str, Any]:
+def _describe(
+    ctx: RequestContext, resource: DescribeConfigsRequestResources, request: DescribeConfigsRequestData
+) -> dict[str, Any]:
     result: dict[str, Any] = {
         "error_code": ErrorCode.NONE,
         "error_message": "",  # Kafka's answer says "" when nothing went wrong

@@ -10,7 +10,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.describe_share_group_offsets import DescribeShareGroupOffsetsRequestData
+from kafka_shim.protocol.views.describe_share_group_offsets import (
+    DescribeShareGroupOffsetsRequestData,
+    DescribeShareGroupOffsetsRequestGroups,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
@@ -44,7 +47,9 @@ def _refused_topic(name: str, indexes: list[int], error: ErrorCode) -> dict[str,
     return {"topic_name": name, "partitions": partitions}
 
 
-def _group(ctx: RequestContext, group: Any, allowed: bool) -> dict[str, Any]:
+def _group(
+    ctx: RequestContext, group: DescribeShareGroupOffsetsRequestGroups, allowed: bool
+) -> dict[str, Any]:
     broker = ctx.broker
     answer: dict[str, Any] = {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NONE}
     if not share_groups_enabled(ctx):

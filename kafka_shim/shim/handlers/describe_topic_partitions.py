@@ -16,7 +16,10 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_topic_partitions import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.views.describe_topic_partitions import DescribeTopicPartitionsRequestData
+from kafka_shim.protocol.views.describe_topic_partitions import (
+    DescribeTopicPartitionsRequestCursor,
+    DescribeTopicPartitionsRequestData,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import partition_state
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -58,7 +61,13 @@ def _partitions(
     return described, upper if upper < count else -1
 
 
-def _page(ctx: RequestContext, names: list[str], cursor: Any, limit: int, every: bool) -> dict[str, Any]:
+def _page(
+    ctx: RequestContext,
+    names: list[str],
+    cursor: DescribeTopicPartitionsRequestCursor | None,
+    limit: int,
+    every: bool,
+) -> dict[str, Any]:
     """Kafka's getTopicMetadataForDescribeTopicResponse over `names`, sorted."""
     topics: list[dict[str, Any]] = []
     next_cursor = None

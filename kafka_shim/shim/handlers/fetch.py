@@ -32,7 +32,11 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
-from kafka_shim.protocol.views.fetch import FetchRequestData
+from kafka_shim.protocol.views.fetch import (
+    FetchRequestData,
+    FetchRequestForgottenTopicsData,
+    FetchRequestTopics,
+)
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
@@ -67,8 +71,10 @@ def _uses_topic_ids(ctx: RequestContext) -> bool:
     return ctx.api_version >= 13
 
 
-def _topic_key(ctx: RequestContext, requested: Any) -> TopicKey:
-    return requested.topic_id if _uses_topic_ids(ctx) else requested.topic  # type: ignore[no-any-return]
+def _topic_key(
+    ctx: RequestContext, requested: FetchRequestTopics | FetchRequestForgottenTopicsData
+) -> TopicKey:
+    return requested.topic_id if _uses_topic_ids(ctx) else requested.topic
 
 
 def _wanted(ctx: RequestContext, request: FetchRequestData) -> dict[PartitionKey, Wanted]:

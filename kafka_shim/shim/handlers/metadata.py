@@ -11,7 +11,7 @@ from kafka_shim.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     ZERO_UUID,
 )
-from kafka_shim.protocol.views.metadata import MetadataRequestData
+from kafka_shim.protocol.views.metadata import MetadataRequestData, MetadataRequestTopics
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import placement
@@ -121,7 +121,7 @@ def _resolve(
     return topic if topic is not None else error | {"error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
 
 
-def _by_id(ctx: RequestContext, requested: Any) -> bool:
+def _by_id(ctx: RequestContext, requested: MetadataRequestTopics) -> bool:
     """v12 looks a topic up by id (the Java client sends an empty name beside the id, as
     Kafka allows)."""
     return bool(requested.name is None or (ctx.api_version >= 12 and requested.topic_id != ZERO_UUID))

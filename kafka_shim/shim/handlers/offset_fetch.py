@@ -10,7 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
-from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData
+from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData, OffsetFetchRequestGroups
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
@@ -100,7 +100,7 @@ def _member_error(ctx: RequestContext, group_id: str, member_id: str | None, mem
     return ctx.broker.group_service.fetch_refusal(group_id, member_id, member_epoch)
 
 
-def _group(ctx: RequestContext, group: Any, require_stable: bool) -> dict[str, Any]:
+def _group(ctx: RequestContext, group: OffsetFetchRequestGroups, require_stable: bool) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id)
     if denial is not None:
         return {"group_id": group.group_id, "topics": [], "error_code": denial}

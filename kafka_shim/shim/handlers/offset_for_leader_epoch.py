@@ -14,14 +14,20 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_for_leader_epoch import API
-from kafka_shim.protocol.views.offset_for_leader_epoch import OffsetForLeaderEpochRequestData
+from kafka_shim.protocol.views.offset_for_leader_epoch import (
+    OffsetForLeaderEpochRequestData,
+    OffsetForLeaderEpochRequestTopics,
+    OffsetForLeaderEpochRequestTopicsPartitions,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 
 __all__ = ["API", "handle"]
 
 
-def _end_offset(ctx: RequestContext, topic: str, requested: Any) -> dict[str, Any]:
+def _end_offset(
+    ctx: RequestContext, topic: str, requested: OffsetForLeaderEpochRequestTopicsPartitions
+) -> dict[str, Any]:
     result: dict[str, Any] = {"partition": requested.partition}
     log = ctx.broker.topics.partition(topic, requested.partition)
     if log is None:
@@ -33,7 +39,7 @@ def _end_offset(ctx: RequestContext, topic: str, requested: Any) -> dict[str, An
     return result | {"error_code": ErrorCode.NONE, "leader_epoch": epoch, "end_offset": end_offset}
 
 
-def _refused(topic: Any, code: ErrorCode) -> dict[str, Any]:
+def _refused(topic: OffsetForLeaderEpochRequestTopics, code: ErrorCode) -> dict[str, Any]:
     return {
         "topic": topic.topic,
         "partitions": [{"partition": p.partition, "error_code": code} for p in topic.partitions],

@@ -14,7 +14,11 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
-from kafka_shim.protocol.views.produce import ProduceRequestData
+from kafka_shim.protocol.views.produce import (
+    ProduceRequestData,
+    ProduceRequestTopicData,
+    ProduceRequestTopicDataPartitionData,
+)
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
@@ -133,15 +137,15 @@ def _append(
 FIRST_TOPIC_ID_VERSION = 13  # KIP-516: topics named by id
 
 
-def _name(ctx: RequestContext, topic: Any) -> str | None:
+def _name(ctx: RequestContext, topic: ProduceRequestTopicData) -> str | None:
     """The topic's name; from v13 that of the topic with the id given (None: no such topic)."""
     if ctx.api_version < FIRST_TOPIC_ID_VERSION:
-        return topic.name  # type: ignore[no-any-return]
+        return topic.name
     found = ctx.broker.topics.get_by_id(topic.topic_id)
     return None if found is None else found.name
 
 
-def _unknown_id(partitions: Any) -> list[dict[str, Any]]:
+def _unknown_id(partitions: list[ProduceRequestTopicDataPartitionData]) -> list[dict[str, Any]]:
     return [
         {"index": p.index, "error_code": ErrorCode.UNKNOWN_TOPIC_ID, "base_offset": -1} for p in partitions
     ]

@@ -8,7 +8,10 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.write_txn_markers import API
-from kafka_shim.protocol.views.write_txn_markers import WriteTxnMarkersRequestData
+from kafka_shim.protocol.views.write_txn_markers import (
+    WriteTxnMarkersRequestData,
+    WriteTxnMarkersRequestMarkers,
+)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
@@ -17,7 +20,9 @@ from kafka_shim.shim.transactions.markers import write_markers
 __all__ = ["API", "handle"]
 
 
-def _write(ctx: RequestContext, marker: Any, denial: ErrorCode | None) -> dict[str, Any]:
+def _write(
+    ctx: RequestContext, marker: WriteTxnMarkersRequestMarkers, denial: ErrorCode | None
+) -> dict[str, Any]:
     partitions = [TopicPartition(t.name, index) for t in marker.topics for index in t.partition_indexes]
     if denial is not None:
         results = dict.fromkeys(partitions, denial)
