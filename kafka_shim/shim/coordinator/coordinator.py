@@ -36,6 +36,7 @@ from kafka_shim.shim.coordinator.offset_manager import OffsetManager
 from kafka_shim.shim.coordinator.outcome import Effects, Outcome, Waiter
 from kafka_shim.shim.coordinator.rebalance import Rebalance, answer_join, answer_sync
 from kafka_shim.shim.coordinator.registry import GroupRegistry
+from kafka_shim.shim.coordinator.replay import replay
 from kafka_shim.shim.coordinator.state import Event, GroupState
 from kafka_shim.shim.coordinator.types import (
     CommitRequest,
@@ -88,7 +89,7 @@ class GroupCoordinator:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
         the periodic retention check starts, as Kafka's does when it loads the partition."""
         out = Effects()
-        for group in records.replay(log, now, self._registry.transactional).values():
+        for group in replay(log, now, self._registry.transactional).values():
             self._registry.groups[group.group_id] = group
             for member in group.members.values():  # each loaded member's session starts now
                 group_timers.schedule_session(group, member, now, out)
