@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResourceType
 from kafka_shim.protocol.schema import Array, Field, Message, Names, Struct
 
 # A topic id's name, or None for an id this broker does not know.
@@ -84,6 +85,8 @@ def _struct(
         if f.names is Names.PARTITION:
             if partitions is not None:
                 partitions.update(i for i in _items(item) if isinstance(i, int))
+        elif f.names is Names.CONFIG_RESOURCE:
+            _config_resource(value.get("resource_type"), item, scope.found)
         elif f.names is Names.COORDINATOR_KEY:
             for key in _items(item):
                 if isinstance(key, str) and key:
@@ -96,6 +99,15 @@ def _struct(
             inner = _inner_fields(f)
             for element in _items(item):
                 _struct(inner, version, element, scope, partitions)
+
+
+def _config_resource(resource_type: Any, name: Any, found: Named) -> None:
+    if not isinstance(name, str) or not name:
+        return  # "" names the cluster default of a broker config
+    if resource_type == ConfigResourceType.TOPIC:
+        found.partitions.setdefault(name, set())
+    elif resource_type == ConfigResourceType.GROUP:
+        found.groups.add(name)
 
 
 def _items(item: Any) -> Iterable[Any]:

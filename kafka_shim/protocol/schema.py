@@ -165,6 +165,9 @@ class Names(Enum):
     PARTITION = 4
     # FindCoordinator's keys: groups or transactional ids, as the request's key_type says.
     COORDINATOR_KEY = 5
+    # A config resource's name: a topic or a group as its struct's resource_type says
+    # (Kafka's ConfigResource.Type); a broker or logger names none of these.
+    CONFIG_RESOURCE = 6
 
 
 @dataclass(frozen=True)

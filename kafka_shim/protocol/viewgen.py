@@ -53,6 +53,7 @@ _NAMES_NOTES = {
     Names.TRANSACTIONAL_ID: "names a transactional id",
     Names.PARTITION: "names a partition",
     Names.COORDINATOR_KEY: "names a group or transactional id (key_type)",
+    Names.CONFIG_RESOURCE: "names a topic or group (resource_type)",
 }
 _SENSITIVE_NOTES = {
     Sensitive.CREDENTIAL: "a credential",

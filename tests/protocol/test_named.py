@@ -81,6 +81,18 @@ CASES = [
         Named(groups={"g"}, partitions={"t": set()}),
     ),
     ("describe_groups", 5, {"groups": ["g1", "g2"]}, Named(groups={"g1", "g2"})),
+    (  # a config resource names a topic or a group as its type says; a broker's neither
+        "describe_configs",
+        4,
+        {
+            "resources": [
+                {"resource_type": 2, "resource_name": "t"},
+                {"resource_type": 32, "resource_name": "g"},
+                {"resource_type": 4, "resource_name": "1"},
+            ]
+        },
+        Named(groups={"g"}, partitions={"t": set()}),
+    ),
     (
         "join_group",
         5,

@@ -2,7 +2,18 @@
 set of dynamic configs (Kafka's AlterConfigsRequest.json / AlterConfigsResponse.json)."""
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Sensitive
+from kafka_shim.protocol.schema import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Field,
+    Message,
+    Names,
+    Sensitive,
+)
 
 AlterConfigsRequest = Message(
     "AlterConfigsRequest",
@@ -13,7 +24,7 @@ AlterConfigsRequest = Message(
             "resources",
             Array(
                 Field("resource_type", INT8),
-                Field("resource_name", STRING),
+                Field("resource_name", STRING, names=Names.CONFIG_RESOURCE),
                 Field(
                     "configs",
                     Array(

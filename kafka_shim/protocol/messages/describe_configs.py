@@ -3,7 +3,7 @@
 from enum import IntEnum
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message
+from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Names
 
 
 class ResourceType(IntEnum):
@@ -33,7 +33,7 @@ DescribeConfigsRequest = Message(
             "resources",
             Array(
                 Field("resource_type", INT8),
-                Field("resource_name", STRING),
+                Field("resource_name", STRING, names=Names.CONFIG_RESOURCE),
                 # null: every config of the resource
                 Field("configuration_keys", Array(STRING), nullable="0+"),
             ),

@@ -5,7 +5,18 @@ IncrementalAlterConfigsResponse.json)."""
 from enum import IntEnum
 
 from kafka_shim.protocol.api import Api
-from kafka_shim.protocol.schema import BOOL, INT8, INT16, INT32, STRING, Array, Field, Message, Sensitive
+from kafka_shim.protocol.schema import (
+    BOOL,
+    INT8,
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Field,
+    Message,
+    Names,
+    Sensitive,
+)
 
 
 class AlterConfigOp(IntEnum):
@@ -24,7 +35,7 @@ IncrementalAlterConfigsRequest = Message(
             "resources",
             Array(
                 Field("resource_type", INT8),
-                Field("resource_name", STRING),
+                Field("resource_name", STRING, names=Names.CONFIG_RESOURCE),
                 Field(
                     "configs",
                     Array(
