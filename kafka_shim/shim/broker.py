@@ -196,6 +196,7 @@ class Broker:
             self.share_config_of,
             self._share_lock_expired,
             self.group_journal,
+            lambda: self.share_partitions,
         )
         self.consumer_topics = self.group_service.topics
         # None without authorizer.class.name: every request is allowed, as in Kafka.

@@ -6,7 +6,8 @@ Classic groups have their coordinator (coordinator.GroupCoordinator); KIP-848 co
 theirs (coordinator.consumer), their offsets kept in an empty classic entry of the same id, so
 commits, fetches, retention and the offsets log are shared; groups move between the two online
 (KIP-848's migration: `consumer_heartbeat` upgrades, `GroupEffects.apply` downgrades). Share
-groups' membership is kept beside them; their requests still go through their own handlers."""
+groups' membership is kept beside them (coordinator.share.manager), and their requests come here
+too; the delivery state of their records is the share partitions' (shim.share.partitions)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,13 @@ from kafka_shim.shim.coordinator.consumer import HeartbeatRequest as ConsumerHea
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.consumer.types import GroupDescription
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
-from kafka_shim.shim.coordinator.share.manager import ShareGroupManager, ShareSessionTimer
+from kafka_shim.shim.coordinator.share.group import ShareGroup
+from kafka_shim.shim.coordinator.share.manager import (
+    ShareGroupManager,
+    ShareHeartbeat,
+    ShareHeartbeatAnswer,
+    ShareSessionTimer,
+)
 from kafka_shim.shim.coordinator.types import (
     CommitRequest,
     FetchedOffset,
@@ -42,7 +49,7 @@ from kafka_shim.shim.coordinator.types import (
 from kafka_shim.shim.groups.effects import COORDINATOR_RETRY_BACKOFF_MS, GroupEffects
 from kafka_shim.shim.groups.journal import GroupJournal, GroupShape, group_shape
 from kafka_shim.shim.groups.topics import StoreTopics
-from kafka_shim.shim.share.partitions import ShareLockTimer
+from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions, state_not_written
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore
@@ -69,10 +76,13 @@ class GroupService:
         share_config_of: Callable[[str], ShareGroupConfig],
         share_lock_expired: Callable[[ShareLockTimer, int], None],
         journal: GroupJournal,
+        share_partitions: Callable[[], SharePartitions],
     ) -> None:
         self.topics = StoreTopics(store)
         self._store, self._clock = store, clock
         self._share_config_of = share_config_of
+        # The share partitions in force (made anew when __share_group_state is deleted).
+        self._share_partitions = share_partitions
         # A share partition's acquisition-lock deadline (kept with the groups' deadlines).
         self._share_lock_expired = share_lock_expired
         # Each group's history for the console: what arrived, what deadlines fired, its shape.
@@ -240,9 +250,7 @@ class GroupService:
 
     # Groups as a whole.
 
-    def delete_groups(
-        self, group_ids: list[str], now: int, delete_share: Callable[[str], ErrorCode]
-    ) -> dict[str, ErrorCode]:
+    def delete_groups(self, group_ids: list[str], now: int) -> dict[str, ErrorCode]:
         """DeleteGroups: a consumer or share group's answer is its own (without committed
         offsets it has no classic entry); then the classic entries of those deleted."""
         own: dict[str, ErrorCode] = {}
@@ -250,7 +258,7 @@ class GroupService:
             if self.consumer.group(group_id) is not None:
                 own[group_id] = self.effects.apply_or(self.consumer.delete_empty(group_id), ErrorCode)
             elif self.share.group(group_id) is not None:
-                own[group_id] = delete_share(group_id)
+                own[group_id] = self._delete_share_group(group_id, now)
         classic = [g for g in group_ids if own.get(g) in (None, ErrorCode.NONE)]
         results = (
             self.effects.apply_or(
@@ -261,6 +269,38 @@ class GroupService:
         )
         results.update(own)
         return results
+
+    def _delete_share_group(self, group_id: str, now: int) -> ErrorCode:
+        """Its share state first, then the group, as Kafka 4.1/4.2's
+        GroupCoordinatorService.deleteGroups (deleteShareGroups: the persister's deleteState; a
+        group whose state was not deleted is answered the persister's error and left out of the
+        group deletion): a state write that fails leaves the group, empty, to be deleted again."""
+        refusal = self.share.delete_refusal(group_id)
+        if refusal != ErrorCode.NONE:
+            return refusal
+        partitions = self._share_partitions()
+        try:
+            partitions.delete([key for key, _ in partitions.of_group(group_id)], now)
+        except StorageError as exc:
+            return state_not_written(exc)
+        return self.effects.apply_or(self.share.delete(group_id), ErrorCode)
+
+    # Share groups (KIP-932).
+
+    def share_heartbeat(self, beat: ShareHeartbeat, now: int) -> ShareHeartbeatAnswer:
+        """ShareGroupHeartbeat. A group id that names a classic or consumer group is
+        GROUP_ID_NOT_FOUND ("not a share group"), as Kafka answers; the share group's records
+        reach `__consumer_offsets` before the answer (NOT_COORDINATOR if they cannot, the group
+        staying as the log has it)."""
+        if self.group_type(beat.group_id) not in (None, "share"):
+            return ShareHeartbeatAnswer(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {beat.group_id} is not a share group."
+            )
+        return self.effects.apply_or(self.share.heartbeat(beat, self.topics, now), ShareHeartbeatAnswer)
+
+    def share_group(self, group_id: str) -> ShareGroup | None:
+        """The share group with this id (ShareGroupDescribe, the share offsets' APIs)."""
+        return self.share.group(group_id)
 
     def list_groups(
         self, states_filter: Collection[str], types_filter: Collection[str]

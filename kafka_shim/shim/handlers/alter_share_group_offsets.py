@@ -17,7 +17,8 @@ from kafka_shim.protocol.views.alter_share_group_offsets import (
 )
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
-from kafka_shim.shim.share.requests import change_share_offsets, state_written
+from kafka_shim.shim.share.partitions import state_written
+from kafka_shim.shim.share.requests import change_share_offsets
 from kafka_shim.storage.topics import Topic
 
 __all__ = ["API", "handle"]

@@ -68,7 +68,7 @@ async def handle(ctx: RequestContext, request: ShareGroupDescribeRequestData) ->
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []
     for group_id in request.group_ids:
-        group = broker.share_groups.group(group_id)
+        group = broker.group_service.share_group(group_id)
         if not share_groups_enabled(ctx):
             described = _refused(group_id, ErrorCode.UNSUPPORTED_VERSION, DISABLED)
         elif group_id not in allowed:
@@ -78,7 +78,7 @@ async def handle(ctx: RequestContext, request: ShareGroupDescribeRequestData) ->
         elif not group_id:
             described = _refused(group_id, ErrorCode.INVALID_GROUP_ID, "Group id can't be empty.")
         elif group is None:
-            kind = broker.group_type(group_id)
+            kind = broker.group_service.group_type(group_id)
             message = (
                 f"Group {group_id} not found." if kind is None else f"Group {group_id} is not a share group."
             )

@@ -1,10 +1,10 @@
 """ShareGroupHeartbeat: KIP-932 share-group members join, heartbeat and leave.
 
-A group id that names a classic or consumer group is GROUP_ID_NOT_FOUND ("not a share
-group"), as Kafka answers. The manager's records reach `__consumer_offsets` before the
-answer leaves (NOT_COORDINATOR if they cannot, as Kafka's GroupCoordinatorService answers a
-failed append; the group stays as the log has it); a member that leaves gives back the
-records it holds.
+The group service answers (groups.service.GroupService.share_heartbeat): a group id that names
+a classic or consumer group is GROUP_ID_NOT_FOUND ("not a share group"), as Kafka answers; the
+manager's records reach `__consumer_offsets` before the answer leaves (NOT_COORDINATOR if they
+cannot, as Kafka's GroupCoordinatorService answers a failed append; the group stays as the log
+has it).
 """
 
 from __future__ import annotations
@@ -25,18 +25,12 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequestData) -> dict[str, Any]:
-    broker = ctx.broker
-    kind = broker.group_type(request.group_id)
     if not share_groups_enabled(ctx):
         answer = ShareHeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, DISABLED)
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = ShareHeartbeatAnswer(ctx.refusal(AclOperation.READ, ResourceType.GROUP))
     elif not ctx.coordinates(GROUP_KEY, request.group_id):
         answer = ShareHeartbeatAnswer(ErrorCode.NOT_COORDINATOR)
-    elif kind not in (None, "share"):
-        answer = ShareHeartbeatAnswer(
-            ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a share group."
-        )
     else:
         beat = ShareHeartbeat(
             group_id=request.group_id,
@@ -49,9 +43,7 @@ async def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequestData) -
             client_id=ctx.client_id or "",
             client_host=client_host(ctx),
         )
-        answer = broker.apply_or(
-            broker.share_groups.heartbeat(beat, broker.consumer_topics, ctx.now_ms()), ShareHeartbeatAnswer
-        )
+        answer = ctx.broker.group_service.share_heartbeat(beat, ctx.now_ms())
     return {
         "throttle_time_ms": 0,
         "error_code": answer.error,

@@ -36,7 +36,8 @@ from kafka_shim.shim.coordinator.share.config import (
     parse_duration_ms,
 )
 from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
-from kafka_shim.shim.groups.effects import EffectWriter
+from kafka_shim.shim.effects import EffectWriter, coordinator_error
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.share_state_log import ShareStateLog
 
@@ -296,6 +297,26 @@ def _put(mapping: dict[K, V], key: K, value: V | None) -> None:
         mapping.pop(key, None)
     else:
         mapping[key] = value
+
+
+def state_written(write: Callable[[], None]) -> ErrorCode:
+    """NONE once `write` has changed share partitions; their code if it could not (they stay)."""
+    try:
+        write()
+    except StorageError as exc:
+        return state_not_written(exc)
+    return ErrorCode.NONE
+
+
+def state_not_written(exc: StorageError) -> ErrorCode:
+    """What a share partition whose state could not be written answers, as in Kafka: its
+    share coordinator answers the failed append NOT_COORDINATOR (`coordinator_error`), which
+    SharePartition.fetchPersisterError turns into COORDINATOR_NOT_AVAILABLE; anything else
+    into UNKNOWN_SERVER_ERROR. The share partition stays as it was."""
+    code = coordinator_error(exc.code)
+    if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 def _offsets(batch: StateBatch) -> range:

@@ -21,11 +21,11 @@ from kafka_shim.protocol.views.alter_share_group_offsets import AlterShareGroupO
 from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
 from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
 from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
-from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import SHARE_VERSION
 from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.share.partitions import state_not_written
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
@@ -101,21 +101,12 @@ def change_share_offsets(
     return response
 
 
-def state_written(write: Callable[[], None]) -> ErrorCode:
-    """NONE once `write` has changed share partitions; their code if it could not (they stay)."""
-    try:
-        write()
-    except StorageError as exc:
-        return state_not_written(exc)
-    return ErrorCode.NONE
-
-
 def empty_share_group(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:
     """The error refusing to change a share group's offsets: not coordinated here, not a share
     group, or one with members (NONE when it may be changed)."""
     if not ctx.coordinates(GROUP_KEY, group_id):
         return ErrorCode.NOT_COORDINATOR, None
-    group = ctx.broker.share_groups.group(group_id)
+    group = ctx.broker.group_service.share_group(group_id)
     if group is None:
         return ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
     if group.members:
@@ -218,17 +209,6 @@ def acknowledge(
                 broker.on_append(log)  # released records: wake the members long-polling it
     if share.closing:  # answered after the acknowledgements above: none is lost to the release
         broker.share_session_ended(share.group_id, share.member_id, now)
-
-
-def state_not_written(exc: StorageError) -> ErrorCode:
-    """What a share partition whose state could not be written answers, as in Kafka: its
-    share coordinator answers the failed append NOT_COORDINATOR (`coordinator_error`), which
-    SharePartition.fetchPersisterError turns into COORDINATOR_NOT_AVAILABLE; anything else
-    into UNKNOWN_SERVER_ERROR. The share partition stays as it was (share_partitions)."""
-    code = coordinator_error(exc.code)
-    if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    return ErrorCode.UNKNOWN_SERVER_ERROR
 
 
 def leader(ctx: RequestContext) -> dict[str, int]:

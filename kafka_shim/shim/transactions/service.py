@@ -13,7 +13,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.transaction_records import TransactionRecord
 from kafka_shim.shim.coordinator.outcome import TransactionMarkers
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.groups.effects import CoordinatorLog, EffectWriter
+from kafka_shim.shim.effects import CoordinatorLog, EffectWriter
 from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
 from kafka_shim.shim.transactions.types import (
     DEADLINE_RETRY_MS,
