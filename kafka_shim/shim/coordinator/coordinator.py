@@ -1,20 +1,30 @@
-"""The classic group coordinator as a pure state machine (Kafka's GroupCoordinator).
+"""The classic group coordinator as a pure state machine (Kafka's group coordinator shard).
 
 Nothing here reads a clock, sleeps or does I/O: every call takes `now` (ms) and returns one
 `Outcome` (outcome.py): its answer, the records to append to `__consumer_offsets`, the
 deadlines to set or cancel, and the replies to JoinGroup and SyncGroup requests waiting
-elsewhere, each named by the `Waiter` its request brought. The broker carries it out, as it
-does the KIP-848 coordinator's. When a deadline passes the broker calls `on_timer`; a
+elsewhere, each named by the `Waiter` its request brought. The group service carries it out,
+as it does the KIP-848 coordinator's. When a deadline passes the service calls `on_timer`; a
 deadline a call sets for its own `now` (a zero initial rebalance delay) fires within the
-call, so it never waits for a timer. Deadlines are `GroupTimer`s (types.py).
+call, so it never waits for a timer. Deadlines are `GroupTimer`s (group_timers.py).
+
+This class only wires its parts and routes to them, as Kafka's shard does to its managers:
+  registry.py        the groups, the offsets parked by open transactions, undo snapshots
+  join.py            JoinGroup                         } Kafka's GroupMetadataManager,
+  membership.py      SyncGroup, Heartbeat, LeaveGroup, } classic groups
+                     DescribeGroups, ListGroups        }
+  rebalance.py       a rebalance, and members expiring }
+  handover.py        KIP-848 online migration, the classic side
+  offset_manager.py  offsets (Kafka's OffsetMetadataManager)
+  replay.py          loading from the log, one replay per record type
+It keeps what spans them: deleting a group (its offsets, then itself) and the periodic
+retention check (Kafka's cleanupGroupMetadata).
 
 The group's state changes only as the table `state.TRANSITIONS` says (state, event, action,
 next state); the requests that leave it as it is answer as Kafka's do in each state.
-
 Offsets committed inside a transaction (TxnOffsetCommit) wait in `TransactionalOffsets`
 until `complete_transaction` is told how the producer's transaction ended; the marker in
 `__consumer_offsets` that records it is written by the transaction's completion, not here.
-`load` rebuilds the groups from the offsets log at start-up.
 """
 
 from __future__ import annotations
@@ -29,12 +39,12 @@ from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.shim.coordinator import group_timers, records
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.handover import ClassicHandover
 from kafka_shim.shim.coordinator.join import ClassicJoin
-from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.membership import ClassicMembership
 from kafka_shim.shim.coordinator.offset_manager import OffsetManager
 from kafka_shim.shim.coordinator.outcome import Effects, Outcome, Waiter
-from kafka_shim.shim.coordinator.rebalance import Rebalance, answer_join, answer_sync
+from kafka_shim.shim.coordinator.rebalance import Rebalance
 from kafka_shim.shim.coordinator.registry import GroupRegistry
 from kafka_shim.shim.coordinator.replay import replay
 from kafka_shim.shim.coordinator.state import Event, GroupState
@@ -47,12 +57,9 @@ from kafka_shim.shim.coordinator.types import (
     GroupTimer,
     HeartbeatRequest,
     JoinRequest,
-    JoinResult,
     LeaveResult,
     MemberIdentity,
-    MemberSnapshot,
     SyncRequest,
-    SyncResult,
     TopicPartition,
     TxnCommitRequest,
 )
@@ -84,6 +91,7 @@ class GroupCoordinator:
         self._rebalance = Rebalance(self.config)
         self._membership = ClassicMembership(self._registry, self._rebalance)
         self._join = ClassicJoin(self._registry, self._rebalance, new_member_id)
+        self._handover = ClassicHandover(self._registry, self._rebalance)
 
     def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
         """Rebuild groups from the offsets log, as a coordinator taking over a partition does;
@@ -142,83 +150,23 @@ class GroupCoordinator:
         out.records.append(records.group_tombstone(group.group_id))
         group_timers.cancel_group(group, out)
 
-    # --- online migration (KIP-848) ------------------------------------------------------
+    # --- online migration (KIP-848; handover.py) -----------------------------------------
 
     def snapshot_group(self, group_id: str) -> GroupSnapshot | None:
         """A group's members as they are (None if it has none), for a consumer group to take."""
-        group = self._registry.groups.get(group_id)
-        if group is None or not group.members:
-            return None
-        return GroupSnapshot(
-            group_id,
-            group.generation_id,
-            group.protocol_type or "",
-            group.protocol_name,
-            tuple(
-                MemberSnapshot(
-                    m.member_id,
-                    m.group_instance_id,
-                    m.client_id,
-                    m.client_host,
-                    m.rebalance_timeout_ms,
-                    m.session_timeout_ms,
-                    m.protocols,
-                    m.assignment,
-                )
-                for m in group.members.values()
-            ),
-        )
+        return self._handover.snapshot(group_id)
 
     def release_group(self, group_id: str, now: int) -> Outcome[None]:
-        """Hand a group's members over to a consumer group: waiting joins and syncs are told
-        REBALANCE_IN_PROGRESS, the members leave without a rebalance, and the group stays an
-        Empty entry that keeps its offsets (its metadata record is tombstoned, as Kafka
-        deletes the classic group)."""
+        """Hand a group's members over to a consumer group (handover.py)."""
         out = self._registry.undoable((group_id,))
-        group = self._registry.groups[group_id]
-        group_timers.cancel_group(group, out)
-        for member_id in [*group.members, *group.pending_members]:
-            member = group.members.get(member_id)
-            if member is not None:
-                answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
-                answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
-            group.remove(member_id)
-        group.pending_join = None
-        group.restore_empty(group.generation_id, group.protocol_type, now)
-        out.records.append(records.group_tombstone(group_id))
+        self._handover.release(group_id, now, out)
         return out.outcome(None)
 
     def adopt_group(self, snapshot: GroupSnapshot, now: int) -> Outcome[None]:
         """A consumer group whose members all use the classic protocol becomes classic again
-        (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
-        the members' assignments, then a rebalance, so the members rejoin as classic ones."""
+        (handover.py)."""
         out = self._registry.undoable((snapshot.group_id,))
-        group = self._registry.groups.get(snapshot.group_id) or self._registry.create(
-            snapshot.group_id, now, out
-        )
-        assert not group.members, f"group {snapshot.group_id} already has classic members"
-        group.protocol_type = snapshot.protocol_type
-        for taken in snapshot.members:
-            member = Member(
-                member_id=taken.member_id,
-                group_instance_id=taken.group_instance_id,
-                client_id=taken.client_id,
-                client_host=taken.client_host,
-                rebalance_timeout_ms=taken.rebalance_timeout_ms,
-                session_timeout_ms=taken.session_timeout_ms,
-                protocol_type=snapshot.protocol_type,
-                protocols=taken.protocols,
-                assignment=taken.assignment,
-            )
-            group.add(member, None)
-            group_timers.schedule_session(group, member, now, out)
-        group.generation_id = snapshot.generation_id
-        group.protocol_name = group.select_protocol()
-        group.subscribed_topics = None  # unknown until the rebalance ends: every topic counts
-        group.state, group.state_since_ms = GroupState.STABLE, now  # as Kafka builds it, not a transition
-        out.records.append(records.group_record(group))
-        # The members changed under it: every one must rejoin as a classic member.
-        self._rebalance.prepare(group, Event.MEMBERS_CHANGED, now, out)
+        self._handover.adopt(snapshot, now, out)
         return self._settle(out, now, None)
 
     # --- JoinGroup (join.py) -------------------------------------------------------------
