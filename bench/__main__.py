@@ -5,8 +5,11 @@
 Runs, reusing the benchmark modules (each also runs alone):
 - start-up to the first answered ApiVersions (bench.startup): console on, off, on disk;
 - broker CPU per request and requests/s by kind over one connection (bench.request_cpu);
-- OffsetCommit and Produce rates from 1, 8 and 64 connections, one request in flight on each,
-  and from one connection sending 8 at a time;
+- OffsetCommit and Produce from one connection sending 8 at a time;
+- OffsetCommit and Produce rates from 1, 8 and 64 connections, each its own client (group or
+  partition) with one request in flight, routed as clients route (bench.connections), for
+  kafka-shim in one process and with one process per broker (`--brokers 2
+  --process-per-broker`);
 - produce and fetch MB/s and broker CPU per MB (bench.fetch_throughput's producer and raw Fetch
   client);
 - subscribe to first message of a new group: KIP-848 (group.protocol=consumer) on kafka-shim,
@@ -89,20 +92,18 @@ def startup_rows(sizes: Sizes) -> list[Row]:
 
 
 KINDS = ("OffsetCommit", "Heartbeat", "Produce", "Fetch")
-CONNECTION_KINDS = ("OffsetCommit", "Produce")
-CONNECTIONS = (8, 64)
+PIPELINE_KINDS = ("OffsetCommit", "Produce")
 PIPELINE = 8
 
 
 def request_rows(sizes: Sizes) -> list[Row]:
-    """Per-request CPU and rate by kind (one connection), the many-connection rates and one
-    connection pipelining, every broker running throughout and rounds alternating."""
+    """Per-request CPU and rate by kind (one connection) and one connection pipelining,
+    every broker running throughout and rounds alternating."""
     from bench.request_cpu import cpu_and_rate
 
     # (kind, connections, requests in flight on each)
     shapes = [(kind, 1, 1) for kind in KINDS]
-    shapes += [(kind, count, 1) for kind in CONNECTION_KINDS for count in CONNECTIONS]
-    shapes += [(kind, 1, PIPELINE) for kind in CONNECTION_KINDS]
+    shapes += [(kind, 1, PIPELINE) for kind in PIPELINE_KINDS]
 
     def one_round(broker: Broker) -> dict[tuple[str, int, int], tuple[float, float]]:
         return {shape: cpu_and_rate(broker, shape[0], sizes.requests, *shape[1:]) for shape in shapes}
@@ -123,6 +124,32 @@ def request_rows(sizes: Sizes) -> list[Row]:
             values = {name: median(run[shape][index] for run in runs) for name, runs in samples.items()}
             command = f"python -m bench.request_cpu{flags}" + (f" --kinds {kind}" if flags else "")
             rows.append(Row(f"{kind}: {what}, {over}", values, unit, higher, command))
+    return rows
+
+
+def connection_rows(sizes: Sizes) -> list[Row]:
+    """OffsetCommit and Produce rates from 1, 8 and 64 connections (each its own client), for
+    kafka-shim in one process and with a process per broker, beside Tansu; the CPU per request
+    at 64 connections (what docs/performance.md's model of 8 and 32 cores starts from)."""
+    from bench.connections import COUNTS, PROCESSES, measure, medians
+
+    samples = measure(sizes.requests, sizes.rounds)
+    cpu, rates = dict(medians(samples, 0)), dict(medians(samples, 1))
+    command = "python -m bench.connections"
+    variants = {"shim": "", "shim-processes": f", --brokers {PROCESSES} --process-per-broker"}
+    rows = []
+    for (kind, count), values in rates.items():
+        over = f"{count} connection{'s' if count > 1 else ''}, each its own client"
+        for name, flags in variants.items():
+            pair = _present({"shim": values.get(name), "tansu": values.get("tansu")})
+            rows.append(Row(f"{kind}: requests/s, {over}{flags}", pair, "/s", True, command))
+    for (kind, count), values in cpu.items():
+        if count != max(COUNTS):
+            continue
+        for name, flags in variants.items():
+            pair = _present({"shim": values.get(name), "tansu": values.get("tansu")})
+            what = f"{kind}: broker CPU per request, {count} connections{flags}"
+            rows.append(Row(what, pair, "µs", False, command))
     return rows
 
 
@@ -193,6 +220,7 @@ def _present(values: dict[str, float | None]) -> dict[str, float]:
 SECTIONS: dict[str, Callable[[Sizes], list[Row]]] = {
     "start-up": startup_rows,
     "requests": request_rows,
+    "connections": connection_rows,
     "throughput": throughput_rows,
     "groups": join_rows,
 }
