@@ -133,9 +133,13 @@ class EffectWriter:
     def _refuse_replies(self, outcome: Outcome[Any], code: ErrorCode) -> None:
         """The requests an outcome not carried out would have answered are told `code`."""
 
-    def _not_written(self, outcome: Outcome[Any], exc: Exception) -> Exception:
+    def _put_back(self, outcome: Outcome[Any]) -> None:
+        """The coordinator as it was before the call whose records were not written."""
         if outcome.undo is not None:
             outcome.undo()
+
+    def _not_written(self, outcome: Outcome[Any], exc: Exception) -> Exception:
+        self._put_back(outcome)
         if not isinstance(exc, StorageError):
             return exc
         code = coordinator_error(exc.code)

@@ -5,16 +5,19 @@ then do, in this order: append the records to `__consumer_offsets` (under the fs
 policy), set or cancel the deadlines, and deliver the answers. `response` answers the
 call itself; `replies` answer requests that wait elsewhere (a JoinGroup or SyncGroup
 completed by another member's request or by a deadline), each named by the `Waiter` its
-request brought. The KIP-848 coordinator's `Result` is this without replies. The transaction coordinator
+request brought. The KIP-848 and share-group coordinators answer it too (their `Result` is
+this type), without replies; one of theirs may hand a group back to the classic coordinator
+(`downgraded`). The transaction coordinator
 answers an Outcome too (its records for `__transaction_state`, the transaction markers to
 write), and so do the share partitions (records for `__share_group_state`): one writer
 carries out every one of them (shim/groups/effects.py).
 
 Write, then change memory: a call that emits records also returns `undo`, which puts the
-coordinator back as it was before the call. The broker runs it when the append fails (a
+coordinator back as it was before the call. The writer runs it when the append fails (a
 full disk), and carries out nothing else of the outcome, so memory never runs ahead of
-the log. A KIP-848 or share group's call (`Result`) needs none: the log holds the whole of
-those groups, so the broker rebuilds them from it (coordinator/consumer/replayed.py).
+the log. A KIP-848 or share group's outcome brings none: the log holds the whole of those
+groups, so the writer rebuilds them from it instead (coordinator/consumer/replayed.py), as
+Kafka's runtime reverts a shard to its last committed state.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from kafka_shim.protocol.offsets_records import OffsetsRecord
-from kafka_shim.shim.coordinator.types import TopicPartition
+from kafka_shim.shim.coordinator.types import GroupSnapshot, TopicPartition
 
 T = TypeVar("T")
 
@@ -52,6 +55,9 @@ class Outcome(NamedTuple, Generic[T]):
     undo: Callable[[], None] | None = None
     # Markers to write once the records are (the transaction coordinator's).
     markers: tuple[TransactionMarkers, ...] = ()
+    # A consumer group that became classic again (KIP-848's online downgrade): the classic
+    # coordinator takes these members, once the records are written.
+    downgraded: GroupSnapshot | None = None
 
 
 class Effects:

@@ -10,7 +10,6 @@ from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.types import JoinResult, SyncResult
 from kafka_shim.shim.effects import COORDINATOR_RETRY_BACKOFF_MS, EffectWriter, coordinator_error
@@ -57,26 +56,21 @@ class GroupEffects(EffectWriter):
         for respond, unloaded in waiting.values():
             respond(unloaded)
 
-    def apply(self, outcome: Outcome[T] | Result[T]) -> T:
-        """EffectWriter.apply. A KIP-848 or share group's `Result` is carried out as an
-        Outcome whose undo replays its groups from the log (the log holds the whole of those
-        groups: coordinator/consumer/replayed.py); one whose last consumer-protocol member
-        left then hands its group to the classic coordinator."""
-        if isinstance(outcome, Outcome):
-            return super().apply(outcome)
-        groups = {record.key.group for record in outcome.records}
-        response = super().apply(
-            Outcome(outcome.response, outcome.records, outcome.timers, undo=lambda: self._reload(groups))
-        )
-        if outcome.downgraded is not None:  # its last consumer-protocol member left
+    def apply(self, outcome: Outcome[T]) -> T:
+        """EffectWriter.apply; then a consumer group whose last consumer-protocol member left
+        goes to the classic coordinator (KIP-848's downgrade), its records written first."""
+        response = super().apply(outcome)
+        if outcome.downgraded is not None:
             self.apply(self._adopt(outcome.downgraded, self.clock()))
         return response
 
-    def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
-        try:
-            return self.apply(outcome)
-        except StorageError as exc:
-            return refuse(exc.code)
+    def _put_back(self, outcome: Outcome[Any]) -> None:
+        """The outcome's undo; a KIP-848 or share group's brings none: its groups are replayed
+        from the log, which holds the whole of them (coordinator/consumer/replayed.py)."""
+        if outcome.undo is not None:
+            outcome.undo()
+        elif outcome.records:
+            self._reload({record.key.group for record in outcome.records})
 
     def start_waiting(
         self,

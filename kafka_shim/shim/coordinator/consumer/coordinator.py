@@ -91,7 +91,7 @@ class _Output:
         self.downgraded: GroupSnapshot | None = None
 
     def result(self, response: T) -> Result[T]:
-        return Result(response, tuple(self.records), tuple(self.timers), self.downgraded)
+        return Result(response, tuple(self.records), tuple(self.timers), downgraded=self.downgraded)
 
 
 class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Hashable, Iterable, Mapping
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.offsets_records import OffsetsRecord
-from kafka_shim.shim.coordinator.types import GroupSnapshot
+from kafka_shim.shim.coordinator.outcome import Outcome
 
 T = TypeVar("T")
 
@@ -83,16 +82,13 @@ class HeartbeatResponse(NamedTuple):
 TimerKey = tuple[str, str, str]
 
 
-class Result(NamedTuple, Generic[T]):
-    """One call's whole output: the answer, the records to append to `__consumer_offsets`
-    before the answer goes out, and the timers to set or cancel."""
-
-    response: T
-    records: tuple[OffsetsRecord, ...] = ()
-    timers: tuple[tuple[Hashable, int | None], ...] = ()
-    # The group became classic again (KIP-848's online downgrade): the classic coordinator
-    # takes these members, after the records are written.
-    downgraded: GroupSnapshot | None = None
+# One call's whole output, as every coordinator answers (coordinator/outcome.py): the answer,
+# the records to append to `__consumer_offsets` before it goes out, the timers to set or
+# cancel, and the group handed back to the classic coordinator, if any (`downgraded`).
+if TYPE_CHECKING:
+    Result = Outcome[T]
+else:  # the class itself: calling a subscripted alias costs a frame per heartbeat
+    Result = Outcome
 
 
 class MemberDescription(NamedTuple):
