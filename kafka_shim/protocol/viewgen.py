@@ -6,6 +6,8 @@ every field they read. Views cost nothing at run time: the parsed request stays 
 `schema.Parsed` the codec made (whose fields read as attributes), nothing is converted or
 copied; the views exist for the type checker alone. Their fields are read-only properties:
 a handler never changes a request (the recording keeps it as it came, protocol.redaction).
+Modules import them under `if TYPE_CHECKING:`, so the broker never loads them (all of them
+together take some 70 ms to import, Protocol classes being slow to create).
 
 A field's type is what parsing leaves in it at any version the message has: `X | None`
 where some version lets it be null, or where a version without it holds a None default.

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.schema import Array, Field, Message, Struct
-from kafka_shim.protocol.views.produce import ProduceRequestData
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.produce import ProduceRequestData
 
 # Seconds; a dev broker answers most requests in well under a millisecond, a long-poll Fetch
 # or a delayed JoinGroup in up to their timeouts.

@@ -10,14 +10,16 @@ re-elected. The quorum is static (kraft.version 0), so voters cannot be added or
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
-from kafka_shim.protocol.views.remove_raft_voter import RemoveRaftVoterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
+    from kafka_shim.protocol.views.remove_raft_voter import RemoveRaftVoterRequestData
 
 METADATA_TOPIC = "__cluster_metadata"
 LEADER_EPOCH = 1

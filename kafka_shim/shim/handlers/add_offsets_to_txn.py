@@ -3,11 +3,10 @@ so its transactional offset commits get the transaction's marker."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_offsets_to_txn import API
-from kafka_shim.protocol.views.add_offsets_to_txn import AddOffsetsToTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -16,6 +15,9 @@ from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.add_offsets_to_txn import AddOffsetsToTxnRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,17 +5,19 @@ asks before a transactional append)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
-from kafka_shim.protocol.views.add_partitions_to_txn import AddPartitionsToTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.storage.errors import StorageError
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.add_partitions_to_txn import AddPartitionsToTxnRequestData
 
 __all__ = ["API", "client_error", "handle"]
 

@@ -4,12 +4,14 @@ cluster first (ControllerApis.handleAddRaftVoter)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.messages.add_raft_voter import API
-from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import quorum
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.add_raft_voter import AddRaftVoterRequestData
 
 __all__ = ["API", "handle"]
 

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_client_quotas import API
-from kafka_shim.protocol.views.alter_client_quotas import AlterClientQuotasRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_client_quotas import AlterClientQuotasRequestData
 
 __all__ = ["API", "handle"]
 

@@ -8,13 +8,12 @@ a null value, an unknown resource type: INVALID_REQUEST), then the permission, t
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_configs import API
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import AlterConfigOp
-from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.incremental_alter_configs import (
     alter_resource,
@@ -23,6 +22,9 @@ from kafka_shim.shim.handlers.incremental_alter_configs import (
     duplicate_keys,
     respond,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -10,15 +10,17 @@ allow_replication_factor_change false, a replica count other than the partition'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_partition_reassignments import API
-from kafka_shim.protocol.views.alter_partition_reassignments import AlterPartitionReassignmentsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import check_replica_list
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_partition_reassignments import AlterPartitionReassignmentsRequestData
 
 __all__ = ["API", "handle"]
 

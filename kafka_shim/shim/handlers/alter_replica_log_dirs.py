@@ -9,13 +9,15 @@ directory name, then the directory must be a log dir, then the partition must ex
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_replica_log_dirs import API
-from kafka_shim.protocol.views.alter_replica_log_dirs import AlterReplicaLogDirsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_replica_log_dirs import AlterReplicaLogDirsRequestData
 
 __all__ = ["API", "handle"]
 

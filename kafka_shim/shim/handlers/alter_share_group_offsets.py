@@ -6,20 +6,22 @@ GROUP_ID_NOT_FOUND (share_requests.change_share_offsets)."""
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.alter_share_group_offsets import (
-    AlterShareGroupOffsetsRequestData,
-    AlterShareGroupOffsetsRequestTopics,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
 from kafka_shim.shim.share.partitions import state_written
 from kafka_shim.shim.share.requests import change_share_offsets
 from kafka_shim.storage.topics import Topic
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_share_group_offsets import (
+        AlterShareGroupOffsetsRequestData,
+        AlterShareGroupOffsetsRequestTopics,
+    )
 
 __all__ = ["API", "handle"]
 

@@ -4,11 +4,10 @@ the principal may ALTER the cluster (ControllerApis.handleAlterUserScramCredenti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.alter_user_scram_credentials import API
-from kafka_shim.protocol.views.alter_user_scram_credentials import AlterUserScramCredentialsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.security.scram_store import (
@@ -17,6 +16,9 @@ from kafka_shim.shim.security.scram_store import (
     ScramCredential,
     ScramMechanism,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_user_scram_credentials import AlterUserScramCredentialsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -6,11 +6,10 @@ group APIs are not, as Kafka does."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
-from kafka_shim.protocol.views.api_versions import ApiVersionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import (
     GROUP_VERSION,
@@ -20,6 +19,9 @@ from kafka_shim.shim.controller.features import (
 )
 from kafka_shim.shim.served_versions import ServedVersions
 from kafka_shim.shim.transactions.coordinator import TV2
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.api_versions import ApiVersionsRequestData
 
 __all__ = ["API", "advertised_ranges", "handle", "unsupported_version_answer"]
 

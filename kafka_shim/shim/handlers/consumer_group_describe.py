@@ -6,7 +6,7 @@ the API regardless)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import (
@@ -15,13 +15,15 @@ from kafka_shim.protocol.messages.consumer_group_describe import (
     CLASSIC_MEMBER_TYPE,
     CONSUMER_MEMBER_TYPE,
 )
-from kafka_shim.protocol.views.consumer_group_describe import ConsumerGroupDescribeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import Topics
 from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.consumer_group_describe import ConsumerGroupDescribeRequestData
 
 __all__ = ["API", "handle"]
 

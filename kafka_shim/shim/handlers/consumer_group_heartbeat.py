@@ -9,11 +9,10 @@ records reach `__consumer_offsets` before the answer leaves.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import API
-from kafka_shim.protocol.views.consumer_group_heartbeat import ConsumerGroupHeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
@@ -21,6 +20,9 @@ from kafka_shim.shim.coordinator.consumer.types import Assignment
 from kafka_shim.shim.handlers.join_group import client_host
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.consumer_group_heartbeat import ConsumerGroupHeartbeatRequestData
 
 __all__ = ["API", "handle"]
 

@@ -3,14 +3,16 @@ names a filter-only value, which fails the whole request as in Kafka 3.9 (nothin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_acls import API
-from kafka_shim.protocol.views.create_acls import CreateAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.acl_requests import authorizer_for, binding, unwritten
 from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.create_acls import CreateAclsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,11 +5,10 @@ controller's DelegationTokenControlManager.createDelegationToken). Written befor
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_delegation_token import API
-from kafka_shim.protocol.views.create_delegation_token import CreateDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE, USER_TYPE
@@ -19,6 +18,9 @@ from kafka_shim.shim.security.token_requests import (
     requester_fields,
     token_request_refusal,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.create_delegation_token import CreateDelegationTokenRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,19 +5,21 @@ catalog write; the answer comes once they exist durably."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_partitions import API
-from kafka_shim.protocol.views.create_partitions import (
-    CreatePartitionsRequestData,
-    CreatePartitionsRequestTopics,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import check_replica_list, check_some_running
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.topics import NewPartitions, too_many_for_one_request
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.create_partitions import (
+        CreatePartitionsRequestData,
+        CreatePartitionsRequestTopics,
+    )
 
 __all__ = ["API", "handle"]
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API
-from kafka_shim.protocol.views.create_topics import CreateTopicsRequestData, CreateTopicsRequestTopics
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.placement import new_topic_layout
 from kafka_shim.shim.handlers.describe_configs import config_source
@@ -18,6 +17,9 @@ from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import CLUSTER_METADATA_TOPIC
 from kafka_shim.storage.topic_configs import resolve
 from kafka_shim.storage.topics import NewPartitions, check_configs, too_many_for_one_request
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.create_topics import CreateTopicsRequestData, CreateTopicsRequestTopics
 
 __all__ = ["API", "handle"]
 

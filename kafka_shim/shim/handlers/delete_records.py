@@ -4,17 +4,19 @@ partition's leader does (NOT_LEADER_OR_FOLLOWER elsewhere)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_records import API
-from kafka_shim.protocol.views.delete_records import (
-    DeleteRecordsRequestData,
-    DeleteRecordsRequestTopicsPartitions,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.delete import NO_LOW_WATERMARK, delete_records
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.delete_records import (
+        DeleteRecordsRequestData,
+        DeleteRecordsRequestTopicsPartitions,
+    )
 
 __all__ = ["API", "handle"]
 

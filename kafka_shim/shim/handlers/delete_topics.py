@@ -5,17 +5,19 @@ event loop (storage.removal), as Kafka's log manager removes a deleted log's fil
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_topics import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.views.delete_topics import DeleteTopicsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.delete_topics import DeleteTopicsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_acls import API
-from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.acl_requests import acl_filter, authorizer_for
 from kafka_shim.shim.security.authorizer import AclOperation, AclRefusal
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -3,14 +3,16 @@ ClientQuotaCache answers; DESCRIBE_CONFIGS on the cluster, as KafkaApis authoriz
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import API
-from kafka_shim.protocol.views.describe_client_quotas import DescribeClientQuotasRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.quotas.client_quotas import QuotaFilterError
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_client_quotas import DescribeClientQuotasRequestData
 
 __all__ = ["API", "handle"]
 

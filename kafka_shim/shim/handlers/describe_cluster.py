@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_cluster import API, ENDPOINT_TYPE_BROKER
 from kafka_shim.protocol.messages.metadata import AUTHORIZED_OPERATIONS_OMITTED
-from kafka_shim.protocol.views.describe_cluster import DescribeClusterRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import brokers
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_cluster import DescribeClusterRequestData
 
 __all__ = ["API", "handle"]
 

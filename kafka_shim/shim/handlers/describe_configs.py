@@ -8,10 +8,6 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import API, ConfigSource, ResourceType
 from kafka_shim.protocol.settings import ALIASES, BROKER_SETTINGS, Setting
-from kafka_shim.protocol.views.describe_configs import (
-    DescribeConfigsRequestData,
-    DescribeConfigsRequestResources,
-)
 from kafka_shim.shim.config import broker_loggers
 from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_scope
 from kafka_shim.shim.context import RequestContext
@@ -20,6 +16,12 @@ from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, A
 from kafka_shim.shim.security.authorizer import ResourceType as AclResourceType
 from kafka_shim.storage.topic_configs import Origin, ResolvedConfig, resolve
 from kafka_shim.storage.topics import invalid_topic_name
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_configs import (
+        DescribeConfigsRequestData,
+        DescribeConfigsRequestResources,
+    )
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker

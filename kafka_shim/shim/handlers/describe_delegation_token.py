@@ -5,11 +5,10 @@ are listed until the broker's sweep removes them, as on Kafka."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_delegation_token import API
-from kafka_shim.protocol.views.describe_delegation_token import DescribeDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.security.delegation_tokens import Token
@@ -19,6 +18,9 @@ from kafka_shim.shim.security.token_requests import (
     requester_fields,
     token_request_refusal,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_delegation_token import DescribeDelegationTokenRequestData
 
 __all__ = ["API", "handle"]
 

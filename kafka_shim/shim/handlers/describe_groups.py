@@ -7,14 +7,16 @@ GROUP_ID_NOT_FOUND and Kafka's message."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
-from kafka_shim.protocol.views.describe_groups import DescribeGroupsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_groups import DescribeGroupsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -9,14 +9,16 @@ bytes its partitions hold, and the machine's memory as the volume's total and us
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_log_dirs import API
-from kafka_shim.protocol.views.describe_log_dirs import DescribeLogDirsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.topics import TopicStore
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_log_dirs import DescribeLogDirsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,14 +5,16 @@ reports them (`kafka-transactions describe-producers`, Admin.describeProducers).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_producers import API
-from kafka_shim.protocol.views.describe_producers import DescribeProducersRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.topics import Topic
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_producers import DescribeProducersRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,14 +5,16 @@ KafkaRaftClient.handleDescribeQuorumRequest): `kafka-metadata-quorum.sh describe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_quorum import API
-from kafka_shim.protocol.views.describe_quorum import DescribeQuorumRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import quorum
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_quorum import DescribeQuorumRequestData
 
 __all__ = ["API", "handle"]
 

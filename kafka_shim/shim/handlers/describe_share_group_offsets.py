@@ -5,20 +5,22 @@ group has state for. A group that is not a share group is GROUP_ID_NOT_FOUND."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.describe_share_group_offsets import (
-    DescribeShareGroupOffsetsRequestData,
-    DescribeShareGroupOffsetsRequestGroups,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.log import LEADER_EPOCH
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_share_group_offsets import (
+        DescribeShareGroupOffsetsRequestData,
+        DescribeShareGroupOffsetsRequestGroups,
+    )
 
 __all__ = ["API", "handle"]
 

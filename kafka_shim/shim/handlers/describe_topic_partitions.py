@@ -11,20 +11,22 @@ the whole request INVALID_REQUEST.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_topic_partitions import API
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
-from kafka_shim.protocol.views.describe_topic_partitions import (
-    DescribeTopicPartitionsRequestCursor,
-    DescribeTopicPartitionsRequestData,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.metadata import partition_state
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic, invalid_topic_name
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_topic_partitions import (
+        DescribeTopicPartitionsRequestCursor,
+        DescribeTopicPartitionsRequestData,
+    )
 
 __all__ = ["API", "handle"]
 

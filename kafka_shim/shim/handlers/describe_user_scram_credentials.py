@@ -4,13 +4,17 @@ principal that may DESCRIBE the cluster (KafkaApis.handleDescribeUserScramCreden
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_user_scram_credentials import API
-from kafka_shim.protocol.views.describe_user_scram_credentials import DescribeUserScramCredentialsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, DENIED_MESSAGES, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.describe_user_scram_credentials import (
+        DescribeUserScramCredentialsRequestData,
+    )
 
 __all__ = ["API", "handle"]
 

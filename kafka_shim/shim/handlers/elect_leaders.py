@@ -8,13 +8,15 @@ Kafka leaves out those needing no election.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.elect_leaders import API, ElectionType
-from kafka_shim.protocol.views.elect_leaders import ElectLeadersRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.elect_leaders import ElectLeadersRequestData
 
 __all__ = ["API", "handle"]
 

@@ -4,11 +4,10 @@ the answer. v5 (transaction version 2) bumps the epoch and answers it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
-from kafka_shim.protocol.views.end_txn import EndTxnRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
@@ -16,6 +15,9 @@ from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.shim.transactions.coordinator import TV1, TV2
 from kafka_shim.storage.errors import StorageError
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.end_txn import EndTxnRequestData
 
 __all__ = ["API", "handle"]
 

@@ -4,12 +4,14 @@ DelegationTokenControlManager.expireDelegationToken). Written before it is answe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.messages.expire_delegation_token import API
-from kafka_shim.protocol.views.expire_delegation_token import ExpireDelegationTokenRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.token_requests import change_token
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.expire_delegation_token import ExpireDelegationTokenRequestData
 
 __all__ = ["API", "handle"]
 

@@ -28,15 +28,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
-from kafka_shim.protocol.views.fetch import (
-    FetchRequestData,
-    FetchRequestForgottenTopicsData,
-    FetchRequestTopics,
-)
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
@@ -51,6 +46,13 @@ from kafka_shim.shim.quotas.throttling import fetch_byte_budget, throttle_fetch
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topics import Topic
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.fetch import (
+        FetchRequestData,
+        FetchRequestForgottenTopicsData,
+        FetchRequestTopics,
+    )
 
 __all__ = ["API", "handle"]
 

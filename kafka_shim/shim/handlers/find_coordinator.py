@@ -8,14 +8,16 @@ running for it, COORDINATOR_NOT_AVAILABLE.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import API
-from kafka_shim.protocol.views.find_coordinator import FindCoordinatorRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.find_coordinator import FindCoordinatorRequestData
 
 __all__ = ["API", "handle"]
 

@@ -3,15 +3,17 @@ classic member of a consumer group hears REBALANCE_IN_PROGRESS when it must rejo
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.heartbeat import API
-from kafka_shim.protocol.views.heartbeat import HeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import HeartbeatRequest
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.heartbeat import HeartbeatRequestData
 
 __all__ = ["API", "handle"]
 

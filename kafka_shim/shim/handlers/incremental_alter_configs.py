@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType
 from kafka_shim.protocol.messages.incremental_alter_configs import API, AlterConfigOp
 from kafka_shim.protocol.settings import BROKER_SETTINGS
-from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
-from kafka_shim.protocol.views.incremental_alter_configs import IncrementalAlterConfigsRequestData
 from kafka_shim.shim.config import broker_loggers
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import CLUSTER_DEFAULT, AlterError, check_change, check_scope
@@ -33,6 +31,10 @@ from kafka_shim.storage.topic_configs import (
     effective_value,
     invalid_config,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
+    from kafka_shim.protocol.views.incremental_alter_configs import IncrementalAlterConfigsRequestData
 
 __all__ = [
     "API",

@@ -3,17 +3,19 @@ through the transaction coordinator (epoch bumps, fencing, KIP-360 recovery)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
-from kafka_shim.protocol.views.init_producer_id import InitProducerIdRequestData
 from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.storage.errors import StorageError
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.init_producer_id import InitProducerIdRequestData
 
 __all__ = ["API", "handle"]
 

@@ -6,15 +6,17 @@ online migration), answered at once; for an empty consumer group the group becom
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.join_group import API
-from kafka_shim.protocol.views.join_group import JoinGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import JoinRequest, Protocol
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.join_group import JoinGroupRequestData
 
 __all__ = ["API", "handle"]
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.leave_group import API
-from kafka_shim.protocol.views.leave_group import LeaveGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import MemberIdentity
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.leave_group import LeaveGroupRequestData
 
 __all__ = ["API", "handle"]
 

@@ -7,14 +7,16 @@ does not list answers UNSUPPORTED_VERSION for the whole request."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResource
 from kafka_shim.protocol.messages.list_config_resources import API, CLIENT_METRICS
-from kafka_shim.protocol.views.list_config_resources import ListConfigResourcesRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.list_config_resources import ListConfigResourcesRequestData
 
 __all__ = ["API", "handle"]
 

@@ -16,11 +16,10 @@ current_leader_epoch (v4+) is checked; each offset comes with the epoch it was w
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_offsets import API
-from kafka_shim.protocol.views.list_offsets import ListOffsetsRequestData, ListOffsetsRequestTopicsPartitions
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.partitions.offsets import (
     EARLIEST,
@@ -34,6 +33,12 @@ from kafka_shim.shim.partitions.offsets import (
     lookup,
 )
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.list_offsets import (
+        ListOffsetsRequestData,
+        ListOffsetsRequestTopicsPartitions,
+    )
 
 __all__ = ["API", "handle", "legacy_offsets"]
 

@@ -4,13 +4,15 @@ only partitions being reassigned and skips unknown topics)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_partition_reassignments import API
-from kafka_shim.protocol.views.list_partition_reassignments import ListPartitionReassignmentsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.list_partition_reassignments import ListPartitionReassignmentsRequestData
 
 __all__ = ["API", "handle"]
 

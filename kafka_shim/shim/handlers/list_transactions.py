@@ -6,14 +6,16 @@ reads the patterns clients send as Java's Pattern does)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.list_transactions import API
-from kafka_shim.protocol.views.list_transactions import ListTransactionsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.list_transactions import ListTransactionsRequestData
 
 __all__ = ["API", "handle"]
 

@@ -3,7 +3,7 @@ epoch, replicas and in-sync replicas (shim.testbroker.cluster), and the controll
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import (
@@ -11,7 +11,6 @@ from kafka_shim.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     ZERO_UUID,
 )
-from kafka_shim.protocol.views.metadata import MetadataRequestData, MetadataRequestTopics
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller import placement
@@ -20,6 +19,9 @@ from kafka_shim.shim.testbroker.cluster import NO_LEADER, Cluster
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.topics import Topic, invalid_topic_name
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.metadata import MetadataRequestData, MetadataRequestTopics
 
 __all__ = ["API", "brokers", "handle", "partition_state"]
 

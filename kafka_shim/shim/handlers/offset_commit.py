@@ -7,17 +7,19 @@ named by id: an id the broker does not know is UNKNOWN_TOPIC_ID, before authoriz
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
-from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
 
 __all__ = ["API", "handle"]
 

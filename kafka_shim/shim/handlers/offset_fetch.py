@@ -5,17 +5,19 @@ A null topic list (v2+) asks for every partition the group committed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
-from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData, OffsetFetchRequestGroups
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
 from kafka_shim.shim.coordinator.types import by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData, OffsetFetchRequestGroups
 
 __all__ = ["API", "handle"]
 

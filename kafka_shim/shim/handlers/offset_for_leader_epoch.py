@@ -10,17 +10,19 @@ replica id -1; followers do not exist here).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_for_leader_epoch import API
-from kafka_shim.protocol.views.offset_for_leader_epoch import (
-    OffsetForLeaderEpochRequestData,
-    OffsetForLeaderEpochRequestTopics,
-    OffsetForLeaderEpochRequestTopicsPartitions,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.offset_for_leader_epoch import (
+        OffsetForLeaderEpochRequestData,
+        OffsetForLeaderEpochRequestTopics,
+        OffsetForLeaderEpochRequestTopicsPartitions,
+    )
 
 __all__ = ["API", "handle"]
 

@@ -9,16 +9,11 @@ append adds the partition to the transaction instead (part 2)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
-from kafka_shim.protocol.views.produce import (
-    ProduceRequestData,
-    ProduceRequestTopicData,
-    ProduceRequestTopicDataPartitionData,
-)
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
@@ -29,6 +24,13 @@ from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.produce import (
+        ProduceRequestData,
+        ProduceRequestTopicData,
+        ProduceRequestTopicDataPartitionData,
+    )
 
 __all__ = ["API", "handle"]
 

@@ -3,12 +3,14 @@ answered with Kafka's error and message, and the connection is closed after it."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sasl_authenticate import API
-from kafka_shim.protocol.views.sasl_authenticate import SaslAuthenticateRequestData
 from kafka_shim.shim.context import RequestContext
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.sasl_authenticate import SaslAuthenticateRequestData
 
 __all__ = ["API", "handle"]
 

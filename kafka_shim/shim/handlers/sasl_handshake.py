@@ -3,12 +3,14 @@ Elsewhere, as in Kafka, the request is answered ILLEGAL_SASL_STATE."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sasl_handshake import API
-from kafka_shim.protocol.views.sasl_handshake import SaslHandshakeRequestData
 from kafka_shim.shim.context import RequestContext
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.sasl_handshake import SaslHandshakeRequestData
 
 __all__ = ["API", "handle"]
 

@@ -5,14 +5,16 @@ still holds. v2 answers the acquisition lock timeout."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_acknowledge import API
 from kafka_shim.protocol.messages.share_fetch import OPEN_SESSION_EPOCH
-from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.share import requests as share_requests
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
 
 __all__ = ["API", "handle"]
 

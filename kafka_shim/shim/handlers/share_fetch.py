@@ -14,18 +14,20 @@ request (v2 is_renew_ack) fetches nothing either.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import API, OPEN_SESSION_EPOCH, RECORD_LIMIT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.sessions import TopicPartition
 from kafka_shim.shim.share import requests as share_requests
 from kafka_shim.shim.share.partitions import Fetched
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 
 __all__ = ["API", "handle"]
 

@@ -4,12 +4,11 @@ exist too, as Kafka answers."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED
 from kafka_shim.protocol.messages.share_group_describe import API
-from kafka_shim.protocol.views.share_group_describe import ShareGroupDescribeRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
@@ -17,6 +16,9 @@ from kafka_shim.shim.coordinator.share.manager import ASSIGNOR_NAME
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.share_group_describe import ShareGroupDescribeRequestData
 
 __all__ = ["API", "handle"]
 

@@ -9,17 +9,19 @@ has it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_group_heartbeat import API
-from kafka_shim.protocol.views.share_group_heartbeat import ShareGroupHeartbeatRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
 from kafka_shim.shim.handlers.join_group import client_host
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.share_group_heartbeat import ShareGroupHeartbeatRequestData
 
 __all__ = ["API", "handle"]
 

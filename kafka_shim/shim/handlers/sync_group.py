@@ -3,15 +3,17 @@ A classic member of a consumer group gets the assignment the broker computed for
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.sync_group import API
-from kafka_shim.protocol.views.sync_group import SyncGroupRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator import SyncRequest, SyncResult
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.sync_group import SyncGroupRequestData
 
 __all__ = ["API", "handle"]
 

@@ -8,13 +8,15 @@ docs/emulation.md)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.unregister_broker import API
-from kafka_shim.protocol.views.unregister_broker import UnregisterBrokerRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.unregister_broker import UnregisterBrokerRequestData
 
 __all__ = ["API", "handle"]
 

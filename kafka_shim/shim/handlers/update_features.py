@@ -8,13 +8,15 @@ changes; v2 (Kafka 4.0) answers only that top-level error."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import API, SAFE_DOWNGRADE, UPGRADE
-from kafka_shim.protocol.views.update_features import UpdateFeaturesRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.update_features import UpdateFeaturesRequestData
 
 __all__ = ["API", "handle"]
 

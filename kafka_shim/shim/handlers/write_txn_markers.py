@@ -4,18 +4,20 @@ The admin client's abortTransaction sends it with what DescribeProducers reporte
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.write_txn_markers import API
-from kafka_shim.protocol.views.write_txn_markers import (
-    WriteTxnMarkersRequestData,
-    WriteTxnMarkersRequestMarkers,
-)
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.transactions.markers import write_markers
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.write_txn_markers import (
+        WriteTxnMarkersRequestData,
+        WriteTxnMarkersRequestMarkers,
+    )
 
 __all__ = ["API", "handle"]
 

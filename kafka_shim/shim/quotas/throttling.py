@@ -12,13 +12,15 @@ throttle time (at most one quota window), as Kafka's ConnectionQuotas does (KIP-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kafka_shim.protocol.views.produce import ProduceRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.quotas.client_quotas import CONSUMER_BYTE_RATE, PRODUCER_BYTE_RATE
 from kafka_shim.shim.quotas.manager import ClientQuotaEnforcement
 from kafka_shim.shim.security.authorizer import ANONYMOUS
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.produce import ProduceRequestData
 
 __all__ = ["ClientQuotaEnforcement", "fetch_byte_budget", "throttle_fetch", "throttle_produce"]
 

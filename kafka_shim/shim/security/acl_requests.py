@@ -4,12 +4,10 @@ principal without the cluster permission the API needs)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.protocol.views.delete_acls import DeleteAclsRequestFilters
-from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import (
     CLUSTER_NAME,
@@ -23,6 +21,10 @@ from kafka_shim.shim.security.authorizer import (
     ResourceType,
     known,
 )
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.delete_acls import DeleteAclsRequestFilters
+    from kafka_shim.protocol.views.describe_acls import DescribeAclsRequestData
 
 
 def unwritten(exc: OSError) -> AclRefusal:

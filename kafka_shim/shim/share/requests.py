@@ -12,15 +12,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RELEASE, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.protocol.views.alter_share_group_offsets import AlterShareGroupOffsetsRequestData
-from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
-from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
-from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import SHARE_VERSION
 from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
@@ -30,6 +26,12 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.topics import Topic
+
+if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
+    from kafka_shim.protocol.views.alter_share_group_offsets import AlterShareGroupOffsetsRequestData
+    from kafka_shim.protocol.views.delete_share_group_offsets import DeleteShareGroupOffsetsRequestData
+    from kafka_shim.protocol.views.share_acknowledge import ShareAcknowledgeRequestData
+    from kafka_shim.protocol.views.share_fetch import ShareFetchRequestData
 
 FIRST_RENEW_VERSION = 2
 DISABLED = (
