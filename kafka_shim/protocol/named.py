@@ -49,16 +49,34 @@ def named(message: Message, version: int, body: Mapping[str, Any], topic_names: 
     return found
 
 
-@dataclass(frozen=True)
 class _Scope:
-    found: Named
-    topic_names: TopicNames
-    key_names: Names  # what FindCoordinator's keys name
+    __slots__ = ("found", "key_names", "topic_names")
+
+    def __init__(self, found: Named, topic_names: TopicNames, key_names: Names) -> None:
+        self.found = found
+        self.topic_names = topic_names
+        self.key_names = key_names  # what FindCoordinator's keys name
 
     def topic(self, value: Any) -> str | None:
         if isinstance(value, uuid.UUID):
             return self.topic_names(value)
         return value if isinstance(value, str) and value else None
+
+
+# One struct's fields at one version that name something or hold something that does, as
+# (name, what it names, the fields of its elements): derived once per struct and version.
+_Plan = tuple[tuple[str, Names, list[Field]], ...]
+_plans: dict[tuple[int, int], _Plan] = {}
+
+
+def _plan(fields: list[Field], version: int) -> _Plan:
+    key = (id(fields), version)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = tuple(
+            (f.name, f.names, _inner_fields(f)) for f in fields if version in f.versions and _marked(f)
+        )
+    return plan
 
 
 def _struct(
@@ -67,36 +85,35 @@ def _struct(
     """Collect what one struct names; `partitions` are its enclosing topic's, if one names it."""
     if not isinstance(value, Mapping):
         return
-    marked = [f for f in fields if version in f.versions and _marked(f) and f.name in value]
-    topic_fields = [f for f in marked if f.names is Names.TOPIC]
-    for f in topic_fields:  # a struct naming one topic scopes the partitions inside it
-        if isinstance(value[f.name], list | tuple):
-            for each in value[f.name]:
+    plan = [(name, names, inner) for name, names, inner in _plan(fields, version) if name in value]
+    named_topics = [value[name] for name, names, _ in plan if names is Names.TOPIC]
+    for item in named_topics:  # a struct naming one topic scopes the partitions inside it
+        if isinstance(item, list | tuple):
+            for each in item:
                 name = scope.topic(each)
                 if name is not None:
                     scope.found.partitions.setdefault(name, set())
-    own = next((n for f in topic_fields if (n := scope.topic(value[f.name])) is not None), None)
+    own = next((n for item in named_topics if (n := scope.topic(item)) is not None), None)
     if own is not None:
         partitions = scope.found.partitions.setdefault(own, set())
-    elif topic_fields and any(not isinstance(value[f.name], list | tuple) for f in topic_fields):
+    elif any(not isinstance(item, list | tuple) for item in named_topics):
         partitions = None  # a topic this broker does not know: its partitions name nothing
-    for f in marked:
-        item = value[f.name]
-        if f.names is Names.PARTITION:
+    for name, names, inner in plan:
+        item = value[name]
+        if names is Names.PARTITION:
             if partitions is not None:
                 partitions.update(i for i in _items(item) if isinstance(i, int))
-        elif f.names is Names.CONFIG_RESOURCE:
+        elif names is Names.CONFIG_RESOURCE:
             _config_resource(value.get("resource_type"), item, scope.found)
-        elif f.names is Names.COORDINATOR_KEY:
+        elif names is Names.COORDINATOR_KEY:
             for key in _items(item):
                 if isinstance(key, str) and key:
                     scope.found.add(scope.key_names, key)
-        elif f.names in (Names.GROUP, Names.TRANSACTIONAL_ID):
-            for name in _items(item):
-                if isinstance(name, str):
-                    scope.found.add(f.names, name)
-        elif f.names is Names.NOTHING:
-            inner = _inner_fields(f)
+        elif names in (Names.GROUP, Names.TRANSACTIONAL_ID):
+            for text in _items(item):
+                if isinstance(text, str):
+                    scope.found.add(names, text)
+        elif names is Names.NOTHING:
             for element in _items(item):
                 _struct(inner, version, element, scope, partitions)
 
