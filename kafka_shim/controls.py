@@ -61,7 +61,7 @@ class BrokerControls(ABC):
     def advance_clock(self, seconds: float) -> int:
         """Move the broker's clock on (clients keep theirs); what falls due has fired when this
         returns (sessions expired, transactions aborted, logs retained). The new now (epoch ms)."""
-        return self.call(lambda: self.controlled().advance_clock(seconds))
+        return self.call(lambda: self.controlled().timers.advance_clock(seconds))
 
     def freeze_clock(self) -> int:
         return self.call(self.controlled().broker_clock.freeze)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import logging
 import uuid
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,16 +41,15 @@ from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
+from kafka_shim.shim.timers import BrokerTimers
 from kafka_shim.shim.transactions.coordinator import TransactionConfig
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH, write_markers
 from kafka_shim.shim.transactions.service import TransactionService
-from kafka_shim.storage.cleaner_manager import CleanerCheckpoints
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR, MemoryLog
-from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers, retain_user_topics
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
@@ -94,23 +93,10 @@ class Broker:
         # The one `now` of every coordinator, retention and expiry (shim.testbroker.clock): tests advance it.
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = clock = self.broker_clock.now
-        # --memory: user topics' retention runs every log.retention.check.interval.ms of the
-        # broker's clock and the cleaner every log.cleaner.backoff.ms (storage.memory_compaction,
-        # with the cleaner's checkpoints); on disk, the store's housekeeper does both.
-        self._memory_check_at = (
-            clock() + config.log_retention_check_interval_ms if config.data_dir is None else None
-        )
-        self._memory_clean_at = clock() + self._cleaner_backoff_ms if config.data_dir is None else None
-        self.cleaner_checkpoints = CleanerCheckpoints()
-        # --memory: producers idle for producer.id.expiration.ms are forgotten every
-        # producer.id.expiration.check.interval.ms of it, as the housekeeper does on disk.
-        self._producer_expiry_at = (
-            clock() + config.producer_id_expiration_check_interval_ms if config.data_dir is None else None
-        )
         # The test broker's fault rules (shim.testbroker.faults), checked by the server before each handler,
         # and its request recording (shim.testbroker.recording), None unless asked for.
         self.faults = FaultRules()
-        # Timer work that raised, logged once per kind (Broker.tick never raises).
+        # Timer work that raised, logged once per kind (BrokerTimers.tick never raises).
         self.timer_failures = TimerFailures()
         if config.fault_rules_file is not None:
             load_fault_rules(self.faults, config.fault_rules_file)
@@ -221,6 +207,7 @@ class Broker:
             self._coordinator_partitions,
         )
         self.topics.placer = self._place
+        self.timers = BrokerTimers(self, in_memory=self.storage is None)
 
     def _place(self, name: str, count: int, replication_factor: int | None) -> list[list[int]] | None:
         """New partitions' replicas (TopicStore.placer): default.replication.factor copies
@@ -376,75 +363,6 @@ class Broker:
     def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
         return self.group_service.effects.waiter(respond, unloaded)
 
-    def watch_deadlines(self) -> int | None:
-        """The earliest deadline, for the server's timer task, which sleeps until it:
-        `deadline_sooner_than` then says whether a request has set one sooner."""
-        return _earliest(
-            self.group_service.effects.deadlines.watch(),
-            self.transactions.next_deadline(),
-            self._memory_check_at,
-            self._memory_clean_at,
-            self._producer_expiry_at,
-        )
-
-    def advance_clock(self, seconds: float) -> int:
-        """Move the broker's clock on and fire what falls due before returning, so a test sees
-        the expired sessions, aborted transactions and retained logs at once; the new now."""
-        now = self.broker_clock.advance(seconds)
-        self.tick(now)
-        return now
-
-    def clock_moved(self) -> None:
-        """The broker's clock was advanced (or resumed): the retention check of in-memory logs
-        runs at once, as if its interval had passed, so what the advance expired goes now."""
-        if self._memory_check_at is not None:
-            self._memory_check_at = self._memory_clean_at = self._producer_expiry_at = self.clock()
-
-    def deadline_sooner_than(self, at: float) -> bool:
-        """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
-        it runs after every request: the group deadlines (heartbeats reschedule one per
-        request) are not looked at unless one was set before `at`."""
-        if self.group_service.effects.deadlines.scheduled_low < at:
-            return True
-        transactions = self.transactions.next_deadline()
-        return transactions is not None and transactions < at
-
-    def tick(self, now: int) -> None:
-        """Fire every coordinator's due deadlines; transactions they ended get their markers.
-        A deadline whose records cannot be written (a full disk) fires again
-        COORDINATOR_RETRY_BACKOFF_MS later; the broker goes on serving meanwhile. Nothing
-        raises out of here: each kind of work that fails is logged once (shim.timer_failures)
-        and runs again on its own schedule, so one bad deadline neither stops the loop nor
-        spins it."""
-        failures = self.timer_failures
-
-        def group_deadline(key: Hashable, now: int) -> None:
-            failures.run("group deadline", lambda: self.group_service.deadline_passed(key, now))
-
-        self.group_service.effects.deadlines.fire_due(now, group_deadline)
-        failures.run("transaction deadline", lambda: self._transaction_deadlines(now))
-        if self._memory_check_at is not None and now >= self._memory_check_at:
-            self._memory_check_at = now + self.config.log_retention_check_interval_ms
-            failures.run("retention check", lambda: retain_user_topics(self.topics, now))
-        if self._memory_clean_at is not None and now >= self._memory_clean_at:
-            self._memory_clean_at = now + self._cleaner_backoff_ms
-            checkpoints = self.cleaner_checkpoints
-            failures.run("log cleaner", lambda: clean_user_topics(self.topics, now, checkpoints))
-        if self._producer_expiry_at is not None and now >= self._producer_expiry_at:
-            self._producer_expiry_at = now + self.config.producer_id_expiration_check_interval_ms
-            expiration_ms = self.config.producer_id_expiration_ms
-            failures.run("producer expiry", lambda: expire_producers(self.topics, now, expiration_ms))
-
-    @property
-    def _cleaner_backoff_ms(self) -> int:
-        return max(self.config.log_cleaner_backoff_ms, 1)  # Kafka allows 0: no busy loop here
-
-    def _transaction_deadlines(self, now: int) -> None:
-        try:
-            self.transactions.tick(now)
-        except StorageError as exc:
-            log.error("a transaction deadline at %d is retried later: %s", now, exc.message)
-
     def _broker_value(self, name: str) -> str | None:
         """A broker config a topic config defaults to, from the configuration in force. Kept
         per configuration (it is frozen; a dynamic change replaces it): every topic's configs
@@ -565,10 +483,6 @@ class Broker:
             self.storage.close()
         if self.recorder is not None:
             self.recorder.close()
-
-
-def _earliest(*deadlines: int | None) -> int | None:
-    return min((d for d in deadlines if d is not None), default=None)
 
 
 def transaction_config(config: BrokerConfig) -> TransactionConfig:

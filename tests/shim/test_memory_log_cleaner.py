@@ -19,9 +19,9 @@ def test_the_cleaner_wakes_every_log_cleaner_backoff_ms_of_the_brokers_clock() -
         log.append(batch(b"v%d" % i, key=b"k%d" % (i % 3)))
     log.append(batch(b"last", key=b"other"))
     before = len(read_records(log.read(0, 1 << 20)))
-    h.broker.tick(h.clock.now)  # not yet a backoff since the start
+    h.broker.timers.tick(h.clock.now)  # not yet a backoff since the start
     assert len(read_records(log.read(0, 1 << 20))) == before == 13
     h.clock.now += 15_000
-    h.broker.tick(h.clock.now)
+    h.broker.timers.tick(h.clock.now)
     values = [value for _, _, value in read_records(log.read(0, 1 << 20))]
     assert values[-4:] == [b"v9", b"v10", b"v11", b"last"] and len(values) < before

@@ -51,7 +51,7 @@ def test_a_transaction_timeout_that_cannot_be_written_is_logged_and_the_broker_s
         )
         broker = thread.broker
         # The failed abort is retried DEADLINE_RETRY_MS of broker time later: nothing is due.
-        assert thread.call(lambda: (broker.watch_deadlines() or 0) > broker.clock())
+        assert thread.call(lambda: (broker.timers.watch_deadlines() or 0) > broker.clock())
         errors = [r for r in caplog.records if r.name == "kafka_shim.timers"]
         assert len(errors) == 1 and "int too large" in errors[0].getMessage()
         described = thread.call(lambda: broker.transactions.describe("t1"))

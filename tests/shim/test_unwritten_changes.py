@@ -187,13 +187,13 @@ def test_a_consumer_group_session_expiry_not_written_is_retried(h: Harness, tmp_
     assert beat(h, "m1", 0) == 0
     FAULTS.arm("log")
     h.clock.now += SESSION_MS
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     group = h.broker.consumer_groups.group(GROUP)
     assert group is not None and "m1" in group.members
     FAULTS.clear()
     assert_as_restarted(h, tmp_path, consumer_group)
     h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     group = h.broker.consumer_groups.group(GROUP)
     assert group is not None and not group.members
 
@@ -253,14 +253,14 @@ def test_a_transaction_timing_out_while_full_stays_ongoing_and_is_aborted_later(
     assert producer.produce("t", 0) == 0
     FAULTS.arm("log")
     h.clock.now += 10_000
-    h.broker.tick(h.clock())  # the abort's PrepareAbort record fails: nothing changes
-    assert h.broker.watch_deadlines() == h.clock() + DEADLINE_RETRY_MS
+    h.broker.timers.tick(h.clock())  # the abort's PrepareAbort record fails: nothing changes
+    assert h.broker.timers.watch_deadlines() == h.clock() + DEADLINE_RETRY_MS
     FAULTS.clear()
     described = h.broker.transactions.describe("tx")
     assert described is not None and described.state.name == "ONGOING"
     assert_as_restarted(h, tmp_path, lambda h: h.broker.transactions.describe("tx"))
     h.clock.now += DEADLINE_RETRY_MS
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     described = h.broker.transactions.describe("tx")
     assert described is not None and described.state.name == "COMPLETE_ABORT"
 
@@ -276,8 +276,8 @@ def test_idle_producers_are_forgotten_in_memory_too() -> None:
     log.append(batch(b"a", producer_id=7, producer_epoch=0, base_sequence=0, base_timestamp=h.clock()))
     assert [pid for pid, _ in log.producers] == [7]
     h.clock.now += expiration_ms - interval_ms
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     assert [pid for pid, _ in log.producers] == [7]  # idle for less than producer.id.expiration.ms
     h.clock.now += interval_ms
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     assert list(log.producers) == []

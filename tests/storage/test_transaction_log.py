@@ -95,5 +95,5 @@ def test_a_broker_on_disk_comes_back_with_its_transactions(tmp_path: Path) -> No
     assert open_ is not None and open_.state is TxnState.ONGOING
     assert open_.partitions == {TopicPartition("t", 0)}
     # Its timeout still counts from when it started.
-    assert again.watch_deadlines() == NOW + 60_000
+    assert again.timers.watch_deadlines() == NOW + 60_000
     again.close()

@@ -169,29 +169,29 @@ class Server:
         log.info("broker %d started", node_id)
 
     def _clock_moved(self) -> None:
-        self.broker.clock_moved()
+        self.broker.timers.clock_moved()
         self.timers_changed.fire()
 
     def wake_timers_if_sooner(self) -> None:
         """Requests only ever move the next deadline earlier than the timer
         task sleeps for by scheduling something new; wake it only then."""
-        if self.broker.deadline_sooner_than(self._timer_sleeps_until):
+        if self.broker.timers.deadline_sooner_than(self._timer_sleeps_until):
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
         """Sleep until the next deadline (or a request sets a sooner one), fire what is due.
-        Broker.tick logs and survives its own failures; should a tick raise anyway, the task
+        BrokerTimers.tick logs and survives its own failures; should a tick raise anyway, the task
         logs it once (shim.timer_failures) and backs off rather than end the broker or spin."""
         broker = self.broker
         backoff_s = 0.0
         while True:
             try:
-                deadline = broker.watch_deadlines()
+                deadline = broker.timers.watch_deadlines()
                 self._timer_sleeps_until = math.inf if deadline is None else deadline
                 timeout = (self._timer_sleeps_until - broker.clock()) / 1000
                 if timeout > 0:
                     await self.timers_changed.wait(timeout)
-                broker.tick(broker.clock())
+                broker.timers.tick(broker.clock())
                 backoff_s = 0.0
             except Exception as exc:
                 broker.timer_failures.failed("timer task", exc)

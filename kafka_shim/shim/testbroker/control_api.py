@@ -124,7 +124,7 @@ def advance_clock(server: Controlled, request: ControlRequest) -> Any:
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
         raise ControlError(400, f'seconds: advance takes {{"seconds": N}} with N >= 0, got {request.body!r}')
     try:
-        broker.advance_clock(seconds)
+        broker.timers.advance_clock(seconds)
     except ValueError as exc:  # beyond the clock's range
         raise ControlError(400, f"seconds: {exc}") from None
     return broker.broker_clock.to_json()

@@ -82,8 +82,8 @@ def test_session_expiry_fires_from_the_broker_timers() -> None:
     harness.clock.now += 5_000
     heartbeat(harness, "b", 2)
     harness.clock.now += 5_000
-    assert harness.broker.watch_deadlines() == harness.clock.now
-    harness.broker.tick(harness.clock.now)
+    assert harness.broker.timers.watch_deadlines() == harness.clock.now
+    harness.broker.timers.tick(harness.clock.now)
     group = harness.broker.consumer_groups.group(GROUP)
     assert group is not None and set(group.members) == {"b"}
     assert heartbeat(harness, "b", 2).member_epoch == 3
@@ -234,7 +234,7 @@ def test_an_empty_classic_group_becomes_a_consumer_group_with_its_offsets() -> N
     harness = new_harness()
     assert classic_join(harness, GROUP).error_code == 0
     harness.clock.now += 60_000  # the classic member's session expires: the group is Empty
-    harness.broker.tick(harness.clock.now)
+    harness.broker.timers.tick(harness.clock.now)
     admin_commit = {
         "group_id": GROUP,
         "generation_id_or_member_epoch": -1,
@@ -268,7 +268,7 @@ def test_retention_of_a_consumer_groups_offsets_is_kafkas_consumer_group_rule() 
 
     def wait(ms: int) -> None:
         harness.clock.now += ms
-        harness.broker.tick(harness.clock.now)
+        harness.broker.timers.tick(harness.clock.now)
 
     def committed_topics() -> set[str]:
         request = {"groups": [{"group_id": GROUP, "member_id": "a", "member_epoch": 1, "topics": None}]}

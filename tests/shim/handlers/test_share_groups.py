@@ -413,9 +413,9 @@ def test_the_timer_task_expires_locks_nobody_asks_about() -> None:
         h.clock.now,
     )
     acquired(fetch(h, "m1", 1))  # its second delivery, the last one
-    assert h.broker.watch_deadlines() == h.clock.now + 1000
+    assert h.broker.timers.watch_deadlines() == h.clock.now + 1000
     h.clock.now += 1000
-    h.broker.tick(h.clock.now)  # nobody fetches: the timer archives it
+    h.broker.timers.tick(h.clock.now)  # nobody fetches: the timer archives it
     (partition,) = [p for _, p in h.broker.share_partitions.of_group(GROUP)]
     assert (partition.start_offset, partition.records) == (1, {})
 

@@ -127,17 +127,17 @@ def test_a_session_expiry_while_full_is_retried_and_the_broker_goes_on(h: Harnes
     assert commit(h, 3, joined) == [0]
     FAULTS.arm("log")
     h.clock.now += SESSION_MS
-    h.broker.tick(h.clock())  # the member's removal writes the group's record: it fails
+    h.broker.timers.tick(h.clock())  # the member's removal writes the group's record: it fails
     group = h.broker.groups.group("g")
     assert group is not None and joined.member_id in group.members
-    assert h.broker.watch_deadlines() == h.clock() + COORDINATOR_RETRY_BACKOFF_MS
+    assert h.broker.timers.watch_deadlines() == h.clock() + COORDINATOR_RETRY_BACKOFF_MS
     # Meanwhile the broker serves: metadata, fetches, and refusals of what must be written.
     assert h.call(3, 9, {"topics": [{"name": "t"}]}).topics[0].error_code == 0
     assert fetched(h) == 0
     assert produce(h, b"x").error_code == ErrorCode.KAFKA_STORAGE_ERROR
     FAULTS.clear()
     h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     group = h.broker.groups.group("g")
     assert group is not None and not group.members and group.state == GroupState.EMPTY
     assert committed(h) == 3
@@ -196,10 +196,10 @@ def test_a_completion_that_cannot_be_written_is_retried(h: Harness) -> None:
     assert producer.end(commit=True).error_code == 0
     assert transaction_state(h) == "PrepareCommit"
     FAULTS.clear()
-    deadline = h.broker.watch_deadlines()
+    deadline = h.broker.timers.watch_deadlines()
     assert deadline is not None
     h.clock.now = deadline
-    h.broker.tick(h.clock())
+    h.broker.timers.tick(h.clock())
     assert transaction_state(h) == "CompleteCommit"
 
 
@@ -210,11 +210,11 @@ def test_offset_expiry_while_full_keeps_the_offsets_until_it_is_written(tmp_path
         assert commit(h, 5) == [0]
         FAULTS.arm("log")
         h.clock.now += 2 * 60_000
-        h.broker.tick(h.clock())
+        h.broker.timers.tick(h.clock())
         assert committed(h) == 5 and h.broker.groups.group("g") is not None
         FAULTS.clear()
         h.clock.now += COORDINATOR_RETRY_BACKOFF_MS
-        h.broker.tick(h.clock())
+        h.broker.timers.tick(h.clock())
         assert committed(h) is None and h.broker.groups.group("g") is None
     finally:
         FAULTS.clear()
