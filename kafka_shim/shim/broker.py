@@ -13,6 +13,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.schema import Parsed
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import DynamicBrokerConfigs
+from kafka_shim.shim.config.group_configs import GroupConfigs
 from kafka_shim.shim.controller.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
 from kafka_shim.shim.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import Result
@@ -171,15 +172,16 @@ class Broker:
         # __consumer_offsets too), each share partition's delivery state in
         # __share_group_state, and the members' share sessions. A group's own share.*
         # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
-        self.group_configs = self.storage.data_dir.read_group_configs() if self.storage else {}
-        self.share_config = ShareGroupConfig.from_broker(config)
+        self.group_configs = GroupConfigs(
+            self.storage.data_dir if self.storage else None, ShareGroupConfig.from_broker(config)
+        )
         # Every group request goes through the group service (shim.groups), which picks the
         # group's coordinator and writes its records to __consumer_offsets before its answer.
         self.group_service = GroupService(
             self.config,
             self.topics,
             clock,
-            self.share_config_of,
+            self.group_configs.share_config_of,
             self._share_lock_expired,
             self.group_journal,
             lambda: self.share_partitions,
@@ -259,7 +261,7 @@ class Broker:
         log = ShareStateLog(self.topics, self.config.share_state_topic_num_partitions)
         return SharePartitions(
             log,
-            self.share_config_of,
+            self.group_configs.share_config_of,
             self.group_service.set_deadline,
             self.clock,
             updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
@@ -386,18 +388,6 @@ class Broker:
         self.dynamic_configs.replace(scope, overrides)
         self.config = config
         self.topics.reconfigure()
-
-    def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
-        """A group's own configs (IncrementalAlterConfigs), kept in the data directory."""
-        if configs:
-            self.group_configs[group_id] = configs
-        else:
-            self.group_configs.pop(group_id, None)
-        if self.storage is not None:
-            self.storage.data_dir.write_group_configs(self.group_configs)
-
-    def share_config_of(self, group_id: str) -> ShareGroupConfig:
-        return self.share_config.with_overrides(self.group_configs.get(group_id, {}))
 
     def share_session_ended(self, group_id: str, member_id: str, now: int) -> None:
         """A share session's final epoch was served: it ends, and its member's records return

@@ -71,7 +71,7 @@ def _group_entries(
 ) -> list[dict[str, Any]]:
     """A group's share.* configs: its own values, else the broker's."""
     own = ctx.broker.group_configs.get(group_id, {})
-    effective = ctx.broker.share_config_of(group_id)
+    effective = ctx.broker.group_configs.share_config_of(group_id)
     names = sorted(GROUP_CONFIG_FIELDS) if keys is None else [k for k in keys if k in GROUP_CONFIG_FIELDS]
     entries = []
     for name in names:

@@ -132,7 +132,7 @@ def _alter_group(
     except StorageError as exc:
         return exc.code, exc.message
     if not validate_only:
-        broker.set_group_configs(group_id, overrides)
+        broker.group_configs.replace(group_id, overrides)
     return ErrorCode.NONE, None
 
 

@@ -47,5 +47,5 @@ async def handle(ctx: RequestContext, request: ShareAcknowledgeRequestData) -> d
         }
         for key in [*share.errors, *share.acknowledged]
     }
-    lock_ms = ctx.broker.share_config_of(share.group_id).record_lock_duration_ms
+    lock_ms = ctx.broker.group_configs.share_config_of(share.group_id).record_lock_duration_ms
     return _answer(ErrorCode.NONE, None, lock_ms, share_requests.by_topic(answers))

@@ -140,7 +140,9 @@ async def handle(ctx: RequestContext, request: ShareFetchRequestData) -> dict[st
     return {
         "throttle_time_ms": 0,
         "error_code": ErrorCode.NONE,
-        "acquisition_lock_timeout_ms": broker.share_config_of(share.group_id).record_lock_duration_ms,
+        "acquisition_lock_timeout_ms": broker.group_configs.share_config_of(
+            share.group_id
+        ).record_lock_duration_ms,
         "responses": share_requests.by_topic(answers),
         "node_endpoints": [],
     }

@@ -145,7 +145,7 @@ def enter(
     )
     if renews and not renewing:
         return ErrorCode.INVALID_REQUEST, "Renew acknowledgements need IsRenewAck (version 2+)."
-    if renewing and not broker.share_config_of(request.group_id).renew_acknowledge_enable:
+    if renewing and not broker.group_configs.share_config_of(request.group_id).renew_acknowledge_enable:
         return ErrorCode.INVALID_REQUEST, "share.renew.acknowledge.enable is false for this group."
     # The connection a session is opened on ends it when it closes (Kafka keys it by connection id).
     connection = str(getattr(ctx, "peer", ""))

@@ -287,7 +287,7 @@ def test_group_configs_through_incremental_alter_configs(tmp_path: Path) -> None
         assert alter_group(h, configs).error_code == ErrorCode.INVALID_CONFIG, configs
     assert alter_group(h, {"share.auto.offset.reset": "by_duration:PT1H"}).error_code == 0
     assert alter_group(h, {"share.isolation.level": None}).error_code == 0
-    config = h.broker.share_config_of(GROUP)
+    config = h.broker.group_configs.share_config_of(GROUP)
     assert (config.record_lock_duration_ms, config.isolation_level, config.auto_offset_reset) == (
         2000,
         "read_uncommitted",
@@ -306,7 +306,9 @@ def test_group_configs_through_incremental_alter_configs(tmp_path: Path) -> None
     assert values["share.record.lock.duration.ms"] == ("2000", ConfigSource.DYNAMIC_GROUP_CONFIG)
     assert values["share.delivery.count.limit"] == ("5", ConfigSource.DEFAULT_CONFIG)
     h.broker.close()
-    assert Harness(data_dir=tmp_path).broker.share_config_of(GROUP).record_lock_duration_ms == 2000
+    assert (
+        Harness(data_dir=tmp_path).broker.group_configs.share_config_of(GROUP).record_lock_duration_ms == 2000
+    )
 
 
 def test_read_committed_skips_aborted_transactions_and_markers() -> None:

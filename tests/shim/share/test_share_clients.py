@@ -50,7 +50,7 @@ def produce(thread: BrokerThread, topic: str, values: list[str], group_configs: 
     """One batch per value, the group's configs set first (earliest: it reads what is there)."""
     configs = {"share.auto.offset.reset": "earliest", **group_configs}
     thread.call(lambda: thread.broker.topics.create(topic, 1, {}))
-    thread.call(lambda: thread.broker.set_group_configs(topic, configs))
+    thread.call(lambda: thread.broker.group_configs.replace(topic, configs))
     producer = Producer({"bootstrap.servers": thread.bootstrap, "linger.ms": 0})
     for value in values:
         producer.produce(topic, value.encode())
