@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.schema import Parsed
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.config.dynamic import DynamicBrokerConfigs
+from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
 from kafka_shim.shim.config.group_configs import GroupConfigs
-from kafka_shim.shim.controller.features import GROUP_VERSION, TRANSACTION_VERSION, FeatureLevels
+from kafka_shim.shim.controller.features import TRANSACTION_VERSION
+from kafka_shim.shim.controller.kept import open_feature_levels
 from kafka_shim.shim.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
@@ -24,17 +25,10 @@ from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.groups.journal import GroupJournal
-from kafka_shim.shim.quotas.client_quotas import ClientQuotas, entity_of
-from kafka_shim.shim.quotas.manager import ClientQuotaEnforcement
+from kafka_shim.shim.partitions.logs import open_logs
+from kafka_shim.shim.quotas.kept import open_client_quotas
 from kafka_shim.shim.request_stats import RequestStats, error_name
-from kafka_shim.shim.security.authorizer import (
-    Authorizer,
-    binding_fields,
-    binding_from_fields,
-    parse_super_users,
-)
-from kafka_shim.shim.security.delegation_tokens import DelegationTokens
-from kafka_shim.shim.security.scram_store import CredentialStore
+from kafka_shim.shim.security.kept import open_authorizer, open_credentials, open_delegation_tokens
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions
 from kafka_shim.shim.testbroker.clock import BrokerClock
@@ -46,15 +40,13 @@ from kafka_shim.shim.timers import BrokerTimers
 from kafka_shim.shim.transactions.coordinator import TransactionConfig
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH, write_markers
 from kafka_shim.shim.transactions.service import TransactionService
-from kafka_shim.storage.disk_store import DiskStore
-from kafka_shim.storage.durability import DiskOptions, FsyncPolicy, wall_clock_ms
-from kafka_shim.storage.errors import StorageError, StorageStartupError
+from kafka_shim.storage.durability import wall_clock_ms
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import AppendHook
-from kafka_shim.storage.memory import MEMORY_LOG_DIR, MemoryLog
+from kafka_shim.storage.memory import MEMORY_LOG_DIR
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
-from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC, TransactionLog
 
 if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
@@ -86,7 +78,6 @@ class Broker:
         # The emulated release's defaults apply to what the command line did not set.
         config = config.with_release_defaults().with_cluster_defaults()
         self.config = config
-        self._broker_values: tuple[BrokerConfig, dict[str, str | None]] = (config, {})
         # The API versions served, of the emulated release's (--emulate), or of every release.
         self.served = served_versions(config.emulate)
         # Without --emulate: the clients using versions Kafka 4 removed (KIP-896), for the console.
@@ -119,52 +110,22 @@ class Broker:
         self.group_journal = GroupJournal()
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
-        # Filled in by the storage and coordinator layers:
-        # Topic-partition logs; every append wakes Fetch long polls through
-        # the hook, looked up at call time because the server replaces it.
-        self.storage: DiskStore | None = None
-        if config.data_dir is None:
-            self.topics = TopicStore(
-                lambda topic, partition: MemoryLog(lambda log: self.on_append(log), self.clock),
-                default_partitions=config.num_partitions,
-                auto_create=config.auto_create_topics,
-                broker_value=self._broker_value,
-            )
-        else:
-            # StorageStartupError (locked, corrupt) propagates: the CLI reports it.
-            self.storage = DiskStore(
-                config.data_dir,
-                disk_options(config, clock),
-                on_append=lambda log: self.on_append(log),
-                broker_value=self._broker_value,
-                default_partitions=config.num_partitions,
-                auto_create=config.auto_create_topics,
-            )
-            self.topics = self.storage.topics
+        # The topic-partition logs, in memory or on disk; each append wakes Fetch long polls
+        # through on_append, looked up at call time because the server replaces it.
+        self.topics, self.storage = open_logs(
+            config, clock, lambda log: self.on_append(log), BrokerValues(lambda: self.config)
+        )
+        data_dir = self.storage.data_dir if self.storage else None
         # Dynamic broker configs (shim.config.dynamic) over the configuration it started with.
         self.static_config = config
-        self.dynamic_configs = DynamicBrokerConfigs(
-            self.storage.data_dir if self.storage else None, self.node_id
-        )
+        self.dynamic_configs = DynamicBrokerConfigs(data_dir, self.node_id)
         self.config = self.dynamic_configs.effective(config)
         self.topics.max_partitions = self.config.max_partitions
         self.topics.reconfigure()
-        # SASL users: SCRAM credentials kept beside the topics (in memory for --memory);
-        # --user sets theirs anew at every start.
-        self.credentials = CredentialStore(config.data_dir)
-        for name, password in config.users:
-            self.credentials.set_password(name, password)
-        # Delegation tokens (KIP-48) beside them, made with delegation.token.secret.key.
-        self.delegation_tokens = DelegationTokens(
-            config.data_dir,
-            config.delegation_token_secret_key,
-            config.delegation_token_max_lifetime_ms,
-            config.delegation_token_expiry_time_ms,
-            config.delegation_token_expiry_check_interval_ms,
-        )
-        self.cluster_id = (
-            self.storage.data_dir.cluster_id(new_cluster_id) if self.storage else new_cluster_id()
-        )
+        # SASL users' SCRAM credentials and delegation tokens (KIP-48), kept beside the topics.
+        self.credentials = open_credentials(config)
+        self.delegation_tokens = open_delegation_tokens(config)
+        self.cluster_id = data_dir.cluster_id(new_cluster_id) if data_dir else new_cluster_id()
         # Seeded from the clock so ids from before an in-memory restart,
         # still held by running producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=clock())
@@ -172,9 +133,7 @@ class Broker:
         # __consumer_offsets too), each share partition's delivery state in
         # __share_group_state, and the members' share sessions. A group's own share.*
         # configs (IncrementalAlterConfigs on the GROUP resource) override the broker's.
-        self.group_configs = GroupConfigs(
-            self.storage.data_dir if self.storage else None, ShareGroupConfig.from_broker(config)
-        )
+        self.group_configs = GroupConfigs(data_dir, ShareGroupConfig.from_broker(config))
         # Every group request goes through the group service (shim.groups), which picks the
         # group's coordinator and writes its records to __consumer_offsets before its answer.
         self.group_service = GroupService(
@@ -187,17 +146,15 @@ class Broker:
             lambda: self.share_partitions,
         )
         self.consumer_topics = self.group_service.topics
-        # None without authorizer.class.name: every request is allowed, as in Kafka.
-        self.authorizer = self._authorizer() if config.authorizer_class_name else None
-        # Client quotas, kept beside the ACLs, and the produce / fetch byte rates held to them.
-        self.client_quotas = ClientQuotaEnforcement(
-            self._client_quotas(), config.quota_window_num, config.quota_window_size_seconds * 1000
-        )
+        # The ACLs (None without authorizer.class.name: every request is allowed, as in
+        # Kafka), and client quotas kept beside them with the byte rates held to them.
+        self.authorizer = open_authorizer(self.config, data_dir)
+        self.client_quotas = open_client_quotas(config, data_dir)
         self.share_partitions = self._share_partitions()
         self.share_partitions.load()
         self.share_sessions = ShareSessions(config.share_max_share_sessions)
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
-        self.features = self._feature_levels()
+        self.features = open_feature_levels(self.config, data_dir, clock(), self._features_changed)
         # The transaction coordinator likewise, over __transaction_state; transactions found
         # preparing to commit or abort get their markers before the broker serves anyone.
         self._load_transactions()
@@ -275,45 +232,6 @@ class Broker:
 
         return FetchSessionCache(self.static_config.max_incremental_fetch_session_cache_slots)
 
-    def _authorizer(self) -> Authorizer:
-        """The built-in authorizer, its ACLs kept in the data directory (or in memory)."""
-        if self.storage is None:
-            return Authorizer(
-                parse_super_users(self.config.super_users), self.config.allow_everyone_if_no_acl_found
-            )
-        data_dir = self.storage.data_dir
-        try:
-            acls = [binding_from_fields(fields) for fields in data_dir.read_acls()]
-        except KeyError as exc:
-            raise StorageStartupError(f"ACL file in {data_dir.path} names no known {exc}") from exc
-        return Authorizer(
-            parse_super_users(self.config.super_users),
-            self.config.allow_everyone_if_no_acl_found,
-            acls,
-            on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
-        )
-
-    def _feature_levels(self) -> FeatureLevels:
-        """The levels kept by UpdateFeatures, unless the command line sets them; else the
-        configured ones (transaction.version; group.version 1 while the consumer protocol is on).
-        The epoch starts at the clock, so it grows across restarts as Kafka's metadata offset."""
-        config = self.config
-        from_config = {
-            TRANSACTION_VERSION: config.transaction_version,
-            GROUP_VERSION: 1 if config.consumer_protocol_enabled else 0,
-        }
-        config_names = {
-            TRANSACTION_VERSION: "transaction.version",
-            GROUP_VERSION: "group.coordinator.rebalance.protocols",
-        }
-        data_dir = self.storage.data_dir if self.storage is not None else None
-        stored = data_dir.read_features() if data_dir is not None else {}
-        levels = {**from_config, **stored}
-        levels.update({f: from_config[f] for f, name in config_names.items() if name in config.explicit})
-        return FeatureLevels(
-            config.release, levels, epoch=self.clock(), on_change=self._features_changed, node_id=self.node_id
-        )
-
     def _features_changed(self, levels: Mapping[str, int]) -> None:
         """Keep the new levels and serve the new transaction.version: the coordinator's own
         aborts and the __transaction_state value version follow it (ApiVersions, and with it
@@ -323,17 +241,6 @@ class Broker:
         level = levels[TRANSACTION_VERSION]
         self.transactions.config = self.transactions.config._replace(transaction_version=level)
         self.transaction_log.transaction_version = level
-
-    def _client_quotas(self) -> ClientQuotas:
-        if self.storage is None:
-            return ClientQuotas()
-        data_dir = self.storage.data_dir
-        return ClientQuotas(
-            {entity_of(parts): values for parts, values in data_dir.read_quotas()},
-            on_change=lambda current: data_dir.write_quotas(
-                [(list(entity), dict(values)) for entity, values in current.items()]
-            ),
-        )
 
     # The group coordinators and their effects, as the share code and the console reach them.
 
@@ -364,18 +271,6 @@ class Broker:
 
     def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
         return self.group_service.effects.waiter(respond, unloaded)
-
-    def _broker_value(self, name: str) -> str | None:
-        """A broker config a topic config defaults to, from the configuration in force. Kept
-        per configuration (it is frozen; a dynamic change replaces it): every topic's configs
-        are resolved from the same few dozen broker values, 93 look-ups a topic at start-up."""
-        config = self.config
-        if self._broker_values[0] is not config:
-            self._broker_values = (config, {})
-        values = self._broker_values[1]
-        if name not in values:
-            values[name] = config.known_value(name)
-        return values[name]
 
     def set_broker_configs(self, scope: str, overrides: dict[str, str], validate_only: bool) -> None:
         """`scope`'s dynamic broker configs replaced (AlterError if the result is not valid):
@@ -483,18 +378,4 @@ def transaction_config(config: BrokerConfig) -> TransactionConfig:
         expiration_check_interval_ms=config.transaction_id_expiration_check_interval_ms,
         transaction_version=config.transaction_version,
         init_keeps_start_ms=config.release.init_keeps_transaction_start,
-    )
-
-
-def disk_options(config: BrokerConfig, clock: Callable[[], int]) -> DiskOptions:
-    return DiskOptions(
-        fsync=FsyncPolicy(config.fsync),
-        fsync_interval_ms=config.log_flush_interval_ms,
-        retention_check_interval_ms=config.log_retention_check_interval_ms,
-        cleaner_dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size,
-        cleaner_backoff_ms=config.log_cleaner_backoff_ms,
-        producer_id_expiration_ms=config.producer_id_expiration_ms,
-        producer_id_expiration_check_interval_ms=config.producer_id_expiration_check_interval_ms,
-        truncate_corrupt=config.truncate_corrupt,
-        clock=clock,
     )
