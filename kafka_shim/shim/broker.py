@@ -22,7 +22,6 @@ from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
-from kafka_shim.shim.coordinator.share.sessions import ShareSessions
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.groups.journal import GroupJournal
 from kafka_shim.shim.partitions.logs import open_logs
@@ -30,7 +29,8 @@ from kafka_shim.shim.quotas.kept import open_client_quotas
 from kafka_shim.shim.request_stats import RequestStats, error_name
 from kafka_shim.shim.security.kept import open_authorizer, open_credentials, open_delegation_tokens
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
-from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions
+from kafka_shim.shim.share.partitions import SharePartitions
+from kafka_shim.shim.share.service import ShareService
 from kafka_shim.shim.testbroker.clock import BrokerClock
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
@@ -41,12 +41,11 @@ from kafka_shim.shim.transactions.coordinator import TransactionConfig
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH, write_markers
 from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.storage.durability import wall_clock_ms
-from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
 from kafka_shim.storage.producer_state import ProducerIdAllocator
-from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC, ShareStateLog
+from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC, TransactionLog
 
 if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
@@ -141,7 +140,7 @@ class Broker:
             self.topics,
             clock,
             self.group_configs.share_config_of,
-            self._share_lock_expired,
+            lambda key, now: self.shares.lock_expired(key, now),
             self.group_journal,
             lambda: self.share_partitions,
         )
@@ -150,9 +149,15 @@ class Broker:
         # Kafka), and client quotas kept beside them with the byte rates held to them.
         self.authorizer = open_authorizer(self.config, data_dir)
         self.client_quotas = open_client_quotas(config, data_dir)
-        self.share_partitions = self._share_partitions()
-        self.share_partitions.load()
-        self.share_sessions = ShareSessions(config.share_max_share_sessions)
+        # KIP-932 share groups' delivery state and sessions.
+        self.shares = ShareService(
+            self.config,
+            self.topics,
+            self.group_configs.share_config_of,
+            self.group_service.set_deadline,
+            lambda log: self.on_append(log),
+            clock,
+        )
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
         self.features = open_feature_levels(self.config, data_dir, clock(), self._features_changed)
         # The transaction coordinator likewise, over __transaction_state; transactions found
@@ -210,19 +215,7 @@ class Broker:
         elif name == TRANSACTION_TOPIC:
             self._load_transactions()
         elif name == SHARE_STATE_TOPIC:
-            self.share_partitions = self._share_partitions()
-
-    def _share_partitions(self) -> SharePartitions:
-        """The share partitions over __share_group_state; their lock deadlines are kept with
-        the groups' (the timer task expires them)."""
-        log = ShareStateLog(self.topics, self.config.share_state_topic_num_partitions)
-        return SharePartitions(
-            log,
-            self.group_configs.share_config_of,
-            self.group_service.set_deadline,
-            self.clock,
-            updates_per_snapshot=self.config.share_snapshot_update_records_per_snapshot,
-        )
+            self.shares.state_topic_deleted()
 
     @cached_property
     def fetch_sessions(self) -> FetchSessionCache:
@@ -257,6 +250,10 @@ class Broker:
         return self.group_service.share
 
     @property
+    def share_partitions(self) -> SharePartitions:
+        return self.shares.partitions
+
+    @property
     def offsets_log(self) -> OffsetsLog:
         return self.group_service.offsets_log
 
@@ -283,45 +280,6 @@ class Broker:
         self.dynamic_configs.replace(scope, overrides)
         self.config = config
         self.topics.reconfigure()
-
-    def share_session_ended(self, group_id: str, member_id: str, now: int) -> None:
-        """A share session's final epoch was served: it ends, and its member's records return
-        (Kafka's releaseSession)."""
-        self.share_sessions.end(group_id, member_id)
-        self.share_member_released(group_id, member_id, now)
-
-    def share_topics_deleted(self, topic_ids: list[uuid.UUID]) -> None:
-        """Deleted topics take their share-group state with them (tombstones in
-        __share_group_state); if that cannot be written it stays until the group's offsets
-        are deleted, and a topic created again has a new id, so it is never read."""
-        try:
-            self.share_partitions.delete_topics(topic_ids, self.clock())
-        except StorageError as exc:
-            log.warning("share state of deleted topics stays in %s: %s", SHARE_STATE_TOPIC, exc.message)
-
-    def share_connection_closed(self, connection: str) -> None:
-        """A client's connection closed: the share session it opened ends and its member's
-        records return (Kafka's ShareSessionCache connection-disconnect listener)."""
-        key = self.share_sessions.disconnected(connection)
-        if key is not None:
-            self.share_member_released(*key, self.clock())
-
-    def share_member_released(self, group_id: str, member_id: str, now: int) -> None:
-        """The records a member holds return to the group. If that cannot be written they stay
-        with it until their acquisition locks expire, whose deadlines retry the write."""
-        try:
-            self.share_partitions.release_member(group_id, member_id, now)
-        except StorageError as exc:
-            log.warning(
-                "%s's records in %s return when their locks expire: %s", member_id, group_id, exc.message
-            )
-
-    def _share_lock_expired(self, key: ShareLockTimer, now: int) -> None:
-        self.share_partitions.expire(key.partition, now)
-        topic = self.topics.get_by_id(key.partition.topic_id)
-        log = None if topic is None else topic.partition(key.partition.partition)
-        if log is not None:
-            self.on_append(log)  # records came back: wake the members long-polling it
 
     def observe_request(self, api: str, version: int, request: Parsed, response: Any, seconds: float) -> None:
         """Count an answered request for /metrics and, for a member's group request, note it in

@@ -68,7 +68,7 @@ def _delete(
     else:
         for internal in INTERNAL_TOPICS.intersection(doomed):
             ctx.broker.internal_topic_deleted(internal)
-        ctx.broker.share_topics_deleted([t.topic_id for t in doomed.values()])
+        ctx.broker.shares.topics_deleted([t.topic_id for t in doomed.values()])
     answers = []
     for name, topic_id, check in checked:
         if not isinstance(check, Topic):

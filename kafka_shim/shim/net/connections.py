@@ -177,7 +177,7 @@ class Connections:
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
-            self.broker.share_connection_closed(peer)  # its share session ends with it
+            self.broker.shares.connection_closed(peer)  # its share session ends with it
             if reader is not None:
                 del self._open[reader]
                 reader.close()

@@ -149,7 +149,7 @@ def enter(
         return ErrorCode.INVALID_REQUEST, "share.renew.acknowledge.enable is false for this group."
     # The connection a session is opened on ends it when it closes (Kafka keys it by connection id).
     connection = str(getattr(ctx, "peer", ""))
-    session = broker.share_sessions.enter(
+    session = broker.shares.sessions.enter(
         request.group_id, request.member_id, request.share_session_epoch, connection
     )
     if isinstance(session, ErrorCode):
@@ -210,7 +210,7 @@ def acknowledge(
             if error == ErrorCode.NONE and any(RELEASE in types for _, _, types in batches):
                 broker.on_append(log)  # released records: wake the members long-polling it
     if share.closing:  # answered after the acknowledgements above: none is lost to the release
-        broker.share_session_ended(share.group_id, share.member_id, now)
+        broker.shares.session_ended(share.group_id, share.member_id, now)
 
 
 def leader(ctx: RequestContext) -> dict[str, int]:
