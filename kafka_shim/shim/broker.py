@@ -7,10 +7,9 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.schema import Parsed
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
 from kafka_shim.shim.config.group_configs import GroupConfigs
@@ -26,7 +25,8 @@ from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, c
 from kafka_shim.shim.groups.journal import GroupJournal
 from kafka_shim.shim.partitions.logs import open_logs
 from kafka_shim.shim.quotas.kept import open_client_quotas
-from kafka_shim.shim.request_stats import RequestStats, error_name
+from kafka_shim.shim.request_observer import RequestObserver
+from kafka_shim.shim.request_stats import RequestStats
 from kafka_shim.shim.security.kept import open_authorizer, open_credentials, open_delegation_tokens
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.share.partitions import SharePartitions
@@ -52,13 +52,6 @@ if TYPE_CHECKING:  # imported where built: the Kafka listener answers before the
     from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
 
 T = TypeVar("T")
-
-# Requests of a group's members that its journal (the console's timeline) records, and those
-# of them that can change the group's members or state (the others are only noted).
-GROUP_SHAPING_APIS = frozenset(
-    {"JoinGroup", "SyncGroup", "LeaveGroup", "ConsumerGroupHeartbeat", "ShareGroupHeartbeat"}
-)
-JOURNALED_APIS = GROUP_SHAPING_APIS | {"Heartbeat", "OffsetCommit"}
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +138,11 @@ class Broker:
             lambda: self.share_partitions,
         )
         self.consumer_topics = self.group_service.topics
+        # Counts each answered request and notes a member's in its group's journal (the
+        # dispatch step's account step).
+        self.observe_request = RequestObserver(
+            self.request_stats, self.group_journal, self.group_service.shape, self.topic_name, clock
+        ).observe
         # The ACLs (None without authorizer.class.name: every request is allowed, as in
         # Kafka), and client quotas kept beside them with the byte rates held to them.
         self.authorizer = open_authorizer(self.config, data_dir)
@@ -280,29 +278,6 @@ class Broker:
         self.dynamic_configs.replace(scope, overrides)
         self.config = config
         self.topics.reconfigure()
-
-    def observe_request(self, api: str, version: int, request: Parsed, response: Any, seconds: float) -> None:
-        """Count an answered request for /metrics and, for a member's group request, note it in
-        the group's journal (with the group's shape after it, where the request can change it)."""
-        stats = self.request_stats
-        codes = stats.observe(api, version, response, seconds)
-        if api == "Produce":
-            stats.produced(request)
-        elif api == "Fetch" and response is not None:
-            stats.fetched(response, self._topic_name_of)
-        elif api in JOURNALED_APIS and response is not None:
-            group_id = request.group_id
-            members = request.members if api == "LeaveGroup" and version >= 3 else None
-            member_id = members[0].member_id if members else request.member_id
-            now = self.clock()
-            error = error_name(codes[0]) if codes else "NONE"
-            self.group_journal.request(now, group_id, api, member_id or "", error)
-            if api in GROUP_SHAPING_APIS:
-                self.group_journal.observe(now, group_id, self.group_service.shape(group_id))
-
-    def _topic_name_of(self, topic_id: uuid.UUID) -> str | None:
-        topic = self.topics.get_by_id(topic_id)
-        return None if topic is None else topic.name
 
     def _coordinator_partitions(self, key_type: int) -> int:
         """The partition count of the internal topic placing a key type's coordinators."""

@@ -4,7 +4,7 @@ In order: decode (the header, the version's route, the body), authenticate (a SA
 asks nothing but ApiVersions and the SASL exchange before it has logged in: the SASL gate's
 verdict), authorize (the handler's row of shim.security.authorization, set on the request context, which
 the handler checks each resource against), fault rules (the test broker's, when any is set),
-handle, account (request stats: Broker.observe_request), record (the recorder's entry and the
+handle, account (request stats: broker.observe_request), record (the recorder's entry and the
 DEBUG trace, both redacted by protocol.redaction when shown), encode. It lives on the network
 side because it awaits Trio: a fault rule's delay, and its no-answer action, wait on the loop
 (tests/test_layers.py lets only the network side import Trio).
