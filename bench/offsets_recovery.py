@@ -118,7 +118,7 @@ def recovery(commits: int, partitions: int, on_disk: bool) -> None:
         else:  # memory cannot restart: time the same replay into the coordinator
             from kafka_shim.shim.coordinator import GroupCoordinator
 
-            ms = timed(lambda: GroupCoordinator().load(broker.offsets_log.replay(), NOW))
+            ms = timed(lambda: GroupCoordinator().load(broker.group_service.offsets_log.replay(), NOW))
         offset = broker.groups.fetch_offsets(f"group-{GROUPS - 1}", [TopicPartition("t", 0)])
         assert offset[TopicPartition("t", 0)].offset == commits // PARTITIONS_PER_GROUP - 1, offset
         print_row(f"  recovery ({where}, {partitions} p)", {"shim": ms}, "ms", False)

@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
-from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
 from kafka_shim.shim.config.group_configs import GroupConfigs
@@ -18,9 +17,8 @@ from kafka_shim.shim.controller.kept import open_feature_levels
 from kafka_shim.shim.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.consumer import Result
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
-from kafka_shim.shim.coordinator.outcome import Outcome, Waiter
+from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
-from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 from kafka_shim.shim.groups import COORDINATOR_RETRY_BACKOFF_MS, GroupService, coordinator_error
 from kafka_shim.shim.groups.journal import GroupJournal
 from kafka_shim.shim.partitions.logs import open_logs
@@ -43,7 +41,7 @@ from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC, TransactionLog
@@ -137,7 +135,6 @@ class Broker:
             self.group_journal,
             lambda: self.share_partitions,
         )
-        self.consumer_topics = self.group_service.topics
         # Counts each answered request and notes a member's in its group's journal (the
         # dispatch step's account step).
         self.observe_request = RequestObserver(
@@ -233,7 +230,7 @@ class Broker:
         self.transactions.config = self.transactions.config._replace(transaction_version=level)
         self.transaction_log.transaction_version = level
 
-    # The group coordinators and their effects, as the share code and the console reach them.
+    # What handlers, the console and the transaction markers reach most (dozens of places).
 
     @property
     def groups(self) -> GroupCoordinator:
@@ -244,28 +241,11 @@ class Broker:
         return self.group_service.consumer
 
     @property
-    def share_groups(self) -> ShareGroupManager:
-        return self.group_service.share
-
-    @property
     def share_partitions(self) -> SharePartitions:
         return self.shares.partitions
 
-    @property
-    def offsets_log(self) -> OffsetsLog:
-        return self.group_service.offsets_log
-
     def apply(self, outcome: Outcome[T] | Result[T]) -> T:
         return self.group_service.effects.apply(outcome)
-
-    def apply_or(self, outcome: Outcome[T] | Result[T], refuse: Callable[[ErrorCode], T]) -> T:
-        return self.group_service.effects.apply_or(outcome, refuse)
-
-    def group_type(self, group_id: str) -> str | None:
-        return self.group_service.group_type(group_id)
-
-    def waiter(self, respond: Callable[[T], None], unloaded: T) -> Waiter:
-        return self.group_service.effects.waiter(respond, unloaded)
 
     def set_broker_configs(self, scope: str, overrides: dict[str, str], validate_only: bool) -> None:
         """`scope`'s dynamic broker configs replaced (AlterError if the result is not valid):
@@ -282,7 +262,7 @@ class Broker:
     def _coordinator_partitions(self, key_type: int) -> int:
         """The partition count of the internal topic placing a key type's coordinators."""
         if key_type == GROUP_KEY:
-            return self.offsets_log.partitions
+            return self.group_service.offsets_log.partitions
         return self.transaction_log.partitions
 
     @property

@@ -49,7 +49,7 @@ def test_a_memory_broker_log_replays_into_a_fresh_coordinator() -> None:
     assert sum(p.log_end_offset for p in topic.partitions) == 6  # 3 commits + commit, tombstones
 
     restarted = GroupCoordinator()
-    restarted.load(broker.offsets_log.replay(), clock())
+    restarted.load(broker.group_service.offsets_log.replay(), clock())
     fetched = restarted.fetch_offsets("g", [TP])[TP]
     assert (fetched.offset, fetched.metadata) == (12, "m12")
     group = restarted.group("g")

@@ -73,14 +73,14 @@ def beat(h: Harness, member: str, epoch: int) -> int:
 
 
 def consumer_group(h: Harness) -> object:
-    return h.broker.consumer_groups.describe(GROUP, h.broker.consumer_topics)
+    return h.broker.consumer_groups.describe(GROUP, h.broker.group_service.topics)
 
 
 def group_kind(h: Harness) -> object:
     """The group's type, its classic generation and its consumer-group side (online migration);
     classic members are memory only (they join again after a restart)."""
     classic = h.broker.groups.group(GROUP)
-    return h.broker.group_type(GROUP), classic and classic.generation_id, consumer_group(h)
+    return h.broker.group_service.group_type(GROUP), classic and classic.generation_id, consumer_group(h)
 
 
 def emptied(h: Harness) -> None:
@@ -90,7 +90,7 @@ def emptied(h: Harness) -> None:
 def share_state(h: Harness) -> tuple[object, object]:
     """The share group and its share partition as the log holds them (acquired records are
     written as available: a lock lives in memory only)."""
-    group = h.broker.share_groups.group(SHARE_GROUP)
+    group = h.broker.group_service.share.group(SHARE_GROUP)
     topic = h.broker.topics.get("t")
     assert topic is not None
     partition = h.broker.share_partitions.get(SharePartitionKey(SHARE_GROUP, topic.topic_id, 0))

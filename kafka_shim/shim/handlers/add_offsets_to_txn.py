@@ -30,7 +30,9 @@ async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequestData) -> di
     if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     broker = ctx.broker
-    partition = TopicPartition(OFFSETS_TOPIC, broker.offsets_log.partition_for(request.group_id))
+    partition = TopicPartition(
+        OFFSETS_TOPIC, broker.group_service.offsets_log.partition_for(request.group_id)
+    )
     try:
         code = broker.transactions.add_partitions(
             request.transactional_id,

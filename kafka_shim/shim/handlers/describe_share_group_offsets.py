@@ -72,7 +72,7 @@ def _group(
     readable = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.TOPIC, wanted)
     denied = ctx.refusal(AclOperation.DESCRIBE, ResourceType.TOPIC)
     answer["topics"] = [_refused_topic(n, wanted[n], denied) for n in sorted(wanted) if n not in readable]
-    if broker.group_type(group.group_id) != "share":
+    if broker.group_service.group_type(group.group_id) != "share":
         message = f"Group {group.group_id} is not a share group."
         return answer | {"error_code": ErrorCode.GROUP_ID_NOT_FOUND, "error_message": message}
     for name in sorted(readable):

@@ -43,7 +43,9 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     # The coordinator's internal topic is made now, as Kafka makes it (unlike Kafka, the
     # answer need not wait for it).
     broker = ctx.broker
-    (broker.offsets_log if key_type == GROUP_KEY else broker.transaction_log).create_if_missing()
+    (
+        broker.group_service.offsets_log if key_type == GROUP_KEY else broker.transaction_log
+    ).create_if_missing()
     node = broker.cluster.coordinator(key_type, key)
     if node == NO_LEADER:
         return {

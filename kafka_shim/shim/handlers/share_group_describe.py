@@ -86,7 +86,7 @@ async def handle(ctx: RequestContext, request: ShareGroupDescribeRequestData) ->
             )
             described = _refused(group_id, ErrorCode.GROUP_ID_NOT_FOUND, message)
         else:
-            described = _described(group, broker.consumer_topics)
+            described = _described(group, broker.group_service.topics)
         operations = AUTHORIZED_OPERATIONS_OMITTED
         if request.include_authorized_operations and described["error_code"] == ErrorCode.NONE:
             operations = ctx.authorized_operations(ResourceType.GROUP, group_id)

@@ -169,7 +169,7 @@ def groups(broker: Broker) -> list[GroupView]:
             tuple(members),
             _offsets(broker, consumer_group.group_id),
         )
-    for share_group in broker.share_groups.groups():
+    for share_group in broker.group_service.share.groups():
         views[share_group.group_id] = _share_group(broker, share_group)
     for listing in broker.groups.list_groups():
         if listing.group_id in views:
@@ -209,4 +209,4 @@ def cluster(broker: Broker) -> ClusterView:
 
 def group_shape(broker: Broker, group_id: str) -> GroupShape | None:
     """The group's type, state, member ids and generation (or epoch) (shim.groups.journal)."""
-    return journal_group_shape(broker.groups, broker.consumer_groups, broker.share_groups, group_id)
+    return journal_group_shape(broker.groups, broker.consumer_groups, broker.group_service.share, group_id)

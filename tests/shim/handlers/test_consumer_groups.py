@@ -57,7 +57,7 @@ def test_join_answers_topic_ids_and_writes_records_first() -> None:
     assert answer.heartbeat_interval_ms == 500
     (assigned,) = answer.assignment.topic_partitions
     assert (assigned.topic_id, assigned.partitions) == (topic.topic_id, [0, 1, 2, 3])
-    records = list(harness.broker.offsets_log.replay())
+    records = list(harness.broker.group_service.offsets_log.replay())
     kinds = sorted({r.key.record_type for r in records if isinstance(r.key, ConsumerGroupKey)})
     assert kinds == [3, 4, 5, 6, 7, 8]
     again = heartbeat(harness, "m1", 1)

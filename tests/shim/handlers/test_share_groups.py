@@ -249,7 +249,7 @@ def test_acknowledged_records_survive_a_restart_and_in_flight_ones_return(tmp_pa
     h.broker.close()
     restarted = Harness(data_dir=tmp_path)
     restarted.broker.group_configs[GROUP] = {"share.auto.offset.reset": "earliest"}
-    group = restarted.broker.share_groups.group(GROUP)
+    group = restarted.broker.group_service.share.group(GROUP)
     assert group is not None and list(group.members) == ["m1"]  # membership replayed too
     assert acquired(fetch(restarted, "m1", 0)) == [(1, 2, 2)]
     restarted.broker.close()
@@ -344,7 +344,7 @@ def test_list_describe_and_delete_groups_know_share_groups() -> None:
     assert h.call(delete_groups, 2, delete).results[0].error_code == ErrorCode.NON_EMPTY_GROUP
     h.call(share_group_heartbeat, 1, {"group_id": GROUP, "member_id": "m1", "member_epoch": -1})
     assert h.call(delete_groups, 2, delete).results[0].error_code == ErrorCode.NONE
-    assert h.broker.share_groups.group(GROUP) is None
+    assert h.broker.group_service.share.group(GROUP) is None
     assert list(h.broker.share_partitions.of_group(GROUP)) == []
 
 

@@ -74,7 +74,7 @@ def h() -> Harness:
 
 
 def offsets_partition(h: Harness) -> TopicPartition:
-    return TopicPartition(OFFSETS_TOPIC, h.broker.offsets_log.partition_for(GROUP))
+    return TopicPartition(OFFSETS_TOPIC, h.broker.group_service.offsets_log.partition_for(GROUP))
 
 
 def with_offsets_added(h: Harness, **changes: Any) -> Transactions:
@@ -207,7 +207,7 @@ def test_a_restarted_coordinator_replays_the_transaction(h: Harness, committed: 
     if committed:
         write_marker(h, True)
     restarted = GroupCoordinator()
-    restarted.load(h.broker.offsets_log.replay(), h.clock())
+    restarted.load(h.broker.group_service.offsets_log.replay(), h.clock())
     t0 = TopicPartition("in", 0)
     fetched = restarted.fetch_offsets(GROUP, [t0], require_stable=True)[t0]
     if committed:

@@ -73,7 +73,7 @@ def reset_offset(broker: Broker, group_id: str, topic: str, partition: int, to: 
     else:
         raise ActionRefused(400, f"reset to {to!r}: an offset, earliest or latest")
     tp = TopicPartition(topic, partition)
-    errors = broker.apply_or(
+    errors = broker.group_service.effects.apply_or(
         broker.groups.commit_offsets(CommitRequest(group_id, {tp: OffsetCommit(offset)}), broker.clock()),
         lambda code: {tp: code},  # not written (a full disk): nothing changed
     )
