@@ -10,62 +10,37 @@ housekeeping thread flushes and applies retention.
 
 Producer state (idempotent sequences, open transactions) is snapshotted at every
 roll and at a clean close, as Kafka's `.snapshot` files are; a restart loads the
-snapshot and replays the batches written after it, which also derives again the
-`.txnindex` entries of the aborted transactions whose markers came after it.
+snapshot and replays the batches written after it (storage.log_recovery, with the
+directory's other files). What the log asks of its segments is storage.segment_list.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
-from bisect import bisect_right
-from collections.abc import Collection, Iterator
-from itertools import chain
+from collections.abc import Collection
 from pathlib import Path
-from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.records import RecordBatches
-from kafka_shim.storage import faults
+from kafka_shim.storage import faults, log_recovery, segment_list
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
-from kafka_shim.storage.errors import CorruptLog, StorageError
-from kafka_shim.storage.log import (
-    AppendHook,
-    PartitionLog,
-    SegmentSpan,
-    TimestampOffset,
-    first_record_at_or_after,
-)
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log import AppendHook, PartitionLog, SegmentSpan, TimestampOffset
 from kafka_shim.storage.log_config import LogConfig
-from kafka_shim.storage.producer_state import ProducerStates
-from kafka_shim.storage.scan import Damage
-from kafka_shim.storage.segment import LOG_SUFFIX, Segment, SegmentMark, file_stem
-from kafka_shim.storage.swap import Replacement, complete_swaps, fsync_directory, write_atomically
-from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex, overlapping
+from kafka_shim.storage.log_recovery import PRODUCER_SNAPSHOT_FILE
+from kafka_shim.storage.segment import Segment, SegmentMark, file_stem
+from kafka_shim.storage.segment_list import SegmentFile, Span
+from kafka_shim.storage.swap import Replacement, complete_swaps, fsync_directory
+from kafka_shim.storage.txn_index import AbortedTxn
 
 log = logging.getLogger("kafka_shim.storage")
 
-LOG_START_FILE = "log-start-offset"
 # Below this a fetch's records are read and copied: a duplicated descriptor and a sendfile
 # per range cost more than copying a few kilobytes.
 SENDFILE_MIN_BYTES = 32 * 1024
-# Producers' last batches and open transactions, written at every roll and at a
-# clean close (Kafka's .snapshot files).
-PRODUCER_SNAPSHOT_FILE = "producer-state.json"
-# The leader-epoch cache, in Kafka's own checkpoint format (version 0, a count, "epoch offset"
-# lines), written when a leader epoch starts (shim.testbroker.cluster moves), read back at open.
-LEADER_EPOCH_FILE = "leader-epoch-checkpoint"
-
-
-class SegmentFile(NamedTuple):
-    base_offset: int
-    next_offset: int
-    size: int
-    max_timestamp: int
-    path: Path
 
 
 class DiskLog(PartitionLog):
@@ -130,82 +105,21 @@ class DiskLog(PartitionLog):
         indexes; otherwise the active segment is verified batch by batch and a
         torn tail cut off. Closed segments were fsynced when rolled."""
         complete_swaps(directory)
-        bases = _segment_bases(os.listdir(directory))  # a listing: globs cost more per partition
-        start = _read_start(directory)
+        bases = log_recovery.segment_bases(os.listdir(directory))  # globs cost more per partition
+        start = log_recovery.read_start(directory)
         if not bases:  # made before a crash, its empty files lost with the crash
-            made = cls(
-                directory,
-                config,
-                options,
-                [Segment.create(directory, start, config.index_interval_bytes, files=False)],
-                start,
-                on_append,
-            )
+            segment = Segment.create(directory, start, config.index_interval_bytes, files=False)
+            made = cls(directory, config, options, [segment], start, on_append)
             made._directory_synced = False
             return made
-        segments: list[Segment] = []
-        expected = bases[0]
-        for number, base in enumerate(bases):
-            active = number == len(bases) - 1
-            loaded = (
-                Segment.load(directory, base, config.index_interval_bytes) if clean or not active else None
-            )
-            if loaded is None:
-                loaded, damage = Segment.recover(directory, base, config.index_interval_bytes, expected)
-                if damage is not None:
-                    _handle_damage(loaded, damage, options, later=bases[number + 1 :])
-                    segments.append(loaded)
-                    break
-            segments.append(loaded)
-            expected = loaded.next_offset
+        segments = log_recovery.load_segments(directory, bases, config, options, clean=clean)
         log = cls(directory, config, options, segments, start, on_append)
         # Epochs that began past a torn tail cut off at recovery are gone with it.
-        epochs = [(e, s) for e, s in _read_epochs(directory) if s <= log.log_end_offset]
+        epochs = [(e, s) for e, s in log_recovery.read_epochs(directory) if s <= log.log_end_offset]
         log.epoch_starts = epochs or log.epoch_starts
-        log._adopt_orphan_txn_indexes()
-        log.producers = log._restored_producers(clean)
+        log_recovery.adopt_orphan_txn_indexes(directory, segments)
+        log.producers = log_recovery.restored_producers(directory, segments, clean=clean)
         return log
-
-    def _adopt_orphan_txn_indexes(self) -> None:
-        """A compaction stopped by a crash after its swap leaves the `.txnindex` of the
-        segments it replaced: their entries move to the segment now holding their markers."""
-        bases = {s.base_offset for s in self._segments}
-        names = os.listdir(self.directory)
-        for path in sorted(self.directory / name for name in names if name.endswith(TXN_INDEX_SUFFIX)):
-            if not path.stem.isdigit() or int(path.stem) in bases:
-                continue
-            orphan = TxnIndex(path)
-            if orphan.load():
-                for entry in orphan.entries:
-                    home = self._segments[self._segment_for(entry.last_offset)]
-                    if home.txn_index.load():
-                        home.txn_index.rewrite(sorted([*home.txn_index.entries, entry], key=_marker_offset))
-            orphan.delete()
-
-    def _restored_producers(self, clean: bool) -> ProducerStates:
-        """The snapshot of the last roll or clean close, brought up to date from the
-        batches written after it; without one, everything from the log start. A retried
-        batch is then recognised across a restart and open transactions stay open, as
-        in Kafka. Aborted transactions whose markers follow the snapshot are indexed
-        again from those batches (after a crash their entries may be missing or torn)."""
-        end = self.log_end_offset
-        indexes_whole = all(segment.txn_index.load() for segment in self._segments)
-        snapshot = _read_producer_snapshot(self.directory)
-        if snapshot is not None and snapshot[0] <= end and indexes_whole:
-            since, states = snapshot
-            if clean and since == end:
-                return states
-        else:
-            since, states = self._segments[0].base_offset, ProducerStates()
-        for segment in self._segments:
-            kept = [e for e in segment.txn_index.entries if e.last_offset < since]
-            if len(kept) != len(segment.txn_index.entries) or not indexes_whole:
-                segment.txn_index.rewrite(kept)
-        for segment in self._segments:
-            if segment.next_offset > since:
-                for entry in states.replay(segment.batches_with_markers_from(since)):
-                    segment.txn_index.append(entry)
-        return states
 
     # -- the contract -------------------------------------------------------
 
@@ -219,12 +133,7 @@ class DiskLog(PartitionLog):
 
     def segment_spans(self, now_ms: int) -> list[SegmentSpan]:
         with self._lock:
-            return [
-                SegmentSpan(
-                    max(segment.base_offset, self._start), segment.size == 0, _modified_ms(segment, now_ms)
-                )
-                for segment in self._segments
-            ]
+            return segment_list.listed(self._segments, self._start, now_ms)
 
     @property
     def active(self) -> Segment:
@@ -252,7 +161,7 @@ class DiskLog(PartitionLog):
         self._check_open()
         now = self.options.clock()
         active = self._segments[-1]
-        if self._should_roll(active, len(batches.data), now):
+        if segment_list.rolls(active, len(batches.data), self.config, now, self._active_since):
             try:
                 self._roll()
             except OSError as exc:
@@ -291,13 +200,6 @@ class DiskLog(PartitionLog):
                     ErrorCode.KAFKA_STORAGE_ERROR, f"cannot index the abort in {active.log_path}: {exc}"
                 ) from exc
 
-    def _should_roll(self, active: Segment, incoming: int, now: int) -> bool:
-        if active.size == 0:
-            return False
-        if active.size + incoming > self.config.segment_bytes:
-            return True
-        return self._active_since is not None and now - self._active_since >= self.config.roll_ms
-
     def _roll(self) -> None:
         """OSError (a full disk) leaves the active segment active and no new one behind."""
         # A restart replays from here at most: a transaction open in an older segment
@@ -316,27 +218,20 @@ class DiskLog(PartitionLog):
         self._active_since = None
 
     def _epochs_changed(self) -> None:
-        lines = [f"{epoch} {start}" for epoch, start in self.epoch_starts]
-        write_atomically(self.directory, LEADER_EPOCH_FILE, "\n".join(["0", str(len(lines)), *lines]) + "\n")
+        log_recovery.write_epochs(self.directory, self.epoch_starts)
 
     def _write_producer_snapshot(self) -> None:
-        snapshot = {"end": self.log_end_offset, "producers": self.producers.snapshot()}
-        write_atomically(self.directory, PRODUCER_SNAPSHOT_FILE, json.dumps(snapshot))
+        log_recovery.write_producer_snapshot(self.directory, self.log_end_offset, self.producers)
 
     def aborted_ranges(self, start_offset: int, end_offset: int) -> list[AbortedTxn]:
         with self._lock:
-            segments = self._segments[self._segment_for(start_offset) :]
-            entries: Iterator[AbortedTxn] = chain.from_iterable(s.txn_index.entries for s in segments)
-            return overlapping(entries, start_offset, end_offset)
+            return segment_list.aborted_ranges(self._segments, start_offset, end_offset)
 
     def roll(self) -> None:
         """Close the active segment now (it must hold something)."""
         with self._lock:
             if self.active.size:
                 self._roll()
-
-    def _segment_for(self, offset: int) -> int:
-        return max(bisect_right(self._segments, offset, key=lambda s: s.base_offset) - 1, 0)
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         with self._lock:
@@ -351,47 +246,22 @@ class DiskLog(PartitionLog):
             # Own descriptors: retention or compaction may close the segment's before it is sent.
             return FileRecords((os.dup(fd), position, length) for fd, position, length in spans)
 
-    def _spans(self, offset: int, max_bytes: int, min_one: bool) -> list[tuple[int, int, int]]:
+    def _spans(self, offset: int, max_bytes: int, min_one: bool) -> list[Span]:
         """(descriptor, position, length) of whole batches from the one holding `offset`,
         across segments while the budget lasts. Called under the lock."""
         self._check_open()
         self.check_fetch_offset(offset)
         if offset == self.log_end_offset:
             return []  # the common empty fetch: no segment search
-        spans: list[tuple[int, int, int]] = []
-        budget = max_bytes
-        for segment in self._segments[self._segment_for(offset) :]:
-            position, length, to_the_end = segment.span(offset, budget, min_one and not spans)
-            if length:
-                spans.append((segment.fd, position, length))
-            budget -= length
-            # Go on into the next segment (also across a compaction gap that
-            # leaves nothing at or after `offset` here) while budget remains.
-            if not to_the_end or budget <= 0:
-                break
-            offset = segment.next_offset
-        return spans
+        return segment_list.spans(self._segments, offset, max_bytes, min_one)
 
     def offset_for_timestamp(self, timestamp: int) -> TimestampOffset | None:
         with self._lock:
-            for segment in self._segments:
-                found = segment.find_timestamp(timestamp)
-                if found is not None:
-                    return found
-            return None
+            return segment_list.offset_for_timestamp(self._segments, timestamp)
 
     def max_timestamp(self) -> TimestampOffset | None:
         with self._lock:
-            best = None
-            for segment in self._segments:  # the first segment reaching the max, as Kafka's maxBy
-                if segment.size and (best is None or segment.max_timestamp > best.max_timestamp):
-                    best = segment
-            if best is None:
-                return None
-            batch = best.batch_holding(best.offset_of_max_timestamp)  # the first batch reaching it
-            if batch is None:
-                return TimestampOffset(best.max_timestamp, best.offset_of_max_timestamp)
-            return first_record_at_or_after(best.batch_bytes(batch), best.max_timestamp)
+            return segment_list.max_timestamp(self._segments)
 
     # -- moving the start ---------------------------------------------------
 
@@ -401,24 +271,15 @@ class DiskLog(PartitionLog):
             target = self.records_deletion_target(offset)
             if target > self._start:
                 try:
-                    _write_start(self.directory, target)
+                    log_recovery.write_start(self.directory, target)
                 except OSError as exc:
                     raise StorageError(
                         ErrorCode.KAFKA_STORAGE_ERROR,
                         f"cannot move the start of {self.directory.name}: {exc}",
                     ) from exc
                 self._start = target
-                self._delete_leading(self._below_start())
+                self._delete_leading(segment_list.count_below(self._segments, self._start))
             return self._start
-
-    def _below_start(self) -> int:
-        """How many leading segments hold only offsets below the log start."""
-        count = 0
-        for following in self._segments[1:]:
-            if following.base_offset > self._start:
-                break
-            count += 1
-        return count
 
     def apply_retention(self, now_ms: int | None = None) -> int:
         """Delete closed segments past retention.ms / retention.bytes (delete
@@ -427,24 +288,13 @@ class DiskLog(PartitionLog):
         with self._lock:
             if self._closed:
                 return 0
-            count = self._below_start()
-            config = self.config
-            if config.deletes:
-                limited = config.retention_bytes >= 0
-                excess = sum(s.size for s in self._segments[count:]) - config.retention_bytes
-                for segment in self._segments[count:]:
-                    expired = (
-                        config.retention_ms >= 0 and now - segment.largest_timestamp() > config.retention_ms
-                    )
-                    if segment is self.active:
-                        if expired and segment.size:
-                            # An expired active segment goes too, as in Kafka: roll, then delete.
-                            self._roll()
-                            count += 1
-                        break
-                    if not (expired or (limited and excess >= segment.size) or segment.size == 0):
-                        break
-                    excess -= segment.size
+            count = segment_list.count_below(self._segments, self._start)
+            if self.config.deletes:
+                past, active_expired = segment_list.past_retention(self._segments[count:], self.config, now)
+                count += past
+                if active_expired:
+                    # An expired active segment goes too, as in Kafka: roll, then delete.
+                    self._roll()
                     count += 1
             return self._delete_leading(count)
 
@@ -478,10 +328,7 @@ class DiskLog(PartitionLog):
         the lock (a closed segment's bytes never change; a replaced or deleted one is read
         through the descriptor it opened, and its swap is then refused)."""
         with self._lock:
-            return [
-                SegmentFile(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.log_path)
-                for s in self._segments
-            ]
+            return segment_list.files(self._segments)
 
     def segment_bases(self) -> list[int]:
         """Every segment's base offset, the active one last."""
@@ -491,34 +338,15 @@ class DiskLog(PartitionLog):
     def read_segment(self, base_offset: int) -> bytes:
         """A segment's whole content (the active one as far as written)."""
         with self._lock:
-            segment = self._closed_segment(base_offset)
+            segment = segment_list.closed_segment(self._segments, base_offset, self.directory)
             return os.pread(segment.fd, segment.size, 0)
-
-    def _closed_segment(self, base_offset: int) -> Segment:
-        for segment in self._segments:
-            if segment.base_offset == base_offset:
-                return segment
-        raise StorageError(
-            ErrorCode.UNKNOWN_SERVER_ERROR, f"no closed segment at {base_offset} in {self.directory}"
-        )
-
-    def _consecutive_closed(self, base_offsets: list[int]) -> tuple[int, list[Segment]]:
-        """Where the closed segments at `base_offsets` start in the list, and they; ValueError
-        unless they are consecutive closed segments."""
-        old = [self._closed_segment(base) for base in base_offsets]
-        if self.active in old:
-            raise ValueError("the active segment cannot be replaced")
-        first = self._segments.index(old[0])
-        if self._segments[first : first + len(old)] != old:
-            raise ValueError("replaced segments must be consecutive")
-        return first, old
 
     def begin_replacement(self, base_offsets: list[int]) -> Replacement:
         """A replacement of consecutive closed segments, to be written (without the lock)
         and handed to `replace_segments`."""
         with self._lock:
             self._check_open()
-            first, old = self._consecutive_closed(base_offsets)
+            first, old = segment_list.consecutive_closed(self._segments, base_offsets, self.directory)
             end = self._segments[first + len(old)].base_offset
             return Replacement(self.directory, old[0].base_offset, end, self.config.index_interval_bytes)
 
@@ -544,29 +372,12 @@ class DiskLog(PartitionLog):
             raise
         with self._lock:
             try:
-                if self._closed:
-                    raise StorageError(
-                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted"
-                    )
-                first, old = self._consecutive_closed(base_offsets)
+                self._check_open()
+                first, old = segment_list.consecutive_closed(self._segments, base_offsets, self.directory)
             except (StorageError, ValueError):
                 replacement.discard()
                 return False
-            aborted = [
-                entry
-                for segment in old
-                for entry in segment.txn_index.entries
-                if entry.last_offset not in emptied_aborts
-            ]
-            for segment in old:
-                segment.close()
-            replacement.install([s.base_offset for s in old])
-            # The markers keep their offsets, so their aborted ranges move along;
-            # a crash before this is repaired by `_adopt_orphan_txn_indexes`.
-            fresh.txn_index.rewrite(aborted)
-            for segment in old[1:]:
-                segment.txn_index.delete()
-            self._segments[first : first + len(old)] = [fresh]
+            segment_list.swap(self._segments, first, old, replacement, fresh, emptied_aborts)
         fsync_directory(self.directory)
         return True
 
@@ -630,92 +441,8 @@ class DiskLog(PartitionLog):
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted")
 
 
-def _pread_spans(spans: list[tuple[int, int, int]]) -> bytes:
+def _pread_spans(spans: list[Span]) -> bytes:
     return b"".join(os.pread(fd, length, position) for fd, position, length in spans)
 
 
-def _modified_ms(segment: Segment, now_ms: int) -> int:
-    """When the segment's log file was last written; `now_ms` for one not made yet (a new
-    partition's first segment, never written to)."""
-    try:
-        return segment.log_path.stat().st_mtime_ns // 1_000_000
-    except FileNotFoundError:
-        return now_ms
-
-
-def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later: list[int]) -> None:
-    """A torn tail of the active segment is cut off with one log line; damage
-    with valid data after it (or in a closed segment) stops the broker unless
-    --truncate-corrupt allows dropping everything from there on."""
-    offset = segment.next_offset
-    where = f"{segment.log_path} at byte {damage.position} (offset {offset})"
-    if (damage.in_middle or later) and not options.truncate_corrupt:
-        raise CorruptLog(
-            f"corrupt record batch in {where}: {damage.reason}; valid data follows it, so truncating "
-            "would lose acknowledged records. Restore the file, or start with --truncate-corrupt to "
-            "drop everything from that batch on."
-        )
-    segment.truncate_to_valid()
-    for base in later:
-        Segment(segment.log_path.parent, base, segment.index_interval).delete()
-    if damage.in_middle or later:
-        log.warning(
-            "--truncate-corrupt: truncated %s and dropped %d later segment(s): %s",
-            where,
-            len(later),
-            damage.reason,
-        )
-    else:
-        log.warning("truncated torn tail of %s: %s", where, damage.reason)
-
-
-def _read_producer_snapshot(directory: Path) -> tuple[int, ProducerStates] | None:
-    path = directory / PRODUCER_SNAPSHOT_FILE
-    try:
-        snapshot = json.loads(path.read_text(encoding="utf-8"))
-        return int(snapshot["end"]), ProducerStates.from_snapshot(snapshot["producers"])
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        log.warning("ignoring %s (%s): producer state is rebuilt from the log instead", path, exc)
-        return None
-
-
-def _marker_offset(entry: AbortedTxn) -> int:
-    return entry.last_offset
-
-
-def _read_epochs(directory: Path) -> list[tuple[int, int]]:
-    """The leader-epoch checkpoint's entries; none when there is no (readable) file."""
-    path = directory / LEADER_EPOCH_FILE
-    try:
-        version, count, *lines = path.read_text(encoding="ascii").split("\n")
-        entries = [(int(e), int(s)) for e, s in (line.split() for line in lines if line.strip())]
-        if int(version) != 0 or int(count) != len(entries):
-            raise ValueError(f"version {version}, {count} entries announced, {len(entries)} found")
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        log.warning("ignoring %s (%s): every offset is taken to be of epoch 0", path, exc)
-        return []
-    return entries
-
-
-def _segment_bases(names: list[str]) -> list[int]:
-    """The base offsets of the segments among a directory's file names, in order."""
-    stems = (name[: -len(LOG_SUFFIX)] for name in names if name.endswith(LOG_SUFFIX))
-    return sorted(int(stem) for stem in stems if stem.isdigit())
-
-
-def _read_start(directory: Path) -> int:
-    try:
-        return int((directory / LOG_START_FILE).read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return 0
-
-
-def _write_start(directory: Path, offset: int) -> None:
-    write_atomically(directory, LOG_START_FILE, f"{offset}\n")
-
-
-__all__ = ["DiskLog", "file_stem"]
+__all__ = ["PRODUCER_SNAPSHOT_FILE", "SENDFILE_MIN_BYTES", "DiskLog", "SegmentFile", "file_stem"]
