@@ -348,7 +348,9 @@ class TopicStore:
             if new not in live:
                 self._discard(new.topic.name, new.logs)
         grown = [
-            new.topic if new.first == 0 else replace(new.topic, partitions=[*new.topic.partitions, *new.logs])
+            new.topic
+            if new.first == 0
+            else replace(new.topic, partitions=[*new.topic.partitions, *new.logs], replicas=new.replicas)
             for new in live
         ]
         for new in live:

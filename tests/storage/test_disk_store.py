@@ -85,3 +85,14 @@ def test_the_cluster_id_survives_a_restart_and_is_kafka_shaped(tmp_path: Path) -
     finally:
         second.close()
     assert Broker(BrokerConfig(data_dir=None)).cluster_id != first_id
+
+
+def test_replicas_of_added_partitions_survive_a_restart(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.topics.create("orders", 2, assignment=[[0], [1]])
+    store.topics.add_partitions("orders", 3, [[2]])
+    store.close()
+    reopened = open_store(tmp_path)
+    topic = reopened.topics.get("orders")
+    assert topic is not None and topic.replicas == [[0], [1], [2]]
+    reopened.close()
