@@ -11,12 +11,14 @@ too; the delivery state of their records is the share partitions' (shim.share.pa
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Collection, Hashable
 from typing import Any, Protocol, TypeVar, cast
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
+from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator, GroupState
 from kafka_shim.shim.coordinator.consumer import ConsumerGroupConfig, HeartbeatResponse
@@ -49,7 +51,7 @@ from kafka_shim.shim.coordinator.types import (
 from kafka_shim.shim.groups.effects import COORDINATOR_RETRY_BACKOFF_MS, GroupEffects
 from kafka_shim.shim.groups.journal import GroupJournal, GroupShape, group_shape
 from kafka_shim.shim.groups.topics import StoreTopics
-from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions, state_not_written
+from kafka_shim.shim.share.partitions import ShareLockTimer, SharePartitions, state_written
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OffsetsLog
 from kafka_shim.storage.topics import TopicStore
@@ -279,10 +281,10 @@ class GroupService:
         if refusal != ErrorCode.NONE:
             return refusal
         partitions = self._share_partitions()
-        try:
-            partitions.delete([key for key, _ in partitions.of_group(group_id)], now)
-        except StorageError as exc:
-            return state_not_written(exc)
+        keys = [key for key, _ in partitions.of_group(group_id)]
+        written = state_written(lambda: partitions.delete(keys, now))
+        if written != ErrorCode.NONE:
+            return written
         return self.effects.apply_or(self.share.delete(group_id), ErrorCode)
 
     # Share groups (KIP-932).
@@ -301,6 +303,19 @@ class GroupService:
     def share_group(self, group_id: str) -> ShareGroup | None:
         """The share group with this id (ShareGroupDescribe, the share offsets' APIs)."""
         return self.share.group(group_id)
+
+    def reset_share_offset(self, key: SharePartitionKey, start_offset: int, now: int) -> ErrorCode:
+        """AlterShareGroupOffsets of one share partition: it starts afresh at `start_offset`
+        (NONE), or the share coordinator's error when that cannot be written (it stays)."""
+        partitions = self._share_partitions()
+        return state_written(lambda: partitions.reset(key, start_offset, now))
+
+    def delete_share_offsets(self, group_id: str, topic_id: uuid.UUID, now: int) -> ErrorCode:
+        """DeleteShareGroupOffsets of one topic: the group's state of its partitions goes (a
+        tombstone each), or the share coordinator's error when that cannot be written."""
+        partitions = self._share_partitions()
+        keys = [key for key, _ in partitions.of_group(group_id) if key.topic_id == topic_id]
+        return state_written(lambda: partitions.delete(keys, now))
 
     def list_groups(
         self, states_filter: Collection[str], types_filter: Collection[str]

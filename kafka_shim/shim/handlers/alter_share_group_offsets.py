@@ -5,7 +5,6 @@ GROUP_ID_NOT_FOUND (share_requests.change_share_offsets)."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -13,7 +12,6 @@ from kafka_shim.protocol.messages.alter_share_group_offsets import API
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
-from kafka_shim.shim.share.partitions import state_written
 from kafka_shim.shim.share.requests import change_share_offsets
 from kafka_shim.storage.topics import Topic
 
@@ -27,7 +25,7 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequestData) -> dict[str, Any]:
-    partitions = ctx.broker.share_partitions
+    groups = ctx.broker.group_service
     now = ctx.now_ms()
 
     def answer(requested: AlterShareGroupOffsetsRequestTopics, code: ErrorCode) -> dict[str, Any]:
@@ -48,7 +46,7 @@ async def handle(ctx: RequestContext, request: AlterShareGroupOffsetsRequestData
             elif error != ErrorCode.NONE:
                 code = error
             else:
-                code = state_written(partial(partitions.reset, key, p.start_offset, now))
+                code = groups.reset_share_offset(key, p.start_offset, now)
             answers.append({"partition_index": p.partition_index, "error_code": code})
         return {"partitions": answers}
 

@@ -5,14 +5,12 @@ GROUP_ID_NOT_FOUND (share_requests.change_share_offsets)."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_share_group_offsets import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation
-from kafka_shim.shim.share.partitions import state_written
 from kafka_shim.shim.share.requests import change_share_offsets
 from kafka_shim.storage.topics import Topic
 
@@ -26,7 +24,7 @@ __all__ = ["API", "handle"]
 
 
 async def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequestData) -> dict[str, Any]:
-    partitions = ctx.broker.share_partitions
+    groups = ctx.broker.group_service
     now = ctx.now_ms()
 
     def answer(requested: DeleteShareGroupOffsetsRequestTopics, code: ErrorCode) -> dict[str, Any]:
@@ -37,7 +35,6 @@ async def handle(ctx: RequestContext, request: DeleteShareGroupOffsetsRequestDat
     ) -> dict[str, Any]:
         if error != ErrorCode.NONE:
             return answer(requested, error)
-        keys = [k for k, _ in partitions.of_group(request.group_id) if k.topic_id == topic.topic_id]
-        return answer(requested, state_written(partial(partitions.delete, keys, now)))
+        return answer(requested, groups.delete_share_offsets(request.group_id, topic.topic_id, now))
 
     return change_share_offsets(ctx, request, AclOperation.DELETE, answer, delete)
