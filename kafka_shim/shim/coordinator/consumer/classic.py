@@ -48,7 +48,6 @@ from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
 from kafka_shim.shim.coordinator.consumer.coordinator import (
     ConsumerGroupCoordinator,
     Refused,
-    _Output,
     _validate,
     random_member_id,
 )
@@ -64,7 +63,7 @@ from kafka_shim.shim.coordinator.consumer.migration import (
     to_classic,
 )
 from kafka_shim.shim.coordinator.consumer.types import HeartbeatRequest as ConsumerHeartbeat
-from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Result, Topics
+from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Output, Result, Topics
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     GroupSnapshot,
@@ -128,11 +127,11 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     # --- downgrade -----------------------------------------------------------------------
 
-    def _fence(self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: _Output) -> None:
+    def _fence(self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: Output) -> None:
         self._fence_all(group, [member_id], topics, now, out)
 
     def _fence_all(
-        self, group: ConsumerGroup, member_ids: list[str], topics: Topics, now: int, out: _Output
+        self, group: ConsumerGroup, member_ids: list[str], topics: Topics, now: int, out: Output
     ) -> None:
         """Remove members, or (Kafka's validateOnlineDowngradeWithFencedMembers) turn the group
         classic without them if only classic members would remain: then the group epoch does not
@@ -150,7 +149,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             self._fence_only(group, member_id, topics, now, out)
 
     def _fence_only(
-        self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: _Output
+        self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: Output
     ) -> None:
         super()._fence(group, member_id, topics, now, out)
         self._must_rejoin.discard((group.group_id, member_id))
@@ -159,7 +158,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             ((SYNC, group.group_id, member_id), None),
         ]
 
-    def _downgrade(self, group: ConsumerGroup, leaving: list[str], topics: Topics, out: _Output) -> None:
+    def _downgrade(self, group: ConsumerGroup, leaving: list[str], topics: Topics, out: Output) -> None:
         """Kafka's convertToClassicGroup: every record of the group goes, the classic
         coordinator takes the remaining members."""
         out.records += records.group_tombstones(group)
@@ -177,7 +176,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         kind_, group_id, member_id = key
         if kind_ not in (JOIN, SYNC):
             return super().on_timer(key, topics, now)
-        out = _Output()
+        out = Output()
         group = self._groups.get(group_id)
         if group is not None and member_id in group.members:
             self._fence(group, member_id, topics, now, out)  # it did not rejoin / sync in time
@@ -187,7 +186,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     def classic_join(self, request: JoinRequest, topics: Topics, now: int) -> Result[JoinResult]:
         """A classic JoinGroup for a consumer group with members."""
-        out = _Output()
+        out = Output()
         try:
             result = self._join(self._groups[request.group_id], request, topics, now, out)
         except Refused as refused:
@@ -195,7 +194,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         return out.result(result)
 
     def _join(
-        self, group: ConsumerGroup, request: JoinRequest, topics: Topics, now: int, out: _Output
+        self, group: ConsumerGroup, request: JoinRequest, topics: Topics, now: int, out: Output
     ) -> JoinResult:
         member_id = request.member_id
         if len(group.members) >= self.config.max_size and member_id not in group.members:
@@ -255,7 +254,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
     # --- SyncGroup, Heartbeat ------------------------------------------------------------
 
     def classic_sync(self, request: SyncRequest, topics: Topics, now: int) -> Result[SyncResult]:
-        out = _Output()
+        out = Output()
         try:
             group, member = self._classic_member(
                 request.group_id, request.member_id, request.group_instance_id
@@ -283,7 +282,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         )
 
     def classic_heartbeat(self, request: HeartbeatRequest, now: int) -> Result[ErrorCode]:
-        out = _Output()
+        out = Output()
         try:
             group, member = self._classic_member(
                 request.group_id, request.member_id, request.group_instance_id
@@ -302,7 +301,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             return out.result(ErrorCode.REBALANCE_IN_PROGRESS)
         return out.result(ErrorCode.NONE)
 
-    def _ask_to_rejoin(self, group: ConsumerGroup, member: ConsumerMember, now: int, out: _Output) -> None:
+    def _ask_to_rejoin(self, group: ConsumerGroup, member: ConsumerMember, now: int, out: Output) -> None:
         if (group.group_id, member.member_id) not in self._must_rejoin:
             self._must_rejoin.add((group.group_id, member.member_id))
             out.timers.append(
@@ -331,7 +330,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
     def classic_leave(
         self, group_id: str, leaving: Iterable[MemberIdentity], topics: Topics, now: int
     ) -> Result[LeaveResult]:
-        out = _Output()
+        out = Output()
         group = self._groups[group_id]
         answers = []
         fenced: list[str] = []

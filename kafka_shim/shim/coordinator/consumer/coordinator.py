@@ -41,12 +41,10 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 from typing import TypeVar
 
-from kafka_shim.protocol import consumer_group_records as kind
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from kafka_shim.protocol.offsets_records import OffsetsRecord
-from kafka_shim.shim.coordinator.consumer import records, subscriptions
-from kafka_shim.shim.coordinator.consumer.assignors import ASSIGNORS
+from kafka_shim.shim.coordinator.consumer import records, subscriptions, target
 from kafka_shim.shim.coordinator.consumer.config import ConsumerGroupConfig
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup, ConsumerGroupState
 from kafka_shim.shim.coordinator.consumer.member import ConsumerMember, MemberState
@@ -58,17 +56,14 @@ from kafka_shim.shim.coordinator.consumer.types import (
     HeartbeatRequest,
     HeartbeatResponse,
     MemberDescription,
+    Output,
     Result,
-    TopicInfo,
     Topics,
     is_subset,
     normalized,
 )
-from kafka_shim.shim.coordinator.types import GroupSnapshot
 
 T = TypeVar("T")
-
-REGEX_RESOLUTION = "regex"  # the timer kind of a group's pending regex resolution
 
 
 def random_member_id() -> str:
@@ -82,16 +77,6 @@ class Refused(Exception):
         super().__init__(message)
         self.error = error
         self.message = message
-
-
-class _Output:
-    def __init__(self) -> None:
-        self.records: list[OffsetsRecord] = []
-        self.timers: list[tuple[Hashable, int | None]] = []
-        self.downgraded: GroupSnapshot | None = None
-
-    def result(self, response: T) -> Result[T]:
-        return Result(response, tuple(self.records), tuple(self.timers), downgraded=self.downgraded)
 
 
 class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
@@ -121,7 +106,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
     # --- ConsumerGroupHeartbeat ----------------------------------------------------------
 
     def heartbeat(self, request: HeartbeatRequest, topics: Topics, now: int) -> Result[HeartbeatResponse]:
-        out = _Output()
+        out = Output()
         try:
             _validate(request, self.config)
             if request.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
@@ -132,7 +117,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
             return Result(HeartbeatResponse(refused.error, refused.message))
         return out.result(response)
 
-    def _beat(self, request: HeartbeatRequest, topics: Topics, now: int, out: _Output) -> HeartbeatResponse:
+    def _beat(self, request: HeartbeatRequest, topics: Topics, now: int, out: Output) -> HeartbeatResponse:
         joining = request.member_epoch == JOIN_EPOCH
         group = self._groups.get(request.group_id)
         if group is None:
@@ -185,7 +170,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
         owned: Assignment | None,
         topics: Topics,
         now: int,
-        out: _Output,
+        out: Output,
         *,
         bump: bool,
     ) -> ConsumerMember:
@@ -205,12 +190,12 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
             ):
                 bump = True
         group.put_member(updated)
-        bump = self._refresh_subscriptions(group, topics, out) or bump
-        self._ask_regex_resolution(group, topics, now, out)
+        bump = target.refresh_subscriptions(group, topics, out) or bump
+        target.ask_regex_resolution(group, topics, now, out, self.config.regex_refresh_min_interval_ms)
         if bump:
-            self._bump_group_epoch(group, out)
+            target.bump_group_epoch(group, out)
         if group.group_epoch > group.assignment_epoch:
-            self._compute_target(group, out)
+            target.compute_target(group, out, self.config.default_assignor)
 
         reconciled = reconcile(
             updated, group.assignment_epoch, group.target_of(member_id), group.owner_epoch, owned
@@ -271,7 +256,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
 
     # --- leaving -------------------------------------------------------------------------
 
-    def _leave(self, request: HeartbeatRequest, topics: Topics, now: int, out: _Output) -> HeartbeatResponse:
+    def _leave(self, request: HeartbeatRequest, topics: Topics, now: int, out: Output) -> HeartbeatResponse:
         group = self._groups.get(request.group_id)
         if group is None:
             raise Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {request.group_id} not found.")
@@ -306,19 +291,19 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
             ErrorCode.NONE, member_id=request.member_id, member_epoch=request.member_epoch
         )
 
-    def _fence(self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: _Output) -> None:
+    def _fence(self, group: ConsumerGroup, member_id: str, topics: Topics, now: int, out: Output) -> None:
         group.remove_member(member_id)
         out.records += records.member_tombstones(group.group_id, member_id)
         out.timers += [(("session", group.group_id, member_id), None)]
         out.timers += [(("revocation", group.group_id, member_id), None)]
-        self._refresh_subscriptions(group, topics, out)
-        self._bump_group_epoch(group, out)
+        target.refresh_subscriptions(group, topics, out)
+        target.bump_group_epoch(group, out)
 
     # --- timers --------------------------------------------------------------------------
 
     def on_timer(self, key: Hashable, topics: Topics, now: int) -> Result[None]:
         """A deadline this coordinator asked for has passed."""
-        out = _Output()
+        out = Output()
         assert isinstance(key, tuple)
         kind_, group_id, member_id = key
         group = self._groups.get(group_id)
@@ -328,96 +313,9 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
         )
         if group is not None and expired:
             self._fence(group, member_id, topics, now, out)
-        elif group is not None and kind_ == REGEX_RESOLUTION:
-            self._resolve_regexes(group, topics, now, out)
+        elif group is not None and kind_ == target.REGEX_RESOLUTION:
+            target.resolve_regexes(group, topics, now, out)
         return out.result(None)
-
-    # --- epochs, subscriptions, target assignment ------------------------------------------
-
-    def _bump_group_epoch(self, group: ConsumerGroup, out: _Output) -> None:
-        group.group_epoch += 1
-        out.records.append(records.group_epoch(group.group_id, group.group_epoch))
-
-    def _refresh_subscriptions(self, group: ConsumerGroup, topics: Topics, out: _Output) -> bool:
-        """Forget the regexes no member uses any more and take the subscribed topics' metadata
-        again; True if it changed (the group epoch must move: topics came, went or grew)."""
-        used = group.used_regexes()
-        for regex in list(group.resolved_regexes):
-            if regex not in used:
-                group.resolve(regex, None)
-                out.records.append(records.tombstone(kind.REGULAR_EXPRESSION, group.group_id, regex))
-        return self._refresh_metadata(group, topics, out)
-
-    def _ask_regex_resolution(self, group: ConsumerGroup, topics: Topics, now: int, out: _Output) -> None:
-        """Kafka resolves a group's regexes off the heartbeat (an executor task whose result a
-        later write applies), all together and at most once per REGEX_BATCH_REFRESH_MIN_INTERVAL_MS,
-        when one is unresolved or a topic one of them matches was created since: here a timer
-        due at once stands for that task, so the heartbeat that brings a new regex is answered
-        without its topics (librdkafka's 0045 resubscribe test expects the literal topics first)
-        and topics created within the interval come in one rebalance (its 0113 n_wildcard)."""
-        used = group.used_regexes()
-        last = group.regexes_resolved_at
-        if not used or group.regex_resolution_pending:
-            return
-        if last is not None and now <= last + self.config.regex_refresh_min_interval_ms:
-            return
-        resolved = group.resolved_regexes
-        due = any(r not in resolved for r in used)
-        if not due:
-            names = list(topics.names())
-            due = any(not subscriptions.matching(r, names) <= resolved[r] for r in used)
-        if due:
-            group.regex_resolution_pending = True
-            out.timers.append(((REGEX_RESOLUTION, group.group_id, ""), now))
-
-    def _resolve_regexes(self, group: ConsumerGroup, topics: Topics, now: int, out: _Output) -> None:
-        """Kafka's handleRegularExpressionsResult: every regex in use recorded with what it
-        matches now; the group epoch moves if one matches other topics or the metadata moved."""
-        group.regex_resolution_pending = False
-        used = group.used_regexes()
-        if not used:
-            return  # its members left or changed their minds meanwhile
-        names = list(topics.names())
-        changed = False
-        for regex in sorted(used):
-            matched = subscriptions.matching(regex, names)
-            changed = changed or group.resolved_regexes.get(regex) != matched
-            group.resolve(regex, matched)
-            out.records.append(
-                records.regular_expression(group.group_id, regex, matched, group.group_epoch + 1, now)
-            )
-        group.regexes_resolved_at = now if group.resolved_regexes else None
-        if self._refresh_metadata(group, topics, out) or changed:
-            self._bump_group_epoch(group, out)
-
-    def _refresh_metadata(self, group: ConsumerGroup, topics: Topics, out: _Output) -> bool:
-        changed = False
-        metadata: dict[str, TopicInfo] = {}
-        for name in group.subscribed_topics():
-            info = topics.by_name(name)
-            if info is not None and info.partitions > 0:
-                metadata[name] = info
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            out.records.append(records.partition_metadata(group.group_id, metadata))
-            changed = True
-        return changed
-
-    def _compute_target(self, group: ConsumerGroup, out: _Output) -> None:
-        members = list(group.members.values())
-        assignor = ASSIGNORS[group.preferred_assignor(self.config.default_assignor)]
-        instance_ids = {m.member_id: m.instance_id for m in members}
-        subscriptions = group.subscriptions(members)
-        target = assignor(subscriptions, group.subscription_metadata, group.target, instance_ids)
-        for member in members:
-            assignment = normalized(target.get(member.member_id, {}))
-            if member.member_id not in group.target or assignment != normalized(
-                group.target[member.member_id]
-            ):
-                out.records.append(records.target_member(group.group_id, member.member_id, assignment))
-            group.target[member.member_id] = assignment
-        group.assignment_epoch = group.group_epoch
-        out.records.append(records.target_epoch(group.group_id, group.assignment_epoch))
 
     # --- offsets of consumer groups ------------------------------------------------------
 

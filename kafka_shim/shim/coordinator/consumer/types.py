@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.shim.coordinator.outcome import Outcome
+from kafka_shim.shim.coordinator.types import GroupSnapshot
 
 T = TypeVar("T")
 
@@ -89,6 +91,18 @@ if TYPE_CHECKING:
     Result = Outcome[T]
 else:  # the class itself: calling a subscripted alias costs a frame per heartbeat
     Result = Outcome
+
+
+class Output:
+    """What a call has produced so far (its `Result` once answered)."""
+
+    def __init__(self) -> None:
+        self.records: list[OffsetsRecord] = []
+        self.timers: list[tuple[Hashable, int | None]] = []
+        self.downgraded: GroupSnapshot | None = None
+
+    def result(self, response: T) -> Result[T]:
+        return Result(response, tuple(self.records), tuple(self.timers), downgraded=self.downgraded)
 
 
 class MemberDescription(NamedTuple):
