@@ -24,7 +24,7 @@ from kafka_shim.shim.handlers.incremental_alter_configs import (
 )
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
-    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
+    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData, AlterConfigsRequestResources
 
 __all__ = ["API", "handle"]
 
@@ -33,11 +33,11 @@ _LEGACY_TYPES = (ResourceType.TOPIC, ResourceType.BROKER)
 
 class _SetConfig(NamedTuple):
     name: str
-    value: str
+    value: str | None  # null is refused as IncrementalAlterConfigs refuses it (altered)
     config_operation: int = AlterConfigOp.SET
 
 
-def _refusal(resource: Any) -> str | None:
+def _refusal(resource: AlterConfigsRequestResources) -> str | None:
     """Why the broker refuses the resource before asking for any permission."""
     duplicated = duplicate_keys(resource)
     if duplicated is not None:
@@ -50,7 +50,9 @@ def _refusal(resource: Any) -> str | None:
     return None
 
 
-def _replace(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _replace(
+    ctx: RequestContext, resource: AlterConfigsRequestResources, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
     refusal = _refusal(resource)
     if refusal is not None:
         return ErrorCode.INVALID_REQUEST, refusal

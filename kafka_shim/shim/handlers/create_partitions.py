@@ -60,7 +60,7 @@ def _done(name: str) -> dict[str, Any]:
     return {"name": name, "error_code": ErrorCode.NONE, "error_message": None}
 
 
-def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
+def _too_many(ctx: RequestContext, requests: list[CreatePartitionsRequestTopics]) -> str | None:
     """The refusal of the whole request when it asks for more new partitions than
     controller.max.records.per.batch (as CreateTopics', KAFKA-19673), or None."""
     cap = ctx.broker.config.max_partitions_per_request

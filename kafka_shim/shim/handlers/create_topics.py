@@ -137,7 +137,7 @@ def _without_configs(ctx: RequestContext, answer: dict[str, Any]) -> dict[str, A
     }
 
 
-def _too_many(ctx: RequestContext, requests: list[Any]) -> str | None:
+def _too_many(ctx: RequestContext, requests: list[CreateTopicsRequestTopics]) -> str | None:
     """Kafka's refusal of the whole request when its topics ask for more new partitions than
     its controller takes at once (controller.max.records.per.batch), or None."""
     asked = sum(_requested_partitions(ctx, requested) for requested in requests)

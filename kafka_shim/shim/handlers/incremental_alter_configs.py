@@ -33,8 +33,11 @@ from kafka_shim.storage.topic_configs import (
 )
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
-    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData
-    from kafka_shim.protocol.views.incremental_alter_configs import IncrementalAlterConfigsRequestData
+    from kafka_shim.protocol.views.alter_configs import AlterConfigsRequestData, AlterConfigsRequestResources
+    from kafka_shim.protocol.views.incremental_alter_configs import (
+        IncrementalAlterConfigsRequestData,
+        IncrementalAlterConfigsRequestResources,
+    )
 
 __all__ = [
     "API",
@@ -200,14 +203,18 @@ def altered_group(overrides: dict[str, str], changes: list[Any], broker: BrokerC
     return result
 
 
-def duplicate_keys(resource: Any) -> str | None:
+def duplicate_keys(
+    resource: AlterConfigsRequestResources | IncrementalAlterConfigsRequestResources,
+) -> str | None:
     """Why the resource is refused for a config key named twice (INVALID_REQUEST), if it is."""
     names = Counter(c.name for c in resource.configs)
     duplicated = sorted(name for name, count in names.items() if count > 1)
     return "Error due to duplicate config keys" if duplicated else None
 
 
-def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _alter_loggers(
+    ctx: RequestContext, resource: IncrementalAlterConfigsRequestResources, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
     """The broker's logger levels (shim.config.broker_loggers), as Kafka's broker changes them without
     its controller (ConfigAdminManager.preprocess, RuntimeLoggerManager): null values, then the
     permission, the node id, every change validated, then all applied."""
@@ -231,7 +238,9 @@ def _alter_loggers(ctx: RequestContext, resource: Any, validate_only: bool) -> t
     return ErrorCode.NONE, None
 
 
-def _alter(ctx: RequestContext, resource: Any, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _alter(
+    ctx: RequestContext, resource: IncrementalAlterConfigsRequestResources, validate_only: bool
+) -> tuple[ErrorCode, str | None]:
     duplicated = duplicate_keys(resource)
     if duplicated is not None:
         return ErrorCode.INVALID_REQUEST, duplicated

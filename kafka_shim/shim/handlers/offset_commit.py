@@ -19,7 +19,7 @@ from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
-    from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
+    from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData, OffsetCommitRequestTopics
 
 __all__ = ["API", "handle"]
 
@@ -27,7 +27,9 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
-def _named(ctx: RequestContext, topics: list[Any]) -> list[tuple[Any, str | None]]:
+def _named(
+    ctx: RequestContext, topics: list[OffsetCommitRequestTopics]
+) -> list[tuple[OffsetCommitRequestTopics, str | None]]:
     """Each requested topic with its name; from v10 it is named by id (None: an unknown id)."""
     if ctx.api_version < 10:
         return [(t, t.name) for t in topics]
