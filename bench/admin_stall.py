@@ -69,8 +69,14 @@ def start_tree(tree: Path, data_dir: Path, partitions: int) -> RunningBroker:
     raised to `partitions` where the tree has one."""
     argv = [sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(data_dir)]
     argv += ["--log-level", "WARNING"]
-    settings = (tree / "kafka_shim" / "protocol" / "settings.py").read_text()
-    if '"controller.max.records.per.batch"' in settings:
+    protocol = tree / "kafka_shim" / "protocol"
+    # The settings are one module in older trees, a package of areas since #29.
+    declared = (
+        protocol / "settings.py"
+        if (protocol / "settings.py").exists()
+        else protocol / "settings" / "broker.py"
+    )
+    if '"controller.max.records.per.batch"' in declared.read_text():
         argv += ["--config", f"controller.max.records.per.batch={partitions}"]
     if '"--console"' in cli_source(tree):
         argv += ["--console", "off"]
