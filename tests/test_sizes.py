@@ -44,8 +44,6 @@ class Violation:
 KNOWN: dict[tuple[str, str], str] = {
     # The broker builds every service inline; it becomes a small composition root under #29.
     ("kafka_shim/shim/broker.py", "Broker.__init__"): "builds every service inline until #29",
-    # Being split along its seams under issue #29 (the parser from per-command pieces).
-    ("kafka_shim/shim/cli/main.py", "build_parser"): "being split (#29)",
 }
 
 

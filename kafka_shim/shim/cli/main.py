@@ -41,6 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
         f"{', '.join(TOOLS)} (Kafka's everyday tools, for any broker), {', '.join(SUBCOMMANDS)} "
         "(each with --help).",
     )
+    for add_options in (
+        _listening_options,
+        _surface_options,
+        _cluster_options,
+        _storage_options,
+        _tuning_options,
+        _test_broker_options,
+        _config_options,
+    ):
+        add_options(parser, defaults)
+    return parser
+
+
+def _listening_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) -> None:
+    """Where the broker listens and what it advertises."""
     parser.add_argument(
         "--host", help=f"address to listen on, one PLAINTEXT listener with --port (default {defaults.host})"
     )
@@ -58,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Kafka's advertised.listeners: where clients of each listener are told to connect "
         "(default: the listeners themselves; port 0: the bound port)",
     )
+
+
+def _surface_options(parser: argparse.ArgumentParser, _defaults: BrokerConfig) -> None:
+    """The HTTP surfaces beside the Kafka listeners: the console and the schema registry."""
     parser.add_argument(
         "--console",
         metavar="HOST:PORT|off",
@@ -72,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve a schema registry with Confluent's REST API here (default %(default)s; off: "
         "none; a busy port is reported and the broker runs without it; docs/schema-registry.md)",
     )
+    parser.add_argument(
+        "--console-actions",
+        action="store_true",
+        help="let the console reset an inactive group's offsets and delete records (default: read-only)",
+    )
+
+
+def _cluster_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) -> None:
+    """The emulated brokers of one process (or one process each) and their racks."""
     parser.add_argument(
         "--brokers",
         type=int,
@@ -93,11 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RACK,...",
         help="the brokers' racks (broker.rack), given in turn to node 0, 1, ...: e.g. a,b,c",
     )
-    parser.add_argument(
-        "--console-actions",
-        action="store_true",
-        help="let the console reset an inactive group's offsets and delete records (default: read-only)",
-    )
+
+
+def _storage_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) -> None:
+    """Where the data lives and when it reaches the disk."""
     storage = parser.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir", type=Path, help=f"keep topics on disk here (default {default_data_dir()})"
@@ -119,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on start, drop everything from a corrupt batch on instead of refusing to start",
     )
+
+
+def _tuning_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) -> None:
+    """Kafka settings with a flag of their own, and the connections' busy polling."""
     parser.add_argument(
         "--initial-rebalance-delay-ms",
         type=int,
@@ -138,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
         "for that long before sleeping; trades some CPU for latency, 0 turns it off "
         "(default %(default)s)",
     )
+
+
+def _test_broker_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) -> None:
+    """The test broker's front ends (docs/test-broker.md)."""
     test_broker = parser.add_argument_group("test broker (docs/test-broker.md)")
     test_broker.add_argument(
         "--control",
@@ -164,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="append every request and answer to PATH as JSON lines",
     )
+
+
+def _config_options(parser: argparse.ArgumentParser, _defaults: BrokerConfig) -> None:
+    """The release emulated, logging, and Kafka's configs from flags, files and users."""
     parser.add_argument(
         "--emulate",
         choices=list(RELEASES),
@@ -198,7 +237,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="a SASL user (repeatable): PLAIN and SCRAM-SHA-256/512 credentials, salted, kept in the "
         "data directory (never the password); more users through the admin API",
     )
-    return parser
 
 
 def parse_user(text: str) -> tuple[str, str]:
