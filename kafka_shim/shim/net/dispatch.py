@@ -142,6 +142,8 @@ class Dispatch:
         broker.observe_request(api.name, api_version, body, result, time.perf_counter() - started)  # account
         if broker.recorder is not None or trace.isEnabledFor(logging.DEBUG):
             self._record(ctx, route, body, result, None if firing is None else firing.rule)
+        if firing is not None and firing.rule.action == "drop_answer":  # handled, recorded, unanswered
+            raise ConnectionClosed(f"fault rule {firing.rule.id} drops the answer to {api.name}", logging.INFO)
         if result is None:
             return None
         try:  # encode
@@ -196,6 +198,8 @@ async def misbehave(rule: FaultRule, ctx: TrioRequestContext, handler: Handler, 
         raise ConnectionClosed(f"fault rule {rule.id} closes the connection", logging.INFO)
     if rule.action == "no_answer":
         await trio.sleep_forever()  # until the client hangs up (the reaper notices) or we stop
+    if rule.action == "drop_answer":
+        return await handler.handle(ctx, body)  # the dispatch step closes instead of answering
     if rule.action == "delay":
         result = await handler.handle(ctx, body)
         await trio.sleep(rule.delay_ms / 1000)

@@ -14,7 +14,9 @@ Actions: `error` (a Kafka error name or code: the request is not handled, its an
 the error where Kafka puts it, see protocol.error_answers; `"where": "top"` for the top-level
 code), `delay_ms` (alone: the real answer, that much later; with `error`: the error, late),
 `"action": "no_answer"` (never answered; the client's request times out), `"action": "close"`
-(the connection is closed instead), `"action": "pause_fetch"` (Fetch returns no records of the
+(the connection is closed instead), `"action": "drop_answer"` (handled, its effects stand, then
+the connection is closed instead of answered: the lost acknowledgement a client retries),
+`"action": "pause_fetch"` (Fetch returns no records of the
 matched topic/partitions until the rule is cleared; nothing else changes). How often: every time
 until cleared, `times: N`, and/or `fraction: 0.3` drawn from a `seed`ed generator.
 
@@ -41,7 +43,7 @@ from kafka_shim.protocol.schema import ALL, VersionRange
 
 log = logging.getLogger("kafka_shim.faults")
 
-ACTIONS = ("error", "delay", "no_answer", "close", "pause_fetch")
+ACTIONS = ("error", "delay", "no_answer", "close", "drop_answer", "pause_fetch")
 MATCH_KEYS = (
     "api",
     "versions",

@@ -1,5 +1,6 @@
 """The test broker with real clients: a commit answered REBALANCE_IN_PROGRESS once, a produce
-answered NOT_LEADER_OR_FOLLOWER twice under an idempotent producer, a member's session expired
+answered NOT_LEADER_OR_FOLLOWER twice under an idempotent producer, a produce's answer dropped
+after its write (idempotent: written once; not: the retry duplicates it), a member's session expired
 by advancing the broker's clock, and the same rules set from kafkajs over the control endpoint."""
 
 from __future__ import annotations
@@ -106,6 +107,22 @@ def test_an_idempotent_producer_answered_not_leader_twice_loses_and_duplicates_n
     produce(broker, topic, 20, **{"enable.idempotence": True, "acks": "all", "retry.backoff.ms": 10})
     assert values(broker, topic) == [str(index).encode() for index in range(20)]
     assert [each["fired"] for each in broker.faults() if each["id"] == rule] == [2]
+
+
+@pytest.mark.parametrize(
+    ("idempotent", "written"), [(True, [b"0", b"1", b"2"]), (False, [b"0", b"0", b"1", b"2"])]
+)
+def test_a_produce_whose_answer_is_dropped_after_the_write_is_retried(
+    broker: BrokerThread, idempotent: bool, written: list[bytes]
+) -> None:
+    """The write stands and the client never hears of it: an idempotent producer's retry is
+    recognised by its sequence number; a plain producer's is written again."""
+    topic = new_topic(broker)
+    rule = broker.add_fault(api="Produce", topic=topic, action="drop_answer", times=1)
+    produce(broker, topic, 3, **{"enable.idempotence": idempotent, "acks": "all", "retry.backoff.ms": 10})
+    assert values(broker, topic) == written
+    dropped = [entry for entry in broker.requests(api="Produce", topic=topic) if entry.fault_rule == rule]
+    assert len(dropped) == 1 and dropped[0].response is not None  # handled and recorded, not answered
 
 
 def test_a_session_expired_by_advancing_the_clock_is_reassigned_within_100_ms(broker: BrokerThread) -> None:
