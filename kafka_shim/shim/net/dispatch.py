@@ -143,7 +143,8 @@ class Dispatch:
         if broker.recorder is not None or trace.isEnabledFor(logging.DEBUG):
             self._record(ctx, route, body, result, None if firing is None else firing.rule)
         if firing is not None and firing.rule.action == "drop_answer":  # handled, recorded, unanswered
-            raise ConnectionClosed(f"fault rule {firing.rule.id} drops the answer to {api.name}", logging.INFO)
+            dropped = f"fault rule {firing.rule.id} drops the answer to {api.name}"
+            raise ConnectionClosed(dropped, logging.INFO)
         if result is None:
             return None
         try:  # encode
