@@ -239,6 +239,11 @@ class GroupService:
             self.classic.delete_offsets(group_id, partitions, now), lambda code: (code, {})
         )
 
+    def transaction_completed(self, producer_id: int, commit: bool, now: int) -> None:
+        """The producer's marker is in `__consumer_offsets`: its transactional offset commits
+        become the groups' offsets, or are dropped (Kafka's onTransactionCompleted)."""
+        self.effects.apply(self.classic.complete_transaction(producer_id, commit, now))
+
     def fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool
     ) -> dict[TopicPartition, FetchedOffset]:

@@ -19,8 +19,6 @@ from kafka_shim.storage.log import LEADER_EPOCH
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.coordinator import GroupCoordinator
-    from kafka_shim.shim.coordinator.outcome import Outcome
     from kafka_shim.storage.topics import TopicStore
 
 T = TypeVar("T")
@@ -29,18 +27,22 @@ T = TypeVar("T")
 COORDINATOR_EPOCH = LEADER_EPOCH
 
 
+class TransactionalOffsets(Protocol):
+    """The groups' side of a marker in `__consumer_offsets` (groups.service.GroupService is one)."""
+
+    def transaction_completed(self, producer_id: int, commit: bool, now: int) -> None: ...
+
+
 class MarkerWriter(Protocol):
-    """What writing markers needs of the broker (shim.broker.Broker is one): its partitions, and
-    the group coordinator with the step that applies its outcome. Named here, not imported, so
-    that the broker, which completes transactions, and this module do not import each other."""
+    """What writing markers needs of the broker (shim.broker.Broker is one): its partitions and
+    its group service. Named here, not imported, so that the broker, which completes
+    transactions, and this module do not import each other."""
 
     @property
     def topics(self) -> TopicStore: ...
 
     @property
-    def groups(self) -> GroupCoordinator: ...
-
-    def apply(self, outcome: Outcome[T]) -> T: ...
+    def group_service(self) -> TransactionalOffsets: ...
 
 
 def write_markers(
@@ -73,5 +75,5 @@ def write_markers(
         results[partition] = ErrorCode.NONE
     if any(p.topic == OFFSETS_TOPIC and code == ErrorCode.NONE for p, code in results.items()):
         # The marker in the log is the durable record: the coordinator writes none of its own.
-        broker.apply(broker.groups.complete_transaction(producer_id, commit, now))
+        broker.group_service.transaction_completed(producer_id, commit, now)
     return results
