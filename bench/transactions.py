@@ -25,10 +25,11 @@ from confluent_kafka import Producer
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
 from compat.targets import Broker as Target
-from kafka_shim.shim.broker import Broker, transaction_config
+from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
+from kafka_shim.shim.transactions.kept import transaction_config
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC

@@ -19,7 +19,7 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.share_fetch import ACCEPT
 from kafka_shim.protocol.share_state_records import SharePartitionKey
-from kafka_shim.shim.broker import COORDINATOR_RETRY_BACKOFF_MS
+from kafka_shim.shim.effects import COORDINATOR_RETRY_BACKOFF_MS
 from kafka_shim.shim.handlers import consumer_group_heartbeat, delete_groups, share_group_heartbeat
 from kafka_shim.shim.transactions.coordinator import DEADLINE_RETRY_MS
 from kafka_shim.storage.faults import FAULTS

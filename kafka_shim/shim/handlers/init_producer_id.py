@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.init_producer_id import API
-from kafka_shim.shim.broker import coordinator_error
 from kafka_shim.shim.context import RequestContext
+from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID

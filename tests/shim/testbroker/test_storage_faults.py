@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.broker import COORDINATOR_RETRY_BACKOFF_MS
 from kafka_shim.shim.coordinator import GroupState, TopicPartition
+from kafka_shim.shim.effects import COORDINATOR_RETRY_BACKOFF_MS
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness, fetch_from_start, subscription
