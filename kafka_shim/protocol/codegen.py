@@ -33,7 +33,13 @@ from construct import Construct
 
 from kafka_shim.protocol import types as t
 from kafka_shim.protocol.file_records import FileRecords, Spliced
-from kafka_shim.protocol.structs import NO_FIELDS, FieldsConstruct, NullableStructConstruct, Parsed
+from kafka_shim.protocol.structs import (
+    NO_FIELDS,
+    FieldsConstruct,
+    NullableStructConstruct,
+    Parsed,
+    parsed_class,
+)
 from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarint_at
 
 # What malformed bytes raise inside generated parsers: struct.error and
@@ -41,6 +47,9 @@ from kafka_shim.protocol.types import ProtocolError, encode_uvarint, read_uvarin
 _PARSE_ERRORS = (struct.error, IndexError, ValueError)
 # What a mapping holding values of the wrong type raises while being built.
 _BUILD_ERRORS = (struct.error, TypeError, AttributeError, ValueError)
+
+# Every byte value as a bytes object: a compact length's usual encoding (0..127).
+_ONE_BYTE = tuple(bytes((value,)) for value in range(256))
 
 # Arrays of numbers shorter than this are read and written by a precompiled
 # struct.Struct per length; longer ones format their struct on the fly.
@@ -185,7 +194,6 @@ class _Generator:
         self.what = what
         self.namespace: dict[str, Any] = {
             "ProtocolError": ProtocolError,
-            "_Parsed": Parsed,
             "_uuid_from_bytes": _uuid_from_bytes,
             "_unpack_from": struct.unpack_from,
             "_pack": struct.pack,
@@ -194,6 +202,7 @@ class _Generator:
             "_bad_length": _bad_length,
             "_null": _null,
             "_uvarint_bytes": encode_uvarint,
+            "_ONE_BYTE": _ONE_BYTE,
             "_encode_tags": _encode_tags,
             "_KEPT": _KEPT,
             "_splice": Spliced,
@@ -269,7 +278,8 @@ class _Generator:
         # regular ones.
         entries = [f"{name!r}: {self.fresh_default(default())}" for name, default in fc._absent]
         entries += [f"{name!r}: {var}" for name, var in regular]
-        fn.add(ind, f"{target} = _Parsed({{{', '.join(entries)}}})")
+        names = tuple(name for name, _ in fc._absent) + tuple(name for name, _ in regular)
+        fn.add(ind, f"{target} = {self.const(parsed_class(names))}({{{', '.join(entries)}}})")
         if fc._flexible:
             self.parse_tags(fn, fc, target, path, ind)
 
@@ -463,7 +473,8 @@ class _Generator:
             fn.add(ind, f"{length} = len({var}) if ({var} := {value}) is not None else {if_null}")
         if con._compact:
             self.flush_writes(fn, run, ind)
-            fn.add(ind, f"ap(_uvarint_bytes({length} + 1))")
+            # Lengths under 127 (nearly all) take their one byte from a table, not a call.
+            fn.add(ind, f"ap(_ONE_BYTE[{length} + 1] if {length} < 0x7F else _uvarint_bytes({length} + 1))")
         else:
             run.add("i" if isinstance(con, t.ArrayConstruct) or con._wide else "h", length)
             self.flush_writes(fn, run, ind)

@@ -278,11 +278,11 @@ def test_parsed_values_are_dicts_whose_fields_read_as_attributes() -> None:
         {"group_id": "g", "topics": [{"name": "t", "partitions": [{"partition_index": 2}]}]}, 8
     )
     request = OFFSET_COMMIT.parse(data, 8)
-    assert type(request) is Parsed
+    assert isinstance(request, Parsed)  # of its struct's parsed_class: fields as properties
     assert request.group_id == request["group_id"] == request.get("group_id") == "g"
     assert "retention_time_ms" in request and request.retention_time_ms == -1  # absent in v8
     partition = request.topics[0].partitions[0]
-    assert type(partition) is Parsed and partition.partition_index == 2
+    assert isinstance(partition, Parsed) and partition.partition_index == 2
     assert partition == {
         "partition_index": 2,
         "committed_offset": 0,
