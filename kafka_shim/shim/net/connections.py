@@ -39,6 +39,7 @@ from kafka_shim.shim.net.framing import (
     MemoryGate,
     TlsFrameReader,
     send_all,
+    write_at_once,
 )
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.waiting import Wakeup
@@ -226,7 +227,11 @@ class Connections:
                 ):
                     held.add(response)  # pipelined: answered with the next in one send
                     continue
-                await send_all(sock, held.before(response), reader)
+                answers = held.before(response)
+                if type(answers) is not bytes:
+                    await send_all(sock, answers, reader)
+                elif (sent := write_at_once(reader, answers)) < len(answers):  # a full socket, TLS
+                    await send_all(sock, answers[sent:], reader)
                 if server.first_answer_pending:  # once per broker: an attribute check
                     server.first_answer_pending = False
                     server.kafka_answered.set()

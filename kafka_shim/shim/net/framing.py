@@ -225,7 +225,8 @@ class FrameReader:
         )
 
     async def next_frame(self) -> bytes:
-        self.frame_handled()
+        if self._handed_out:  # the connection's loop has released it already, as a rule
+            self.frame_handled()
         if not self._buffer:
             # The usual request: one read brings exactly one whole frame, which is handed out
             # as it came, without passing through the buffer.
@@ -321,6 +322,17 @@ class HeldAnswers:
         if isinstance(answer, Spliced):
             return answer.prefixed(held)
         return held + answer
+
+
+def write_at_once(reader: FrameReader, data: bytes) -> int:
+    """As many bytes of `data` as the socket takes now, without waiting (0 for a TLS
+    connection): what send_all does first, without its coroutine, for the usual answer."""
+    if isinstance(reader, TlsFrameReader):
+        return 0
+    try:
+        return os.write(reader.fileno, data)
+    except BlockingIOError:
+        return 0
 
 
 async def send_all(sock: trio.socket.SocketType, data: bytes | Spliced, reader: FrameReader) -> None:
