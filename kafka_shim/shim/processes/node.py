@@ -22,6 +22,7 @@ from kafka_shim.shim.net.dispatch import Dispatch, route_for
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.server import Server
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
+from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
 
@@ -76,7 +77,12 @@ class NodeServer(Server):
 
 
 async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None) -> None:
-    server = NodeServer(broker, spec, process_handlers(follower is None, follower.sync if follower else _no))
+    before_metadata = _nothing
+    if follower is not None:
+        controller = spec.endpoints[min(spec.endpoints)][broker.listeners[0].name]
+        forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
+        before_metadata = forwarder.before_metadata
+    server = NodeServer(broker, spec, process_handlers(follower is None, before_metadata))
     listeners = await server.bind()
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -91,7 +97,7 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
                 break
 
 
-def _no() -> None:
+async def _nothing(body: Any) -> None:
     pass
 
 

@@ -13,7 +13,7 @@ share groups (their state and the records they deliver are in different processe
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -83,12 +83,13 @@ def answering(error: ErrorCode, reason: str, when: Callable[[Any], bool] = lambd
     return wrap
 
 
-def before(step: Callable[[], None]) -> Wrap:
-    """A handler that runs `step` first (a non-controller's Metadata: follow the catalog)."""
+def before(step: Callable[[Any], Awaitable[None]]) -> Wrap:
+    """A handler that awaits `step(body)` first (a non-controller's Metadata: follow the
+    catalog, and have the controller create the topics it would auto-create)."""
 
     def wrap(handler: Handler) -> Handler:
         async def handle(ctx: RequestContext, body: Any) -> Any:
-            step()
+            await step(body)
             return await handler.handle(ctx, body)
 
         return replace(handler, handle=handle)
@@ -96,7 +97,7 @@ def before(step: Callable[[], None]) -> Wrap:
     return wrap
 
 
-def process_handlers(controller: bool, follow: Callable[[], None]) -> dict[int, Wrap]:
+def process_handlers(controller: bool, before_metadata: Callable[[Any], Awaitable[None]]) -> dict[int, Wrap]:
     """api key -> how a broker process wraps its handler."""
     by_name = {api.name: api.key for api in APIS.values()}
     unshared = answering(ErrorCode.INVALID_REQUEST, UNSHARED_REASON)
@@ -111,5 +112,5 @@ def process_handlers(controller: bool, follow: Callable[[], None]) -> dict[int, 
             ErrorCode.NOT_CONTROLLER, "topic changes go to the controller, the first broker"
         )
         wraps.update({by_name[name]: not_controller for name in CONTROLLER_ONLY})
-        wraps[by_name["Metadata"]] = before(follow)
+        wraps[by_name["Metadata"]] = before(before_metadata)
     return wraps

@@ -118,6 +118,18 @@ def test_topic_changes_go_to_the_controller_and_the_others_follow(
     assert answer.topics[0].topic_id == created_id and len(answer.topics[0].partitions) == 2
 
 
+def test_a_topic_auto_created_through_a_non_controller_is_made_by_the_controller(
+    cluster: tuple[RunningBroker, list[str]],
+) -> None:
+    from confluent_kafka import Producer
+
+    _, (_, follower) = cluster
+    producer = Producer({"bootstrap.servers": follower})  # only the follower answers Metadata
+    for i in range(10):
+        producer.produce(f"auto-{uuid.uuid4().hex[:8]}", value=b"v%d" % i)
+    assert producer.flush(15) == 0
+
+
 def test_what_the_processes_do_not_share_is_refused(cluster: tuple[RunningBroker, list[str]]) -> None:
     _, addresses = cluster
     ids = []
