@@ -133,6 +133,10 @@ class EffectWriter:
     def _refuse_replies(self, outcome: Outcome[Any], code: ErrorCode) -> None:
         """The requests an outcome not carried out would have answered are told `code`."""
 
+    def _named(self, outcome: Outcome[Any]) -> str:
+        """What the log line of a failed write names."""
+        return f"{len(outcome.records)} records"
+
     def _put_back(self, outcome: Outcome[Any]) -> None:
         """The coordinator as it was before the call whose records were not written."""
         if outcome.undo is not None:
@@ -144,7 +148,13 @@ class EffectWriter:
             return exc
         code = coordinator_error(exc.code)
         self._refuse_replies(outcome, code)
-        log.warning("%s write failed, answered %s: %s", self.internal_log.name, code.name, exc.message)
+        log.warning(
+            "%s write for %s failed, answered %s: %s",
+            self.internal_log.name,
+            self._named(outcome),
+            code.name,
+            exc.message,
+        )
         return StorageError(code, f"the coordinator's records were not written: {exc.message}")
 
 

@@ -64,6 +64,9 @@ class GroupEffects(EffectWriter):
             self.apply(self._adopt(outcome.downgraded, self.clock()))
         return response
 
+    def _named(self, outcome: Outcome[Any]) -> str:
+        return str(sorted({record.key.group for record in outcome.records}))  # ['g', ...]
+
     def _put_back(self, outcome: Outcome[Any]) -> None:
         """The outcome's undo; a KIP-848 or share group's brings none: its groups are replayed
         from the log, which holds the whole of them (coordinator/consumer/replayed.py)."""
