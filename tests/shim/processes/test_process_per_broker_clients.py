@@ -5,8 +5,10 @@ clean stop of every process."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -128,6 +130,40 @@ def test_a_topic_auto_created_through_a_non_controller_is_made_by_the_controller
     for i in range(10):
         producer.produce(f"auto-{uuid.uuid4().hex[:8]}", value=b"v%d" % i)
     assert producer.flush(15) == 0
+
+
+def java(command: Any) -> list[dict[str, Any]]:
+    """The Java client's events for `command` (compat/java's driver)."""
+    from compat import java_build
+
+    try:
+        argv = java_build.driver_command_line(command.to_json())
+    except java_build.JavaDriverUnavailable as exc:
+        pytest.fail(f"the Java driver is needed (bash .ci/run builds it): {exc}")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("protocol", ["classic", "consumer"])
+def test_the_java_client_creates_produces_and_consumes(
+    cluster: tuple[RunningBroker, list[str]], protocol: str
+) -> None:
+    """kafka-clients 4.x: the admin client finds the controller, the (idempotent) producer and
+    the consumer reach the leaders of both processes, the group (classic or KIP-848) commits."""
+    from compat.schema import Command
+
+    _, addresses = cluster
+    topic, count = f"java-{protocol}", 60
+    common = {"bootstrap": ",".join(addresses), "topic": topic, "partitions": PARTITIONS}
+    java(Command(op="create_topic", **common))  # type: ignore[arg-type]
+    produced = java(Command(op="produce", count=count, **common))  # type: ignore[arg-type]
+    assert [e["event"] for e in produced][-1] == "produced"
+    consume = Command(op="consume", count=count, group=f"g-{topic}", group_protocol=protocol, **common)  # type: ignore[arg-type]
+    events = java(consume)
+    assert len([e for e in events if e["event"] == "message"]) == count
+    committed = next(e for e in events if e["event"] == "committed")["offsets"]
+    assert sum(committed.values()) == count
 
 
 def test_what_the_processes_do_not_share_is_refused(cluster: tuple[RunningBroker, list[str]]) -> None:
