@@ -61,9 +61,12 @@ def _check_transaction(
         raise PartitionRefused(ctx.refusal(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID))
     coordinator = ctx.broker.transactions
     if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
-        code = coordinator.add_partitions(
-            transactional_id, batch.producer_id, batch.producer_epoch, [tp], TV2, ctx.now_ms()
-        )
+        try:
+            code = coordinator.add_partitions(
+                transactional_id, batch.producer_id, batch.producer_epoch, [tp], TV2, ctx.now_ms()
+            )
+        except StorageError as exc:  # its record not written: the coordinator's error, retried
+            code = exc.code
     else:
         code = coordinator.verify_partition(transactional_id, batch.producer_id, batch.producer_epoch, tp)
     if code == ErrorCode.NONE:
