@@ -39,16 +39,13 @@ class TransactionService:
         clock: Callable[[], int],
         write_markers: WriteMarkers,
         failed: Callable[[str, Exception], None],
-        *,
-        hold_markers: Callable[[TransactionMarkers], None] | None = None,
     ) -> None:
-        """`failed` logs timer-side work that raised (shim.timer_failures); `hold_markers`,
-        for tests, takes the markers instead of writing them (they report `markers_written`)."""
+        """`failed` logs timer-side work that raised (shim.timer_failures)."""
         self.coordinator = TransactionCoordinator(config, allocate_producer_id)
         self._write_markers = write_markers
         self._failed = failed
         self.writer = EffectWriter(
-            transaction_log, clock, retry_backoff_ms=DEADLINE_RETRY_MS, markers=hold_markers or self._complete
+            transaction_log, clock, retry_backoff_ms=DEADLINE_RETRY_MS, markers=self._complete
         )
 
     @property

@@ -55,8 +55,11 @@ class HeldMarkers(TransactionService):
             lambda: clock.now,
             unwritable,
             failed,
-            hold_markers=self.held.append,
         )
+
+    def _complete(self, markers: Completion) -> None:
+        """Held, not written: the test writes them (`Driver.write_markers`)."""
+        self.held.append(markers)
 
     def take_completions(self) -> list[Completion]:
         taken = list(self.held)
