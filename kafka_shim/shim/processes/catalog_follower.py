@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from kafka_shim.storage.data_dir import CATALOG_FILE, DataDir, TopicRecord
 from kafka_shim.storage.errors import StorageError
@@ -48,6 +50,19 @@ class CatalogFollower:
             log.warning("cannot follow the controller's topics yet (%s); trying again", exc)
             return
         self._applied = seen
+
+    def sync_if_unknown(self, entries: Iterable[Any] | None) -> None:
+        """`sync` if a request's topic entries name a topic (by name, or by id where the
+        version has no name) this process does not know yet: a client that created a topic
+        through the controller may reach this process before its next look at the catalog."""
+        topics = self._topics
+        for entry in entries or ():
+            name = getattr(entry, "name", None) or getattr(entry, "topic", None)
+            topic_id = getattr(entry, "topic_id", None)
+            known = topics.get(name) if name else topic_id is None or topics.get_by_id(topic_id)
+            if not known:
+                self.sync()
+                return
 
     def _apply(self, records: list[TopicRecord]) -> None:
         wanted = {r.name: r for r in records if r.name not in INTERNAL_TOPICS}

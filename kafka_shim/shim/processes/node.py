@@ -77,12 +77,13 @@ class NodeServer(Server):
 
 
 async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None) -> None:
-    before_metadata = _nothing
+    before_metadata, follow_unknown = _nothing, _ignore
     if follower is not None:
+        follow_unknown = follower.sync_if_unknown
         controller = spec.endpoints[min(spec.endpoints)][broker.listeners[0].name]
         forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
         before_metadata = forwarder.before_metadata
-    server = NodeServer(broker, spec, process_handlers(follower is None, before_metadata))
+    server = NodeServer(broker, spec, process_handlers(follower is None, before_metadata, follow_unknown))
     listeners = await server.bind()
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -98,6 +99,10 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
 
 
 async def _nothing(body: Any) -> None:
+    pass
+
+
+def _ignore(entries: Any) -> None:
     pass
 
 

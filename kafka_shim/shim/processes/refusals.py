@@ -97,7 +97,21 @@ def before(step: Callable[[Any], Awaitable[None]]) -> Wrap:
     return wrap
 
 
-def process_handlers(controller: bool, before_metadata: Callable[[Any], Awaitable[None]]) -> dict[int, Wrap]:
+# Requests naming topics that a non-controller may not have followed yet, and the field
+# holding their topic entries.
+TOPIC_ENTRIES = {
+    "Produce": "topic_data",
+    "Fetch": "topics",
+    "ListOffsets": "topics",
+    "OffsetCommit": "topics",
+}
+
+
+def process_handlers(
+    controller: bool,
+    before_metadata: Callable[[Any], Awaitable[None]],
+    follow_unknown: Callable[[Any], None],
+) -> dict[int, Wrap]:
     """api key -> how a broker process wraps its handler."""
     by_name = {api.name: api.key for api in APIS.values()}
     unshared = answering(ErrorCode.INVALID_REQUEST, UNSHARED_REASON)
@@ -113,4 +127,13 @@ def process_handlers(controller: bool, before_metadata: Callable[[Any], Awaitabl
         )
         wraps.update({by_name[name]: not_controller for name in CONTROLLER_ONLY})
         wraps[by_name["Metadata"]] = before(before_metadata)
+        for name, field in TOPIC_ENTRIES.items():
+            wraps[by_name[name]] = before(_following(follow_unknown, field))
     return wraps
+
+
+def _following(follow_unknown: Callable[[Any], None], field: str) -> Callable[[Any], Awaitable[None]]:
+    async def step(body: Any) -> None:
+        follow_unknown(getattr(body, field))
+
+    return step

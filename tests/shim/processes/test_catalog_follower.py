@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -83,3 +84,16 @@ def test_a_topic_made_anew_is_followed_once_its_name_is_free(controller: DiskSto
     controller.topics.create("orders", 1, assignment=[[1]])
     follower.sync()
     assert shape(topics) == shape(controller.topics)
+
+
+def test_a_request_naming_an_unknown_topic_follows_at_once(controller: DiskStore) -> None:
+    topics, follower = follower_of(controller)
+    follower.sync()
+    made = controller.topics.create("orders", 1)
+    follower.sync_if_unknown([SimpleNamespace(name="orders")])
+    assert topics.get("orders") is not None
+    payments = controller.topics.create("payments", 1)
+    follower.sync_if_unknown([SimpleNamespace(name="orders", topic_id=made.topic_id)])  # known: no look
+    assert topics.get("payments") is None
+    follower.sync_if_unknown([SimpleNamespace(name="", topic_id=payments.topic_id)])
+    assert topics.get("payments") is not None
