@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -27,8 +27,8 @@ def main_thread_cpu_ns(pid: int) -> int:
 
 
 @contextmanager
-def running(name: str) -> Iterator[Broker]:
-    broker = TARGETS[name]()
+def running(name: str, start: Callable[[], Broker] | None = None) -> Iterator[Broker]:
+    broker = (start or TARGETS[name])()
     try:
         yield broker
     finally:
@@ -36,17 +36,21 @@ def running(name: str) -> Iterator[Broker]:
 
 
 def measure_interleaved(
-    measure: Callable[[Broker], T], rounds: int, brokers: tuple[str, ...] = BROKERS
+    measure: Callable[[Broker], T],
+    rounds: int,
+    brokers: tuple[str, ...] = BROKERS,
+    starters: Mapping[str, Callable[[], Broker]] | None = None,
 ) -> dict[str, list[T]]:
     """Every broker runs for the whole measurement and rounds alternate between
     them, so the machine's noise falls on all of them alike. A target that
-    cannot start is reported, not fatal."""
+    cannot start is reported, not fatal. `starters`: brokers started otherwise than their
+    target's default (a kafka-shim with other flags), by the name their samples go under."""
     samples: dict[str, list[T]] = {}
     with ExitStack() as stack:
         started: list[Broker] = []
         for name in brokers:
             try:
-                started.append(stack.enter_context(running(name)))
+                started.append(stack.enter_context(running(name, (starters or {}).get(name))))
             except TargetUnavailable as exc:
                 print(f"  {name}: unavailable ({str(exc).splitlines()[0]})")
         for _ in range(rounds):
@@ -58,8 +62,9 @@ def measure_interleaved(
 def print_row(label: str, results: dict[str, float], unit: str, higher_is_better: bool) -> None:
     cells = "  ".join(f"{name} {value:>12,.1f}" for name, value in results.items())
     ratio = ""
-    if "shim" in results and "tansu" in results and results["tansu"]:
-        ratio = f"  shim/tansu {results['shim'] / results['tansu']:.2f}x"
+    if results.get("tansu"):  # each kafka-shim (`shim`, `shim-...`) to Tansu
+        shims = [name for name in results if name == "shim" or name.startswith("shim-")]
+        ratio = "".join(f"  {name}/tansu {results[name] / results['tansu']:.2f}x" for name in shims)
     better = "higher" if higher_is_better else "lower"
     print(f"{label:<40}{cells}  {unit} ({better} is better){ratio}", flush=True)
 

@@ -17,6 +17,10 @@ polling, the client's own time per request); this one is closer to the broker's 
 With `--pipeline P`, each connection sends P requests together and then reads their answers,
 as a client pipelining requests (librdkafka's producer) does.
 
+With `--also-busy-poll-us US`, a second kafka-shim started with `--busy-poll-us US` runs in the
+same rounds: what busy polling costs and buys (`--also-busy-poll-us 0`: CPU spent spinning
+through the client's own time between an answer and its next request is left out).
+
 Kinds: OffsetCommit of one partition by a standalone consumer, Heartbeat of a
 joined member, Produce of one 100-byte record (acks=all), Fetch of a partition holding one
 100-byte record from its start (max_wait_ms 500, min_bytes 1, as librdkafka asks: answered
@@ -36,8 +40,8 @@ from statistics import median
 from typing import Any
 
 from bench.commits import create_topic
-from bench.common import measure_interleaved, print_row, process_cpu_s
-from compat.targets import Broker, RunningBroker
+from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_s
+from compat.targets import Broker, RunningBroker, start_shim
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from tests.wire import encode_request
@@ -257,6 +261,12 @@ def cpu_and_rate(
     return cpu / requests * 1e6, requests / elapsed
 
 
+def renamed(broker: RunningBroker, name: str) -> RunningBroker:
+    """`broker` with its samples and rows under `name` (a second kafka-shim beside the first)."""
+    broker.name = name
+    return broker
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=10_000, help="requests per kind and round")
@@ -268,13 +278,28 @@ def main() -> None:
         "--connections", type=int, default=1, help="connections with one request in flight each"
     )
     parser.add_argument("--pipeline", type=int, default=1, help="requests sent together on each connection")
+    parser.add_argument(
+        "--also-busy-poll-us",
+        type=int,
+        metavar="US",
+        help="also measure a kafka-shim started with --busy-poll-us US (0: never polls)",
+    )
     args = parser.parse_args()
     kinds = args.kinds.split(",")
+    brokers: tuple[str, ...] = BROKERS
+    starters: dict[str, Callable[[], Broker]] = {}
+    if args.also_busy_poll_us is not None:
+        polling = f"shim-poll-{args.also_busy_poll_us}us"
+        flags = ("--busy-poll-us", str(args.also_busy_poll_us))
+        brokers = ("shim", polling, "tansu")
+        starters[polling] = lambda: renamed(start_shim(flags), polling)
     samples = measure_interleaved(
         lambda broker: {
             kind: cpu_and_rate(broker, kind, args.requests, args.connections, args.pipeline) for kind in kinds
         },
         args.rounds,
+        brokers,
+        starters,
     )
     over = "synchronous" if args.connections == 1 else f"{args.connections} connections"
     over += f", {args.pipeline} pipelined" if args.pipeline > 1 else ""
