@@ -31,6 +31,9 @@ from kafka_shim.protocol.settings import ASSIGNOR_CLASSES
 METADATA_VERSION = "metadata.version"
 KRAFT_VERSION = "kraft.version"
 TRANSACTION_VERSION = "transaction.version"
+# transaction.version's levels as the transaction protocol knows them: TV2 bumps the epoch per
+# transaction (KIP-890 part 2); below it, TV1.
+TV1, TV2 = 0, 2
 GROUP_VERSION = "group.version"
 ELIGIBLE_LEADER_REPLICAS_VERSION = "eligible.leader.replicas.version"
 SHARE_VERSION = "share.version"

@@ -17,11 +17,8 @@ from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
 from kafka_shim.shim.config.group_configs import GroupConfigs
 from kafka_shim.shim.controller.features import TRANSACTION_VERSION
 from kafka_shim.shim.controller.kept import open_feature_levels
-from kafka_shim.shim.coordinator import GroupCoordinator
-from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
-from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
-from kafka_shim.shim.groups import GroupService
+from kafka_shim.shim.coordinator_loading import Coordinators
 from kafka_shim.shim.groups.journal import GroupJournal
 from kafka_shim.shim.partitions.logs import open_logs
 from kafka_shim.shim.quotas.kept import open_client_quotas
@@ -29,25 +26,27 @@ from kafka_shim.shim.request_observer import RequestObserver
 from kafka_shim.shim.request_stats import RequestStats
 from kafka_shim.shim.security.kept import open_authorizer, open_credentials, open_delegation_tokens
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
-from kafka_shim.shim.share.partitions import SharePartitions
-from kafka_shim.shim.share.service import ShareService
 from kafka_shim.shim.testbroker.clock import BrokerClock
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
 from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.timers import BrokerTimers
-from kafka_shim.shim.transactions.kept import open_transactions
 from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from kafka_shim.storage.producer_state import ProducerIdAllocator
-from kafka_shim.storage.share_state_log import SHARE_STATE_TOPIC
-from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
 if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
+    from kafka_shim.shim.coordinator import GroupCoordinator
+    from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
+    from kafka_shim.shim.coordinator.outcome import Outcome
+    from kafka_shim.shim.groups import GroupService
     from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
+    from kafka_shim.shim.share.partitions import SharePartitions
+    from kafka_shim.shim.share.service import ShareService
+    from kafka_shim.shim.transactions.service import TransactionService
+    from kafka_shim.storage.transaction_log import TransactionLog
 
 T = TypeVar("T")
 
@@ -129,30 +128,16 @@ class Broker:
     def _build_services(self) -> None:
         """The coordinators' services over the internal topics, and who leads what."""
         config, clock = self.config, self.clock
-        # Every group request goes through the group service, which picks the group's
-        # coordinator and writes its records to __consumer_offsets before its answer.
-        self.group_service = GroupService(
-            config,
-            self.topics,
-            clock,
-            self.group_configs.share_config_of,
-            lambda key, now: self.shares.lock_expired(key, now),
-            self.group_journal,
-            lambda: self.share_partitions,
-        )
+        # The group service, the share-group service and the transaction coordinator: loaded
+        # on first use or once the listener has answered (shim.coordinator_loading).
+        self.coordinators = Coordinators(self)
         self.observe_request = RequestObserver(
-            self.request_stats, self.group_journal, self.group_service.shape, self.topic_name, clock
-        ).observe
-        # KIP-932 share groups' delivery state (__share_group_state) and sessions.
-        self.shares = ShareService(
-            config,
-            self.topics,
-            self.group_configs.share_config_of,
-            self.group_service.set_deadline,
-            lambda log: self.on_append(log),
+            self.request_stats,
+            self.group_journal,
+            lambda group_id: self.group_service.shape(group_id),
+            self.topic_name,
             clock,
-        )
-        self._open_transactions()
+        ).observe
         # The emulated brokers (--brokers): who leads each partition, who coordinates what.
         self.cluster = Cluster(
             [config.node_id + i for i in range(config.brokers)],
@@ -167,17 +152,21 @@ class Broker:
         )
         self.timers = BrokerTimers(self, in_memory=self.storage is None)
 
-    def _open_transactions(self) -> None:
-        """The transaction coordinator over __transaction_state, at the finalized level."""
-        self.transaction_log, self.transactions = open_transactions(
-            self.config,
-            self.features.level(TRANSACTION_VERSION),
-            self.topics,
-            self.producer_ids.allocate,
-            self,
-            self.clock,
-            self.timer_failures.failed,
-        )
+    @property
+    def group_service(self) -> GroupService:
+        return self.coordinators.group_service()
+
+    @property
+    def shares(self) -> ShareService:
+        return self.coordinators.shares()
+
+    @property
+    def transactions(self) -> TransactionService:
+        return self.coordinators.transactions()[1]
+
+    @property
+    def transaction_log(self) -> TransactionLog:
+        return self.coordinators.transactions()[0]
 
     def internal_topic_deleted(self, name: str) -> None:
         """A client deleted an internal topic, as Kafka lets one with DELETE on it. Kafka's
@@ -185,12 +174,7 @@ class Broker:
         their groups, share-partition states or transactions are forgotten, joins and syncs
         held for a group are answered NOT_COORDINATOR, and the topic is made anew when a
         record next needs it."""
-        if name == OFFSETS_TOPIC:
-            self.group_service.unload(self.config)
-        elif name == TRANSACTION_TOPIC:
-            self._open_transactions()
-        elif name == SHARE_STATE_TOPIC:
-            self.shares.state_topic_deleted()
+        self.coordinators.internal_topic_deleted(name)
 
     def _features_changed(self, levels: Mapping[str, int]) -> None:
         """Keep the new levels and serve the new transaction.version: the coordinator's own
@@ -198,9 +182,7 @@ class Broker:
         the Produce / EndTxn / TxnOffsetCommit versions clients use, reads the levels)."""
         if self.storage is not None:
             self.storage.data_dir.write_features(dict(levels))
-        level = levels[TRANSACTION_VERSION]
-        self.transactions.config = self.transactions.config._replace(transaction_version=level)
-        self.transaction_log.transaction_version = level
+        self.coordinators.transaction_version_changed(levels[TRANSACTION_VERSION])
 
     def set_broker_configs(self, scope: str, overrides: dict[str, str], validate_only: bool) -> None:
         """`scope`'s dynamic broker configs replaced (AlterError if the result is not valid):

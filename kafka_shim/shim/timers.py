@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Hashable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.groups import GroupService
 from kafka_shim.shim.testbroker.clock import BrokerClock
 from kafka_shim.shim.timer_failures import TimerFailures
-from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.storage.cleaner_manager import CleanerCheckpoints
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.memory_compaction import clean_user_topics, expire_producers, retain_user_topics
 from kafka_shim.storage.topics import TopicStore
+
+if TYPE_CHECKING:  # loaded after the Kafka listener answers (shim.coordinator_loading)
+    from kafka_shim.shim.coordinator_loading import Coordinators
+    from kafka_shim.shim.groups import GroupService
+    from kafka_shim.shim.transactions.service import TransactionService
 
 # The broker's logger (Kafka's kafka.server.BrokerServer, shim.config.broker_loggers).
 log = logging.getLogger("kafka_shim.shim.broker")
@@ -46,6 +49,9 @@ class TimedBroker(Protocol):
 
     @property
     def timer_failures(self) -> TimerFailures: ...
+
+    @property
+    def coordinators(self) -> Coordinators: ...
 
 
 class BrokerTimers:
@@ -92,10 +98,7 @@ class BrokerTimers:
         """Whether a deadline earlier than `at` has been set since `watch_deadlines`. Cheap,
         it runs after every request: the group deadlines (heartbeats reschedule one per
         request) are not looked at unless one was set before `at`."""
-        if self._broker.group_service.effects.deadlines.scheduled_low < at:
-            return True
-        transactions = self._broker.transactions.next_deadline()
-        return transactions is not None and transactions < at
+        return self._broker.coordinators.deadline_sooner_than(at)  # loaded ones: it loads none
 
     def tick(self, now: int) -> None:
         """Fire every coordinator's due deadlines (transactions they end get their markers).

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.api_versions import API
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import (
     GROUP_VERSION,
@@ -18,7 +19,6 @@ from kafka_shim.shim.controller.features import (
     FeatureLevels,
 )
 from kafka_shim.shim.served_versions import ServedVersions
-from kafka_shim.shim.transactions.coordinator import TV2
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.api_versions import ApiVersionsRequestData

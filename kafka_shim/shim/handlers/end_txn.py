@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
+from kafka_shim.protocol.releases import TV1, TV2
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
-from kafka_shim.shim.transactions.coordinator import TV1, TV2
 from kafka_shim.storage.errors import StorageError
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)

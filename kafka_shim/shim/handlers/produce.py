@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
@@ -21,7 +22,6 @@ from kafka_shim.shim.partitions.errors import PartitionRefused
 from kafka_shim.shim.partitions.validation import validated
 from kafka_shim.shim.quotas.throttling import throttle_produce
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 

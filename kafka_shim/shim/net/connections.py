@@ -178,7 +178,9 @@ class Connections:
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
         finally:
-            self.broker.shares.connection_closed(peer)  # its share session ends with it
+            shares = self.broker.coordinators.loaded_shares()
+            if shares is not None:  # its share session ends with it
+                shares.connection_closed(peer)
             if reader is not None:
                 del self._open[reader]
                 reader.close()

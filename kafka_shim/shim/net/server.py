@@ -13,6 +13,7 @@ from typing import Any
 import trio
 
 from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.coordinator_loading import COORDINATOR_MODULES
 from kafka_shim.shim.limits import ConnectionLimits, LogBudget
 from kafka_shim.shim.net import surfaces
 from kafka_shim.shim.net.connections import Connections
@@ -179,10 +180,14 @@ class Server:
             self.timers_changed.fire()
 
     async def _run_timers(self) -> None:
-        """Sleep until the next deadline (or a request sets a sooner one), fire what is due.
-        BrokerTimers.tick logs and survives its own failures; should a tick raise anyway, the task
-        logs it once (shim.timer_failures) and backs off rather than end the broker or spin."""
+        """Once the Kafka listener has answered (or soon after it listens, with no client), load
+        the coordinators (a request may have already), then sleep until the next deadline (or
+        a request sets a sooner one) and fire what is due. BrokerTimers.tick logs and survives
+        its own failures; should a tick raise anyway, the task logs it once
+        (shim.timer_failures) and backs off rather than end the broker or spin."""
         broker = self.broker
+        await surfaces.load_after_kafka_answers(self, *COORDINATOR_MODULES)
+        broker.timer_failures.run("coordinator load", broker.coordinators.load)  # else retried below
         backoff_s = 0.0
         while True:
             try:

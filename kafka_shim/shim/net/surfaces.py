@@ -42,11 +42,11 @@ async def start_control_endpoint(server: Hosting, nursery: trio.Nursery, address
     log.info("control endpoint on %s", ", ".join(server.control_urls))
 
 
-async def _load_after_kafka_answers(server: Hosting, *modules: str) -> None:
+async def load_after_kafka_answers(server: Hosting, *modules: str) -> None:
     """Import `modules` once the Kafka listener has answered its first request (or
     _LOAD_AFTER_S after it listens, with no client yet), on a worker thread: they are what
-    Kafka clients do not need (the console's stack costs ~0.3 s), and importing them on the
-    loop would hold every Kafka request meanwhile."""
+    the first answer does not need (the console's stack costs ~0.3 s, the coordinators'
+    code ~30 ms), and importing them on the loop would hold every Kafka request meanwhile."""
     with trio.move_on_after(_LOAD_AFTER_S):
         await server.kafka_answered.wait()
     for module in modules:
@@ -56,7 +56,7 @@ async def _load_after_kafka_answers(server: Hosting, *modules: str) -> None:
 async def serve_console(server: Hosting, address: str) -> None:
     """The web console and /metrics (docs/console.md). A port that cannot be bound is one
     warning: the broker serves Kafka without its console rather than not at all."""
-    await _load_after_kafka_answers(
+    await load_after_kafka_answers(
         server, "kafka_shim.shim.web.http_server", "kafka_shim.shim.web.console.app"
     )
     from kafka_shim.shim.web.console.app import console_app

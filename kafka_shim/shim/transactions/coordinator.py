@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.releases import TV1, TV2
 from kafka_shim.protocol.transaction_records import TransactionRecord
 from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -42,8 +43,6 @@ from kafka_shim.shim.transactions.types import (
     EVICTED_SHARE,
     MARKER_RETRY_MS,
     MARKER_SETTLED,
-    TV1,
-    TV2,
     Completion,
     ProducerIdAndEpoch,
     TransactionConfig,

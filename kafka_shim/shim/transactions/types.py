@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.coordinator.outcome import TransactionMarkers
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TxnState
@@ -22,8 +23,6 @@ MARKER_SETTLED = frozenset(
 # Past transactional.id.max.count, this share of it (1%) of the least recently used idle ids
 # expires at once: room for many new ids per scan of the kept ones.
 EVICTED_SHARE = 0.01
-# Transaction protocol versions: TV2 bumps the epoch per transaction (KIP-890 part 2).
-TV1, TV2 = 0, 2
 
 # The markers a transaction ending in PrepareCommit / PrepareAbort needs: the outcome of the
 # call that ended it brings them, and the writer writes them (transactions.service).

@@ -12,8 +12,8 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.config.broker_config import BrokerConfig, apply_kafka_configs
-from kafka_shim.shim.transactions.coordinator import TV2
 from kafka_shim.storage.faults import FAULTS
 from tests.helpers import Harness
 
