@@ -39,3 +39,30 @@ def test_a_produce_whose_implicit_add_is_not_written_is_retried_as_kafka_answers
     assert producer.produce("t", 0, version=IMPLICIT_ADD_PRODUCE) == ErrorCode.NONE
     described = h.broker.transactions.describe("tx")
     assert described is not None and described.state is TxnState.ONGOING
+
+
+def test_a_transaction_left_preparing_is_completed_by_the_next_start(tmp_path: Path) -> None:
+    """Its PrepareCommit record is written and its marker not: a broker started on the data
+    directory writes the marker and the CompleteCommit record before it serves anyone."""
+    h = Harness(data_dir=tmp_path)
+    h.broker.topics.create("t", 1)
+    producer = Producer(h, "tx")
+    producer.init()
+    producer.add("t", 0)
+    assert producer.produce("t", 0) == ErrorCode.NONE
+    FAULTS.arm("log", after=1)  # the PrepareCommit record goes through, the marker does not
+    try:
+        assert producer.end(commit=True).error_code == ErrorCode.NONE
+        described = h.broker.transactions.describe("tx")
+        assert described is not None and described.state is TxnState.PREPARE_COMMIT
+    finally:
+        FAULTS.clear()
+        h.broker.close()
+    again = Harness(data_dir=tmp_path)
+    try:
+        described = again.broker.transactions.describe("tx")
+        assert described is not None and described.state is TxnState.COMPLETE_COMMIT
+        log = again.broker.topics.partition("t", 0)
+        assert log is not None and log.last_stable_offset == log.high_watermark  # the marker is in
+    finally:
+        again.broker.close()
