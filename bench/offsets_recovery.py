@@ -48,7 +48,7 @@ def timed(action: Callable[[], object]) -> float:
 
 def first_commit(broker: Broker) -> None:
     request = CommitRequest("g", {TopicPartition("t", 0): OffsetCommit(1)})
-    broker.apply(broker.groups.commit_offsets(request, broker.clock()))
+    broker.group_service.effects.apply(broker.groups.commit_offsets(request, broker.clock()))
 
 
 def startup_ms(partitions: int, on_disk: bool, rounds: int) -> tuple[float, float]:
@@ -76,7 +76,9 @@ def write_commits(broker: Broker, commits: int) -> float:
     requests = commits // PARTITIONS_PER_GROUP
     for i in range(requests):
         offsets = {TopicPartition("t", p): OffsetCommit(i) for p in range(PARTITIONS_PER_GROUP)}
-        broker.apply(broker.groups.commit_offsets(CommitRequest(f"group-{i % GROUPS}", offsets), NOW + i))
+        broker.group_service.effects.apply(
+            broker.groups.commit_offsets(CommitRequest(f"group-{i % GROUPS}", offsets), NOW + i)
+        )
     return requests * PARTITIONS_PER_GROUP / (time.perf_counter() - started)
 
 

@@ -10,7 +10,7 @@ import base64
 import uuid
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
@@ -40,15 +40,12 @@ from kafka_shim.storage.producer_state import ProducerIdAllocator
 if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
     from kafka_shim.shim.coordinator import GroupCoordinator
     from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
-    from kafka_shim.shim.coordinator.outcome import Outcome
     from kafka_shim.shim.groups import GroupService
     from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
     from kafka_shim.shim.share.partitions import SharePartitions
     from kafka_shim.shim.share.service import ShareService
     from kafka_shim.shim.transactions.service import TransactionService
     from kafka_shim.storage.transaction_log import TransactionLog
-
-T = TypeVar("T")
 
 
 def new_cluster_id() -> str:
@@ -204,7 +201,7 @@ class Broker:
 
         return FetchSessionCache(self.static_config.max_incremental_fetch_session_cache_slots)
 
-    # What handlers, the console and the transaction markers reach most (dozens of places).
+    # What handlers, the console and tests reach in dozens of places.
 
     @property
     def groups(self) -> GroupCoordinator:
@@ -217,9 +214,6 @@ class Broker:
     @property
     def share_partitions(self) -> SharePartitions:
         return self.shares.partitions
-
-    def apply(self, outcome: Outcome[T]) -> T:
-        return self.group_service.effects.apply(outcome)
 
     @property
     def log_dir(self) -> str:

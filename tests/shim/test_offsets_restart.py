@@ -40,10 +40,14 @@ def test_a_memory_broker_log_replays_into_a_fresh_coordinator() -> None:
     broker = Broker(BrokerConfig(data_dir=None, offsets_topic_num_partitions=50), clock=clock)
     for offset in (3, 7, 12):
         request = CommitRequest("g", {TP: OffsetCommit(offset, metadata=f"m{offset}")})
-        assert broker.apply(broker.groups.commit_offsets(request, clock())) == {TP: ErrorCode.NONE}
+        assert broker.group_service.effects.apply(broker.groups.commit_offsets(request, clock())) == {
+            TP: ErrorCode.NONE
+        }
         clock.now += 1_000
-    broker.apply(broker.groups.commit_offsets(CommitRequest("gone", {TP: OffsetCommit(1)}), clock()))
-    broker.apply(broker.groups.delete_groups(["gone"], clock()))
+    broker.group_service.effects.apply(
+        broker.groups.commit_offsets(CommitRequest("gone", {TP: OffsetCommit(1)}), clock())
+    )
+    broker.group_service.effects.apply(broker.groups.delete_groups(["gone"], clock()))
     topic = broker.topics.get(OFFSETS_TOPIC)
     assert topic is not None and len(topic.partitions) == 50
     assert sum(p.log_end_offset for p in topic.partitions) == 6  # 3 commits + commit, tombstones

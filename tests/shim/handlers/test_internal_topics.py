@@ -140,7 +140,9 @@ def test_deleted_offsets_topic_unloads_the_groups_as_kafka_resigns_them() -> Non
     )
     b = h.broker
     unloaded = JoinResult(ErrorCode.NOT_COORDINATOR, "")
-    b.apply(b.groups.join_group(join, h.clock(), b.group_service.effects.waiter(waiting.append, unloaded)))
+    b.group_service.effects.apply(
+        b.groups.join_group(join, h.clock(), b.group_service.effects.waiter(waiting.append, unloaded))
+    )
     assert not waiting  # held for group.initial.rebalance.delay.ms
     delete = {"topics": [{"name": OFFSETS_TOPIC}], "timeout_ms": 1000}
     assert h.call(DELETE_TOPICS, 6, delete, h.context(6, ADMIN)).responses[0].error_code == 0

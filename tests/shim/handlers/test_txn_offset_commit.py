@@ -187,7 +187,9 @@ def test_offsets_become_visible_only_when_the_transaction_commits(
     assert fetch(h, 7, [0, 1], stable=True) == {0: (-1, unstable), 1: (-1, unstable)}
     assert fetch(h, 7, [0, 1], stable=False) == {0: (3, 0), 1: (-1, 0)}
 
-    h.broker.apply(h.broker.groups.complete_transaction(PRODUCER, ends_in_commit, h.clock()))
+    h.broker.group_service.effects.apply(
+        h.broker.groups.complete_transaction(PRODUCER, ends_in_commit, h.clock())
+    )
     expected = {0: (10, 0), 1: (20, 0)} if ends_in_commit else {0: (3, 0), 1: (-1, 0)}
     assert fetch(h, 7, [0, 1], stable=True) == expected
 
