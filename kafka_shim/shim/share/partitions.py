@@ -4,13 +4,12 @@ delivery state per topic-partition, read from the logs, written to `__share_grou
 The state machine is coordinator/share/partition.py; this module feeds it the stored batches
 (as spans: control batches and, under read_committed, aborted transactions marked to skip),
 initializes a share partition's start offset from share.auto.offset.reset on first use, and
-writes the state of every share partition a call changed before that call answers, as Kafka's
-share coordinator does: a ShareSnapshot (the whole state) first and after every
-share.coordinator.snapshot.update.records.per.snapshot updates, a ShareUpdate (the state
-batches that changed, and the start offset) otherwise.
+writes the state of every share partition a call changed before that call answers (the
+records share/state.py decides, as Kafka's share coordinator does: a ShareSnapshot or a
+ShareUpdate).
 
 Each call's change is an `Outcome` (coordinator/outcome.py): the state records, the share
-partitions' lock deadlines, and an `undo`; the one writer (groups.effects.EffectWriter over
+partitions' lock deadlines, and an `undo`; the one writer (shim.effects.EffectWriter over
 `__share_group_state`) carries it out as it does every coordinator's. Write, then change
 memory: a call whose records cannot be written (a full disk) is put back as it was before it (a
 copy of each share partition it touched, taken first: one partition's in-flight records, at
@@ -27,7 +26,7 @@ from typing import NamedTuple, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import iter_headers
-from kafka_shim.protocol.share_state_records import SharePartitionKey, ShareStateRecord
+from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.share.config import (
     BY_DURATION,
@@ -37,8 +36,9 @@ from kafka_shim.shim.coordinator.share.config import (
 )
 from kafka_shim.shim.coordinator.share.partition import Acquired, BatchSpan, SharePartition, StateBatch
 from kafka_shim.shim.effects import EffectWriter, coordinator_error
+from kafka_shim.shim.share.state import KeptState, ShareStateShard
 from kafka_shim.storage.errors import StorageError
-from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
+from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.share_state_log import ShareStateLog
 
 READ_BYTES = 1 << 20  # how much of a log one acquisition looks at for new batches
@@ -65,8 +65,7 @@ class _Kept(NamedTuple):
     last written, to put back if the call's records are not written."""
 
     partition: SharePartition | None
-    written: tuple[int, list[StateBatch]] | None
-    snapshot: tuple[int, int] | None
+    state: KeptState
 
 
 @dataclass
@@ -91,11 +90,9 @@ class SharePartitions:
         self.config_of = config_of
         # The one writer of coordinators' records; the lock deadlines go to `schedule`.
         self.writer = EffectWriter(state_log, clock, set_deadline=schedule)
-        self.updates_per_snapshot = updates_per_snapshot
         self._partitions: dict[SharePartitionKey, SharePartition] = {}
-        self._written: dict[SharePartitionKey, tuple[int, list[StateBatch]]] = {}
-        # per share partition: its snapshot epoch and the ShareUpdates written since that snapshot
-        self._snapshots: dict[SharePartitionKey, tuple[int, int]] = {}
+        # What each share partition's state writes (snapshot or update).
+        self._state = ShareStateShard(updates_per_snapshot)
 
     def load(self) -> None:
         """Every share partition as its last snapshot and the updates after it left it;
@@ -105,8 +102,7 @@ class SharePartitions:
             batches = [StateBatch(*b.values()) for b in state["state_batches"]]
             partition = SharePartition.restored(state["start_offset"], batches)
             self._partitions[key] = partition
-            self._written[key] = (partition.start_offset, partition.state_batches())
-            self._snapshots[key] = (state["snapshot_epoch"], replayed.updates)
+            self._state.loaded(key, partition, state["snapshot_epoch"], replayed.updates)
 
     def get(self, key: SharePartitionKey) -> SharePartition | None:
         return self._partitions.get(key)
@@ -191,7 +187,7 @@ class SharePartitions:
         """AlterShareGroupOffsets: the share partition starts afresh at `start_offset`."""
         kept = self._keep([key])
         self._partitions[key] = SharePartition(start_offset)
-        self._written.pop(key, None)  # a fresh start: a snapshot, not a delta on the old state
+        self._state.start_afresh(key)
         self.writer.apply(self._changed([key], kept, None, now))
 
     def delete(self, keys: Sequence[SharePartitionKey], now: int) -> None:
@@ -200,10 +196,7 @@ class SharePartitions:
         kept = self._keep(present)
         for key in present:
             del self._partitions[key]
-            self._written.pop(key, None)
-            self._snapshots.pop(key, None)
-        # The snapshot's key and the updates' key both tombstoned, for compaction.
-        tombstones = tuple(ShareStateRecord(k, None, update) for k in present for update in (False, True))
+        tombstones = self._state.tombstones(present)
         timers = tuple((ShareLockTimer(key), None) for key in present)
         self.writer.apply(Outcome(None, tombstones, timers, undo=lambda: self._put_back(kept)))
 
@@ -228,75 +221,28 @@ class SharePartitions:
         written."""
         return {
             key: _Kept(
-                None if (p := self._partitions.get(key)) is None else p.copied(),
-                self._written.get(key),
-                self._snapshots.get(key),
+                None if (p := self._partitions.get(key)) is None else p.copied(), self._state.kept(key)
             )
             for key in keys
         }
 
     def _put_back(self, kept: dict[SharePartitionKey, _Kept]) -> None:
-        for key, (partition, written, snapshot) in kept.items():
-            _put(self._partitions, key, partition)
-            _put(self._written, key, written)
-            _put(self._snapshots, key, snapshot)
+        for key, (partition, state) in kept.items():
+            if partition is None:
+                self._partitions.pop(key, None)
+            else:
+                self._partitions[key] = partition
+            self._state.put_back(key, state)
 
     def _changed(
         self, keys: Sequence[SharePartitionKey], kept: dict[SharePartitionKey, _Kept], response: R, now: int
     ) -> Outcome[R]:
         """A call changed share partitions `keys`: the state of each whose persisted state
-        changed (a snapshot or an update, `_record`); the deadline of each's earliest lock,
+        changed (a snapshot or an update: share.state); the deadline of each's earliest lock,
         which every change may move; and the undo that puts back `kept`."""
-        records = []
-        for key in keys:
-            partition = self._partitions[key]
-            state = (partition.start_offset, partition.state_batches())
-            if self._written.get(key) != state:
-                record, self._snapshots[key] = self._record(key, partition, state[1], now)
-                self._written[key] = state
-                records.append(record)
+        records = self._state.records(((key, self._partitions[key]) for key in keys), now)
         timers = tuple((ShareLockTimer(key), self._partitions[key].next_lock_deadline()) for key in keys)
         return Outcome(response, tuple(records), timers, undo=lambda: self._put_back(kept))
-
-    def _record(
-        self, key: SharePartitionKey, partition: SharePartition, batches: list[StateBatch], now: int
-    ) -> tuple[ShareStateRecord, tuple[int, int]]:
-        """As ShareCoordinatorShard.writeState: a ShareSnapshot (the next snapshot epoch) for
-        a share partition not written yet or after `updates_per_snapshot` updates; else a
-        ShareUpdate of the batches at or past the start offset that differ from what was written
-        (the start offset says what left), at the snapshot's epoch.
-        The record, and the partition's (snapshot epoch, updates since it) after it."""
-        written = self._written.get(key)
-        epoch, updates = self._snapshots.get(key, (-1, 0))
-        if written is None or updates >= self.updates_per_snapshot:
-            return ShareStateRecord(key, _snapshot(partition, batches, epoch + 1, now)), (epoch + 1, 0)
-        before = {o: (b.delivery_state, b.delivery_count) for b in written[1] for o in _offsets(b)}
-        changed = [
-            b._replace(first_offset=o, last_offset=o)
-            for b in batches
-            for o in _offsets(b)
-            if before.get(o) != (b.delivery_state, b.delivery_count)
-        ]
-        update = {
-            "snapshot_epoch": epoch,
-            "leader_epoch": LEADER_EPOCH,
-            "start_offset": partition.start_offset,
-            "delivery_complete_count": partition.completed(),
-            "state_batches": [b._asdict() for b in _runs(changed)],
-        }
-        return ShareStateRecord(key, update, update=True), (epoch, updates + 1)
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-def _put(mapping: dict[K, V], key: K, value: V | None) -> None:
-    """`mapping[key]` is `value` again (None: absent again)."""
-    if value is None:
-        mapping.pop(key, None)
-    else:
-        mapping[key] = value
 
 
 def state_written(write: Callable[[], None]) -> ErrorCode:
@@ -317,41 +263,6 @@ def state_not_written(exc: StorageError) -> ErrorCode:
     if code in (ErrorCode.NOT_COORDINATOR, ErrorCode.COORDINATOR_NOT_AVAILABLE):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     return ErrorCode.UNKNOWN_SERVER_ERROR
-
-
-def _offsets(batch: StateBatch) -> range:
-    return range(batch.first_offset, batch.last_offset + 1)
-
-
-def _runs(batches: list[StateBatch]) -> list[StateBatch]:
-    """Consecutive offsets in one state and count joined into one batch."""
-    runs: list[StateBatch] = []
-    for b in batches:
-        last = runs[-1] if runs else None
-        if (
-            last is not None
-            and last.last_offset == b.first_offset - 1
-            and (last.delivery_state, last.delivery_count) == (b.delivery_state, b.delivery_count)
-        ):
-            runs[-1] = last._replace(last_offset=b.last_offset)
-        else:
-            runs.append(b)
-    return runs
-
-
-def _snapshot(
-    partition: SharePartition, batches: list[StateBatch], epoch: int, now: int
-) -> dict[str, object]:
-    return {
-        "snapshot_epoch": epoch,
-        "state_epoch": 0,
-        "leader_epoch": LEADER_EPOCH,
-        "start_offset": partition.start_offset,
-        "delivery_complete_count": partition.completed(),
-        "create_timestamp": now,
-        "write_timestamp": now,
-        "state_batches": [b._asdict() for b in batches],
-    }
 
 
 def _spans(
