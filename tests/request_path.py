@@ -109,7 +109,7 @@ def member_id(answer: bytes, version: int) -> str:
 
 def paths() -> dict[str, Path]:
     """The traced paths of a new member's two JoinGroups (the second waits for the rebalance)
-    and of a Fetch of one batch, on a broker keeping its data in memory."""
+    and of a Fetch of one batch, on a running broker keeping its data in memory."""
     config = BrokerConfig(port=0, initial_rebalance_delay_ms=0, console_listener=None, num_partitions=1)
     broker = BrokerThread(config).start()
     try:
@@ -117,6 +117,11 @@ def paths() -> dict[str, Path]:
         with socket.create_connection((host, int(port)), timeout=10) as sock:
             exchange(sock, encode_request(PRODUCE, 7, 1, produce_body(TOPIC)))
             fetch = encode_request(FETCH, 11, 2, fetch_body(TOPIC, 0))
+            # The group service loads on first use: a first JoinGroup of another group loads it, so
+            # the paths traced are a running broker's, not its loading's.
+            exchange(
+                sock, encode_request(JOIN_GROUP, 5, 0, join_request(f"{GROUP}-first", subscription(TOPIC)))
+            )
             join = join_request(GROUP, subscription(TOPIC))
             first = encode_request(JOIN_GROUP, 5, 3, join)
             found: dict[str, Path] = {}

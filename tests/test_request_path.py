@@ -18,8 +18,9 @@ def traced() -> dict[str, Path]:
 
 def test_a_join_group_and_a_fetch_reach_the_log_through_each_layer(traced: dict[str, Path]) -> None:
     for name, path in traced.items():
-        depths = [layer(module)[0] for module in path.modules]
-        assert depths[0] == 0, f"{name} starts at {path.modules[0]}, not at the socket's side"
+        # (Not "the first module is the network's": a timer's task may wake first.)
+        assert {"kafka_shim.shim.net.connections", "kafka_shim.shim.net.dispatch"} <= set(path.modules)
+        depths = {layer(module)[0] for module in path.modules}
         assert max(depths) == 4, f"{name} never reached protocol or storage: {path.modules}"
     join = traced["JoinGroup (the member's, answered when the group forms)"]
     assert "kafka_shim.shim.groups.service" in join.modules
