@@ -19,6 +19,7 @@ how the groups and partitions of this run spread over 8 and 32 brokers (docs/per
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 import time
 import uuid
@@ -62,6 +63,13 @@ def tree_cpu_s(pid: int) -> float:
     except OSError:
         return total
     return total + sum(tree_cpu_s(int(child)) for child in children)
+
+
+def idle_s() -> float:
+    """Seconds every core of the machine has been idle (or waiting on I/O), from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()  # cpu user nice system idle iowait ...
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
 
 
 def call(connection: Connection, api_key: int, version: int, body: dict[str, Any]) -> Any:
@@ -138,10 +146,12 @@ def answer_errors(kind: str, payload: bytes) -> list[int]:
     ]
 
 
-def cpu_and_rate(broker: RunningBroker, kind: str, count: int, requests: int) -> tuple[float, float, float]:
-    """(broker CPU µs per request, requests/s, this client's CPU µs per request) of `requests`
-    requests of `kind` over `count` connections, each its own client (group or partition), one
-    request in flight on each."""
+def cpu_and_rate(
+    broker: RunningBroker, kind: str, count: int, requests: int
+) -> tuple[float, float, float, float]:
+    """(broker CPU µs per request, requests/s, this client's CPU µs per request, the machine's
+    idle cores meanwhile) of `requests` requests of `kind` over `count` connections, each its
+    own client (group or partition), one request in flight on each."""
     assert broker.process is not None
     topic = f"bench-conn-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic, count)
@@ -171,6 +181,7 @@ def cpu_and_rate(broker: RunningBroker, kind: str, count: int, requests: int) ->
         expected = [warm_up(kind, c, f[0]) for c, f in zip(clients, frames, strict=True)]
         pid = broker.process.pid
         cpu_before, started, client_before = tree_cpu_s(pid), time.perf_counter(), time.process_time()
+        idle_before = idle_s()
         for i in range(1, rounds + 1):
             for client, own in zip(clients, frames, strict=True):
                 client.sock.sendall(own[i % len(own)])
@@ -180,14 +191,15 @@ def cpu_and_rate(broker: RunningBroker, kind: str, count: int, requests: int) ->
                     raise RuntimeError(f"{broker.name} {kind}: answer {answer.hex()} is not {size} bytes")
         elapsed, cpu = time.perf_counter() - started, tree_cpu_s(pid) - cpu_before
         client_cpu = time.process_time() - client_before
+        idle = idle_s() - idle_before
     finally:
         for client in clients:
             client.close()
     done = rounds * count
-    return cpu / done * 1e6, done / elapsed, client_cpu / done * 1e6
+    return cpu / done * 1e6, done / elapsed, client_cpu / done * 1e6, idle / elapsed
 
 
-Samples = dict[str, list[dict[tuple[str, int], tuple[float, float, float]]]]
+Samples = dict[str, list[dict[tuple[str, int], tuple[float, float, float, float]]]]
 
 
 def measure(
@@ -218,7 +230,7 @@ def measure(
 
 def medians(samples: Samples, index: int) -> Iterator[tuple[tuple[str, int], dict[str, float]]]:
     """(kind, count) -> target -> the median of its rounds (index 0: broker CPU per request,
-    1: rate, 2: the client's CPU per request)."""
+    1: rate, 2: the client's CPU per request, 3: the machine's idle cores)."""
     shapes = next(iter(samples.values()))[0].keys() if samples else []
     for shape in shapes:
         yield shape, {name: median(run[shape][index] for run in runs) for name, runs in samples.items()}
@@ -247,7 +259,9 @@ def model(cpu_us: dict[str, float], kind: str, cores: int, clients: int) -> dict
     linear scaling over every core (the most it could do)."""
     groups, partitions = spread(cores, clients)
     evenness = groups if kind == "OffsetCommit" else partitions
-    rates = {}
+    rates: dict[str, float] = {}
+    if not all(cpu_us.values()):  # too few requests to see a 10 ms tick
+        return rates
     if "shim" in cpu_us:
         rates["shim"] = 1e6 / cpu_us["shim"]
     if "shim-processes" in cpu_us:
@@ -265,13 +279,13 @@ def main() -> None:
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.counts.split(","))
     samples = measure(args.requests, args.rounds, counts)
-    cpu, client = dict(medians(samples, 0)), dict(medians(samples, 2))
-    print("requests/s (broker CPU per request; broker cores busy; the client's CPU per request)")
+    cpu, client, idle = dict(medians(samples, 0)), dict(medians(samples, 2)), dict(medians(samples, 3))
+    print("requests/s (broker CPU per request; broker cores busy; client CPU per request; idle cores)")
     for shape, rates in medians(samples, 1):
         kind, count = shape
         cells = "  ".join(
             f"{LABELS[n]} {rates[n]:,.0f}/s ({cpu[shape][n]:.0f} µs; {rates[n] * cpu[shape][n] / 1e6:.2f}; "
-            f"{client[shape][n]:.0f} µs)"
+            f"{client[shape][n]:.0f} µs; {idle[shape][n]:.2f})"
             for n in rates
         )
         ratios = "  ".join(
