@@ -12,8 +12,6 @@ rules it shows."""
 
 from __future__ import annotations
 
-import socket
-import struct
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,7 +23,7 @@ from bench.request_cpu import FETCH, JOIN_GROUP, PRODUCE, fetch_body, join_reque
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
-from tests.wire import encode_request
+from tests.wire import WireClient, encode_request
 
 PACKAGE = "kafka_shim."
 TRACING = "kafka_shim.shim.net.running"  # BrokerThread.call, which sets and clears the profiler
@@ -37,7 +35,6 @@ LAYERS = (
     ("protocol and storage", ("kafka_shim.protocol", "kafka_shim.storage")),
 )
 SERVICES = "services"  # everything else of kafka_shim: between handlers and coordinators
-_LENGTH = struct.Struct(">i")
 TOPIC, GROUP = "request-path", "request-path-group"
 
 
@@ -85,20 +82,10 @@ def traced(broker: BrokerThread) -> Iterator[Path]:
         broker.call(lambda: sys.setprofile(None))
 
 
-def exchange(sock: socket.socket, frame: bytes) -> bytes:
-    sock.sendall(_LENGTH.pack(len(frame)) + frame)
-    size = _LENGTH.unpack(_read(sock, 4))[0]
-    return _read(sock, size)
-
-
-def _read(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        data += chunk
-    return data
+def exchange(client: WireClient, frame: bytes) -> bytes:
+    """The answer to `frame`, a request encoded beforehand (tests.wire.encode_request)."""
+    client.send_raw(frame)
+    return client.receive_frame()
 
 
 def member_id(answer: bytes, version: int) -> str:
@@ -113,25 +100,24 @@ def paths() -> dict[str, Path]:
     config = BrokerConfig(port=0, initial_rebalance_delay_ms=0, console_listener=None, num_partitions=1)
     broker = BrokerThread(config).start()
     try:
-        host, port = broker.bootstrap.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=10) as sock:
-            exchange(sock, encode_request(PRODUCE, 7, 1, produce_body(TOPIC)))
+        with WireClient(broker.bootstrap, timeout_s=10) as client:
+            exchange(client, encode_request(PRODUCE, 7, 1, produce_body(TOPIC)))
             fetch = encode_request(FETCH, 11, 2, fetch_body(TOPIC, 0))
             # The group service loads on first use: a first JoinGroup of another group loads it, so
             # the paths traced are a running broker's, not its loading's.
             exchange(
-                sock, encode_request(JOIN_GROUP, 5, 0, join_request(f"{GROUP}-first", subscription(TOPIC)))
+                client, encode_request(JOIN_GROUP, 5, 0, join_request(f"{GROUP}-first", subscription(TOPIC)))
             )
             join = join_request(GROUP, subscription(TOPIC))
             first = encode_request(JOIN_GROUP, 5, 3, join)
             found: dict[str, Path] = {}
             with traced(broker) as found["JoinGroup (MEMBER_ID_REQUIRED)"]:
-                answer = exchange(sock, first)
+                answer = exchange(client, first)
             second = encode_request(JOIN_GROUP, 5, 4, {**join, "member_id": member_id(answer, 5)})
             with traced(broker) as found["JoinGroup (the member's, answered when the group forms)"]:
-                exchange(sock, second)
+                exchange(client, second)
             with traced(broker) as found["Fetch (one batch)"]:
-                exchange(sock, fetch)
+                exchange(client, fetch)
             return found
     finally:
         broker.stop()
