@@ -4,17 +4,14 @@ function counted from its `class`/`def` line to its last, nested definitions inc
 function is also measured on its own).
 
 Short units are the project's standard because a module a newcomer can read in one sitting is
-one they can change safely. Where the rule does not hold today the violation is listed below
-with its reason; the test fails when the list would have to grow, and when an entry is fixed
-and still listed (so that the list shrinks with the code), as tests/test_layers.py does."""
+one they can change safely. The rule holds with no exception, as tests/test_layers.py's do: a
+change that breaks it splits the unit, not this file."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "kafka_shim"
@@ -33,18 +30,9 @@ class Unit:
     lines: int
     limit: int  # MAX_FILE_LINES, MAX_CLASS_LINES or MAX_FUNCTION_LINES
 
-    @property
-    def key(self) -> tuple[str, str]:
-        return self.path, self.unit
-
     def __str__(self) -> str:
         what = f"{self.path}: {self.unit}" if self.unit else self.path
         return f"{what} ({self.lines} lines)"
-
-
-# Known violations, (file, unit) with "" for the file itself: each with its reason. Remove an
-# entry with its fix; a new violation fails the test.
-KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _units(source: str, relative: str) -> list[Unit]:
@@ -80,23 +68,12 @@ def product_units() -> list[Unit]:
     ]
 
 
-@pytest.fixture(scope="module")
-def violations() -> list[Unit]:
-    return [unit for unit in product_units() if unit.lines > unit.limit]
-
-
-def test_no_new_file_class_or_function_over_its_size(violations: list[Unit]) -> None:
-    new = [str(v) for v in violations if v.key not in KNOWN]
-    assert not new, (
+def test_no_file_class_or_function_over_its_size() -> None:
+    violations = [str(unit) for unit in product_units() if unit.lines > unit.limit]
+    assert not violations, (
         f"over {MAX_FILE_LINES} lines a file, {MAX_CLASS_LINES} a class, {MAX_FUNCTION_LINES} a "
-        "function (split along the code's seams; see docs/architecture.md):\n" + "\n".join(new)
+        "function (split along the code's seams; see docs/architecture.md):\n" + "\n".join(violations)
     )
-
-
-def test_fixed_violations_leave_the_known_list(violations: list[Unit]) -> None:
-    found = {v.key for v in violations}
-    fixed = sorted(key for key in KNOWN if key not in found)
-    assert not fixed, f"fixed: remove {fixed} from KNOWN"
 
 
 def test_the_measure_names_nested_units_and_counts_them_whole() -> None:
