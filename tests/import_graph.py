@@ -3,8 +3,7 @@ checks the layer rules on it; `python -m tests.import_graph` prints its import c
 there is none since #29).
 
 Read with `ast` rather than by a grapher such as import-linter's grimp because a rule here
-needs each import's kind (eager, lazy, TYPE_CHECKING) and a list of known violations that must
-shrink with the code.
+needs each import's kind (eager, lazy, TYPE_CHECKING).
 
 Every import counts, wherever it is written (a function's lazy import and a TYPE_CHECKING
 block's included): a lazy import still makes one module know another. Each is marked eager or
