@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-from bisect import bisect_right
 from pathlib import Path
 
+from kafka_shim.storage import segment_list
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import CorruptLog
 from kafka_shim.storage.log_config import LogConfig
@@ -102,8 +102,7 @@ def adopt_orphan_txn_indexes(directory: Path, segments: list[Segment]) -> None:
         orphan = TxnIndex(path)
         if orphan.load():
             for entry in orphan.entries:
-                at = max(bisect_right(segments, entry.last_offset, key=lambda s: s.base_offset) - 1, 0)
-                home = segments[at]
+                home = segments[segment_list.index_of(segments, entry.last_offset)]
                 if home.txn_index.load():
                     home.txn_index.rewrite(sorted([*home.txn_index.entries, entry], key=_marker_offset))
         orphan.delete()
