@@ -31,8 +31,9 @@ from pathlib import Path
 from kafka_shim.protocol.records import HEADER, LOG_OVERHEAD, MAGIC, MAGIC_POSITION, MAX_TIMESTAMP_POSITION
 from kafka_shim.storage import compaction
 from kafka_shim.storage.cleaner_manager import Cleanable, CleanerCheckpoints, SegmentExtent, cleanable
-from kafka_shim.storage.disk_log import DiskLog, SegmentFile
+from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.segment import whole_batches_length
+from kafka_shim.storage.segment_list import SegmentFile
 
 log = logging.getLogger("kafka_shim.storage")
 

@@ -11,8 +11,9 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
-from kafka_shim.storage.disk_log import PRODUCER_SNAPSHOT_FILE, DiskLog
+from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.log_recovery import PRODUCER_SNAPSHOT_FILE
 from tests.storage.logs import disk_log, reopen
 from tests.storage.test_producer_state import produced
 
