@@ -1,7 +1,9 @@
 """The classic coordinator's deadlines by kind (`GroupTimer`, types.py; Kafka keys its timers
 the same way): a rebalance's join and sync deadlines, each member's session, a pending member
-id's wait for its second JoinGroup, and the periodic retention check. Setting and cancelling
-them is spelled once, here; the coordinator fires them (`GroupCoordinator.on_timer`).
+id's wait for its second JoinGroup, and the periodic retention check. What the parts share is
+spelled here (a member's session, the retention check's key, cancelling a member's or a whole
+group's deadlines); each other deadline is set where its event is (join.py, rebalance.py,
+membership.py). The coordinator fires them (`GroupCoordinator.on_timer`).
 """
 
 from __future__ import annotations
