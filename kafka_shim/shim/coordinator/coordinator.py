@@ -124,7 +124,7 @@ class GroupCoordinator:
         if key.kind == "retention":
             self._expire_offsets(now, out)
             return
-        group = self._registry.groups.get(key.group_id)
+        group = self._registry.get(key.group_id)
         if group is None:
             return
         if key.kind == "join":
@@ -140,7 +140,7 @@ class GroupCoordinator:
 
     def group(self, group_id: str) -> Group | None:
         """The live group (read-only use: tests and descriptions)."""
-        return self._registry.groups.get(group_id)
+        return self._registry.get(group_id)
 
     def _kill_group(self, group: Group, now: int, out: Effects) -> None:
         """Dead: gone from the registry at once, so later requests find no such group."""
@@ -292,7 +292,7 @@ class GroupCoordinator:
         out = self._registry.undoable(group_ids)
         results: dict[str, ErrorCode] = {}
         for group_id in group_ids:
-            group = self._registry.groups.get(group_id)
+            group = self._registry.get(group_id)
             if group is None:
                 results[group_id] = ErrorCode.GROUP_ID_NOT_FOUND
             elif not group.is_(GroupState.EMPTY):

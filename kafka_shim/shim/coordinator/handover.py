@@ -24,7 +24,7 @@ class ClassicHandover:
 
     def snapshot(self, group_id: str) -> GroupSnapshot | None:
         """A group's members as they are (None if it has none), for a consumer group to take."""
-        group = self._registry.groups.get(group_id)
+        group = self._registry.get(group_id)
         if group is None or not group.members:
             return None
         return GroupSnapshot(
@@ -68,9 +68,7 @@ class ClassicHandover:
         """A consumer group whose members all use the classic protocol becomes classic again
         (Kafka's ClassicGroup.fromConsumerGroup): Stable at the consumer group's epoch with
         the members' assignments, then a rebalance, so the members rejoin as classic ones."""
-        group = self._registry.groups.get(snapshot.group_id) or self._registry.create(
-            snapshot.group_id, now, out
-        )
+        group = self._registry.get(snapshot.group_id) or self._registry.create(snapshot.group_id, now, out)
         assert not group.members, f"group {snapshot.group_id} already has classic members"
         group.protocol_type = snapshot.protocol_type
         for taken in snapshot.members:
