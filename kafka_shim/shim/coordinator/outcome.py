@@ -5,12 +5,11 @@ then do, in this order: append the records to `__consumer_offsets` (under the fs
 policy), set or cancel the deadlines, and deliver the answers. `response` answers the
 call itself; `replies` answer requests that wait elsewhere (a JoinGroup or SyncGroup
 completed by another member's request or by a deadline), each named by the `Waiter` its
-request brought. The KIP-848 and share-group coordinators answer it too (their `Result` is
-this type), without replies; one of theirs may hand a group back to the classic coordinator
-(`downgraded`). The transaction coordinator
-answers an Outcome too (its records for `__transaction_state`, the transaction markers to
-write), and so do the share partitions (records for `__share_group_state`): one writer
-carries out every one of them (shim/groups/effects.py).
+request brought. The KIP-848 and share-group coordinators answer it too, without replies;
+one of theirs may hand a group back to the classic coordinator (`downgraded`). The
+transaction coordinator answers an Outcome too (its records for `__transaction_state`, the
+transaction markers to write), and so do the share partitions (records for
+`__share_group_state`): one writer carries out every one of them (shim/groups/effects.py).
 
 Write, then change memory: a call that emits records also returns `undo`, which puts the
 coordinator back as it was before the call. The writer runs it when the append fails (a

@@ -6,7 +6,6 @@ from kafka_shim.shim.coordinator.consumer.group import ConsumerGroupState
 from kafka_shim.shim.coordinator.consumer.types import (
     HeartbeatRequest,
     HeartbeatResponse,
-    Result,
     TopicImage,
     TopicInfo,
     Topics,
@@ -18,7 +17,6 @@ __all__ = [
     "ConsumerGroupState",
     "HeartbeatRequest",
     "HeartbeatResponse",
-    "Result",
     "TopicImage",
     "TopicInfo",
     "Topics",

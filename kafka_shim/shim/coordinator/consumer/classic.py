@@ -63,7 +63,8 @@ from kafka_shim.shim.coordinator.consumer.migration import (
     to_classic,
 )
 from kafka_shim.shim.coordinator.consumer.types import HeartbeatRequest as ConsumerHeartbeat
-from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Output, Result, Topics
+from kafka_shim.shim.coordinator.consumer.types import HeartbeatResponse, Output, Topics
+from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.types import (
     UNKNOWN_MEMBER_ID,
     GroupSnapshot,
@@ -98,7 +99,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     def upgrade(
         self, snapshot: GroupSnapshot, request: ConsumerHeartbeat, topics: Topics, now: int
-    ) -> Result[HeartbeatResponse]:
+    ) -> Outcome[HeartbeatResponse]:
         """A member joins (epoch 0) a classic group that has members: Kafka's
         convertToConsumerGroup and the join in one step, so a join that is refused converts
         nothing (Kafka discards both together). The group was taken over if it exists here
@@ -106,23 +107,23 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         try:
             _validate(request, self.config)
         except Refused as refused:
-            return Result(HeartbeatResponse(refused.error, refused.message))
+            return Outcome(HeartbeatResponse(refused.error, refused.message))
         not_found = HeartbeatResponse(
             ErrorCode.GROUP_ID_NOT_FOUND, f"Group {snapshot.group_id} is not a consumer group."
         )
         if not may_upgrade(snapshot, self.config.max_size, self.config.upgrade_enabled):
-            return Result(not_found)
+            return Outcome(not_found)
         try:
             group = from_classic(snapshot, topics)
         except NotConvertible:
-            return Result(not_found)
+            return Outcome(not_found)
         created = creation_records(group)
         sessions = [self._session_timer(group.group_id, m, now) for m in group.members.values()]
         self._groups[group.group_id] = group
         joined = self.heartbeat(request, topics, now)
         if joined.response.error != ErrorCode.NONE:  # full, say: it stays classic
             del self._groups[group.group_id]
-            return Result(joined.response)
+            return Outcome(joined.response)
         return joined._replace(records=(*created, *joined.records), timers=(*sessions, *joined.timers))
 
     # --- downgrade -----------------------------------------------------------------------
@@ -171,7 +172,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
         out.downgraded = to_classic(group, topics)
         del self._groups[group.group_id]
 
-    def on_timer(self, key: Hashable, topics: Topics, now: int) -> Result[None]:
+    def on_timer(self, key: Hashable, topics: Topics, now: int) -> Outcome[None]:
         assert isinstance(key, tuple)
         kind_, group_id, member_id = key
         if kind_ not in (JOIN, SYNC):
@@ -184,13 +185,13 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     # --- JoinGroup -----------------------------------------------------------------------
 
-    def classic_join(self, request: JoinRequest, topics: Topics, now: int) -> Result[JoinResult]:
+    def classic_join(self, request: JoinRequest, topics: Topics, now: int) -> Outcome[JoinResult]:
         """A classic JoinGroup for a consumer group with members."""
         out = Output()
         try:
             result = self._join(self._groups[request.group_id], request, topics, now, out)
         except Refused as refused:
-            return Result(JoinResult(refused.error, request.member_id))
+            return Outcome(JoinResult(refused.error, request.member_id))
         return out.result(result)
 
     def _join(
@@ -253,7 +254,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     # --- SyncGroup, Heartbeat ------------------------------------------------------------
 
-    def classic_sync(self, request: SyncRequest, topics: Topics, now: int) -> Result[SyncResult]:
+    def classic_sync(self, request: SyncRequest, topics: Topics, now: int) -> Outcome[SyncResult]:
         out = Output()
         try:
             group, member = self._classic_member(
@@ -281,16 +282,16 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
             SyncResult(ErrorCode.NONE, request.protocol_type, request.protocol_name, assignment)
         )
 
-    def classic_heartbeat(self, request: HeartbeatRequest, now: int) -> Result[ErrorCode]:
+    def classic_heartbeat(self, request: HeartbeatRequest, now: int) -> Outcome[ErrorCode]:
         out = Output()
         try:
             group, member = self._classic_member(
                 request.group_id, request.member_id, request.group_instance_id
             )
         except Refused as refused:
-            return Result(refused.error)
+            return Outcome(refused.error)
         if request.generation_id != member.member_epoch:
-            return Result(ErrorCode.ILLEGAL_GENERATION)
+            return Outcome(ErrorCode.ILLEGAL_GENERATION)
         out.timers.append(self._session_timer(group.group_id, member, now))
         if (
             member.member_epoch < group.group_epoch
@@ -329,7 +330,7 @@ class MigratingCoordinator(ConsumerGroupCoordinator):
 
     def classic_leave(
         self, group_id: str, leaving: Iterable[MemberIdentity], topics: Topics, now: int
-    ) -> Result[LeaveResult]:
+    ) -> Outcome[LeaveResult]:
         out = Output()
         group = self._groups[group_id]
         answers = []

@@ -1,6 +1,6 @@
 """The KIP-848 consumer-group coordinator: a pure state machine (Kafka's GroupMetadataManager
 for consumer groups). Nothing here reads a clock or does I/O: every call takes `now` (ms) and
-the topics as they are, and returns one `Result`: the answer, the records to append to
+the topics as they are, and returns one `Outcome`: the answer, the records to append to
 `__consumer_offsets` before answering, and the timers to set or cancel. A refused request
 changes nothing and writes nothing.
 
@@ -57,11 +57,11 @@ from kafka_shim.shim.coordinator.consumer.types import (
     HeartbeatResponse,
     MemberDescription,
     Output,
-    Result,
     Topics,
     is_subset,
     normalized,
 )
+from kafka_shim.shim.coordinator.outcome import Outcome
 
 T = TypeVar("T")
 
@@ -105,7 +105,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
 
     # --- ConsumerGroupHeartbeat ----------------------------------------------------------
 
-    def heartbeat(self, request: HeartbeatRequest, topics: Topics, now: int) -> Result[HeartbeatResponse]:
+    def heartbeat(self, request: HeartbeatRequest, topics: Topics, now: int) -> Outcome[HeartbeatResponse]:
         out = Output()
         try:
             _validate(request, self.config)
@@ -114,7 +114,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
             else:
                 response = self._beat(request, topics, now, out)
         except Refused as refused:
-            return Result(HeartbeatResponse(refused.error, refused.message))
+            return Outcome(HeartbeatResponse(refused.error, refused.message))
         return out.result(response)
 
     def _beat(self, request: HeartbeatRequest, topics: Topics, now: int, out: Output) -> HeartbeatResponse:
@@ -301,7 +301,7 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
 
     # --- timers --------------------------------------------------------------------------
 
-    def on_timer(self, key: Hashable, topics: Topics, now: int) -> Result[None]:
+    def on_timer(self, key: Hashable, topics: Topics, now: int) -> Outcome[None]:
         """A deadline this coordinator asked for has passed."""
         out = Output()
         assert isinstance(key, tuple)
@@ -377,15 +377,15 @@ class ConsumerGroupCoordinator(ReplayedGroups[ConsumerGroup]):
             members,
         )
 
-    def delete_empty(self, group_id: str) -> Result[ErrorCode]:
+    def delete_empty(self, group_id: str) -> Outcome[ErrorCode]:
         """Remove an empty group's own records (its offsets are the offsets store's)."""
         group = self._groups.get(group_id)
         if group is None:
-            return Result(ErrorCode.GROUP_ID_NOT_FOUND)
+            return Outcome(ErrorCode.GROUP_ID_NOT_FOUND)
         if group.members:
-            return Result(ErrorCode.NON_EMPTY_GROUP)
+            return Outcome(ErrorCode.NON_EMPTY_GROUP)
         del self._groups[group_id]
-        return Result(ErrorCode.NONE, tuple(records.group_tombstones(group)))
+        return Outcome(ErrorCode.NONE, tuple(records.group_tombstones(group)))
 
 
 def _validate(request: HeartbeatRequest, config: ConsumerGroupConfig) -> None:

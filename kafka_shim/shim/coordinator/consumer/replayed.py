@@ -11,7 +11,7 @@ from collections.abc import Collection, Hashable, Iterable
 from typing import Generic, TypeVar
 
 from kafka_shim.protocol.offsets_records import OffsetsRecord
-from kafka_shim.shim.coordinator.consumer.types import Result
+from kafka_shim.shim.coordinator.outcome import Outcome
 
 G = TypeVar("G")
 
@@ -34,11 +34,11 @@ class ReplayedGroups(Generic[G]):
     def groups(self) -> Iterable[G]:
         return self._groups.values()
 
-    def load(self, log: Iterable[OffsetsRecord], now: int) -> Result[None]:
+    def load(self, log: Iterable[OffsetsRecord], now: int) -> Outcome[None]:
         """Rebuild the groups from the offsets log; every member's session starts now."""
         self._groups.update(self._replay(log))
         timers = tuple(timer for g in self._groups.values() for timer in self._session_timers(g, now))
-        return Result(None, (), timers)
+        return Outcome(None, (), timers)
 
     def reload(self, group_ids: Collection[str], log: Iterable[OffsetsRecord]) -> None:
         """Put the named groups back as `log` (their partitions of the offsets log) has them:

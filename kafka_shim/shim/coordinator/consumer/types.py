@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord
@@ -84,25 +84,19 @@ class HeartbeatResponse(NamedTuple):
 TimerKey = tuple[str, str, str]
 
 
-# One call's whole output, as every coordinator answers (coordinator/outcome.py): the answer,
-# the records to append to `__consumer_offsets` before it goes out, the timers to set or
-# cancel, and the group handed back to the classic coordinator, if any (`downgraded`).
-if TYPE_CHECKING:
-    Result = Outcome[T]
-else:  # the class itself: calling a subscripted alias costs a frame per heartbeat
-    Result = Outcome
-
-
 class Output:
-    """What a call has produced so far (its `Result` once answered)."""
+    """What a call has produced so far; `result` makes it the call's whole output, as every
+    coordinator answers (coordinator/outcome.py): the answer, the records to append to
+    `__consumer_offsets` before it goes out, the timers to set or cancel, and the group handed
+    back to the classic coordinator, if any (`downgraded`)."""
 
     def __init__(self) -> None:
         self.records: list[OffsetsRecord] = []
         self.timers: list[tuple[Hashable, int | None]] = []
         self.downgraded: GroupSnapshot | None = None
 
-    def result(self, response: T) -> Result[T]:
-        return Result(response, tuple(self.records), tuple(self.timers), downgraded=self.downgraded)
+    def result(self, response: T) -> Outcome[T]:
+        return Outcome(response, tuple(self.records), tuple(self.timers), downgraded=self.downgraded)
 
 
 class MemberDescription(NamedTuple):

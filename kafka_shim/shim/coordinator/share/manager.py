@@ -1,6 +1,6 @@
 """The share-group manager (Kafka's GroupMetadataManager for share groups): membership,
 heartbeats and the server-side assignment, pure and clock-free. Every call takes `now` and
-returns one `Result`: the answer, the records to append to `__consumer_offsets` first, and
+returns one `Outcome`: the answer, the records to append to `__consumer_offsets` first, and
 the session timers to set or cancel. A refused request changes nothing.
 
 Transitions (member epochs: 0 joins, -1 leaves):
@@ -32,7 +32,8 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH, LEAVE_EPOCH
 from kafka_shim.protocol.offsets_records import OffsetsRecord
 from kafka_shim.shim.coordinator.consumer.replayed import ReplayedGroups
-from kafka_shim.shim.coordinator.consumer.types import Assignment, Result, Topics
+from kafka_shim.shim.coordinator.consumer.types import Assignment, Topics
+from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.share import records
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
@@ -96,16 +97,16 @@ class ShareGroupManager(ReplayedGroups[ShareGroup]):
 
     # --- ShareGroupHeartbeat ----------------------------------------------------------------
 
-    def heartbeat(self, request: ShareHeartbeat, topics: Topics, now: int) -> Result[ShareHeartbeatAnswer]:
+    def heartbeat(self, request: ShareHeartbeat, topics: Topics, now: int) -> Outcome[ShareHeartbeatAnswer]:
         try:
             _validate(request)
             if request.member_epoch == LEAVE_EPOCH:
                 return self._leave(request.group_id, request.member_id)
             return self._beat(request, topics, now)
         except _Refused as refused:
-            return Result(ShareHeartbeatAnswer(refused.error, refused.message))
+            return Outcome(ShareHeartbeatAnswer(refused.error, refused.message))
 
-    def _beat(self, request: ShareHeartbeat, topics: Topics, now: int) -> Result[ShareHeartbeatAnswer]:
+    def _beat(self, request: ShareHeartbeat, topics: Topics, now: int) -> Outcome[ShareHeartbeatAnswer]:
         config = self.config_of(request.group_id)
         joining = request.member_epoch == JOIN_EPOCH
         group = self._groups.get(request.group_id)
@@ -166,9 +167,9 @@ class ShareGroupManager(ReplayedGroups[ShareGroup]):
             assignment=updated.assignment if changed else None,
         )
         timer = (ShareSessionTimer(group.group_id, updated.member_id), now + config.session_timeout_ms)
-        return Result(answer, tuple(out), (timer,))
+        return Outcome(answer, tuple(out), (timer,))
 
-    def _leave(self, group_id: str, member_id: str) -> Result[ShareHeartbeatAnswer]:
+    def _leave(self, group_id: str, member_id: str) -> Outcome[ShareHeartbeatAnswer]:
         group = self._groups.get(group_id)
         if group is None:
             raise _Refused(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
@@ -179,21 +180,21 @@ class ShareGroupManager(ReplayedGroups[ShareGroup]):
         removed = self._remove(group, member_id)
         return removed._replace(response=ShareHeartbeatAnswer(ErrorCode.NONE, None, member_id, LEAVE_EPOCH))
 
-    def _remove(self, group: ShareGroup, member_id: str) -> Result[ShareHeartbeatAnswer]:
+    def _remove(self, group: ShareGroup, member_id: str) -> Outcome[ShareHeartbeatAnswer]:
         del group.members[member_id]
         group.group_epoch += 1
         group.assignment_epoch = group.group_epoch
         out = records.member_tombstones(group.group_id, member_id) + records.group_epoch(group)
         timer = (ShareSessionTimer(group.group_id, member_id), None)
-        return Result(ShareHeartbeatAnswer(ErrorCode.NONE), tuple(out), (timer,))
+        return Outcome(ShareHeartbeatAnswer(ErrorCode.NONE), tuple(out), (timer,))
 
-    def on_timer(self, timer: ShareSessionTimer, now: int) -> Result[None]:
+    def on_timer(self, timer: ShareSessionTimer, now: int) -> Outcome[None]:
         """A member's session expired: it is removed, as if it had left."""
         group = self._groups.get(timer.group_id)
         if group is None or timer.member_id not in group.members:
-            return Result(None)
+            return Outcome(None)
         removed = self._remove(group, timer.member_id)
-        return Result(None, removed.records, removed.timers)
+        return Outcome(None, removed.records, removed.timers)
 
     # --- admin ------------------------------------------------------------------------------
 
@@ -204,13 +205,13 @@ class ShareGroupManager(ReplayedGroups[ShareGroup]):
             return ErrorCode.GROUP_ID_NOT_FOUND
         return ErrorCode.NON_EMPTY_GROUP if group.members else ErrorCode.NONE
 
-    def delete(self, group_id: str) -> Result[ErrorCode]:
+    def delete(self, group_id: str) -> Outcome[ErrorCode]:
         """DeleteGroups: the group's records go, if delete_refusal allows."""
         refusal = self.delete_refusal(group_id)
         if refusal != ErrorCode.NONE:
-            return Result(refusal)
+            return Outcome(refusal)
         group = self._groups.pop(group_id)
-        return Result(ErrorCode.NONE, tuple(records.group_tombstones(group)))
+        return Outcome(ErrorCode.NONE, tuple(records.group_tombstones(group)))
 
 
 def _validate(request: ShareHeartbeat) -> None:

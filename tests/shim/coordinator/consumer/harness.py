@@ -14,12 +14,12 @@ from kafka_shim.shim.coordinator.consumer import (
     ConsumerGroupConfig,
     HeartbeatRequest,
     HeartbeatResponse,
-    Result,
     TopicImage,
     TopicInfo,
 )
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.consumer.group import ConsumerGroup
+from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.timers import Deadlines
 from kafka_shim.shim.coordinator.types import GroupSnapshot
 from tests.helpers import FakeClock
@@ -48,7 +48,7 @@ class Driver:
         self._ids += 1
         return f"generated-{self._ids}"
 
-    def apply(self, result: Result[Any]) -> Any:
+    def apply(self, result: Outcome[Any]) -> Any:
         # Through the bytes Kafka would write, as the broker's offsets log does.
         self.log += [decode_record(*encode_record(r)) for r in result.records]
         for key, at in result.timers:
