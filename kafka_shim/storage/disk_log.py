@@ -30,7 +30,7 @@ from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import AppendHook, PartitionLog, SegmentSpan, TimestampOffset
 from kafka_shim.storage.log_config import LogConfig
-from kafka_shim.storage.segment import Segment, SegmentMark, file_stem
+from kafka_shim.storage.segment import Segment, SegmentMark
 from kafka_shim.storage.segment_list import SegmentFile, Span
 from kafka_shim.storage.swap import Replacement, complete_swaps, fsync_directory
 from kafka_shim.storage.txn_index import AbortedTxn
@@ -444,4 +444,4 @@ def _pread_spans(spans: list[Span]) -> bytes:
     return b"".join(os.pread(fd, length, position) for fd, position, length in spans)
 
 
-__all__ = ["SENDFILE_MIN_BYTES", "DiskLog", "file_stem"]
+__all__ = ["SENDFILE_MIN_BYTES", "DiskLog"]
