@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResourceType
-from kafka_shim.protocol.schema import Array, Field, Message, Names, Struct
+from kafka_shim.protocol.schema import Field, Message, Names
 
 # A topic id's name, or None for an id this broker does not know.
 TopicNames = Callable[[uuid.UUID], str | None]
@@ -74,7 +74,7 @@ def _plan(fields: list[Field], version: int) -> _Plan:
     plan = _plans.get(key)
     if plan is None:
         plan = _plans[key] = tuple(
-            (f.name, f.names, _inner_fields(f)) for f in fields if version in f.versions and _marked(f)
+            (f.name, f.names, f.inner_fields()) for f in fields if version in f.versions and _marked(f)
         )
     return plan
 
@@ -133,11 +133,6 @@ def _items(item: Any) -> Iterable[Any]:
     return item if isinstance(item, list | tuple) else (item,)
 
 
-def _inner_fields(f: Field) -> list[Field]:
-    kind = f.type.element if isinstance(f.type, Array) else f.type
-    return kind.fields if isinstance(kind, Struct) else []
-
-
 # Per declared field (keyed by identity: declarations live as long as the process), whether it
 # or anything inside it names something: the rest (record batches, configs) is never walked.
 _marked_fields: dict[int, bool] = {}
@@ -146,6 +141,6 @@ _marked_fields: dict[int, bool] = {}
 def _marked(f: Field) -> bool:
     known = _marked_fields.get(id(f))
     if known is None:
-        known = f.names is not Names.NOTHING or any(_marked(inner) for inner in _inner_fields(f))
+        known = f.names is not Names.NOTHING or any(_marked(inner) for inner in f.inner_fields())
         _marked_fields[id(f)] = known
     return known

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_shim.protocol.schema import Array, Field, Message, Parsed, Sensitive, Struct
+from kafka_shim.protocol.schema import Field, Message, Parsed, Sensitive
 from kafka_shim.protocol.settings import config_value_hidden
 
 HIDDEN = "[hidden]"  # Kafka's Password.HIDDEN
@@ -46,15 +46,10 @@ def _sensitive_inside(field: Field) -> bool:
     known = _holds_sensitive.get(id(field))
     if known is None:
         known = field.sensitive is not Sensitive.NO or any(
-            _sensitive_inside(inner) for inner in _inner_fields(field)
+            _sensitive_inside(inner) for inner in field.inner_fields()
         )
         _holds_sensitive[id(field)] = known
     return known
-
-
-def _inner_fields(field: Field) -> list[Field]:
-    kind = field.type.element if isinstance(field.type, Array) else field.type
-    return kind.fields if isinstance(kind, Struct) else []
 
 
 def _struct(fields: list[Field], value: Any, resource_type: int) -> Any:
@@ -81,7 +76,7 @@ def _field(field: Field, item: Any, owner: Mapping[str, Any], resource_type: int
         return HIDDEN
     if field.sensitive is Sensitive.CONFIG_VALUE:
         return HIDDEN if config_value_hidden(resource_type, owner.get("name")) else item
-    inner = _inner_fields(field)
+    inner = field.inner_fields()
     if isinstance(item, list | tuple):
         changed = [_struct(inner, each, resource_type) for each in item]
         return item if all(new is old for new, old in zip(changed, item, strict=True)) else changed

@@ -216,6 +216,12 @@ class Field:
         value = self.type.default if self.default is _MISSING else self.default
         return list(value) if isinstance(value, list) else value
 
+    def inner_fields(self) -> list[Field]:
+        """The fields of the struct this field holds, itself or as its array's elements (none
+        for any other type): what a walk of a request's fields goes on into."""
+        kind = self.type.element if isinstance(self.type, Array) else self.type
+        return kind.fields if isinstance(kind, Struct) else []
+
 
 class Struct(FieldType):
     """A struct field (Kafka's `"type": "Assignment"` with its own fields). Nullable ones are
