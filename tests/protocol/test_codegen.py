@@ -311,6 +311,17 @@ def test_a_field_named_like_a_dict_method_reads_as_the_field() -> None:
         _ = entry.no_such_field
 
 
+def test_parsed_fields_are_properties_over_the_keys() -> None:
+    """A generated parser's value reads its fields through its struct's properties: a field
+    set afterwards reads back, and so does a key that is no field."""
+    request = OFFSET_COMMIT.parse(OFFSET_COMMIT.build({"group_id": "g", "topics": []}, 8), 8)
+    assert isinstance(vars(type(request))["group_id"], property)
+    request["group_id"] = "h"
+    assert request.group_id == request["group_id"] == "h"
+    request["not_a_field"] = 7
+    assert request.not_a_field == 7 and request.get("not_a_field") == 7
+
+
 INT24 = Primitive("int24", Int24ub, 0)
 WITHOUT_TEMPLATE = Message(
     "WithoutTemplate",
