@@ -95,10 +95,10 @@ def compute_target(group: ConsumerGroup, out: Output, default_assignor: str) -> 
     members = list(group.members.values())
     assignor = ASSIGNORS[group.preferred_assignor(default_assignor)]
     instance_ids = {m.member_id: m.instance_id for m in members}
-    subscriptions = group.subscriptions(members)
-    target = assignor(subscriptions, group.subscription_metadata, group.target, instance_ids)
+    subscribed = group.subscriptions(members)
+    computed = assignor(subscribed, group.subscription_metadata, group.target, instance_ids)
     for member in members:
-        assignment = normalized(target.get(member.member_id, {}))
+        assignment = normalized(computed.get(member.member_id, {}))
         if member.member_id not in group.target or assignment != normalized(group.target[member.member_id]):
             out.records.append(records.target_member(group.group_id, member.member_id, assignment))
         group.target[member.member_id] = assignment
