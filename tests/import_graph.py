@@ -25,6 +25,7 @@ class Import:
     target: str  # the module (or, for an outside package, the name) imported
     line: int
     eager: bool  # run when the importer is imported (module level, not under TYPE_CHECKING)
+    type_only: bool = False  # under `if TYPE_CHECKING:`: read by the type checker, never run
 
 
 @dataclass
@@ -96,6 +97,13 @@ def build() -> Graph:
     for name, (tree, is_package) in parsed.items():
         found: list[Import] = []
         eager = {id(node) for node in _eager_nodes(tree.body)}
+        type_only = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and _is_type_checking(node)
+            for statement in node.body
+            for inner in ast.walk(statement)
+        }
         for node in ast.walk(tree):
             if not isinstance(node, ast.Import | ast.ImportFrom):
                 continue
@@ -104,7 +112,9 @@ def build() -> Graph:
                 # `from a import b`: the submodule a.b when it is one, else the module a.
                 submodules = [c for c in candidates[1:] if c in graph.files]
                 candidates = submodules or candidates[:1]
-            found += [Import(target, node.lineno, id(node) in eager) for target in candidates]
+            found += [
+                Import(target, node.lineno, id(node) in eager, id(node) in type_only) for target in candidates
+            ]
         graph.imports[name] = found
     return graph
 

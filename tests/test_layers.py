@@ -19,6 +19,7 @@ PROTOCOL = "kafka_shim.protocol"
 STORAGE = "kafka_shim.storage"
 SHIM = "kafka_shim.shim"
 PIPELINE = "kafka_shim.pipeline"
+VIEWS = "kafka_shim.protocol.views"  # protocol.viewgen's typed views of the requests
 BROKER = "kafka_shim.shim.broker"
 COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coordinator")
 # The network side, the only modules that may import Trio: the net room (listeners, framing,
@@ -125,6 +126,19 @@ def test_only_the_network_side_imports_trio(graph: Graph) -> None:
 def test_broker_knows_nothing_above_it(graph: Graph) -> None:
     chains = _chains(graph, [BROKER], ABOVE_THE_BROKER)
     assert not chains, f"the broker reaches what is above it:\n{_show(chains)}"
+
+
+def test_the_typed_views_are_for_the_type_checker_alone(graph: Graph) -> None:
+    """protocol/views/ (generated typing.Protocols, some 70 ms to import) never load in a
+    running broker: every module outside them names them under `if TYPE_CHECKING:` only."""
+    outside = [m for m in graph.files if not _within(m, VIEWS)]
+    loaded = sorted(
+        f"{m}:{i.line}"
+        for m in outside
+        for i in graph.imports[m]
+        if _within(i.target, VIEWS) and not i.type_only
+    )
+    assert not loaded, f"the typed views imported where they run: {loaded}"
 
 
 def test_no_import_circle(graph: Graph) -> None:
