@@ -39,7 +39,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
-from typing import TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH
@@ -62,8 +61,6 @@ from kafka_shim.shim.coordinator.consumer.types import (
     normalized,
 )
 from kafka_shim.shim.coordinator.outcome import Outcome
-
-T = TypeVar("T")
 
 
 def random_member_id() -> str:
