@@ -23,7 +23,7 @@ from typing import Any
 from kafka_shim.protocol.kafka_config_keys import DESCRIBED_SINCE, KAFKA_BROKER_CONFIGS, KAFKA_TOPIC_CONFIGS
 from kafka_shim.protocol.settings import broker, coordinators, logs, security
 from kafka_shim.protocol.settings.coordinators import ASSIGNOR_CLASSES
-from kafka_shim.protocol.settings.setting import INT_MAX, LONG_MAX, ConfigType, Setting, list_items
+from kafka_shim.protocol.settings.setting import LONG_MAX, ConfigType, Setting, list_items
 
 # Every setting this broker honours, in the order the documentation's tables list them.
 _DECLARED = [
@@ -228,7 +228,6 @@ __all__ = [
     "ALIASES",
     "ASSIGNOR_CLASSES",
     "BROKER_SETTINGS",
-    "INT_MAX",
     "LONG_MAX",
     "TOPIC_SETTINGS",
     "ConfigType",
