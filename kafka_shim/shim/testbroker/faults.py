@@ -100,18 +100,9 @@ class RequestView:
     node_id: int = 0  # the (emulated) broker it came to
     _named: Named | None = None
 
-    def groups(self) -> set[str]:
-        return self.named().groups
-
-    def transactional_ids(self) -> set[str]:
-        return self.named().transactional_ids
-
-    def partitions(self) -> dict[str, set[int]]:
-        """Topic name -> the partitions the request names (empty: the whole topic)."""
-        return self.named().partitions
-
     def named(self) -> Named:
-        """What the request names, as its declaration marks it (protocol.named)."""
+        """What the request names (its groups, transactional ids, topics with the partitions
+        named of each), as its declaration marks it (protocol.named); read once, when a rule asks."""
         if self._named is None:
             api = APIS.get(self.api_key)
             self._named = (
@@ -179,13 +170,16 @@ class Match:
             return False
         if self.principal is not None and request.principal != self.principal:
             return False
-        if self.group is not None and self.group not in request.groups():
+        if self.group is not None and self.group not in request.named().groups:
             return False
-        if self.transactional_id is not None and self.transactional_id not in request.transactional_ids():
+        if (
+            self.transactional_id is not None
+            and self.transactional_id not in request.named().transactional_ids
+        ):
             return False
         if self.topic is None and self.partition is None:
             return True
-        return any(self.names(topic, partitions) for topic, partitions in request.partitions().items())
+        return any(self.names(topic, partitions) for topic, partitions in request.named().partitions.items())
 
     def names(self, topic: str, partitions: set[int] | int) -> bool:
         """Whether a topic (and partitions: a set, or one index) falls under this match."""
