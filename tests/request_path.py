@@ -22,7 +22,7 @@ from typing import Any
 from bench.request_cpu import FETCH, JOIN_GROUP, PRODUCE, fetch_body, join_request, produce_body, subscription
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.server import BrokerThread
+from kafka_shim.shim.net.running import BrokerThread
 from tests.wire import WireClient, encode_request
 
 PACKAGE = "kafka_shim."
