@@ -46,7 +46,7 @@ async def load_after_kafka_answers(server: Hosting, *modules: str) -> None:
     """Import `modules` once the Kafka listener has answered its first request (or
     _LOAD_AFTER_S after it listens, with no client yet), on a worker thread: they are what
     the first answer does not need (the console's stack costs ~0.3 s, the coordinators'
-    code ~30 ms), and importing them on the loop would hold every Kafka request meanwhile."""
+    code ~25 ms), and importing them on the loop would hold every Kafka request meanwhile."""
     with trio.move_on_after(_LOAD_AFTER_S):
         await server.kafka_answered.wait()
     for module in modules:
