@@ -103,11 +103,13 @@ def paths() -> dict[str, Path]:
         with WireClient(broker.bootstrap, timeout_s=10) as client:
             exchange(client, encode_request(PRODUCE, 7, 1, produce_body(TOPIC)))
             fetch = encode_request(FETCH, 11, 2, fetch_body(TOPIC, 0))
-            # The group service loads on first use: a first JoinGroup of another group loads it, so
-            # the paths traced are a running broker's, not its loading's.
+            # The group service loads on first use, the other coordinators once the listener has
+            # answered (shim.coordinator_loading): a first JoinGroup of another group, then loading
+            # them all, so that the paths traced are a running broker's, not its loading's.
             exchange(
                 client, encode_request(JOIN_GROUP, 5, 0, join_request(f"{GROUP}-first", subscription(TOPIC)))
             )
+            broker.call(broker.broker.coordinators.load)
             join = join_request(GROUP, subscription(TOPIC))
             first = encode_request(JOIN_GROUP, 5, 3, join)
             found: dict[str, Path] = {}
