@@ -8,6 +8,8 @@ membership.py). The coordinator fires them (`GroupCoordinator.on_timer`).
 
 from __future__ import annotations
 
+import functools
+
 from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.member import Member
 from kafka_shim.shim.coordinator.outcome import Effects
@@ -25,7 +27,16 @@ def schedule_session(
 ) -> None:
     """The member's session (re)starts: it ends `timeout_ms` (its session timeout) from now."""
     timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
-    out.schedule(GroupTimer("session", group.group_id, member.member_id), now + timeout)
+    out.schedule(session_timer(group.group_id, member.member_id), now + timeout)
+
+
+@functools.lru_cache(maxsize=4096)
+def session_timer(group_id: str, member_id: str) -> GroupTimer:
+    """A member's session deadline key, made once while the member heartbeats: a heartbeat
+    sets it again every few seconds, and the same key object is found by identity in the
+    deadlines' dicts (a frozen dataclass compares in Python). Up to 4096 keys stay cached
+    (about 0.5 MiB with their ids)."""
+    return GroupTimer("session", group_id, member_id)
 
 
 def cancel_member(group: Group, member_id: str, out: Effects) -> None:

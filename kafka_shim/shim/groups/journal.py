@@ -154,6 +154,12 @@ class GroupJournal:
     @staticmethod
     def _same_routine(events: deque[GroupEvent], kind: str, member_id: str, detail: str) -> GroupEvent | None:
         """The member's latest event of this routine request, if only routine ones came since."""
+        if events:  # the group's last event: a lone member's heartbeats and commits, at once
+            last = events[-1]
+            if not last.routine:
+                return None
+            if last.member_id == member_id and last.detail == detail and last.kind == kind:
+                return last
         for event in islice(reversed(events), _FOLD_WINDOW):
             if not event.routine:
                 return None
