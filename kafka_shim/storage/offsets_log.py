@@ -17,12 +17,13 @@ those with no marker yet as still pending.
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 from kafka_shim.protocol.control_records import parse_marker
-from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC
+
+# partition_for: Kafka's placement of a key, imported from here too.
+from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC, partition_for
 from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.records import (
@@ -49,25 +50,8 @@ OFFSETS_TOPIC_CONFIGS = {
     "compression.type": "producer",
     "segment.bytes": str(OFFSETS_SEGMENT_BYTES),
 }
-_INT32_MASK = 0xFFFFFFFF
 # Consecutive records of one producer ((id, epoch); none, or a transaction's), encoded: one batch.
 Run = tuple[tuple[int, int], list[tuple[bytes, bytes | None]]]
-
-
-def java_string_hash(text: str) -> int:
-    """Java's String.hashCode: s[0]*31^(n-1) + ... over UTF-16 code units, as a signed int32."""
-    h = 0
-    units = text.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & _INT32_MASK
-    return h - (1 << 32) if h >= 1 << 31 else h
-
-
-@functools.lru_cache(maxsize=4096)  # on every commit; the hash loops over the group id in Python
-def partition_for(group_id: str, partitions: int) -> int:
-    """Kafka's Utils.abs(groupId.hashCode) % partitions (abs maps Integer.MIN_VALUE to 0)."""
-    h = java_string_hash(group_id)
-    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 class OffsetsLog(InternalLog):

@@ -60,6 +60,9 @@ LOADED_AFTER = (
     "kafka_shim.shim.share.service",
     "kafka_shim.shim.transactions",
     "kafka_shim.shim.partitions.fetch_sessions",
+    "kafka_shim.storage.offsets_log",
+    "kafka_shim.storage.transaction_log",
+    "kafka_shim.storage.share_state_log",
 )
 # ApiVersions v0: header v1 (api key 18, version 0, correlation 7, null client id), no body.
 API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 7, -1)

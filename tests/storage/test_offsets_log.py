@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from kafka_shim.protocol.internal_topics import java_string_hash
 from kafka_shim.protocol.offsets_records import (
     GroupKey,
     GroupMetadataValue,
@@ -30,7 +31,7 @@ from kafka_shim.protocol.record_codec import Record, encode_batch
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.memory import MemoryLog
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog, java_string_hash, partition_for
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, OffsetsLog, partition_for
 from kafka_shim.storage.topics import TopicStore
 
 MEMBER = MemberValue("m-1", "instance-1", "client", "/10.0.0.1", 300_000, 45_000, b"sub", b"assign")

@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
 from kafka_shim.shim.controller.placement import StripedPlacer, UsableBroker, check_replication_factor
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
-from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.storage.topics import Topic, TopicStore
-from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 
 # FindCoordinator's key types.
 GROUP_KEY, TRANSACTION_KEY = 0, 1
