@@ -55,6 +55,12 @@ class VersionRange:
     def __contains__(self, version: object) -> bool:
         return isinstance(version, int) and self.low <= version <= self.high
 
+    def text(self) -> str:
+        """Kafka's notation of a range that is not empty, as `parse` reads it: "3+", "0-2", "5"."""
+        if self.high >= ALL.high:
+            return f"{self.low}+"
+        return str(self.low) if self.low == self.high else f"{self.low}-{self.high}"
+
 
 ALL = VersionRange(0, 1 << 15)
 NONE = VersionRange(1, 0)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.schema import (
+    ALL,
     Array,
     Field,
     FieldType,
@@ -33,6 +34,7 @@ from kafka_shim.protocol.schema import (
     Sensitive,
     SizedType,
     Struct,
+    VersionRange,
 )
 
 VIEWS = Path(__file__).with_name("views")
@@ -144,7 +146,8 @@ def _versions_note(field: Field, message: Message) -> str:
     high = min(field.versions.high, message.versions.high)
     if (low, high) == (message.versions.low, message.versions.high):
         return ""
-    return f"v{low}+" if high == message.versions.high else f"v{low}-{high}" if low != high else f"v{low}"
+    # Up to the message's last version: "and later" ("v5+").
+    return "v" + VersionRange(low, ALL.high if high == message.versions.high else high).text()
 
 
 def _camel(name: str) -> str:

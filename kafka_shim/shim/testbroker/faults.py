@@ -192,7 +192,7 @@ class Match:
     def to_json(self) -> dict[str, Any]:
         fields: dict[str, Any] = {
             "api": None if self.api_key is None else APIS[self.api_key].name,
-            "versions": None if self.versions == ALL else _range_text(self.versions),
+            "versions": None if self.versions == ALL else self.versions.text(),
             "broker": self.broker,
             "client_id": self.client_id,
             "principal": self.principal,
@@ -202,12 +202,6 @@ class Match:
             "partition": self.partition,
         }
         return {key: value for key, value in fields.items() if value is not None}
-
-
-def _range_text(versions: VersionRange) -> str:
-    if versions.high >= ALL.high:
-        return f"{versions.low}+"
-    return str(versions.low) if versions.low == versions.high else f"{versions.low}-{versions.high}"
 
 
 # -- rules ------------------------------------------------------------------------------------
