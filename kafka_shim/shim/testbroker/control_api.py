@@ -1,10 +1,10 @@
 """The test broker's control API: what the control endpoint serves, as plain functions.
 
-Each `Endpoint` is one HTTP method and path and a function of the server (`Controlled`: its `.broker`, and
-the emulated brokers' stop/start) and the request's parameters (path, query, JSON body)
-returning JSON-able data; shim.testbroker.control_server serves them
-with an ASGI stack in the broker's own event loop, so they run between Kafka requests and touch
-the broker's state directly. `kafka-shim ctl` (shim.cli.ctl) is their command line.
+Each `Endpoint` is one HTTP method and path and a function of the server (`Controlled`: its
+`.broker`, and the emulated brokers' stop/start) and the request's parameters (path, query,
+JSON body) returning JSON-able data; shim.testbroker.control_server serves them with an ASGI
+stack in the broker's own event loop, so they run between Kafka requests and touch the
+broker's state directly. `kafka-shim ctl` (shim.cli.ctl) is their command line.
 
 To add controls (another concern of the test broker): write functions of this shape and add
 their Endpoints to ENDPOINTS (and a command to shim.cli.ctl.COMMANDS); nothing else changes.

@@ -1,8 +1,8 @@
 """Fault rules of the test broker: which requests (match) get what misbehaviour (action).
 
 One model for every front end: the pytest fixture and BrokerThread, the control endpoint
-(`shim.control`), `kafka-shim ctl` and a rules file all hand `FaultRules.add` a spec, the
-same JSON-shaped mapping:
+(shim.testbroker.control_api), `kafka-shim ctl` and a rules file all hand `FaultRules.add` a
+spec, the same JSON-shaped mapping:
 
     {"api": "OffsetCommit", "group": "g", "error": "REBALANCE_IN_PROGRESS", "times": 1}
 
@@ -16,9 +16,9 @@ code), `delay_ms` (alone: the real answer, that much later; with `error`: the er
 `"action": "no_answer"` (never answered; the client's request times out), `"action": "close"`
 (the connection is closed instead), `"action": "drop_answer"` (handled, its effects stand, then
 the connection is closed instead of answered: the lost acknowledgement a client retries),
-`"action": "pause_fetch"` (Fetch returns no records of the
-matched topic/partitions until the rule is cleared; nothing else changes). How often: every time
-until cleared, `times: N`, and/or `fraction: 0.3` drawn from a `seed`ed generator.
+`"action": "pause_fetch"` (Fetch returns no records of the matched topic/partitions until the
+rule is cleared; nothing else changes). How often: every time until cleared, `times: N`,
+and/or `fraction: 0.3` drawn from a `seed`ed generator.
 
 The model is pure: the server asks `decide` before running a handler (a single attribute
 check while no rule exists) and carries out the firing it returns; the fetch handler asks
