@@ -57,22 +57,29 @@ class OffsetManager:
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
             group_timers.schedule_session(group, group.members[request.member_id], now, out)
         accepted, errors = offsets.accept(request.offsets, now, registry.config.offset_metadata_max_bytes)
-        out.undo = self._commit_undo(group, accepted, retention_scheduled if created else None)
+        transactional = registry.transactional.has_open_transactions(group.group_id)
+        out.undo = self._commit_undo(group, accepted, retention_scheduled if created else None, transactional)
         offsets.store(group, accepted, out.records)
-        for tp in accepted:  # written after any transactional offset pending for it
-            registry.transactional.supersede(group.group_id, tp)
+        if transactional:
+            for tp in accepted:  # written after any transactional offset pending for it
+                registry.transactional.supersede(group.group_id, tp)
         return errors
 
     def _commit_undo(
-        self, group: Group, accepted: Collection[TopicPartition], created_retention: bool | None
+        self,
+        group: Group,
+        accepted: Collection[TopicPartition],
+        created_retention: bool | None,
+        has_open_transactions: bool,
     ) -> Callable[[], None]:
         """What puts a commit back, cheaply (commits are the hot path): the partitions'
-        previous offsets, parked transactional offsets, or the group the commit made
-        (`created_retention`: whether retention was scheduled before it; None: it existed)."""
+        previous offsets, parked transactional offsets (the group's open transactions are
+        copied only when it has any), or the group the commit made (`created_retention`:
+        whether retention was scheduled before it; None: it existed)."""
         registry = self._registry
         previous = {tp: group.offsets.get(tp) for tp in accepted}
         transactional = registry.transactional
-        if transactional.has_open_transactions(group.group_id):
+        if has_open_transactions:
             transactional = copy.deepcopy(transactional)
 
         def undo() -> None:
