@@ -6,7 +6,6 @@ view or network module (tests/test_layers.py)."""
 
 from __future__ import annotations
 
-import base64
 import uuid
 from collections.abc import Callable, Mapping
 from functools import cached_property
@@ -32,6 +31,7 @@ from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.timers import BrokerTimers
+from kafka_shim.storage.data_dir import new_cluster_id
 from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR
@@ -46,11 +46,6 @@ if TYPE_CHECKING:  # imported where built: the Kafka listener answers before the
     from kafka_shim.shim.share.service import ShareService
     from kafka_shim.shim.transactions.service import TransactionService
     from kafka_shim.storage.transaction_log import TransactionLog
-
-
-def new_cluster_id() -> str:
-    # Kafka's form: a random UUID in 22 characters of URL-safe base64.
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
 
 
 class Broker:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import json
 import logging
@@ -53,6 +54,11 @@ class TopicRecord:
     configs: dict[str, str] = field(default_factory=dict)
     # Each partition's replicas; absent in catalogs written before they were recorded.
     replicas: list[list[int]] | None = None
+
+
+def new_cluster_id() -> str:
+    # Kafka's form: a random UUID in 22 characters of URL-safe base64.
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
 
 
 class DataDir:

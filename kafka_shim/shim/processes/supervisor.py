@@ -147,8 +147,7 @@ def broker_dir(config: BrokerConfig, position: int) -> Path:
 def share_cluster_id(config: BrokerConfig) -> None:
     """Every broker's meta.properties names the controller's cluster id (the first start
     draws it): a client refuses brokers of different clusters."""
-    from kafka_shim.shim.broker import new_cluster_id
-    from kafka_shim.storage.data_dir import DataDir
+    from kafka_shim.storage.data_dir import DataDir, new_cluster_id
 
     directories = [broker_dir(config, position) for position in range(config.brokers)]
     for directory in directories:
