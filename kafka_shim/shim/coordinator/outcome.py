@@ -89,6 +89,8 @@ class Effects:
         return None
 
     def outcome(self, response: T) -> Outcome[T]:
+        if not self.records and not self.replies:  # a heartbeat's: its deadlines at most
+            return Outcome(response, (), tuple(self.timers.items()))
         return Outcome(
             response,
             tuple(self.records),
