@@ -234,19 +234,19 @@ class DiskLog(PartitionLog):
 
     def read(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes:
         with self._lock:
-            return _pread_spans(self._spans(offset, max_bytes, min_one))
+            return _read_spans(self._spans(offset, max_bytes, min_one))
 
     def read_file_records(self, offset: int, max_bytes: int, *, min_one: bool = True) -> bytes | FileRecords:
         """As `read`, left in the segment files when there is enough to be worth a sendfile."""
         with self._lock:
             spans = self._spans(offset, max_bytes, min_one)
             if sum(length for _, _, length in spans) < SENDFILE_MIN_BYTES:
-                return _pread_spans(spans)
+                return _read_spans(spans)
             # Own descriptors: retention or compaction may close the segment's before it is sent.
-            return FileRecords((os.dup(fd), position, length) for fd, position, length in spans)
+            return FileRecords((os.dup(segment.fd), position, length) for segment, position, length in spans)
 
     def _spans(self, offset: int, max_bytes: int, min_one: bool) -> list[Span]:
-        """(descriptor, position, length) of whole batches from the one holding `offset`,
+        """(segment, position, length) of whole batches from the one holding `offset`,
         across segments while the budget lasts. Called under the lock."""
         self._check_open()
         self.check_fetch_offset(offset)
@@ -440,8 +440,11 @@ class DiskLog(PartitionLog):
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted")
 
 
-def _pread_spans(spans: list[Span]) -> bytes:
-    return b"".join(os.pread(fd, length, position) for fd, position, length in spans)
+def _read_spans(spans: list[Span]) -> bytes:
+    if len(spans) == 1:  # the common fetch, from one segment: no join, no copy
+        segment, position, length = spans[0]
+        return segment.read_at(position, length)
+    return b"".join(segment.read_at(position, length) for segment, position, length in spans)
 
 
 __all__ = ["SENDFILE_MIN_BYTES", "DiskLog"]

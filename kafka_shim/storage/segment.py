@@ -5,7 +5,9 @@ plus its sparse `.index` and `.timeindex` (see `storage.index`) and the
 
 Appends go to the OS with one `os.write` (unbuffered): once `append` returns
 the bytes survive a kill -9 of the process; fsync is the caller's policy.
-Reads are `os.pread` slices of the file, never re-encoded.
+Reads are `os.pread` slices of the file, never re-encoded; the active segment keeps a copy
+of what it last wrote (up to TAIL_BYTES, see `Segment.append`), and reads that fall inside it
+(a consumer keeping up with the producer) are served from it without a system call.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import mmap
 import os
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -39,6 +40,10 @@ from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, TxnIndex
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+# The newest bytes an active segment keeps a copy of: the small batches a consumer at the end of
+# the log fetches next. Bounded per partition (only what was appended since the segment was
+# opened or rolled is kept, and a sealed segment drops it).
+TAIL_BYTES = 16 * 1024
 
 
 def file_stem(base_offset: int) -> str:
@@ -55,8 +60,7 @@ class SegmentMark(NamedTuple):
     time_entries: int
 
 
-@dataclass(frozen=True, slots=True)
-class BatchPosition:
+class BatchPosition(NamedTuple):  # a tuple: one per batch header every fetch walks
     position: int
     base_offset: int
     last_offset: int
@@ -80,6 +84,9 @@ class Segment:
         self._since_entry = index_interval  # the first batch is indexed, as `scan` does
         self._fd: int | None = None
         self._unindexed: ScanResult | None = None
+        # A copy of the file's bytes [_tail_start, _tail_start + len(_tail)), as appended.
+        self._tail_start = 0
+        self._tail = b""
 
     def __repr__(self) -> str:
         return f"Segment({self.log_path}, [{self.base_offset}, {self.next_offset}), {self.size} bytes)"
@@ -220,6 +227,7 @@ class Segment:
 
     def truncate_to_valid(self) -> None:
         """Cut the file after the last valid batch (recovery found damage there)."""
+        self._drop_tail()
         os.truncate(self.log_path, self.size)
         if self._unindexed is not None:
             self._write_indexes(self._unindexed)
@@ -245,8 +253,23 @@ class Segment:
         except OSError as exc:
             self.rewind(mark)
             raise StorageError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write {self.log_path}: {exc}") from exc
+        self._keep_tail(batches.data)
         self.size += len(batches.data)
         self.next_offset = batches.headers[-1].last_offset + 1
+
+    def _keep_tail(self, data: bytes) -> None:
+        """Keep `data`, just written at the end of the file, as the newest part of the tail
+        copy (written: a failed write never reaches here, and `rewind` drops the copy)."""
+        contiguous = self._tail and self._tail_start + len(self._tail) == self.size
+        if contiguous and len(self._tail) + len(data) <= TAIL_BYTES:
+            self._tail += data
+        elif len(data) <= TAIL_BYTES:
+            self._tail_start, self._tail = self.size, bytes(data)
+        else:
+            self._drop_tail()
+
+    def _drop_tail(self) -> None:
+        self._tail_start, self._tail = 0, b""
 
     def _index(self, batches: RecordBatches) -> None:
         for header in batches.headers:
@@ -278,6 +301,7 @@ class Segment:
     def rewind(self, mark: SegmentMark) -> None:
         """Cut off everything appended since `mark` (a write that failed or was not made
         durable). Shrinking a file needs no space, so this works on a full disk."""
+        self._drop_tail()
         os.ftruncate(self.fd, mark.size)
         self.offset_index.truncate(mark.offset_entries)
         self.time_index.truncate(mark.time_entries)
@@ -298,12 +322,14 @@ class Segment:
     def seal(self) -> None:
         """The segment stops being active: flush it with its indexes, which are
         then trusted by the next clean start."""
+        self._drop_tail()
         self.flush()
         for index in (self.offset_index, self.time_index, self.txn_index):
             index.flush()
             index.close()
 
     def close(self) -> None:
+        self._drop_tail()
         self.offset_index.close()
         self.time_index.close()
         self.txn_index.close()
@@ -319,10 +345,21 @@ class Segment:
 
     # -- reading ------------------------------------------------------------
 
+    def read_at(self, position: int, length: int) -> bytes:
+        """The file's `length` bytes at `position`: from the tail copy when it holds them all."""
+        start = position - self._tail_start
+        if start >= 0 and start + length <= len(self._tail):
+            return self._tail[start : start + length]
+        return os.pread(self.fd, length, position)
+
     def _batch_at(self, position: int) -> BatchPosition:
         # Batches on disk were validated when appended or recovered: their headers are read as is.
-        data = os.pread(self.fd, HEADER_SIZE, position)
-        base, length, _, _, _, _, delta, _, max_ts, *_ = HEADER.unpack(data)
+        start = position - self._tail_start
+        if start >= 0 and start + HEADER_SIZE <= len(self._tail):
+            fields = HEADER.unpack_from(self._tail, start)
+        else:
+            fields = HEADER.unpack(os.pread(self.fd, HEADER_SIZE, position))
+        base, length, _, _, _, _, delta, _, max_ts, *_ = fields
         return BatchPosition(position, base, base + delta, LOG_OVERHEAD + length, max_ts)
 
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
@@ -380,12 +417,12 @@ class Segment:
         positions = self.offset_index.values
         at = bisect_right(positions, limit) - 1
         start = max(start, positions[at]) if at >= 0 else start
-        return start + whole_batches_length(os.pread(self.fd, limit - start, start))
+        return start + whole_batches_length(self.read_at(start, limit - start))
 
     def read(self, offset: int, max_bytes: int, min_one: bool) -> tuple[bytes, bool]:
         """Whole batches from the one holding `offset` (see `span`)."""
         position, length, to_the_end = self.span(offset, max_bytes, min_one)
-        return (os.pread(self.fd, length, position) if length else b""), to_the_end
+        return (self.read_at(position, length) if length else b""), to_the_end
 
     def find_timestamp(self, timestamp: int) -> TimestampOffset | None:
         """The first record at or after `timestamp`, in the first batch whose max timestamp is."""
@@ -402,7 +439,7 @@ class Segment:
         return None
 
     def batch_bytes(self, batch: BatchPosition) -> bytes:
-        return os.pread(self.fd, batch.size, batch.position)
+        return self.read_at(batch.position, batch.size)
 
 
 def whole_batches_length(data: bytes) -> int:

@@ -19,8 +19,8 @@ from kafka_shim.storage.segment import Segment
 from kafka_shim.storage.swap import Replacement
 from kafka_shim.storage.txn_index import AbortedTxn, overlapping
 
-# A range of a segment's log file to read: (descriptor, position, length).
-Span = tuple[int, int, int]
+# A range of a segment's log file to read: (segment, position, length).
+Span = tuple[Segment, int, int]
 
 
 class SegmentFile(NamedTuple):
@@ -45,7 +45,7 @@ def spans(segments: list[Segment], offset: int, max_bytes: int, min_one: bool) -
     for segment in segments[index_of(segments, offset) :]:
         position, length, to_the_end = segment.span(offset, budget, min_one and not found)
         if length:
-            found.append((segment.fd, position, length))
+            found.append((segment, position, length))
         budget -= length
         # Go on into the next segment (also across a compaction gap that
         # leaves nothing at or after `offset` here) while budget remains.

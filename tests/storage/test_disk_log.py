@@ -8,7 +8,11 @@ import struct
 import time
 from pathlib import Path
 
+import pytest
+
 from kafka_shim.storage.disk_log import DiskLog
+from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.faults import FAULTS
 from kafka_shim.storage.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX
 from tests.batches import batch, read_records
 from tests.helpers import FakeClock
@@ -208,3 +212,29 @@ def test_an_unreadable_epoch_checkpoint_is_ignored(tmp_path: Path) -> None:
     log.append(batch(b"a"))
     (log.directory / "leader-epoch-checkpoint").write_text("0\n5\n1 0\n")  # five announced, one there
     assert reopen(log, clean=True).epoch_starts == [(0, 0)]
+
+
+def test_reads_served_from_the_active_segments_tail_copy_match_the_file(tmp_path: Path) -> None:
+    """The active segment keeps a copy of its newest bytes (segment.TAIL_BYTES) and serves
+    reads inside it without a pread: whatever is read, from the copy, the file or across
+    both, is the file's bytes, also after a write that failed and was cut off."""
+    log = disk_log(tmp_path / "t-0", index_interval_bytes=1)  # fsync on every append
+    values = [bytes([i]) * (1000 + 37 * i) for i in range(40)]  # 40+ KiB: more than the copy holds
+    for value in values[:20]:
+        log.append(batch(value))
+    FAULTS.arm("fsync")  # the batch is written and copied, then cut off
+    with pytest.raises(StorageError):
+        log.append(batch(b"never"))
+    FAULTS.clear()
+    assert log.read(0, 1 << 30) == log.active.log_path.read_bytes()
+    for value in values[20:]:
+        log.append(batch(value))
+    with open(log.active.log_path, "rb") as file:
+        on_disk = file.read()
+    for offset in range(len(values)):
+        for max_bytes in (1, 5000, 1 << 20):
+            served = log.read(offset, max_bytes)
+            assert served and on_disk.find(served) >= 0
+            assert next(v for _, _, v in read_records(served)) == values[offset]
+    assert log.read(0, 1 << 30) == on_disk
+    assert [v for _, _, v in read_records(on_disk)] == values
