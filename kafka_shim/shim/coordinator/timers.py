@@ -8,6 +8,11 @@ deadlines (a new member's 5-minute join timeout) would otherwise stay until then
 one per reschedule: the heap is rebuilt from the live ones when stale entries
 outnumber them by STALE_SLACK (amortised O(1) per schedule).
 
+A deadline moved later (a heartbeat restarting its member's session) pushes nothing: its
+entry in the heap stays, earlier than it, as the key's placeholder, and is replaced by the
+real deadline when it surfaces. Deadlines still come out in (time, order set) order: the
+placeholder surfaces no later than the deadline it stands for would.
+
 A deadline only moves earlier by being scheduled, so whoever sleeps until the earliest
 one (the server's timer task) reads it with `watch()` and needs waking only when
 `scheduled_low`, the earliest deadline scheduled since, falls below it: a comparison per
@@ -29,23 +34,33 @@ class Deadlines:
         self._heap: list[tuple[int, int, Hashable]] = []
         self._current: dict[Hashable, tuple[int, int]] = {}
         self._sequence = itertools.count()
+        # Keys whose deadline moved later and is not in the heap yet: an earlier entry of
+        # theirs there stands in for it.
+        self._deferred: set[Hashable] = set()
         self.scheduled_low: float = math.inf
 
     def schedule(self, key: Hashable, at: int) -> None:
         if at < self.scheduled_low:
             self.scheduled_low = at
         entry = (at, next(self._sequence))
+        current = self._current.get(key)
         self._current[key] = entry
+        if current is not None and at >= current[0]:
+            self._deferred.add(key)  # its entry for `current` (or an earlier one) stands in
+            return
+        self._deferred.discard(key)
         heapq.heappush(self._heap, (*entry, key))
         self._prune()
 
     def cancel(self, key: Hashable) -> None:
         self._current.pop(key, None)
+        self._deferred.discard(key)
 
     def _prune(self) -> None:
         if len(self._heap) > 2 * len(self._current) + STALE_SLACK:
             self._heap = [(at, sequence, key) for key, (at, sequence) in self._current.items()]
             heapq.heapify(self._heap)
+            self._deferred.clear()
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._current
@@ -55,11 +70,19 @@ class Deadlines:
         return None if entry is None else entry[0]
 
     def _drop_stale(self) -> None:
-        while self._heap:
-            at, sequence, key = self._heap[0]
-            if self._current.get(key) == (at, sequence):
+        """Until the heap's first entry is a live deadline: stale entries go, a moved
+        deadline's placeholder is replaced by the deadline."""
+        heap = self._heap
+        while heap:
+            at, sequence, key = heap[0]
+            current = self._current.get(key)
+            if current == (at, sequence):
                 return
-            heapq.heappop(self._heap)
+            if current is not None and key in self._deferred and current[0] >= at:
+                self._deferred.discard(key)
+                heapq.heapreplace(heap, (*current, key))
+            else:
+                heapq.heappop(heap)
 
     def earliest(self) -> int | None:
         self._drop_stale()

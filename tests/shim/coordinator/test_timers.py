@@ -90,3 +90,30 @@ def test_scheduled_low_tells_the_watcher_of_a_deadline_set_since_it_looked() -> 
     assert deadlines.scheduled_low == 60
     assert deadlines.watch() == 60
     assert deadlines.scheduled_low == math.inf
+
+
+def test_deadlines_moved_later_fire_as_if_set_anew_ties_in_the_order_set() -> None:
+    # Heartbeats move sessions later without a heap entry each (the old one stands in until
+    # it surfaces): what comes out is still ordered by time, then by when each was last set.
+    rng = random.Random(11)
+    deadlines = Deadlines()
+    last_set: dict[Hashable, tuple[int, int]] = {}
+    now = 0
+    for order in range(30_000):
+        key = rng.randrange(50)
+        roll = rng.random()
+        if roll < 0.05:
+            deadlines.cancel(key)
+            last_set.pop(key, None)
+        elif roll < 0.1:
+            now += rng.randrange(20)
+            while (due := deadlines.pop_due(now)) is not None:
+                expected = min(last_set.items(), key=lambda item: item[1])
+                assert (due, last_set[due]) == expected and expected[1][0] <= now
+                del last_set[due]
+            assert deadlines.earliest() == min((at for at, _ in last_set.values()), default=None)
+        else:
+            at = now + rng.randrange(1, 60 if roll < 0.8 else 10)  # mostly later, some earlier
+            deadlines.schedule(key, at)
+            last_set[key] = (at, order)
+    assert len(deadlines._heap) <= 2 * 50 + STALE_SLACK + 1
