@@ -19,6 +19,7 @@ from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
 from kafka_shim.shim.partitions.errors import PartitionRefused
+from kafka_shim.shim.partitions.settings import broker_values
 from kafka_shim.shim.partitions.validation import validated
 from kafka_shim.shim.quotas.throttling import throttle_produce
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
@@ -108,7 +109,8 @@ def _append(
         topic, log = writable(ctx.broker.topics, name, index)
         if not ctx.broker.cluster.single:
             _check_leader(ctx, name, index, log)
-        broker_value = ctx.broker.config.kafka_value
+        config = ctx.broker.config
+        broker_value = broker_values(config, config.kafka_value)
         legacy_allowed = ctx.api_version < FIRST_VERSION_MAGIC_2_ONLY
         batches = validated(topic, index, records, broker_value, legacy_allowed)
         if batches.first.is_transactional:

@@ -10,9 +10,10 @@ from typing import NamedTuple
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
 from kafka_shim.shim.partitions.errors import PartitionRefused
+from kafka_shim.shim.partitions.settings import produce_settings
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
-from kafka_shim.storage.topic_configs import BrokerValue, effective_value
+from kafka_shim.storage.topic_configs import BrokerValue
 from kafka_shim.storage.topics import Topic, TopicStore
 
 # The log's refusals by its producer state: Kafka answers them with the log start offset,
@@ -57,7 +58,7 @@ def append(
     """Append validated batches (StorageError: the log's refusal). `clock` is read only for a
     topic that stamps LogAppendTime."""
     append_time = -1
-    if effective_value(topic.configs, "message.timestamp.type", broker_value) == "LogAppendTime":
+    if produce_settings(topic, broker_value).log_append_time:
         append_time = clock()
         batches = batches.with_log_append_time(append_time)
     result = log.append(batches)

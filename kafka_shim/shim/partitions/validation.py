@@ -17,6 +17,7 @@ from kafka_shim.protocol.legacy_records import (
 from kafka_shim.protocol.record_codec import TARGET_CODECS, batch_keyed_records
 from kafka_shim.protocol.records import RecordBatches, RecordsError
 from kafka_shim.shim.partitions.errors import PartitionRefused
+from kafka_shim.shim.partitions.settings import produce_settings
 from kafka_shim.storage.topic_configs import BrokerValue, effective_value
 from kafka_shim.storage.topics import Topic
 
@@ -26,7 +27,8 @@ def validated(
 ) -> RecordBatches:
     """The batches to append to partition `index` of `topic`, or PartitionRefused with Kafka's
     answer. `legacy_allowed`: the request may carry magic 0/1 (Produce v0-2)."""
-    max_bytes = int(effective_value(topic.configs, "max.message.bytes", broker_value))
+    settings = produce_settings(topic, broker_value)
+    max_bytes = settings.max_message_bytes
     try:
         if is_legacy(records or b""):
             return _upconverted(topic, index, records or b"", max_bytes, broker_value, legacy_allowed)
@@ -40,7 +42,7 @@ def validated(
             )
         if header.is_control:
             raise PartitionRefused(ErrorCode.INVALID_RECORD, "clients may not write control batches")
-    if "compact" in effective_value(topic.configs, "cleanup.policy", broker_value):
+    if settings.compacted:
         _refuse_keyless_records(batches, f"{topic.name}-{index}")
     return batches
 
@@ -58,7 +60,7 @@ def _upconverted(
             raise PartitionRefused(
                 ErrorCode.MESSAGE_TOO_LARGE, f"message of {message_size} bytes exceeds {max_bytes}"
             )
-    compacted = "compact" in effective_value(topic.configs, "cleanup.policy", broker_value)
+    compacted = produce_settings(topic, broker_value).compacted
     target = TARGET_CODECS[effective_value(topic.configs, "compression.type", broker_value)]
     try:
         batches = upconvert(records, target, require_keys=f"{topic.name}-{index}" if compacted else None)
