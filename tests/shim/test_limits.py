@@ -157,7 +157,10 @@ def broker(start_broker: StartBroker) -> BrokerThread:
 @pytest.fixture
 def broker_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"],
+        # No console or registry: their fixed ports may be taken here, and a warning saying so
+        # would come before the "listening on" line this reads.
+        [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"]
+        + ["--console", "off", "--schema-registry", "off"],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -324,7 +327,10 @@ def test_out_of_file_descriptors_backs_off_without_tracebacks_and_recovers(tmp_p
     log_path = tmp_path / "broker.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"],
+            # No console or registry: their fixed ports may be taken here, and a warning saying so
+            # would come before the "listening on" line this reads.
+            [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"]
+            + ["--console", "off", "--schema-registry", "off"],
             cwd=REPO_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
