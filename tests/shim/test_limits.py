@@ -159,8 +159,10 @@ def broker_process() -> Iterator[tuple[subprocess.Popen[str], str]]:
     proc = subprocess.Popen(
         # No console or registry: their fixed ports may be taken here, and a warning saying so
         # would come before the "listening on" line this reads.
-        [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"]
-        + ["--console", "off", "--schema-registry", "off"],
+        [
+            *(sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"),
+            *("--console", "off", "--schema-registry", "off"),
+        ],
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -329,8 +331,10 @@ def test_out_of_file_descriptors_backs_off_without_tracebacks_and_recovers(tmp_p
         proc = subprocess.Popen(
             # No console or registry: their fixed ports may be taken here, and a warning saying so
             # would come before the "listening on" line this reads.
-            [sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"]
-            + ["--console", "off", "--schema-registry", "off"],
+            [
+                *(sys.executable, "-m", "kafka_shim", "--memory", "--port", "0", "--host", "127.0.0.1"),
+                *("--console", "off", "--schema-registry", "off"),
+            ],
             cwd=REPO_ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
