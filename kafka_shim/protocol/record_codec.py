@@ -29,6 +29,7 @@ from typing import Final, NamedTuple, ParamSpec
 import cramjam
 
 from kafka_shim.protocol.records import (
+    ATTRIBUTES_POSITION,
     COMPRESSION_MASK,
     CRC_POSITION,
     HEADER,
@@ -42,6 +43,7 @@ from kafka_shim.protocol.records import (
     CorruptRecords,
     RecordBatches,
     batch_crc,
+    crc32c,
     iter_headers,
 )
 from kafka_shim.protocol.types import (
@@ -76,6 +78,9 @@ NO_PARTITION_LEADER_EPOCH: Final = -1
 # Where the CRC sits among HEADER's fields, and its own encoding.
 _CRC_FIELD: Final = 4
 _CRC = struct.Struct(">I")
+# A batch header split at its CRC: the fields before the CRC (the CRC last), and those it covers.
+_HEADER_HEAD = struct.Struct(">qiibI")  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
+_HEADER_TAIL = struct.Struct(">hiqqqhii")  # attributes, lastOffsetDelta, ... recordCount
 
 # A compressed batch may not inflate beyond this: stored batches come from clients.
 MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -455,10 +460,24 @@ def build_keyed_batch(
     """`build_batch` of uncompressed records that carry a key and a value only, all stamped
     `timestamp`, at consecutive offsets from `base_offset`: what the broker writes to its own
     topics (an offset commit, on every commit). The same bytes, without a Record per record
-    or the general path's defaults and compression (a third of its cost)."""
+    or the general path's defaults and compression (a third of its cost); the bytes the CRC
+    covers are joined once and checked in one call, then the header's first fields put before
+    them."""
     if attributes & COMPRESSION_MASK:
         raise ValueError("build_keyed_batch writes uncompressed batches")
-    buffer = bytearray(HEADER_SIZE)
+    count = len(keys_values)
+    parts = [
+        _HEADER_TAIL.pack(
+            attributes,
+            count - 1,  # lastOffsetDelta
+            timestamp,
+            timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            count,
+        )
+    ]
     for offset_delta, (key, value) in enumerate(keys_values):
         body = b"".join(
             (
@@ -471,24 +490,28 @@ def build_keyed_batch(
                 b"\x00",  # no headers
             )
         )
-        buffer += _varint(len(body))
-        buffer += body
-    fields = [
+        parts += (_varint(len(body)), body)
+    covered = b"".join(parts)
+    crc = crc32c(covered)
+    batch_length = ATTRIBUTES_POSITION - LOG_OVERHEAD + len(covered)
+    head = _HEADER_HEAD.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc)
+    header = BatchHeader(
+        0,
         base_offset,
-        len(buffer) - LOG_OVERHEAD,  # batchLength
+        batch_length,
         partition_leader_epoch,
         MAGIC,
-        0,  # the CRC, filled in below
+        crc,
         attributes,
-        len(keys_values) - 1,  # lastOffsetDelta
+        count - 1,
         timestamp,
         timestamp,
         producer_id,
         producer_epoch,
         base_sequence,
-        len(keys_values),
-    ]
-    return _sealed(buffer, fields)
+        count,
+    )
+    return RecordBatches(head + covered, (header,))
 
 
 def _sealed(buffer: bytearray, fields: list[int]) -> RecordBatches:

@@ -162,6 +162,11 @@ def crc_of(data: bytes | bytearray | memoryview, header: BatchHeader) -> int:
     return batch_crc(data, header.position, header.end)
 
 
+def crc32c(data: bytes) -> int:
+    """The CRC-32C of `data`: a batch's from its attributes on, as one bytes object."""
+    return int(google_crc32c.value(data))
+
+
 def batch_crc(data: bytes | bytearray | memoryview, position: int, end: int) -> int:
     """The CRC-32C of the batch spanning [position, end): what its header's crc must hold."""
     # google-crc32c takes only bytes: one copy of the batch, cheaper than the
