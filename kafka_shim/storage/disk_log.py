@@ -169,7 +169,7 @@ class DiskLog(PartitionLog):
                 ) from exc
             active = self._segments[-1]
         mark = active.mark()
-        active.append(batches)
+        active.append(batches, mark)
         if self.options.fsync is FsyncPolicy.ALWAYS:
             try:
                 active.flush()

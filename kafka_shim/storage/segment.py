@@ -86,7 +86,7 @@ class Segment:
         self._unindexed: ScanResult | None = None
         # A copy of the file's bytes [_tail_start, _tail_start + len(_tail)), as appended.
         self._tail_start = 0
-        self._tail = b""
+        self._tail = bytearray()
 
     def __repr__(self) -> str:
         return f"Segment({self.log_path}, [{self.base_offset}, {self.next_offset}), {self.size} bytes)"
@@ -241,11 +241,13 @@ class Segment:
             self._fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         return self._fd
 
-    def append(self, batches: RecordBatches) -> None:
+    def append(self, batches: RecordBatches, mark: SegmentMark | None = None) -> None:
         """All of `batches` with their index entries, or nothing: a write that fails (a full
         disk, an I/O error) is cut off again, so the segment still ends at a whole batch and
-        the next append follows it. StorageError(KAFKA_STORAGE_ERROR) then."""
-        mark = self.mark()
+        the next append follows it. StorageError(KAFKA_STORAGE_ERROR) then. `mark`: where
+        the segment ends now, when the caller took it already."""
+        if mark is None:
+            mark = self.mark()
         try:
             faults.check("log")
             _write_all(self.fd, batches.data)
@@ -259,17 +261,17 @@ class Segment:
 
     def _keep_tail(self, data: bytes) -> None:
         """Keep `data`, just written at the end of the file, as the newest part of the tail
-        copy (written: a failed write never reaches here, and `rewind` drops the copy)."""
-        contiguous = self._tail and self._tail_start + len(self._tail) == self.size
-        if contiguous and len(self._tail) + len(data) <= TAIL_BYTES:
-            self._tail += data
-        elif len(data) <= TAIL_BYTES:
-            self._tail_start, self._tail = self.size, bytes(data)
-        else:
+        copy (written: a failed write never reaches here, and `rewind` drops the copy). The
+        copy grows in place, so an append costs a copy of its own bytes, not of the tail."""
+        if len(data) > TAIL_BYTES:
             self._drop_tail()
+            return
+        if self._tail_start + len(self._tail) != self.size or len(self._tail) + len(data) > TAIL_BYTES:
+            self._tail_start, self._tail = self.size, bytearray()
+        self._tail += data
 
     def _drop_tail(self) -> None:
-        self._tail_start, self._tail = 0, b""
+        self._tail_start, self._tail = 0, bytearray()
 
     def _index(self, batches: RecordBatches) -> None:
         for header in batches.headers:
@@ -349,7 +351,8 @@ class Segment:
         """The file's `length` bytes at `position`: from the tail copy when it holds them all."""
         start = position - self._tail_start
         if start >= 0 and start + length <= len(self._tail):
-            return self._tail[start : start + length]
+            with memoryview(self._tail) as tail:  # released at once: the copy may grow again
+                return bytes(tail[start : start + length])
         return os.pread(self.fd, length, position)
 
     def _batch_at(self, position: int) -> BatchPosition:
@@ -389,10 +392,12 @@ class Segment:
         """The first batch whose last offset is >= `offset` (the one holding it,
         or the next one across a compaction gap); None past the end."""
         entry = self.offset_index.floor(offset - self.base_offset)
-        start = entry[1] if entry is not None else 0
-        for batch in self.batches_from(start):
+        position = entry[1] if entry is not None else 0
+        while position < self.size:  # batches_from, without a generator: every fetch walks this
+            batch = self._batch_at(position)
             if batch.last_offset >= offset:
                 return batch
+            position += batch.size
         return None
 
     def span(self, offset: int, max_bytes: int, min_one: bool) -> tuple[int, int, bool]:

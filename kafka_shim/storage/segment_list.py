@@ -42,7 +42,9 @@ def spans(segments: list[Segment], offset: int, max_bytes: int, min_one: bool) -
     """Whole batches from the one holding `offset`, across segments while the budget lasts."""
     found: list[Span] = []
     budget = max_bytes
-    for segment in segments[index_of(segments, offset) :]:
+    # Most reads are of the active segment: no search, no copy of the list for them.
+    at = len(segments) - 1 if offset >= segments[-1].base_offset else index_of(segments, offset)
+    for segment in segments[at:] if at else segments:
         position, length, to_the_end = segment.span(offset, budget, min_one and not found)
         if length:
             found.append((segment, position, length))
