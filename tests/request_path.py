@@ -36,6 +36,7 @@ LAYERS = (
 )
 SERVICES = "services"  # everything else of kafka_shim: between handlers and coordinators
 TOPIC, GROUP = "request-path", "request-path-group"
+CREATE_TOPICS = 19
 
 
 def layer(module: str) -> tuple[int, str]:
@@ -101,6 +102,9 @@ def paths() -> dict[str, Path]:
     broker = BrokerThread(config).start()
     try:
         with WireClient(broker.bootstrap, timeout_s=10) as client:
+            topic = {"name": TOPIC, "num_partitions": 1, "replication_factor": 1}
+            created = client.request(CREATE_TOPICS, 5, {"topics": [topic]})
+            assert created.topics[0].error_code == 0, created  # Produce creates no topic, as in Kafka
             exchange(client, encode_request(PRODUCE, 7, 1, produce_body(TOPIC)))
             fetch = encode_request(FETCH, 11, 2, fetch_body(TOPIC, 0))
             # The group service loads on first use, the other coordinators once the listener has
