@@ -47,6 +47,8 @@ def snapshot(value: Any) -> Any:
         return (type(value).__name__, tuple((k, snapshot(v)) for k, v in dict.items(value)))
     if isinstance(value, list):
         return ("list", tuple(snapshot(v) for v in value))
+    if isinstance(value, float):  # by its bits: a NaN parsed from the same bytes is the same
+        return ("float", struct.pack(">d", value))
     return (type(value).__name__, value)
 
 
