@@ -70,8 +70,10 @@ class Effects:
         self.undo: Callable[[], None] | None = None
 
     def schedule(self, key: Hashable, at: int) -> None:
-        self.timers.pop(key, None)  # keep the order deadlines were last set in
-        self.timers[key] = at
+        timers = self.timers
+        if timers:  # keep the order deadlines were last set in (a heartbeat sets its first)
+            timers.pop(key, None)
+        timers[key] = at
 
     def cancel(self, key: Hashable) -> None:
         self.timers.pop(key, None)
