@@ -26,7 +26,7 @@ from bench.common import print_row
 from compat.targets import RunningBroker, TargetUnavailable, launch, start_tansu
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
@@ -118,7 +118,7 @@ def recovery(commits: int, partitions: int, on_disk: bool) -> None:
             broker = Broker(config(data_dir, partitions), clock=lambda: NOW)
             ms = (time.perf_counter() - started) * 1000
         else:  # memory cannot restart: time the same replay into the coordinator
-            from kafka_shim.shim.coordinator import GroupCoordinator
+            from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
 
             ms = timed(lambda: GroupCoordinator().load(broker.group_service.offsets_log.replay(), NOW))
         offset = broker.groups.fetch_offsets(f"group-{GROUPS - 1}", [TopicPartition("t", 0)])

@@ -38,9 +38,9 @@ from kafka_shim.storage.memory import MEMORY_LOG_DIR
 from kafka_shim.storage.producer_state import ProducerIdAllocator
 
 if TYPE_CHECKING:  # imported where built: the Kafka listener answers before they load
-    from kafka_shim.shim.coordinator import GroupCoordinator
     from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
-    from kafka_shim.shim.groups import GroupService
+    from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+    from kafka_shim.shim.groups.service import GroupService
     from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
     from kafka_shim.shim.share.partitions import SharePartitions
     from kafka_shim.shim.share.service import ShareService

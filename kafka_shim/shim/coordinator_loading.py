@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.config.group_configs import GroupConfigs
     from kafka_shim.shim.controller.features import FeatureLevels
-    from kafka_shim.shim.groups import GroupService
     from kafka_shim.shim.groups.journal import GroupJournal
+    from kafka_shim.shim.groups.service import GroupService
     from kafka_shim.shim.share.service import ShareService
     from kafka_shim.shim.timer_failures import TimerFailures
     from kafka_shim.shim.transactions.markers import MarkerWriter

@@ -18,7 +18,7 @@ from kafka_shim.storage.topics import TopicStore
 
 if TYPE_CHECKING:  # loaded after the Kafka listener answers (shim.coordinator_loading)
     from kafka_shim.shim.coordinator_loading import Coordinators
-    from kafka_shim.shim.groups import GroupService
+    from kafka_shim.shim.groups.service import GroupService
     from kafka_shim.shim.transactions.service import TransactionService
 
 # The broker's logger (Kafka's kafka.server.BrokerServer, shim.config.broker_loggers).

@@ -22,13 +22,9 @@ from compat.targets import RunningBroker, launch
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.coordinator import (
-    CommitRequest,
-    GroupCoordinator,
-    GroupState,
-    OffsetCommit,
-    TopicPartition,
-)
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 from tests.helpers import FakeClock
 

@@ -25,8 +25,8 @@ from itertools import islice
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.coordinator import GroupCoordinator
     from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
+    from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
     from kafka_shim.shim.coordinator.share.manager import ShareGroupManager
 
 # States a group enters when a rebalance starts: classic PreparingRebalance, KIP-848 Assigning.

@@ -20,11 +20,12 @@ from kafka_shim.protocol.messages.consumer_group_heartbeat import JOIN_EPOCH
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.coordinator import CoordinatorConfig, GroupCoordinator, GroupState
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.consumer import ConsumerGroupConfig, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest as ConsumerHeartbeat
 from kafka_shim.shim.coordinator.consumer.classic import MigratingCoordinator
 from kafka_shim.shim.coordinator.consumer.types import GroupDescription
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.share.config import ShareGroupConfig
 from kafka_shim.shim.coordinator.share.group import ShareGroup
 from kafka_shim.shim.coordinator.share.manager import (
@@ -33,6 +34,7 @@ from kafka_shim.shim.coordinator.share.manager import (
     ShareHeartbeatAnswer,
     ShareSessionTimer,
 )
+from kafka_shim.shim.coordinator.state import GroupState
 from kafka_shim.shim.coordinator.types import (
     CommitRequest,
     FetchedOffset,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.heartbeat import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import HeartbeatRequest
+from kafka_shim.shim.coordinator.types import HeartbeatRequest
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 

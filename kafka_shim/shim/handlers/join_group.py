@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.join_group import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import JoinRequest, Protocol
+from kafka_shim.shim.coordinator.types import JoinRequest, Protocol
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 

@@ -13,8 +13,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import CommitRequest, OffsetCommit, TopicPartition
-from kafka_shim.shim.coordinator.types import by_topic
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 

@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_delete import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import TopicPartition
-from kafka_shim.shim.coordinator.types import by_topic
+from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 

@@ -11,8 +11,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import FetchedOffset, TopicPartition
-from kafka_shim.shim.coordinator.types import by_topic
+from kafka_shim.shim.coordinator.types import FetchedOffset, TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 

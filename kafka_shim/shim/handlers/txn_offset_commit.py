@@ -17,8 +17,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.txn_offset_commit import API
 from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator import OffsetCommit, TopicPartition, TxnCommitRequest
-from kafka_shim.shim.coordinator.types import by_topic
+from kafka_shim.shim.coordinator.types import OffsetCommit, TopicPartition, TxnCommitRequest, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC

@@ -14,7 +14,7 @@ from kafka_shim.protocol.settings import BROKER_SETTINGS, TOPIC_SETTINGS, Config
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.config.settings_doc import with_tables
-from kafka_shim.shim.coordinator import CoordinatorConfig
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.log_config import LogConfig
 from tests.helpers import Harness

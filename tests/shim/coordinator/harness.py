@@ -13,10 +13,14 @@ from typing import Any, Generic, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord
-from kafka_shim.shim.coordinator import (
-    CoordinatorConfig,
-    GroupCoordinator,
-    GroupState,
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.group import Group
+from kafka_shim.shim.coordinator.outcome import Outcome
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.timers import Deadlines
+from kafka_shim.shim.coordinator.types import (
+    GroupTimer,
     HeartbeatRequest,
     JoinRequest,
     JoinResult,
@@ -24,10 +28,6 @@ from kafka_shim.shim.coordinator import (
     SyncRequest,
     SyncResult,
 )
-from kafka_shim.shim.coordinator.group import Group
-from kafka_shim.shim.coordinator.outcome import Outcome
-from kafka_shim.shim.coordinator.timers import Deadlines
-from kafka_shim.shim.coordinator.types import GroupTimer
 from tests.helpers import FakeClock, subscription
 
 T = TypeVar("T")

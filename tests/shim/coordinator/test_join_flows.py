@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import GroupState, Protocol
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import Protocol
 
 from .harness import Harness
 

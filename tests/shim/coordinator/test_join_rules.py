@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import GroupState, Protocol
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import Protocol
 
 from .harness import GROUP, REBALANCE_MS, SESSION_MS, Harness
 

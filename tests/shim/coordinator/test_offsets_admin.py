@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import (
-    CommitRequest,
-    GroupState,
-    MemberIdentity,
-    OffsetCommit,
-    TopicPartition,
-)
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import CommitRequest, MemberIdentity, OffsetCommit, TopicPartition
 
 from .harness import GROUP, Harness
 

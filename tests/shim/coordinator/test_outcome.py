@@ -3,15 +3,9 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import (
-    CoordinatorConfig,
-    GroupCoordinator,
-    JoinRequest,
-    JoinResult,
-    SyncRequest,
-    SyncResult,
-)
-from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.types import GroupTimer, JoinRequest, JoinResult, SyncRequest, SyncResult
 
 from .harness import GROUP, RANGE, REBALANCE_MS, SESSION_MS
 

@@ -9,16 +9,11 @@ from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import GroupKey, GroupValue, OffsetKey, OffsetsRecord, OffsetValue
-from kafka_shim.shim.coordinator import (
-    CommitRequest,
-    CoordinatorConfig,
-    GroupCoordinator,
-    GroupState,
-    OffsetCommit,
-    TopicPartition,
-)
+from kafka_shim.shim.coordinator.config import CoordinatorConfig
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
 from kafka_shim.shim.coordinator.outcome import Outcome
-from kafka_shim.shim.coordinator.types import GroupTimer
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import CommitRequest, GroupTimer, OffsetCommit, TopicPartition
 from tests.shim.coordinator.harness import GROUP, SESSION_MS, Harness
 
 T0 = TopicPartition("t", 0)
@@ -218,6 +213,6 @@ def test_loading_emits_nothing_but_the_retention_check() -> None:
 
 
 def _identity(member_id: str):  # type: ignore[no-untyped-def]
-    from kafka_shim.shim.coordinator import MemberIdentity
+    from kafka_shim.shim.coordinator.types import MemberIdentity
 
     return MemberIdentity(member_id)

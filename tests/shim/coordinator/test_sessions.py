@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import GroupState
+from kafka_shim.shim.coordinator.state import GroupState
 from kafka_shim.shim.coordinator.types import GroupTimer
 
 from .harness import GROUP, REBALANCE_MS, SESSION_MS, Harness

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import (
+from kafka_shim.shim.coordinator.types import (
     CommitRequest,
     JoinResult,
     MemberIdentity,

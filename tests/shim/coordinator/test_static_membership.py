@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import (
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import (
     CommitRequest,
-    GroupState,
     MemberIdentity,
     OffsetCommit,
     Protocol,

@@ -11,10 +11,10 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import GroupKey, OffsetKey, OffsetsRecord, OffsetValue
-from kafka_shim.shim.coordinator import (
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import (
     CommitRequest,
     FetchedOffset,
-    GroupState,
     OffsetCommit,
     TopicPartition,
     TxnCommitRequest,

@@ -10,7 +10,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest as ConsumerHeartbeat
-from kafka_shim.shim.groups import GroupService
+from kafka_shim.shim.groups.service import GroupService
 from tests.helpers import Harness
 from tests.shim.handlers import test_group_migration as migration
 from tests.shim.handlers import test_share_groups as share

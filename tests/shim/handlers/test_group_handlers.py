@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import TopicPartition
+from kafka_shim.shim.coordinator.types import TopicPartition
 from tests.helpers import Harness, subscription
 
 

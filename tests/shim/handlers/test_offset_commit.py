@@ -11,7 +11,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.offset_commit import API
-from kafka_shim.shim.coordinator import TopicPartition
+from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.handlers import offset_fetch
 from tests.helpers import Harness, subscription
 

@@ -19,7 +19,8 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import decode_batches
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.coordinator import GroupCoordinator, TopicPartition
+from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
+from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.handlers import txn_offset_commit
 from kafka_shim.shim.security.authorization import RULES
 from kafka_shim.shim.transactions.markers import write_markers

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.shim.coordinator import GroupState, TopicPartition
+from kafka_shim.shim.coordinator.state import GroupState
+from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.effects import COORDINATOR_RETRY_BACKOFF_MS
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
