@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResourceType
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from kafka_shim.protocol.schema import Field, Message, Names
 
 # A topic id's name, or None for an id this broker does not know.
 TopicNames = Callable[[uuid.UUID], str | None]
 
-GROUP_KEY_TYPE = 0  # FindCoordinator's key_type for a group; 1 is a transactional id
-TRANSACTION_KEY_TYPE = 1
 _KEY_NAMES = {GROUP_KEY_TYPE: Names.GROUP, TRANSACTION_KEY_TYPE: Names.TRANSACTIONAL_ID}
 
 

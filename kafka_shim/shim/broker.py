@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.config.dynamic import BrokerValues, DynamicBrokerConfigs
 from kafka_shim.shim.config.group_configs import GroupConfigs
@@ -26,7 +27,7 @@ from kafka_shim.shim.request_stats import RequestStats
 from kafka_shim.shim.security.kept import open_authorizer, open_credentials, open_delegation_tokens
 from kafka_shim.shim.served_versions import OldVersionClients, served_versions
 from kafka_shim.shim.testbroker.clock import BrokerClock
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY, Cluster
+from kafka_shim.shim.testbroker.cluster import Cluster
 from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
@@ -136,7 +137,9 @@ class Broker:
             config.racks,
             self.topics,
             lambda key_type: (
-                (self.group_service.offsets_log if key_type == GROUP_KEY else self.transaction_log).partitions
+                (
+                    self.group_service.offsets_log if key_type == GROUP_KEY_TYPE else self.transaction_log
+                ).partitions
             ),
         )
         self.topics.placer = lambda name, count, factor: self.cluster.place(

@@ -6,13 +6,15 @@ v0-3 ask about one key; v4+ batch several keys of one type (KIP-699).
 from kafka_shim.protocol.api import Api
 from kafka_shim.protocol.schema import INT8, INT16, INT32, STRING, Array, Field, Message, Names
 
+# What a key names (key_type); 2, a share group's share-partition key (v6+), is not served here.
+GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE = 0, 1
+
 FindCoordinatorRequest = Message(
     "FindCoordinatorRequest",
     versions="0-6",
     flexible="3+",
     fields=[
         Field("key", STRING, "0-3", names=Names.COORDINATOR_KEY),
-        # 0: group, 1: transaction, 2: share group (v6+).
         Field("key_type", INT8, "1+"),
         Field("coordinator_keys", Array(STRING), "4+", names=Names.COORDINATOR_KEY),
     ],

@@ -1,6 +1,6 @@
 """The group coordinators' writer (shim.effects.EffectWriter over __consumer_offsets) with what
 only groups need: requests waiting for an answer given later (JoinGroup, SyncGroup), a KIP-848
-or share group's `Result` put back by replaying its groups from the log, and a consumer group
+or share group's `Outcome` put back by replaying its groups from the log, and a consumer group
 handed back to the classic coordinator (KIP-848's downgrade)."""
 
 from __future__ import annotations

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_offsets_to_txn import API
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
@@ -27,7 +27,7 @@ async def handle(ctx: RequestContext, request: AddOffsetsToTxnRequestData) -> di
     denial = denial or ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial}
-    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+    if not ctx.coordinates(TRANSACTION_KEY_TYPE, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     broker = ctx.broker
     partition = TopicPartition(

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.storage.errors import StorageError
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -61,7 +61,7 @@ def _add(
         denial := ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id)
     ):
         return dict.fromkeys(partitions, denial)
-    if not ctx.coordinates(TRANSACTION_KEY, transactional_id):
+    if not ctx.coordinates(TRANSACTION_KEY_TYPE, transactional_id):
         return dict.fromkeys(partitions, ErrorCode.NOT_COORDINATOR)
     coordinator = ctx.broker.transactions
     if verify:

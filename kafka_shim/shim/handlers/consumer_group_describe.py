@@ -15,12 +15,12 @@ from kafka_shim.protocol.messages.consumer_group_describe import (
     CLASSIC_MEMBER_TYPE,
     CONSUMER_MEMBER_TYPE,
 )
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import Topics
 from kafka_shim.shim.coordinator.consumer.types import Assignment, GroupDescription
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.consumer_group_describe import ConsumerGroupDescribeRequestData
@@ -56,7 +56,7 @@ async def handle(ctx: RequestContext, request: ConsumerGroupDescribeRequestData)
     allowed = ctx.authorized_names(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_ids)
     groups = []
     for group_id in request.group_ids:
-        if group_id in allowed and not ctx.coordinates(GROUP_KEY, group_id):
+        if group_id in allowed and not ctx.coordinates(GROUP_KEY_TYPE, group_id):
             group = GroupDescription(ErrorCode.NOT_COORDINATOR, None, group_id)
         elif group_id in allowed:
             group = _describe(ctx, group_id)

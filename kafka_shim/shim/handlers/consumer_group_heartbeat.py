@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_heartbeat import API
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.controller.features import GROUP_VERSION
 from kafka_shim.shim.coordinator.consumer import HeartbeatRequest, HeartbeatResponse
 from kafka_shim.shim.coordinator.consumer.types import Assignment
 from kafka_shim.shim.handlers.join_group import client_host
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.consumer_group_heartbeat import ConsumerGroupHeartbeatRequestData
@@ -47,7 +47,7 @@ async def handle(ctx: RequestContext, request: ConsumerGroupHeartbeatRequestData
         )
     elif denial := ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = HeartbeatResponse(denial, None)
-    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+    elif not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         answer = HeartbeatResponse(ErrorCode.NOT_COORDINATOR, None)
     else:
         answer = broker.group_service.consumer_heartbeat(_request(ctx, request), ctx.now_ms())

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.delete_groups import API
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.delete_groups import DeleteGroupsRequestData
@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: DeleteGroupsRequestData) -> dict[
     refused.update(
         (g, ErrorCode.NOT_COORDINATOR)
         for g in request.groups_names
-        if g in deletable and not ctx.coordinates(GROUP_KEY, g)
+        if g in deletable and not ctx.coordinates(GROUP_KEY_TYPE, g)
     )
     allowed = [g for g in request.groups_names if g not in refused]
     results = broker.group_service.delete_groups(allowed, ctx.now_ms())

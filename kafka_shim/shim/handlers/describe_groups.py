@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_groups import API, AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.describe_groups import DescribeGroupsRequestData
@@ -48,7 +48,7 @@ async def handle(ctx: RequestContext, request: DescribeGroupsRequestData) -> dic
         if group_id not in allowed:
             described.append(_refused(group_id, ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP)))
             continue
-        if not ctx.coordinates(GROUP_KEY, group_id):
+        if not ctx.coordinates(GROUP_KEY_TYPE, group_id):
             described.append(_refused(group_id, ErrorCode.NOT_COORDINATOR))
             continue
         group = ctx.broker.group_service.describe_classic(group_id)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_share_group_offsets import API
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.log import LEADER_EPOCH
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -58,7 +58,7 @@ def _group(
         return answer | {"error_code": ErrorCode.UNSUPPORTED_VERSION, "error_message": DISABLED}
     if not allowed:
         return answer | {"error_code": ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP)}
-    if not ctx.coordinates(GROUP_KEY, group.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, group.group_id):
         return answer | {"error_code": ErrorCode.NOT_COORDINATOR}
     wanted: dict[str, list[int]] = {}
     if group.topics is None:

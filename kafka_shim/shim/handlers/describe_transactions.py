@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_transactions import API
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.describe_transactions import DescribeTransactionsRequestData
@@ -19,7 +19,7 @@ __all__ = ["API", "handle"]
 
 def _describe(ctx: RequestContext, transactional_id: str) -> dict[str, Any]:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, transactional_id)
-    coordinated = denial is None and ctx.coordinates(TRANSACTION_KEY, transactional_id)
+    coordinated = denial is None and ctx.coordinates(TRANSACTION_KEY_TYPE, transactional_id)
     described = ctx.broker.transactions.describe(transactional_id) if coordinated else None
     if described is None:
         return {

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.end_txn import API
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.protocol.releases import TV1, TV2
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.handlers.add_partitions_to_txn import client_error
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.storage.errors import StorageError
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -29,7 +29,7 @@ async def handle(ctx: RequestContext, request: EndTxnRequestData) -> dict[str, A
     denial = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial}
-    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+    if not ctx.coordinates(TRANSACTION_KEY_TYPE, request.transactional_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     now = ctx.now_ms()
     client_version = TV2 if ctx.api_version >= FIRST_TV2_VERSION else TV1

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.messages.find_coordinator import API
+from kafka_shim.protocol.messages.find_coordinator import API, GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import DENIED_MESSAGES, AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY
+from kafka_shim.shim.testbroker.cluster import NO_LEADER
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.find_coordinator import FindCoordinatorRequestData
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
 __all__ = ["API", "handle"]
 
 # What a principal must be allowed to DESCRIBE to find a key's coordinator.
-_DESCRIBED_AS = {GROUP_KEY: ResourceType.GROUP, TRANSACTION_KEY: ResourceType.TRANSACTIONAL_ID}
+_DESCRIBED_AS = {GROUP_KEY_TYPE: ResourceType.GROUP, TRANSACTION_KEY_TYPE: ResourceType.TRANSACTIONAL_ID}
 
 
 # Java's Errors.X.message() for the errors answered here (v1-3 send it).
@@ -34,7 +34,7 @@ _MESSAGES = DENIED_MESSAGES | {
 
 
 def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]:
-    if key_type not in (GROUP_KEY, TRANSACTION_KEY):
+    if key_type not in (GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE):
         # Share groups (key type 2) and anything newer are not coordinated here.
         return {"key": key, "error_code": ErrorCode.INVALID_REQUEST, "node_id": -1, "host": "", "port": -1}
     denial = ctx.denial(AclOperation.DESCRIBE, _DESCRIBED_AS[key_type], key)
@@ -44,7 +44,7 @@ def _coordinator(ctx: RequestContext, key: str, key_type: int) -> dict[str, Any]
     # answer need not wait for it).
     broker = ctx.broker
     (
-        broker.group_service.offsets_log if key_type == GROUP_KEY else broker.transaction_log
+        broker.group_service.offsets_log if key_type == GROUP_KEY_TYPE else broker.transaction_log
     ).create_if_missing()
     node = broker.cluster.coordinator(key_type, key)
     if node == NO_LEADER:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.heartbeat import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import HeartbeatRequest
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.heartbeat import HeartbeatRequestData
@@ -22,7 +22,7 @@ async def handle(ctx: RequestContext, request: HeartbeatRequestData) -> dict[str
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial}
-    if not ctx.coordinates(GROUP_KEY, request.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR}
     beat = HeartbeatRequest(
         request.group_id, request.generation_id, request.member_id, request.group_instance_id

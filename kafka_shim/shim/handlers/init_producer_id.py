@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.protocol.messages.init_producer_id import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 from kafka_shim.shim.transactions.state import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
 from kafka_shim.storage.errors import StorageError
 
@@ -52,7 +52,7 @@ async def handle(ctx: RequestContext, request: InitProducerIdRequestData) -> dic
         # Without a transactional id Kafka always hands out a fresh id at epoch 0,
         # whatever producer id and epoch (v3+) the request carries.
         return _answer(ErrorCode.NONE, ctx.broker.producer_ids.allocate(), 0)
-    if not ctx.coordinates(TRANSACTION_KEY, request.transactional_id):
+    if not ctx.coordinates(TRANSACTION_KEY_TYPE, request.transactional_id):
         return _answer(ErrorCode.NOT_COORDINATOR)
     held = (request.producer_id, request.producer_epoch)
     if held == (NO_PRODUCER_ID, NO_PRODUCER_EPOCH):

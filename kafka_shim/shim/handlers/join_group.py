@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.join_group import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import JoinRequest, Protocol
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.join_group import JoinGroupRequestData
@@ -42,7 +42,7 @@ async def handle(ctx: RequestContext, request: JoinGroupRequestData) -> dict[str
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return _refused(version, denial)
-    if not ctx.coordinates(GROUP_KEY, request.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         return _refused(version, ErrorCode.NOT_COORDINATOR)
     join = JoinRequest(
         group_id=request.group_id,

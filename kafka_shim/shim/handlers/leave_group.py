@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.leave_group import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import MemberIdentity
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.leave_group import LeaveGroupRequestData
@@ -21,7 +21,7 @@ async def handle(ctx: RequestContext, request: LeaveGroupRequestData) -> dict[st
     denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return {"throttle_time_ms": 0, "error_code": denial, "members": []}
-    if not ctx.coordinates(GROUP_KEY, request.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         return {"throttle_time_ms": 0, "error_code": ErrorCode.NOT_COORDINATOR, "members": []}
     if ctx.api_version >= 3:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]

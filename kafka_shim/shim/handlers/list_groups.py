@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.list_groups import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.list_groups import ListGroupsRequestData
@@ -21,7 +21,7 @@ async def handle(ctx: RequestContext, request: ListGroupsRequestData) -> dict[st
     listings = [
         g
         for g in ctx.broker.group_service.list_groups(request.states_filter, request.types_filter)
-        if ctx.coordinates(GROUP_KEY, g.group_id)
+        if ctx.coordinates(GROUP_KEY_TYPE, g.group_id)
     ]
     # DESCRIBE on the cluster lists every group; else those the principal may describe, unlogged.
     describe = AclOperation.DESCRIBE

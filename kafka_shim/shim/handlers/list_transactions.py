@@ -9,10 +9,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
 from kafka_shim.protocol.messages.list_transactions import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import TRANSACTION_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.list_transactions import ListTransactionsRequestData
@@ -46,7 +46,7 @@ async def handle(ctx: RequestContext, request: ListTransactionsRequestData) -> d
         t
         for t in listings
         if t.transactional_id in described
-        and ctx.coordinates(TRANSACTION_KEY, t.transactional_id)
+        and ctx.coordinates(TRANSACTION_KEY_TYPE, t.transactional_id)
         and (pattern is None or pattern.fullmatch(t.transactional_id))
     ]
     return {

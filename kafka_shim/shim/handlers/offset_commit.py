@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData, OffsetCommitRequestTopics
@@ -78,7 +78,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
                 commits[tp] = OffsetCommit(
                     p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
                 )
-    if commits and not ctx.coordinates(GROUP_KEY, group_id):
+    if commits and not ctx.coordinates(GROUP_KEY_TYPE, group_id):
         errors.update(dict.fromkeys(commits, ErrorCode.NOT_COORDINATOR))
     elif commits:
         commit = CommitRequest(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.offset_delete import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.offset_delete import OffsetDeleteRequestData
@@ -22,7 +22,7 @@ async def handle(ctx: RequestContext, request: OffsetDeleteRequestData) -> dict[
     denial = ctx.denial(AclOperation.DELETE, ResourceType.GROUP, request.group_id)
     if denial is not None:
         error = denial
-    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+    elif not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         error = ErrorCode.NOT_COORDINATOR
     else:
         readable = ctx.authorized_names(

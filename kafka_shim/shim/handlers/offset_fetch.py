@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_fetch import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import FetchedOffset, TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.offset_fetch import OffsetFetchRequestData, OffsetFetchRequestGroups
@@ -105,7 +105,7 @@ def _group(ctx: RequestContext, group: OffsetFetchRequestGroups, require_stable:
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.GROUP, group.group_id)
     if denial is not None:
         return {"group_id": group.group_id, "topics": [], "error_code": denial}
-    if not ctx.coordinates(GROUP_KEY, group.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, group.group_id):
         return {"group_id": group.group_id, "topics": [], "error_code": ErrorCode.NOT_COORDINATOR}
     error = _member_error(ctx, group.group_id, group.member_id, group.member_epoch)
     if error:
@@ -134,7 +134,7 @@ async def handle(ctx: RequestContext, request: OffsetFetchRequestData) -> dict[s
     denial = ctx.denial(AclOperation.DESCRIBE, ResourceType.GROUP, request.group_id)
     if denial is not None:
         return _refused_group(ctx, request, denial)
-    if not ctx.coordinates(GROUP_KEY, request.group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         return _refused_group(ctx, request, ErrorCode.NOT_COORDINATOR)
     topics = _fetch_group(ctx, request.group_id, request.topics, request.require_stable)
     return {"throttle_time_ms": 0, "topics": topics, "error_code": ErrorCode.NONE}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.consumer_group_describe import AUTHORIZED_OPERATIONS_OMITTED
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.share_group_describe import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.consumer.types import Topics
@@ -15,7 +16,6 @@ from kafka_shim.shim.coordinator.share.group import ShareGroup, ShareMember
 from kafka_shim.shim.coordinator.share.manager import ASSIGNOR_NAME
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.share_group_describe import ShareGroupDescribeRequestData
@@ -75,7 +75,7 @@ async def handle(ctx: RequestContext, request: ShareGroupDescribeRequestData) ->
             described = _refused(group_id, ErrorCode.UNSUPPORTED_VERSION, DISABLED)
         elif group_id not in allowed:
             described = _refused(group_id, ctx.refusal(AclOperation.DESCRIBE, ResourceType.GROUP), None)
-        elif not ctx.coordinates(GROUP_KEY, group_id):
+        elif not ctx.coordinates(GROUP_KEY_TYPE, group_id):
             described = _refused(group_id, ErrorCode.NOT_COORDINATOR, None)
         elif not group_id:
             described = _refused(group_id, ErrorCode.INVALID_GROUP_ID, "Group id can't be empty.")

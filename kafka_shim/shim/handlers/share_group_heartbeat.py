@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.share_group_heartbeat import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.share.manager import ShareHeartbeat, ShareHeartbeatAnswer
 from kafka_shim.shim.handlers.join_group import client_host
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.requests import DISABLED, share_groups_enabled
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.share_group_heartbeat import ShareGroupHeartbeatRequestData
@@ -31,7 +31,7 @@ async def handle(ctx: RequestContext, request: ShareGroupHeartbeatRequestData) -
         answer = ShareHeartbeatAnswer(ErrorCode.UNSUPPORTED_VERSION, DISABLED)
     elif not ctx.authorize(AclOperation.READ, ResourceType.GROUP, request.group_id):
         answer = ShareHeartbeatAnswer(ctx.refusal(AclOperation.READ, ResourceType.GROUP))
-    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+    elif not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         answer = ShareHeartbeatAnswer(ErrorCode.NOT_COORDINATOR)
     else:
         beat = ShareHeartbeat(

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.sync_group import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import SyncRequest, SyncResult
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.sync_group import SyncGroupRequestData
@@ -25,7 +25,7 @@ async def handle(ctx: RequestContext, request: SyncGroupRequestData) -> dict[str
         result = SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
     elif denial := ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id):
         result = SyncResult(denial)
-    elif not ctx.coordinates(GROUP_KEY, request.group_id):
+    elif not ctx.coordinates(GROUP_KEY_TYPE, request.group_id):
         result = SyncResult(ErrorCode.NOT_COORDINATOR)
     else:
         sync = SyncRequest(

@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.txn_offset_commit import API
 from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import OffsetCommit, TopicPartition, TxnCommitRequest, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -79,7 +79,7 @@ def respond(
     denied = ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id)
     denied = denied or ctx.denial(AclOperation.READ, ResourceType.GROUP, request.group_id)
     if denied is None and not ctx.coordinates(
-        GROUP_KEY, request.group_id
+        GROUP_KEY_TYPE, request.group_id
     ):  # the group's coordinator commits them
         denied = ErrorCode.NOT_COORDINATOR
     topic_denial = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)

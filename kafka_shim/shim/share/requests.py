@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.share_fetch import CLOSE_SESSION_EPOCH, OPEN_SESSION_EPOCH, RELEASE, RENEW
 from kafka_shim.protocol.share_state_records import SharePartitionKey
 from kafka_shim.shim.context import RequestContext
@@ -22,7 +23,6 @@ from kafka_shim.shim.controller.features import SHARE_VERSION
 from kafka_shim.shim.coordinator.share.sessions import ShareSession, TopicPartition
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 from kafka_shim.shim.share.partitions import state_not_written
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import LEADER_EPOCH, PartitionLog
 from kafka_shim.storage.topics import Topic
@@ -106,7 +106,7 @@ def change_share_offsets(
 def empty_share_group(ctx: RequestContext, group_id: str) -> tuple[ErrorCode, str | None]:
     """The error refusing to change a share group's offsets: not coordinated here, not a share
     group, or one with members (NONE when it may be changed)."""
-    if not ctx.coordinates(GROUP_KEY, group_id):
+    if not ctx.coordinates(GROUP_KEY_TYPE, group_id):
         return ErrorCode.NOT_COORDINATOR, None
     group = ctx.broker.group_service.share_group(group_id)
     if group is None:

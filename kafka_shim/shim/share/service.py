@@ -92,6 +92,6 @@ class ShareService:
     def lock_expired(self, key: ShareLockTimer, now: int) -> None:
         self.partitions.expire(key.partition, now)
         topic = self._topics.get_by_id(key.partition.topic_id)
-        log = None if topic is None else topic.partition(key.partition.partition)
-        if log is not None:
-            self._on_append(log)  # records came back: wake the members long-polling it
+        partition_log = None if topic is None else topic.partition(key.partition.partition)
+        if partition_log is not None:
+            self._on_append(partition_log)  # records came back: wake the members long-polling it

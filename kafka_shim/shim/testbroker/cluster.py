@@ -29,13 +29,12 @@ from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC, TRANSACTION_TOPIC, partition_for
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from kafka_shim.shim.controller.placement import StripedPlacer, UsableBroker, check_replication_factor
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topics import Topic, TopicStore
 
-# FindCoordinator's key types.
-GROUP_KEY, TRANSACTION_KEY = 0, 1
 NO_LEADER = -1
 
 
@@ -51,9 +50,9 @@ class ClusterNotFound(ClusterError):
 def coordinator_key(group: str | None, transactional_id: str | None) -> tuple[int, str]:
     """(key type, key) of a control naming either a group or a transactional id."""
     if group is not None and transactional_id is None:
-        return GROUP_KEY, group
+        return GROUP_KEY_TYPE, group
     if transactional_id is not None and group is None:
-        return TRANSACTION_KEY, transactional_id
+        return TRANSACTION_KEY_TYPE, transactional_id
     raise ClusterError("name one of group or transactional_id")
 
 
@@ -241,11 +240,11 @@ class Cluster:
 
     def coordinator_partition(self, key_type: int, key: str) -> tuple[str, int]:
         """The internal topic partition whose leader coordinates `key`, as Kafka places it."""
-        topic = OFFSETS_TOPIC if key_type == GROUP_KEY else TRANSACTION_TOPIC
+        topic = OFFSETS_TOPIC if key_type == GROUP_KEY_TYPE else TRANSACTION_TOPIC
         return topic, partition_for(key, self._coordinator_partitions(key_type))
 
     def coordinator(self, key_type: int, key: str) -> int:
-        """The node coordinating a group (GROUP_KEY) or transactional id; NO_LEADER if none runs."""
+        """The node coordinating a group (GROUP_KEY_TYPE) or transactional id; NO_LEADER if none runs."""
         if self.single:
             return self.first
         return self.leader(*self.coordinator_partition(key_type, key))

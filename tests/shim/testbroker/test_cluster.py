@@ -10,9 +10,10 @@ from dataclasses import replace
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.testbroker.cluster import GROUP_KEY, NO_LEADER, TRANSACTION_KEY, Cluster, ClusterError
+from kafka_shim.shim.testbroker.cluster import NO_LEADER, Cluster, ClusterError
 from kafka_shim.storage.log import PartitionLog
 
 
@@ -45,7 +46,7 @@ def test_a_stopped_node_hands_what_it_led_to_the_next_running_replica_in_a_new_e
     broker = three_brokers()
     cluster = broker.cluster
     before = leaders(cluster)
-    group = next(g for g in (f"g{i}" for i in range(100)) if cluster.coordinator(GROUP_KEY, g) == 1)
+    group = next(g for g in (f"g{i}" for i in range(100)) if cluster.coordinator(GROUP_KEY_TYPE, g) == 1)
     cluster.stop(1)
     for index, leader in enumerate(before):
         moved = leader == 1
@@ -54,7 +55,7 @@ def test_a_stopped_node_hands_what_it_led_to_the_next_running_replica_in_a_new_e
         assert log_of(broker, "t", index).leader_epoch == (1 if moved else 0)
         assert 1 not in cluster.isr("t", index)
         assert cluster.offline("t", index) == [1]
-    assert cluster.coordinator(GROUP_KEY, group) in (0, 2)
+    assert cluster.coordinator(GROUP_KEY_TYPE, group) in (0, 2)
     assert cluster.controller_id == 0
     cluster.start(1)
     assert 1 in cluster.isr("t", 0)
@@ -93,7 +94,7 @@ def test_a_moved_leader_starts_an_epoch_and_fences_the_old_one() -> None:
         assert cluster.leader_error(node, "t", 0, epoch, log) == answer, (node, epoch)
 
 
-@pytest.mark.parametrize("key_type", [GROUP_KEY, TRANSACTION_KEY])
+@pytest.mark.parametrize("key_type", [GROUP_KEY_TYPE, TRANSACTION_KEY_TYPE])
 def test_a_coordinator_moves_with_its_internal_partition_even_before_that_topic_exists(key_type: int) -> None:
     broker = three_brokers()
     cluster = broker.cluster
@@ -107,7 +108,7 @@ def test_a_coordinator_moves_with_its_internal_partition_even_before_that_topic_
     config = broker.config
     count = (
         config.offsets_topic_num_partitions
-        if key_type == GROUP_KEY
+        if key_type == GROUP_KEY_TYPE
         else config.transaction_state_log_num_partitions
     )
     broker.topics.create(topic, count)  # created once the first record is written: it stays put
@@ -146,7 +147,7 @@ def test_one_broker_leads_and_coordinates_everything() -> None:
     cluster = broker.cluster
     assert cluster.single
     assert [cluster.leader("t", i) for i in range(3)] == [0, 0, 0]
-    assert cluster.coordinates(0, GROUP_KEY, "g")
+    assert cluster.coordinates(0, GROUP_KEY_TYPE, "g")
 
 
 def test_a_preferred_election_gives_each_partition_back_to_its_first_replica() -> None:
