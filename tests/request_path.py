@@ -27,14 +27,16 @@ from tests.wire import WireClient, encode_request
 
 PACKAGE = "kafka_shim."
 TRACING = "kafka_shim.shim.net.running"  # BrokerThread.call, which sets and clears the profiler
-# Layers from the socket down: a call from a module to one of a lower number climbs back.
+# Layers from the socket down: a call from a module to one of a lower number climbs back. The
+# services' layer names no prefix: it holds every module of kafka_shim the others do not.
 LAYERS = (
     ("network", ("kafka_shim.shim.net", "kafka_shim.shim.server")),
     ("handlers", ("kafka_shim.shim.handlers", "kafka_shim.shim.context")),
+    ("services", ()),
     ("coordinators", ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coordinator")),
     ("protocol and storage", ("kafka_shim.protocol", "kafka_shim.storage")),
 )
-SERVICES = "services"  # everything else of kafka_shim: between handlers and coordinators
+_SERVICES = next(depth for depth, (_, prefixes) in enumerate(LAYERS) if not prefixes)
 TOPIC, GROUP = "request-path", "request-path-group"
 CREATE_TOPICS = 19
 
@@ -43,8 +45,8 @@ def layer(module: str) -> tuple[int, str]:
     """(depth, name) of a module's layer: 0 is the socket's side."""
     for depth, (name, prefixes) in enumerate(LAYERS):
         if any(module == p or module.startswith(p + ".") for p in prefixes):
-            return (depth if depth < 2 else depth + 1), name
-    return 2, SERVICES
+            return depth, name
+    return _SERVICES, LAYERS[_SERVICES][0]
 
 
 @dataclass
