@@ -234,7 +234,9 @@ def commit() -> str:
         return subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True).stdout.strip()
 
     head = git("rev-parse", "--short=12", "HEAD") or "unknown"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "shim", "protocol", "storage")
+    # The broker's code: kafka_shim/ (older checkouts: the top-level folders it links to).
+    layers = ("kafka_shim", "shim", "protocol", "storage")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", *layers)
     return f"{head} (with uncommitted changes)" if dirty else head
 
 
