@@ -359,7 +359,7 @@ class TransactionCoordinator(TransactionCalls):
         assert isinstance(key, tuple)
         kind, *rest = key
         if kind == "expire":
-            return self._call((m.transactional_id for m in self._expirable(now)), lambda: self._expire(now))
+            return self._call((), lambda: self._expire(now))  # _forget keeps each id it drops
         return self._call((rest[0],), lambda: self._fire(kind, rest[0], now))
 
     def _fire(self, kind: str, transactional_id: str, now: int) -> None:
