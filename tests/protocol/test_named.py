@@ -10,7 +10,7 @@ import pytest
 
 from kafka_shim.protocol.messages import APIS_BY_MODULE
 from kafka_shim.protocol.named import Named, named
-from kafka_shim.protocol.schema import Array, Field, Names, Struct
+from kafka_shim.protocol.schema import Field, Names
 
 KNOWN_ID = uuid.UUID(int=7)
 UNKNOWN_ID = uuid.UUID(int=8)
@@ -131,9 +131,7 @@ def _fields(fields: list[Field], path: str) -> list[tuple[str, Field]]:
     found = []
     for f in fields:
         found.append((f"{path}.{f.name}", f))
-        kind = f.type.element if isinstance(f.type, Array) else f.type
-        if isinstance(kind, Struct):
-            found.extend(_fields(kind.fields, f"{path}.{f.name}"))
+        found.extend(_fields(f.inner_fields(), f"{path}.{f.name}"))
     return found
 
 
