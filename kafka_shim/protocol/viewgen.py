@@ -94,10 +94,9 @@ def _class(name: str, prefix: str, fields: list[Field], message: Message, classe
     """Append the class `name` (after the classes of its structs: each is declared before use)."""
     lines = [f"class {name}(Protocol):"]
     for field in fields:
-        kind = field.type.element if isinstance(field.type, Array) else field.type
         inner = prefix + _camel(field.name)
-        if isinstance(kind, Struct):
-            _class(inner, inner, kind.fields, message, classes)
+        if inner_fields := field.inner_fields():
+            _class(inner, inner, inner_fields, message, classes)
         python = _python_type(field.type, inner)
         if _may_be_none(field, message):
             python += " | None"
