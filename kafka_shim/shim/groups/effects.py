@@ -34,7 +34,6 @@ class GroupEffects(EffectWriter):
         reload: Callable[[Collection[str]], None],
     ) -> None:
         super().__init__(offsets_log, clock)
-        self.offsets_log = offsets_log
         # A consumer group whose last consumer-protocol member left becomes classic again.
         self._adopt = adopt
         # Consumer and share groups as the log has them, after a write of theirs failed.
