@@ -97,10 +97,7 @@ class GroupEffects(EffectWriter):
                 waiting[0](answer)
 
     def _refuse_replies(self, outcome: Outcome[Any], code: ErrorCode) -> None:
-        for waiter, answer in outcome.replies:
-            waiting = self._waiting.pop(waiter, None)
-            if waiting is not None:
-                waiting[0](refusal(answer, code))
+        self._reply(tuple((waiter, refusal(answer, code)) for waiter, answer in outcome.replies))
 
 
 def refusal(answer: object, code: ErrorCode) -> object:
