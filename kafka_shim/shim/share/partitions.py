@@ -173,8 +173,9 @@ class SharePartitions:
     def release_member(self, group_id: str, member_id: str, now: int) -> None:
         """A member left its group or closed its share session: its records return."""
         limits = self.config_of(group_id).limits
-        kept = self._keep(key for key, _ in self.of_group(group_id))
-        changed = [key for key, p in self.of_group(group_id) if p.release_member(member_id, limits)]
+        group = list(self.of_group(group_id))
+        kept = self._keep(key for key, _ in group)
+        changed = [key for key, p in group if p.release_member(member_id, limits)]
         self.writer.apply(self._changed(changed, kept, None, now))
 
     def next_lock_deadline(self, keys: Sequence[SharePartitionKey]) -> int | None:
