@@ -4,8 +4,6 @@ fold into one event each while the group is stable."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from confluent_kafka import Consumer
 
@@ -45,10 +43,16 @@ def test_the_rebalance_names_the_member_whose_join_started_it(kafka_shim: KafkaS
         wait_until(lambda: assigned(1), deadline_s=20, what="billing-0 owning both partitions")
         members.append(member(kafka_shim, "billing-1"))
         wait_until(lambda: assigned(2), deadline_s=20, what="one partition each")
-        deadline = time.monotonic() + 1  # both heartbeat about every 100 ms meanwhile
-        while time.monotonic() < deadline:
+
+        def both_beat_thrice() -> bool:  # each heartbeats about every 100 ms
             for consumer in members:
                 consumer.poll(0.05)
+            events = kafka_shim._thread.call(lambda: journal.events(GROUP))
+            starts = [i for i, e in enumerate(events) if e.detail.startswith("rebalance #2: ")]
+            after = events[starts[0] + 1 :] if starts else []
+            return len({e.member_id for e in after if e.kind == "heartbeat" and e.count >= 3}) == 2
+
+        wait_until(both_beat_thrice, deadline_s=20, what="both members' heartbeats folded, 3 or more each")
         events = kafka_shim._thread.call(lambda: journal.events(GROUP))  # read on the broker's thread
     finally:
         for consumer in members:
