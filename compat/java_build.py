@@ -153,11 +153,17 @@ def _debian_archive() -> str:
     raise JavaDriverUnavailable("no Debian archive among the apt sources (/etc/apt/sources.list*)")
 
 
+def kept_jetty_security() -> Path | None:
+    """The newest Jetty 12 jetty-security jar in the cache, if one was fetched."""
+    kept = sorted(JETTY_DIR.glob("jetty-security-12.*.jar"))
+    return kept[-1] if kept else None
+
+
 def fetch_jetty_security() -> Path:
     """Jetty 12's jetty-security jar from Debian's libjetty12-java, downloaded only when absent."""
-    kept = sorted(JETTY_DIR.glob("jetty-security-12.*.jar"))
-    if kept:
-        return kept[-1]
+    kept = kept_jetty_security()
+    if kept is not None:
+        return kept
     with tempfile.TemporaryDirectory() as work:
         apt = Path(work)
         for partial in ("lists/partial", "cache/archives/partial"):
