@@ -43,9 +43,8 @@ class ShareService:
         self.sessions = ShareSessions(config.share_max_share_sessions)
 
     def _open_partitions(self) -> SharePartitions:
-        log = ShareStateLog(self._topics, self._config.share_state_topic_num_partitions)
         return SharePartitions(
-            log,
+            ShareStateLog(self._topics, self._config.share_state_topic_num_partitions),
             self._config_of,
             self._set_deadline,
             self._clock,
