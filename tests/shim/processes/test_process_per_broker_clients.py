@@ -199,8 +199,6 @@ def test_a_signal_stops_every_process(tmp_path: Path) -> None:
 
 
 def test_what_it_cannot_serve_is_refused_at_start(tmp_path: Path) -> None:
-    import subprocess
-
     for extra, reason in (
         (["--brokers", "1"], "--brokers N of 2 or more"),
         (["--brokers", "2", "--memory"], "--memory is not supported"),
