@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
-from typing import TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.protocol.releases import TV1, TV2
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.protocol.transaction_records import TransactionRecord
 from kafka_shim.shim.coordinator.outcome import Outcome
 from kafka_shim.shim.coordinator.types import TopicPartition
@@ -54,7 +53,6 @@ from kafka_shim.shim.transactions.types import (
 __all__ = [
     "DEADLINE_RETRY_MS",
     "MARKER_RETRY_MS",
-    "TV1",
     "TV2",
     "Completion",
     "ProducerIdAndEpoch",
@@ -63,8 +61,6 @@ __all__ = [
     "TransactionDescription",
     "TransactionListing",
 ]
-
-R = TypeVar("R")
 
 
 class TransactionCoordinator(TransactionCalls):
