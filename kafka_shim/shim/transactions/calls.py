@@ -40,27 +40,26 @@ class TransactionCalls:
         self._timers: dict[Hashable, int | None] = {}
         self._markers: list[TransactionMarkers] = []
         self._kept: dict[str, _Kept] = {}
-        self._kept_expiry_set = False
 
     def _call(self, concerned: Iterable[str], body: Callable[[], R]) -> Outcome[R]:
         """Run `body` as one call: the ids it concerns are kept first (and any it forgets on
         the way), so that the outcome's `undo` puts them back when its records are not
         written; anything `body` raises puts them back at once."""
-        self._kept_expiry_set = self._expiry_set
+        expiry_set = self._expiry_set
         for transactional_id in concerned:
             self._keep(transactional_id)
         try:
             response = body()
         except BaseException:
             kept, self._kept = self._kept, {}
-            self._restore(kept, self._kept_expiry_set)
+            self._restore(kept, expiry_set)
             self._records, self._timers, self._markers = [], {}, []
             raise
-        return self._finish(response)
+        return self._finish(response, expiry_set)
 
-    def _finish(self, response: R) -> Outcome[R]:
+    def _finish(self, response: R, expiry_set: bool) -> Outcome[R]:
         records, timers, markers = tuple(self._records), tuple(self._timers.items()), tuple(self._markers)
-        kept, expiry_set = self._kept, self._kept_expiry_set
+        kept = self._kept
         self._records, self._timers, self._markers, self._kept = [], {}, [], {}
         undo = (lambda: self._restore(kept, expiry_set)) if records else None
         return Outcome(response, records, timers, undo=undo, markers=markers)
