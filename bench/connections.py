@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import struct
 import time
 import uuid
 import zlib
@@ -37,7 +36,7 @@ from bench.request_cpu import OFFSET_COMMIT, PRODUCE, VERSIONS, Connection, comm
 from compat.targets import RunningBroker, TargetUnavailable, start_shim, start_tansu
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.storage.offsets_log import partition_for
-from tests.wire import encode_request
+from tests.wire import WireClient
 
 KINDS = ("OffsetCommit", "Produce")
 COUNTS = (1, 8, 64)
@@ -51,7 +50,6 @@ TARGETS: dict[str, Callable[[], RunningBroker]] = {
     ),
     "tansu": start_tansu,
 }
-_LENGTH = struct.Struct(">i")
 LABELS = {"shim": "kafka-shim", "shim-processes": f"kafka-shim, {PROCESSES} processes", "tansu": "Tansu"}
 
 
@@ -72,24 +70,11 @@ def idle_s() -> float:
     return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
 
 
-def call(connection: Connection, api_key: int, version: int, body: dict[str, Any]) -> Any:
-    api = APIS[api_key]
-    payload = connection.raw_call(_frame(api_key, version, body))
-    return api.response.parse(payload[5 if api.response_header_flexible(version) else 4 :], version)
-
-
-def _frame(api_key: int, version: int, body: dict[str, Any]) -> bytes:
-    payload = encode_request(api_key, version, 0, body, "bench")
-    return _LENGTH.pack(len(payload)) + payload
-
-
 def routes(bootstrap: str, topic: str, groups: list[str]) -> tuple[dict[int, str], dict[str, str]]:
     """(partition -> its leader's address, group -> its coordinator's address), asked as a
     client asks: Metadata, then FindCoordinator of each group."""
-    connection = Connection(bootstrap)
-    try:
-        metadata = call(
-            connection,
+    with WireClient(bootstrap, timeout_s=30) as connection:
+        metadata = connection.request(
             METADATA,
             9,
             {
@@ -103,13 +88,11 @@ def routes(bootstrap: str, topic: str, groups: list[str]) -> tuple[dict[int, str
         leaders = {p.partition_index: brokers[p.leader_id] for p in metadata.topics[0].partitions}
         coordinators = {}
         for group in groups:
-            found = call(connection, FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+            found = connection.request(FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
             if found.error_code:
                 raise RuntimeError(f"FindCoordinator {group}: error {found.error_code}")
             coordinators[group] = f"{found.host}:{found.port}"
         return leaders, coordinators
-    finally:
-        connection.close()
 
 
 def with_partition(body: dict[str, Any], partition: int) -> dict[str, Any]:
