@@ -71,19 +71,14 @@ class OffsetsLog(InternalLog):
         The log applies its fsync policy before it returns (storage.durability)."""
         partitions = self._open().partitions
         count = self.partitions
-        if len(records) == 1 and records[0].producer_id == NO_PRODUCER_ID:
+        if len(records) == 1:
             # A commit of one partition, what nearly every request writes: one batch, built
             # where the log places it, without the runs' lists.
             record = records[0]
             index = partition_for(record.key.group, count)
             partition = partitions[index]
-            batch = build_keyed_batch(
-                (encode_record(record),),
-                partition.log_end_offset,
-                now_ms,
-                partition_leader_epoch=partition.leader_epoch,
-            )
-            partition.append(batch)
+            producer = (record.producer_id, record.producer_epoch)
+            partition.append(_batch(partition, producer, [encode_record(record)], now_ms))
             self._appended(index, partition, now_ms)
             return
         by_partition: dict[int, list[Run]] = {}
