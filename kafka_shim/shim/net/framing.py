@@ -352,10 +352,7 @@ async def send_all(sock: trio.socket.SocketType, data: bytes | Spliced, reader: 
                 await send_all(sock, part, reader)
         return
     fd = reader.fileno
-    try:
-        sent = os.write(fd, data)
-    except BlockingIOError:
-        sent = 0
+    sent = write_at_once(reader, data)
     if sent == len(data):  # nearly always: a response fits the socket's buffer
         return
     view = memoryview(data)[sent:]
