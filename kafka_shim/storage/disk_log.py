@@ -441,7 +441,7 @@ class DiskLog(PartitionLog):
 
 
 def _read_spans(spans: list[Span]) -> bytes:
-    if len(spans) == 1:  # the common fetch, from one segment: no join, no copy
+    if len(spans) == 1:  # the common fetch, from one segment: no join
         segment, position, length = spans[0]
         return segment.read_at(position, length)
     return b"".join(segment.read_at(position, length) for segment, position, length in spans)
