@@ -47,8 +47,11 @@ class BrokerClock:
 
     @property
     def offset_ms(self) -> int:
-        """How far ahead of its source (wall time) the clock runs."""
-        return self.now() - self._source()
+        """How far ahead of its source (wall time) the clock runs. Unfrozen, the offset itself:
+        `now() - source()` would read wall time twice and be off by one when a millisecond
+        ticks between the reads."""
+        frozen = self._frozen_at
+        return self._offset_ms if frozen is None else frozen - self._source()
 
     def advance(self, seconds: float) -> int:
         """Move the clock forward (never back, never past MAX_NOW_MS, never by NaN: ValueError);

@@ -37,3 +37,10 @@ def test_advances_leaving_kafkas_timestamp_range_are_refused(seconds: float) -> 
         clock.advance(seconds)
     assert clock.now() == 1_000_000  # unchanged
     assert clock.advance((MAX_NOW_MS - 1_000_000) / 1000) == MAX_NOW_MS  # up to the last millisecond
+
+
+def test_the_offset_of_a_running_clock_does_not_move_when_wall_time_ticks_between_reads() -> None:
+    wall = iter(range(1_000_000, 2_000_000))  # every read of wall time is a millisecond later
+    clock = BrokerClock(lambda: next(wall))
+    clock.advance(2)
+    assert clock.offset_ms == 2_000 and clock.offset_ms == 2_000
