@@ -10,7 +10,7 @@ leader). Every connection has one request in flight; all send, then all are answ
 broker CPU is the user + system time of the broker's processes (the supervisor and its broker
 processes for --process-per-broker), from /proc.
 
-    python -m bench.connections [--requests 4000] [--rounds 3] [--counts 1,8,64]
+    python -m bench.connections [--requests 4000] [--rounds 3] [--counts 1,8,64] [--kinds OffsetCommit]
 
 Then the model: what 8 and 32 cores would give, from the CPU per request measured here and
 how the groups and partitions of this run spread over 8 and 32 brokers (docs/performance.md).
@@ -222,13 +222,14 @@ def medians(samples: Samples, index: int) -> Iterator[tuple[tuple[str, int], dic
 # -- the model -------------------------------------------------------------------------------
 
 
-def spread(brokers: int, clients: int, offsets_partitions: int = 50) -> tuple[float, float]:
+def spread(brokers: int, clients: int) -> tuple[float, float]:
     """How evenly `clients` groups and partitions spread over `brokers` one-core processes, as
     kafka-shim places them: (groups' mean/max load, partitions' mean/max load), 1.0 = even. A
-    group goes to the leader of its __consumer_offsets partition (partition_for, leaders
-    spread from a start per topic, shim.testbroker.cluster); a topic's partitions are striped."""
+    group goes to the leader of its __consumer_offsets partition (partition_for over one
+    partition per broker, the processes' default, shim.processes.node; leaders spread from a
+    start per topic, shim.testbroker.cluster); a topic's partitions are striped."""
     start = zlib.crc32(b"__consumer_offsets")
-    groups = Counter((start + partition_for(f"g-{n}", offsets_partitions)) % brokers for n in range(clients))
+    groups = Counter((start + partition_for(f"g-{n}", brokers)) % brokers for n in range(clients))
     partitions = Counter(n % brokers for n in range(clients))
     return (
         clients / brokers / max(groups.values()),
@@ -259,9 +260,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=4000, help="requests per kind, count and round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--counts", default=",".join(map(str, COUNTS)), help="connection counts")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="request kinds: OffsetCommit,Produce")
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.counts.split(","))
-    samples = measure(args.requests, args.rounds, counts)
+    kinds = tuple(kind for kind in KINDS if kind in args.kinds.split(","))
+    samples = measure(args.requests, args.rounds, counts, kinds)
     cpu, client, idle = dict(medians(samples, 0)), dict(medians(samples, 2)), dict(medians(samples, 3))
     print("requests/s (broker CPU per request; broker cores busy; client CPU per request; idle cores)")
     for shape, rates in medians(samples, 1):
@@ -278,7 +281,7 @@ def main() -> None:
         )
         print(f"{kind}, {count} connection(s): {cells}  {ratios}", flush=True)
     print("model (requests/s; CPU per request from the largest count measured):")
-    for kind in KINDS:
+    for kind in kinds:
         cpu_us = cpu[kind, max(counts)]
         for cores in (2, 8, 32):
             rates = model(cpu_us, kind, cores, 64)

@@ -18,6 +18,7 @@ from typing import Any
 import trio
 
 from kafka_shim.shim.broker import Broker
+from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.dispatch import Dispatch, route_for
 from kafka_shim.shim.net.listening import BoundListener
 from kafka_shim.shim.net.server import Server
@@ -30,6 +31,7 @@ log = logging.getLogger("kafka_shim.processes")
 
 FOLLOW_INTERVAL_S = 0.05  # how often a non-controller looks at the controller's catalog
 ORPHAN_CHECK_S = 1.0
+OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
 
 
 class ProcessDispatch(Dispatch):
@@ -120,15 +122,25 @@ async def _follow(follower: CatalogFollower) -> None:
         follower.sync()
 
 
+def process_config(config: BrokerConfig, data_dir: Path) -> BrokerConfig:
+    """A broker process's settings: its own data directory, no console or registry, and, unless
+    set, one `__consumer_offsets` partition per broker. kafka-shim's default of one partition
+    puts every group on that partition's leader, so one process would coordinate every group
+    while the others idled; with a partition per broker each leads one (the leaders are spread
+    from a start per topic) and groups spread by their hash, as Kafka's 50 spread them. Every
+    process gets the same argv, so all agree on where each group lives. A data directory keeps
+    the count its topic was created with."""
+    if not config.is_set(OFFSETS_PARTITIONS):
+        config = replace(config, offsets_topic_num_partitions=config.brokers)
+    return replace(config, data_dir=data_dir, console_listener=None, schema_registry_listener=None)
+
+
 def main() -> int:
     from kafka_shim.shim.cli.main import build_parser, config_from_args
     from kafka_shim.storage.errors import StorageStartupError
 
     spec = NodeSpec.from_env()
-    config = config_from_args(build_parser().parse_args(spec.argv))
-    config = replace(
-        config, data_dir=Path(spec.data_dir), console_listener=None, schema_registry_listener=None
-    )
+    config = process_config(config_from_args(build_parser().parse_args(spec.argv)), Path(spec.data_dir))
     logging.basicConfig(
         level=config.log_level,
         format=f"%(asctime)s %(levelname)s broker {spec.node_id} %(name)s: %(message)s",

@@ -25,7 +25,7 @@ from tests.wire import WireClient
 
 pytestmark = pytest.mark.clients
 
-CREATE_TOPICS, INIT_PRODUCER_ID, METADATA = 19, 22, 3
+CREATE_TOPICS, FIND_COORDINATOR, INIT_PRODUCER_ID, METADATA = 19, 10, 22, 3
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 200
 
 
@@ -65,7 +65,11 @@ def test_each_broker_is_a_process_and_clients_use_both(cluster: tuple[RunningBro
     assert producer.flush(15) == 0
 
     # Groups coordinated by either process commit and read back what they consumed.
-    for group in ("g-a", "g-b", "g-c", "g-d"):
+    groups = ("g-a", "g-b", "g-c", "g-d")
+    with WireClient(addresses[0], timeout_s=10) as connection:
+        found = [connection.request(FIND_COORDINATOR, 3, {"key": group, "key_type": 0}) for group in groups]
+    assert {f"{answer.host}:{answer.port}" for answer in found} == set(addresses)
+    for group in groups:
         consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
