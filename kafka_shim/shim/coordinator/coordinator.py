@@ -29,7 +29,6 @@ until `complete_transaction` is told how the producer's transaction ended; the m
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Callable, Collection, Iterable
 from typing import TypeVar
@@ -206,7 +205,7 @@ class GroupCoordinator:
         partition (the transaction coordinator checks that first). The offsets are
         written as the producer's transactional records and stay pending until
         `complete_transaction`."""
-        out = self._registry.undoable((request.group_id,))
+        out = self._registry.undoable((request.group_id,), with_offsets=True)
         return self._settle(out, now, self._offsets.commit_transactional(request, now, out))
 
     def complete_transaction(self, producer_id: int, commit: bool, now: int) -> Outcome[None]:
@@ -230,7 +229,7 @@ class GroupCoordinator:
         if error != ErrorCode.NONE:
             return Outcome((error, {}))
         group = self._registry.groups[group_id]
-        out = self._registry.undoable((group_id,))
+        out = self._registry.undoable((group_id,), with_offsets=True)
         self._offsets.delete(group, deletable, out)
         errors.update(dict.fromkeys(deletable, ErrorCode.NONE))
         # The group stays, Empty, until the next retention check removes it (Kafka's
@@ -258,7 +257,7 @@ class GroupCoordinator:
         registry = self._registry
         changed: list[tuple[Group, dict[TopicPartition, OffsetValue], GroupState, int]] = []
         groups = dict(registry.groups)
-        transactional = copy.deepcopy(registry.transactional)
+        transactional = registry.transactional.copy()
 
         def undo() -> None:
             for group, kept, state, since in changed:
@@ -289,7 +288,7 @@ class GroupCoordinator:
 
     def delete_groups(self, group_ids: Iterable[str], now: int) -> Outcome[dict[str, ErrorCode]]:
         group_ids = list(group_ids)
-        out = self._registry.undoable(group_ids)
+        out = self._registry.undoable(group_ids, with_offsets=True)
         results: dict[str, ErrorCode] = {}
         for group_id in group_ids:
             group = self._registry.get(group_id)

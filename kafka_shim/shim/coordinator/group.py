@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from kafka_shim.protocol.consumer_protocol import CONSUMER_PROTOCOL_TYPE, subscribed_topics
 from kafka_shim.protocol.offsets_records import OffsetValue
@@ -215,3 +216,38 @@ class Group:
 
     def is_subscribed_to(self, topic: str) -> bool:
         return self.subscribed_topics is None or topic in self.subscribed_topics
+
+
+class SavedGroup:
+    """A group as it was before a step that may write records, put back in place (the same
+    `Group` and `Member` objects) by `restore` when the records are not written.
+
+    It copies what a step can change and nothing more: the group's fields and the containers
+    it owns, and each member's fields, whose values are immutable (ids, tuples of protocols,
+    bytes, waiters); the `PendingJoin` is replaced by a step, never changed. A join, sync,
+    leave or deadline never touches committed offsets, so they are copied only when asked
+    (`with_offsets`: deleting offsets or the group). This costs a few µs for a group of a few
+    members, where `copy.deepcopy` of the same group cost 40-70 µs (growing with the heap).
+    """
+
+    __slots__ = ("_fields", "_group", "_members")
+
+    def __init__(self, group: Group, with_offsets: bool) -> None:
+        self._group = group
+        fields: dict[str, Any] = dict(vars(group))
+        fields["members"] = dict(group.members)
+        fields["static_members"] = dict(group.static_members)
+        fields["pending_members"] = set(group.pending_members)
+        fields["pending_sync"] = set(group.pending_sync)
+        fields["_votes"] = group._votes.copy()
+        if with_offsets:
+            fields["offsets"] = dict(group.offsets)
+        self._fields = fields
+        self._members = [(member, dict(vars(member))) for member in group.members.values()]
+
+    def restore(self) -> Group:
+        """Put the group back as it was saved (once: the saved containers become its own)."""
+        vars(self._group).update(self._fields)
+        for member, fields in self._members:
+            vars(member).update(fields)
+        return self._group

@@ -36,6 +36,17 @@ class TransactionalOffsets:
         self._producers_by_group: dict[str, set[int]] = {}
         self._serial = 0
 
+    def copy(self) -> TransactionalOffsets:
+        """An independent copy (its entries are immutable tuples), for an undo to put back."""
+        copied = TransactionalOffsets()
+        copied._by_producer = {
+            producer_id: {group_id: dict(entries) for group_id, entries in groups.items()}
+            for producer_id, groups in self._by_producer.items()
+        }
+        copied._producers_by_group = {group: set(ids) for group, ids in self._producers_by_group.items()}
+        copied._serial = self._serial
+        return copied
+
     def add(self, producer_id: int, group_id: str, tp: TopicPartition, offset: OffsetValue) -> None:
         """A transactional offset commit (a later one of the same producer replaces it)."""
         self._serial += 1
