@@ -103,9 +103,11 @@ class DiskLog(PartitionLog):
         """Open after a restart. After a clean shutdown segments load from their
         indexes; otherwise the active segment is verified batch by batch and a
         torn tail cut off. Closed segments were fsynced when rolled."""
-        complete_swaps(directory)
-        bases = log_recovery.segment_bases(os.listdir(directory))  # globs cost more per partition
-        start = log_recovery.read_start(directory)
+        # One listing serves the whole opening: globs, and reads of files a partition seldom
+        # has (each a FileNotFoundError), cost more per partition than the listing.
+        names = complete_swaps(directory)
+        bases = log_recovery.segment_bases(names)
+        start = log_recovery.read_start(directory, names)
         if not bases:  # made before a crash, its empty files lost with the crash
             segment = Segment.create(directory, start, config.index_interval_bytes, files=False)
             made = cls(directory, config, options, [segment], start, on_append)
@@ -114,10 +116,10 @@ class DiskLog(PartitionLog):
         segments = log_recovery.load_segments(directory, bases, config, options, clean=clean)
         log = cls(directory, config, options, segments, start, on_append)
         # Epochs that began past a torn tail cut off at recovery are gone with it.
-        epochs = [(e, s) for e, s in log_recovery.read_epochs(directory) if s <= log.log_end_offset]
+        epochs = [(e, s) for e, s in log_recovery.read_epochs(directory, names) if s <= log.log_end_offset]
         log.epoch_starts = epochs or log.epoch_starts
-        log_recovery.adopt_orphan_txn_indexes(directory, segments)
-        log.producers = log_recovery.restored_producers(directory, segments, clean=clean)
+        log_recovery.adopt_orphan_txn_indexes(directory, segments, names)
+        log.producers = log_recovery.restored_producers(directory, segments, clean=clean, names=names)
         return log
 
     # -- the contract -------------------------------------------------------

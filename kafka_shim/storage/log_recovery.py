@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from kafka_shim.storage import segment_list
@@ -91,14 +92,15 @@ def _handle_damage(segment: Segment, damage: Damage, options: DiskOptions, later
         log.warning("truncated torn tail of %s: %s", where, damage.reason)
 
 
-def adopt_orphan_txn_indexes(directory: Path, segments: list[Segment]) -> None:
+def adopt_orphan_txn_indexes(directory: Path, segments: list[Segment], names: Collection[str]) -> None:
     """A compaction stopped by a crash after its swap leaves the `.txnindex` of the
-    segments it replaced: their entries move to the segment now holding their markers."""
+    segments it replaced: their entries move to the segment now holding their markers.
+    `names`: the directory's files before recovery, which deletes files and makes none."""
     bases = {s.base_offset for s in segments}
+    if not any(_orphaned(name, bases) for name in names):
+        return
     names = os.listdir(directory)  # after recovery, which may have dropped segments
-    for path in sorted(directory / name for name in names if name.endswith(TXN_INDEX_SUFFIX)):
-        if not path.stem.isdigit() or int(path.stem) in bases:
-            continue
+    for path in sorted(directory / name for name in names if _orphaned(name, bases)):
         orphan = TxnIndex(path)
         if orphan.load():
             for entry in orphan.entries:
@@ -108,7 +110,18 @@ def adopt_orphan_txn_indexes(directory: Path, segments: list[Segment]) -> None:
         orphan.delete()
 
 
-def restored_producers(directory: Path, segments: list[Segment], *, clean: bool) -> ProducerStates:
+def _orphaned(name: str, bases: set[int]) -> bool:
+    """A `.txnindex` file of a segment not among `bases` (a name without a number is no
+    segment's and left alone)."""
+    if not name.endswith(TXN_INDEX_SUFFIX):
+        return False
+    stem = name[: -len(TXN_INDEX_SUFFIX)]
+    return stem.isdigit() and int(stem) not in bases
+
+
+def restored_producers(
+    directory: Path, segments: list[Segment], *, clean: bool, names: Collection[str]
+) -> ProducerStates:
     """The snapshot of the last roll or clean close, brought up to date from the
     batches written after it; without one, everything from the log start. A retried
     batch is then recognised across a restart and open transactions stay open, as
@@ -116,7 +129,7 @@ def restored_producers(directory: Path, segments: list[Segment], *, clean: bool)
     again from those batches (after a crash their entries may be missing or torn)."""
     end = segments[-1].next_offset
     indexes_whole = all(segment.txn_index.load() for segment in segments)
-    snapshot = _read_producer_snapshot(directory)
+    snapshot = _read_producer_snapshot(directory) if PRODUCER_SNAPSHOT_FILE in names else None
     if snapshot is not None and snapshot[0] <= end and indexes_whole:
         since, states = snapshot
         if clean and since == end:
@@ -155,8 +168,11 @@ def _marker_offset(entry: AbortedTxn) -> int:
     return entry.last_offset
 
 
-def read_epochs(directory: Path) -> list[tuple[int, int]]:
-    """The leader-epoch checkpoint's entries; none when there is no (readable) file."""
+def read_epochs(directory: Path, names: Collection[str]) -> list[tuple[int, int]]:
+    """The leader-epoch checkpoint's entries; none when there is no (readable) file.
+    `names`: the directory's files, so a partition without one costs no failed open."""
+    if LEADER_EPOCH_FILE not in names:
+        return []
     path = directory / LEADER_EPOCH_FILE
     try:
         version, count, *lines = path.read_text(encoding="ascii").split("\n")
@@ -176,7 +192,10 @@ def write_epochs(directory: Path, epoch_starts: list[tuple[int, int]]) -> None:
     write_atomically(directory, LEADER_EPOCH_FILE, "\n".join(["0", str(len(lines)), *lines]) + "\n")
 
 
-def read_start(directory: Path) -> int:
+def read_start(directory: Path, names: Collection[str]) -> int:
+    """Where DeleteRecords moved the log start; 0 without the file (`names`: the directory's files)."""
+    if LOG_START_FILE not in names:
+        return 0
     try:
         return int((directory / LOG_START_FILE).read_text().strip())
     except (FileNotFoundError, ValueError):

@@ -130,16 +130,21 @@ def _finish(directory: Path, swap: Path, first: int, old_bases: list[int]) -> No
     swap.replace(directory / (file_stem(first) + LOG_SUFFIX))
 
 
-def complete_swaps(directory: Path) -> None:
-    """Drop unfinished replacements, finish decided ones (before segments are opened)."""
+def complete_swaps(directory: Path) -> list[str]:
+    """Drop unfinished replacements, finish decided ones (before segments are opened).
+    Returns the directory's file names as they are then, for the rest of the opening."""
     # One listing, not a glob per suffix: a broker opening 100 topics does this for each.
     names = os.listdir(directory)
+    changed = False
     for name in names:
         if name.endswith(CLEANED_SUFFIX):
             (directory / name).unlink()
+            changed = True
     for swap in sorted(directory / name for name in names if name.endswith(SWAP_SUFFIX)):
         first_text, end_text = swap.name[: -len(SWAP_SUFFIX)].split(".")
         first, end = int(first_text), int(end_text)
         bases = [int(p.stem) for p in directory.glob("*" + LOG_SUFFIX) if p.stem.isdigit()]
         _finish(directory, swap, first, [b for b in bases if first <= b < end])
         fsync_directory(directory)
+        changed = True
+    return os.listdir(directory) if changed else names

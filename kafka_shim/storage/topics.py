@@ -179,6 +179,9 @@ class TopicStore:
         self._partition_count = 0
         # Names whose new partitions are being made (reserved, not yet committed).
         self._reserved: dict[str, NewPartitions] = {}
+        # Each set of topic overrides resolved once until the broker values change
+        # (`reconfigure`): a start opening 100 topics of the same overrides resolves them once.
+        self._log_configs: dict[frozenset[tuple[str, str]], LogConfig] = {}
 
     def _save(self, changed: Iterable[Topic] = (), *, without: Collection[str] = ()) -> None:
         """Write the catalog as it will be with `changed` in (and the topics named `without`
@@ -196,7 +199,11 @@ class TopicStore:
             self._remover.remove(name, logs)
 
     def log_config(self, overrides: Mapping[str, str]) -> LogConfig:
-        return LogConfig.of_topic(overrides, self.broker_value)
+        key = frozenset(overrides.items())
+        config = self._log_configs.get(key)
+        if config is None:
+            config = self._log_configs[key] = LogConfig.of_topic(overrides, self.broker_value)
+        return config
 
     def _configure(self, topic: Topic, logs: list[PartitionLog]) -> list[PartitionLog]:
         """`logs` (of `topic`) given the topic's current configs."""
@@ -207,6 +214,7 @@ class TopicStore:
 
     def reconfigure(self) -> None:
         """Every log's config resolved anew: a broker config its topic defaults to changed."""
+        self._log_configs.clear()
         for topic in self._by_name.values():
             self._configure(topic, topic.partitions)
 

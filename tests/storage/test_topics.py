@@ -102,6 +102,22 @@ def test_config_resolution() -> None:
     assert (segment.value, segment.origin) == ("604800000", Origin.DEFAULT)
 
 
+def test_a_log_runs_by_the_broker_values_in_force_after_reconfigure() -> None:
+    """Topics of the same overrides share one resolved LogConfig until the broker values change:
+    then every log, and a topic made later, runs by the new value."""
+    broker = {"log.retention.ms": "1000"}
+    topics = store(broker_value=lambda name: broker.get(name))
+    first, second = topics.create("a"), topics.create("b")
+    assert first.partitions[0].config is second.partitions[0].config
+    assert first.partitions[0].config.retention_ms == 1000
+    broker["log.retention.ms"] = "2000"
+    topics.reconfigure()
+    later = topics.create("c")
+    assert [t.partitions[0].config.retention_ms for t in (first, second, later)] == [2000, 2000, 2000]
+    compacted = topics.create("d", configs={"retention.ms": "5"})
+    assert compacted.partitions[0].config.retention_ms == 5
+
+
 @pytest.mark.parametrize("name", ["a", "A.b_c-9", "x" * 249])
 def test_legal_names(name: str) -> None:
     assert invalid_topic_name(name) is None
