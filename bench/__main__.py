@@ -72,7 +72,7 @@ class Row:
 def _number(value: float | None, unit: str) -> str:
     if value is None:
         return "n/a"
-    digits = 0 if abs(value) >= 100 else 1
+    digits = 2 if unit == "cores" else 0 if abs(value) >= 100 else 1
     return f"{value:,.{digits}f} {unit}"
 
 
@@ -146,10 +146,19 @@ def connection_rows(sizes: Sizes) -> list[Row]:
     for (kind, count), values in cpu.items():
         if count != max(COUNTS):
             continue
+        # Cores: the broker's CPU over the wall time, each round's (CPU per request x rate):
+        # whether the processes use more than one core between them.
+        cores = {
+            name: median(run[kind, count][0] * run[kind, count][1] / 1e6 for run in runs)
+            for name, runs in samples.items()
+        }
         for name, flags in variants.items():
             pair = _present({"shim": values.get(name), "tansu": values.get("tansu")})
             what = f"{kind}: broker CPU per request, {count} connections{flags}"
             rows.append(Row(what, pair, "µs", False, command))
+            pair = _present({"shim": cores.get(name), "tansu": cores.get("tansu")})
+            what = f"{kind}: broker cores used, {count} connections{flags}"
+            rows.append(Row(what, pair, "cores", True, command))
     return rows
 
 
