@@ -76,16 +76,22 @@ def uniform(
         owned[member].add(tp)
     # Move partitions from the most to the least loaded eligible member until no move helps;
     # each move lowers the sum of squared counts, so this ends.
+    # A member gives a partition only to one with at least two fewer: while no member has that
+    # few, it is skipped unsorted (every member, in the last pass over a balanced group).
     moved = True
     while moved:
         moved = False
+        fewest = min(map(len, owned.values()), default=0)
         for member in sorted(owned, key=lambda m: (-len(owned[m]), m)):
+            if len(owned[member]) - 1 <= fewest:
+                continue
             for tp in sorted(owned[member], key=lambda tp: (by_id[tp[0]].name, tp[1]), reverse=True):
                 target = least_loaded(tp[0])
                 if len(owned[target]) < len(owned[member]) - 1:
                     owned[member].discard(tp)
                     owned[target].add(tp)
                     moved = True
+                    fewest = min(map(len, owned.values()))
     return {member: _as_assignment(parts) for member, parts in owned.items()}
 
 
