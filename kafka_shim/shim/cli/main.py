@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import shutil
@@ -374,7 +375,24 @@ def version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and (argv[0] in SUBCOMMANDS or argv[0] in TOOLS):
+        gc.enable()  # `python -m kafka_shim` paused it for a broker's start
         return subcommand(argv)
+    # Until the Kafka listener is bound the cyclic garbage collector stays paused, and then
+    # what start-up made is frozen (gc.freeze): it is long-lived (modules, classes, the
+    # protocol's declarations, open logs) with little garbage, and some 70 passes over it cost
+    # ~10 ms of CPU before the first answer. Enabling it without the freeze would only move that
+    # cost: the first pass after would walk everything allocated while it was paused. Later full
+    # passes skip the frozen objects too. The cost: the few thousand objects of cyclic garbage
+    # start-up leaves (measured: ~2,000) stay, once.
+    gc.disable()
+    try:
+        return start_broker(argv)
+    finally:
+        gc.enable()
+
+
+def start_broker(argv: list[str]) -> int:
+    """Run the broker the command line describes until a signal stops it; the exit status."""
     if "--version" in argv:
         print(f"kafka-shim {version()}")
         return 0
@@ -394,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.process_per_broker:
         from kafka_shim.shim.processes.supervisor import supervise
 
+        gc.enable()  # the supervisor runs until stopped; each broker process pauses its own
         return supervise(config, argv, storage_line(config))
     import trio
 
@@ -415,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     def on_listening(listeners: list[BoundListener]) -> None:
+        gc.freeze()
+        gc.enable()
         (host, port), advertised = listeners[0].bound, listeners[0].advertised
         if len(listeners) == 1 and advertised == (host, port):
             where = f"{host}:{port}"  # the plain case: clients connect where it listens

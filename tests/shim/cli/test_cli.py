@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -93,6 +95,19 @@ def test_main_exits_2_on_bad_config_without_traceback(capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert err.startswith("kafka-shim: bad value '-3' for group.max.size")
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["--config", "group.max.size=-3"], ["--version"], ["ctl", "--help"]])
+def test_main_leaves_the_garbage_collector_running(argv: list[str]) -> None:
+    """A start pauses the collector (`python -m kafka_shim` before its imports); every way out of
+    main, a refused configuration, --version or a subcommand, runs with it again."""
+    gc.disable()
+    try:
+        with contextlib.suppress(SystemExit):  # argparse's --help exits
+            main(argv)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_process_prints_listening_line_and_stops_on_sigterm(tmp_path: Path) -> None:
