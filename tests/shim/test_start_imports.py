@@ -63,6 +63,14 @@ LOADED_AFTER = (
     "kafka_shim.storage.offsets_log",
     "kafka_shim.storage.transaction_log",
     "kafka_shim.storage.share_state_log",
+    "kafka_shim.shim.coordinator.share.partition",  # with the first share group
+)
+# What only a data directory needs: `--memory` starts without them.
+DISK_ONLY = (
+    "kafka_shim.storage.disk_store",
+    "kafka_shim.storage.disk_log",
+    "kafka_shim.storage.log_recovery",
+    "kafka_shim.storage.housekeeping",
 )
 # ApiVersions v0: header v1 (api key 18, version 0, correlation 7, null client id), no body.
 API_VERSIONS_V0 = struct.pack(">ihhih", 10, 18, 0, 7, -1)
@@ -144,6 +152,9 @@ def test_nothing_heavy_is_imported_before_the_first_kafka_answer(storage: str, t
         assert not loaded_early, f"imported before the Kafka listener answered: {loaded_early}"
         loaded_early = [module for module in before if heavy(module, LOADED_AFTER)]
         assert not loaded_early, f"loaded before the Kafka listener answered: {loaded_early}"
+        if storage == "memory":
+            loaded = [module for module in before if heavy(module, DISK_ONLY)]
+            assert not loaded, f"loaded by an in-memory broker: {loaded}"
         output.until("console on http://")  # and the console still comes up, after it
         assert any(heavy(module) for module in output.imported()[len(before) :])
     finally:

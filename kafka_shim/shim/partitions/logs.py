@@ -4,13 +4,16 @@ directory (storage.disk_store), with the storage options the broker's configurat
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.durability import DiskOptions, FsyncPolicy
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MemoryLog
 from kafka_shim.storage.topics import TopicStore
+
+if TYPE_CHECKING:  # imported on disk only: --memory starts without the disk modules
+    from kafka_shim.storage.disk_store import DiskStore
 
 
 def open_logs(
@@ -30,6 +33,8 @@ def open_logs(
             broker_value=broker_value,
         )
         return topics, None
+    from kafka_shim.storage.disk_store import DiskStore
+
     storage = DiskStore(
         config.data_dir,
         disk_options(config, clock),

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.settings import ConfigType
 from kafka_shim.shim.config.broker_config import BrokerConfig
-from kafka_shim.shim.coordinator.share.partition import PartitionLimits
+
+if TYPE_CHECKING:  # a share partition's module loads with share groups, not at start-up
+    from kafka_shim.shim.coordinator.share.partition import PartitionLimits
 
 EARLIEST, LATEST = "earliest", "latest"
 BY_DURATION = "by_duration:"  # followed by an ISO-8601 duration (PnDTnHnMn.nS)
@@ -95,6 +97,8 @@ class ShareGroupConfig:
 
     @property
     def limits(self) -> PartitionLimits:
+        from kafka_shim.shim.coordinator.share.partition import PartitionLimits
+
         return PartitionLimits(
             self.record_lock_duration_ms,
             self.delivery_count_limit,
