@@ -81,6 +81,8 @@ _CRC = struct.Struct(">I")
 # A batch header split at its CRC: the fields before the CRC (the CRC last), and those it covers.
 _HEADER_HEAD = struct.Struct(">qiibI")  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 _HEADER_TAIL = struct.Struct(">hiqqqhii")  # attributes, lastOffsetDelta, ... recordCount
+_ZEROS_1, _ZEROS_3 = bytes(1), bytes(3)
+_new_tuple = tuple.__new__
 
 # A compressed batch may not inflate beyond this: stored batches come from clients.
 MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -466,36 +468,47 @@ def build_keyed_batch(
     if attributes & COMPRESSION_MASK:
         raise ValueError("build_keyed_batch writes uncompressed batches")
     count = len(keys_values)
-    parts = [
-        _HEADER_TAIL.pack(
-            attributes,
-            count - 1,  # lastOffsetDelta
-            timestamp,
-            timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            count,
-        )
-    ]
-    for offset_delta, (key, value) in enumerate(keys_values):
-        body = b"".join(
-            (
-                b"\x00\x00",  # attributes, timestampDelta
-                _varint(offset_delta),
-                _NULL if key is None else _varint(len(key)),
-                key or b"",
-                _NULL if value is None else _varint(len(value)),
-                value or b"",
-                b"\x00",  # no headers
+    tail = _HEADER_TAIL.pack(
+        attributes,
+        count - 1,  # lastOffsetDelta
+        timestamp,
+        timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        count,
+    )
+    if count == 1:
+        # An offset commit's: the record's bytes joined with the header's in one join.
+        key, value = keys_values[0]
+        key_length = _NULL if key is None else _varint(len(key))
+        value_length = _NULL if value is None else _varint(len(value))
+        key, value = key or b"", value or b""
+        # attributes, timestampDelta and offsetDelta (three zero bytes), ..., no headers (one)
+        body_length = 4 + len(key_length) + len(key) + len(value_length) + len(value)
+        record = (_varint(body_length), _ZEROS_3, key_length, key, value_length, value, _ZEROS_1)
+        covered = b"".join((tail, *record))
+    else:
+        parts = [tail]
+        for offset_delta, (key, value) in enumerate(keys_values):
+            body = b"".join(
+                (
+                    b"\x00\x00",  # attributes, timestampDelta
+                    _varint(offset_delta),
+                    _NULL if key is None else _varint(len(key)),
+                    key or b"",
+                    _NULL if value is None else _varint(len(value)),
+                    value or b"",
+                    b"\x00",  # no headers
+                )
             )
-        )
-        parts += (_varint(len(body)), body)
-    covered = b"".join(parts)
+            parts += (_varint(len(body)), body)
+        covered = b"".join(parts)
     crc = crc32c(covered)
     batch_length = ATTRIBUTES_POSITION - LOG_OVERHEAD + len(covered)
     head = _HEADER_HEAD.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc)
-    header = BatchHeader(
+    # BatchHeader(...) without the Python frame of a NamedTuple's __new__ (on every commit).
+    fields = (
         0,
         base_offset,
         batch_length,
@@ -511,6 +524,7 @@ def build_keyed_batch(
         base_sequence,
         count,
     )
+    header = _new_tuple(BatchHeader, fields)
     return RecordBatches(head + covered, (header,))
 
 

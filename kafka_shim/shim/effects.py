@@ -75,7 +75,7 @@ class EffectWriter:
         else:
             self.deadlines.schedule(key, at)
 
-    def apply(self, outcome: Outcome[T]) -> T:
+    def apply(self, outcome: Outcome[T], now: int | None = None) -> T:
         """Carry out a coordinator call's outcome: its records are appended (under the fsync
         policy) before any answer goes out, its deadlines are set or cancelled, waiting
         requests get their replies, its transaction markers are written. Returns the call's
@@ -88,7 +88,8 @@ class EffectWriter:
         after the same putting back."""
         if outcome.records:
             try:
-                self.internal_log.append(outcome.records, self.clock())
+                # `now`: the call's own time, when its caller has it (a clock read less per commit).
+                self.internal_log.append(outcome.records, self.clock() if now is None else now)
             except Exception as exc:
                 raise self._not_written(outcome, exc) from exc
         set_deadline = self._set_deadline

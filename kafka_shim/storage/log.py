@@ -278,6 +278,16 @@ class PartitionLog(ABC):
         self._on_append(self)
         return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
+    def append_placed(self, batches: RecordBatches) -> None:
+        """Batches without a producer that the broker built itself where the log places them
+        (an offset commit: storage.offsets_log): `append` without a producer's checks or a
+        result. StorageError as `append`; ValueError if they are not placed at the log end."""
+        with self._lock:
+            if not batches.placed_at(self.log_end_offset, self.leader_epoch):
+                raise ValueError(f"batches not built at the log end {self.log_end_offset}")
+            self._write(batches)
+        self._on_append(self)
+
     def write_txn_marker(
         self,
         producer_id: int,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from kafka_shim.protocol.settings import list_items, topic_default
 from kafka_shim.storage.topic_configs import BrokerValue, effective_value
@@ -38,7 +39,7 @@ class LogConfig:
     def compacts(self) -> bool:
         return "compact" in self.cleanup_policy
 
-    @property
+    @cached_property  # every append asks; a config is never changed, only replaced
     def roll_ms(self) -> int:
         """How old the active segment may grow before the next append rolls it: Kafka's
         LogConfig.maxSegmentMs, segment.ms, or for a compacted log max.compaction.lag.ms if

@@ -78,7 +78,11 @@ class OffsetsLog(InternalLog):
             index = partition_for(record.key.group, count)
             partition = partitions[index]
             producer = (record.producer_id, record.producer_epoch)
-            partition.append(_batch(partition, producer, [encode_record(record)], now_ms))
+            batch = _batch(partition, producer, [encode_record(record)], now_ms)
+            if record.producer_id == NO_PRODUCER_ID:
+                partition.append_placed(batch)  # a plain commit: no producer state to keep
+            else:
+                partition.append(batch)
             self._appended(index, partition, now_ms)
             return
         by_partition: dict[int, list[Run]] = {}

@@ -44,6 +44,7 @@ TIME_INDEX_SUFFIX = ".timeindex"
 # the log fetches next. Bounded per partition (only what was appended since the segment was
 # opened or rolled is kept, and a sealed segment drops it).
 TAIL_BYTES = 16 * 1024
+_new_tuple = tuple.__new__
 
 
 def file_stem(base_offset: int) -> str:
@@ -289,16 +290,18 @@ class Segment:
             self._since_entry += header.size
 
     def mark(self) -> SegmentMark:
-        """Where the segment ends now, for `rewind`."""
-        return SegmentMark(
+        """Where the segment ends now, for `rewind` (taken before every append: built without
+        the Python frame of a NamedTuple's `__new__`)."""
+        fields = (
             self.size,
             self.next_offset,
             self.max_timestamp,
             self.offset_of_max_timestamp,
             self._since_entry,
-            len(self.offset_index),
-            len(self.time_index),
+            len(self.offset_index.keys),
+            len(self.time_index.keys),
         )
+        return _new_tuple(SegmentMark, fields)
 
     def rewind(self, mark: SegmentMark) -> None:
         """Cut off everything appended since `mark` (a write that failed or was not made

@@ -55,10 +55,10 @@ class GroupEffects(EffectWriter):
         for respond, unloaded in waiting.values():
             respond(unloaded)
 
-    def apply(self, outcome: Outcome[T]) -> T:
+    def apply(self, outcome: Outcome[T], now: int | None = None) -> T:
         """EffectWriter.apply; then a consumer group whose last consumer-protocol member left
         goes to the classic coordinator (KIP-848's downgrade), its records written first."""
-        response = super().apply(outcome)
+        response = super().apply(outcome, now)
         if outcome.downgraded is not None:
             self.apply(self._adopt(outcome.downgraded, self.clock()))
         return response

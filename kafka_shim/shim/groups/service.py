@@ -222,7 +222,7 @@ class GroupService:
                 return dict.fromkeys(commits, error)
             commit = CommitRequest(commit.group_id, commits)
         try:  # apply_or, spelled out: the busiest group request saves a frame and a closure
-            return self.effects.apply(self.classic.commit_offsets(commit, now))
+            return self.effects.apply(self.classic.commit_offsets(commit, now), now)
         except StorageError as exc:
             return dict.fromkeys(commits, exc.code)
 
