@@ -34,26 +34,25 @@ class OffsetManager:
     # --- OffsetCommit --------------------------------------------------------------------
 
     def commit(self, request: CommitRequest, now: int, out: Effects) -> dict[TopicPartition, ErrorCode]:
-        def all_fail(error: ErrorCode) -> dict[TopicPartition, ErrorCode]:
-            return dict.fromkeys(request.offsets, error)
-
         registry = self._registry
         group = registry.get(request.group_id)
         created = group is None
         retention_scheduled = registry.retention_scheduled
         if group is None:
             if request.generation_id >= 0:
-                return all_fail(ErrorCode.ILLEGAL_GENERATION)  # a member of a generation that is gone
+                # A member of a generation that is gone.
+                return dict.fromkeys(request.offsets, ErrorCode.ILLEGAL_GENERATION)
             group = registry.create(request.group_id, now, out)
         error = offsets.validate_commit(
             group, request.generation_id, request.member_id, request.group_instance_id
         )
         if error is not None:
-            return all_fail(error)
-        if group.is_(GroupState.COMPLETING_REBALANCE):
+            return dict.fromkeys(request.offsets, error)
+        state = group.state
+        if state is GroupState.COMPLETING_REBALANCE:
             # A valid member of the new generation that has not synced yet: let it retry.
-            return all_fail(ErrorCode.REBALANCE_IN_PROGRESS)
-        if group.is_(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            return dict.fromkeys(request.offsets, ErrorCode.REBALANCE_IN_PROGRESS)
+        if state is GroupState.STABLE or state is GroupState.PREPARING_REBALANCE:
             # Committing is a sign of life; the heartbeat will tell it of a rebalance.
             group_timers.schedule_session(group, group.members[request.member_id], now, out)
         accepted, errors = offsets.accept(request.offsets, now, registry.config.offset_metadata_max_bytes)

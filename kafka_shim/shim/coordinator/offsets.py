@@ -66,7 +66,8 @@ def accept(
     errors: dict[TopicPartition, ErrorCode] = {}
     for tp, commit in offsets.items():
         metadata = commit.metadata or ""
-        if len(metadata.encode("utf-8")) > metadata_max_bytes:
+        # Encoded only when it might be too long (UTF-8 takes at most 4 bytes a character).
+        if len(metadata) * 4 > metadata_max_bytes and len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
         accepted[tp] = OffsetValue(commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
