@@ -8,7 +8,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from compat.targets import TARGETS, Broker, RunningBroker, TargetUnavailable, launch
+from compat.targets import TARGETS, Broker, RunningBroker, TargetUnavailable, launch, start_shim
 
 BROKERS = ("shim", "tansu")
 T = TypeVar("T")
@@ -19,6 +19,18 @@ def process_cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
+def process_cpu_ns(pid: int) -> int:
+    """CPU nanoseconds the process's live threads have run so far (each one's schedstat): what
+    process_cpu_s counts, finer than its 10 ms ticks (a thread that has exited is not counted)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+        except FileNotFoundError:  # it exited meanwhile
+            continue
+    return total
 
 
 def main_thread_cpu_ns(pid: int) -> int:
@@ -73,6 +85,24 @@ def start_tree_broker(tree: Path, argv: list[str]) -> RunningBroker:
     """The broker of checkout `tree` (a before/after comparison), started with `argv` (the
     interpreter and `-m kafka_shim` first), once it says where it listens."""
     return launch("shim", argv, cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
+
+
+def start_shim_from(tree: str | None, args: tuple[str, ...] = ()) -> RunningBroker:
+    """kafka-shim started as compat.targets.start_shim starts it (a temporary data directory),
+    from checkout `tree` (a before/after comparison), or from this one."""
+    # PYTHONSAFEPATH: `python -m` would otherwise put the working directory (this checkout)
+    # ahead of PYTHONPATH.
+    changed = {"PYTHONPATH": tree, "PYTHONSAFEPATH": "1"} if tree is not None else {}
+    saved = {name: os.environ.get(name) for name in changed}
+    os.environ.update(changed)
+    try:
+        return start_shim(args)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def cli_source(tree: Path) -> str:

@@ -35,8 +35,8 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.commits import create_topic
-from bench.common import print_row, process_cpu_s
-from compat.targets import Broker, RunningBroker, TargetUnavailable, start_shim, start_tansu
+from bench.common import print_row, process_cpu_s, start_shim_from
+from compat.targets import Broker, RunningBroker, TargetUnavailable, start_tansu
 from kafka_shim.protocol.headers import RequestHeader
 from kafka_shim.protocol.messages.fetch import API as FETCH
 from kafka_shim.protocol.records import iter_headers
@@ -223,19 +223,7 @@ def floor(records: list[bytes]) -> tuple[float, float]:
 @contextmanager
 def shim_from(tree: str | None, args: tuple[str, ...]) -> Iterator[RunningBroker]:
     """kafka-shim started from `tree` (another checkout), or from this one."""
-    # PYTHONSAFEPATH: `python -m` would otherwise put the working directory (this checkout)
-    # ahead of PYTHONPATH.
-    changed = {"PYTHONPATH": tree, "PYTHONSAFEPATH": "1"} if tree is not None else {}
-    saved = {name: os.environ.get(name) for name in changed}
-    os.environ.update(changed)
-    try:
-        broker = start_shim(args)
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                del os.environ[name]
-            else:
-                os.environ[name] = value
+    broker = start_shim_from(tree, args)
     try:
         yield broker
     finally:

@@ -1,8 +1,9 @@
 """Broker CPU per request on the hot paths, kafka-shim beside Tansu in the same run.
 
 One connection sends N requests of one kind synchronously (one in flight, as a
-committing consumer does); the broker's own process CPU time (user + system,
-from /proc/PID/stat) over those requests, divided by N, is its cost per request.
+committing consumer does); the broker's own process CPU time (its threads' run
+time from /proc/PID/task/*/schedstat, in ns: 10 ms ticks were too coarse for a few
+thousand requests) over those requests, divided by N, is its cost per request.
 Wall-clock rate is printed too. Rounds alternate between the brokers. kafka-shim runs
 as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for a quick
 client's next request is counted.
@@ -13,9 +14,13 @@ as at a busy broker. The one-connection figure is latency-bound (a wake-up and, 
 polling, the client's own time per request); this one is closer to the broker's own work.
 
     python -m bench.request_cpu [--requests 10000] [--rounds 3] [--connections 1] [--pipeline 1]
+        [--before-tree DIR]
 
 With `--pipeline P`, each connection sends P requests together and then reads their answers,
 as a client pipelining requests (librdkafka's producer) does.
+
+With `--before-tree DIR`, kafka-shim from another checkout (the commit before a change, e.g.
+`git worktree add /tmp/before <commit>`) runs in the same rounds, as "before".
 
 With `--also-busy-poll-us US`, a second kafka-shim started with `--busy-poll-us US` runs in the
 same rounds: what busy polling costs and buys (`--also-busy-poll-us 0`: CPU spent spinning
@@ -40,7 +45,7 @@ from statistics import median
 from typing import Any
 
 from bench.commits import create_topic
-from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_s
+from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_ns, start_shim_from
 from compat.targets import Broker, RunningBroker, start_shim
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.record_codec import Record, encode_batch
@@ -244,7 +249,7 @@ def cpu_and_rate(
             len(client.raw_call(frame_of(0))) for client, frame_of in zip(clients, frames, strict=True)
         ]
         pid = broker.process.pid
-        cpu_before, started = process_cpu_s(pid), time.perf_counter()
+        cpu_before, started = process_cpu_ns(pid), time.perf_counter()
         for i in range(rounds):
             for client, frame_of in zip(clients, frames, strict=True):
                 client.sock.sendall(b"".join(frame_of(i * pipeline + k) for k in range(pipeline)))
@@ -253,7 +258,7 @@ def cpu_and_rate(
                     answer = client.answer()
                     if len(answer) != size:
                         raise RuntimeError(f"{broker.name} {kind}: answer {answer.hex()} is not {size} bytes")
-        elapsed, cpu = time.perf_counter() - started, process_cpu_s(pid) - cpu_before
+        elapsed, cpu = time.perf_counter() - started, (process_cpu_ns(pid) - cpu_before) / 1e9
     finally:
         for client in clients:
             client.close()
@@ -284,6 +289,9 @@ def main() -> None:
         metavar="US",
         help="also measure a kafka-shim started with --busy-poll-us US (0: never polls)",
     )
+    parser.add_argument(
+        "--before-tree", metavar="DIR", help="also measure kafka-shim from this checkout, as 'before'"
+    )
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     brokers: tuple[str, ...] = BROKERS
@@ -291,8 +299,11 @@ def main() -> None:
     if args.also_busy_poll_us is not None:
         polling = f"shim-poll-{args.also_busy_poll_us}us"
         flags = ("--busy-poll-us", str(args.also_busy_poll_us))
-        brokers = ("shim", polling, "tansu")
+        brokers = ("shim", polling, *brokers[1:])
         starters[polling] = lambda: renamed(start_shim(flags), polling)
+    if args.before_tree is not None:
+        brokers = ("before", *brokers)
+        starters["before"] = lambda: renamed(start_shim_from(args.before_tree), "before")
     samples = measure_interleaved(
         lambda broker: {
             kind: cpu_and_rate(broker, kind, args.requests, args.connections, args.pipeline) for kind in kinds
