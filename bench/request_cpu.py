@@ -19,6 +19,10 @@ polling, the client's own time per request); this one is closer to the broker's 
 With `--pipeline P`, each connection sends P requests together and then reads their answers,
 as a client pipelining requests (librdkafka's producer) does.
 
+Tansu keeps its data in memory here (compat.targets starts it with memory://tansu/) while
+kafka-shim writes a data directory, as `python -m kafka_shim` does: `--also-memory` adds a
+kafka-shim started with `--memory` to the same rounds, to compare like with like.
+
 With `--before-tree DIR`, kafka-shim from another checkout (the commit before a change, e.g.
 `git worktree add /tmp/before <commit>`) runs in the same rounds, as "before".
 
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import socket
 import struct
+import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -46,7 +51,7 @@ from typing import Any
 
 from bench.commits import create_topic
 from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_ns, start_shim_from
-from compat.targets import Broker, RunningBroker, start_shim
+from compat.targets import Broker, RunningBroker, launch, start_shim
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.protocol.record_codec import Record, encode_batch
 from tests.wire import encode_request
@@ -266,6 +271,14 @@ def cpu_and_rate(
     return cpu / requests * 1e6, requests / elapsed
 
 
+def start_shim_in_memory() -> RunningBroker:
+    """kafka-shim keeping its data in memory, as the Tansu beside it does (memory://tansu/):
+    start_shim gives it a data directory."""
+    return launch(
+        "shim", [sys.executable, "-m", "kafka_shim", "--port", "0", "--host", "127.0.0.1", "--memory"]
+    )
+
+
 def renamed(broker: RunningBroker, name: str) -> RunningBroker:
     """`broker` with its samples and rows under `name` (a second kafka-shim beside the first)."""
     broker.name = name
@@ -292,6 +305,11 @@ def main() -> None:
     parser.add_argument(
         "--before-tree", metavar="DIR", help="also measure kafka-shim from this checkout, as 'before'"
     )
+    parser.add_argument(
+        "--also-memory",
+        action="store_true",
+        help="also measure a kafka-shim started with --memory (Tansu keeps its data in memory here)",
+    )
     args = parser.parse_args()
     kinds = args.kinds.split(",")
     brokers: tuple[str, ...] = BROKERS
@@ -301,6 +319,9 @@ def main() -> None:
         flags = ("--busy-poll-us", str(args.also_busy_poll_us))
         brokers = ("shim", polling, *brokers[1:])
         starters[polling] = lambda: renamed(start_shim(flags), polling)
+    if args.also_memory:
+        brokers = (*brokers[:-1], "shim-memory", brokers[-1])
+        starters["shim-memory"] = lambda: renamed(start_shim_in_memory(), "shim-memory")
     if args.before_tree is not None:
         brokers = ("before", *brokers)
         starters["before"] = lambda: renamed(start_shim_from(args.before_tree), "before")
