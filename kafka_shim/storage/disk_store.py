@@ -21,6 +21,7 @@ from kafka_shim.storage.log_config import DEFAULT_BROKER_VALUE, LogConfig
 from kafka_shim.storage.removal import LogRemover, orphan_partitions
 from kafka_shim.storage.topic_configs import BrokerValue
 from kafka_shim.storage.topics import LOGS_PER_FREEZE, Topic, TopicStore, keep_out_of_collections
+from kafka_shim.storage.unopened_log import UnopenedDiskLog
 
 log = logging.getLogger("kafka_shim.storage")
 
@@ -83,12 +84,14 @@ class DiskStore:
 
     def _open_topic(self, record: TopicRecord, clean: bool) -> Topic:
         config = self.topics.log_config(record.configs)
-        logs = []
+        logs: list[DiskLog] = []
         for index in range(record.partitions):
             directory = self.data_dir.partition_path(record.name, index)
-            if directory.is_dir():
+            if directory.is_dir() and clean:  # nothing to recover: opened on first use
+                logs.append(UnopenedDiskLog(directory, config, self.options, self._on_append))
+            elif directory.is_dir():  # recovered before the listener answers
                 logs.append(
-                    DiskLog.open(directory, config, self.options, clean=clean, on_append=self._on_append)
+                    DiskLog.open(directory, config, self.options, clean=False, on_append=self._on_append)
                 )
             else:
                 # Created in the catalog, crashed before the directory existed.
