@@ -57,8 +57,8 @@ class ClassicHandover:
         for member_id in [*group.members, *group.pending_members]:
             member = group.members.get(member_id)
             if member is not None:
-                answer_join(member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
-                answer_sync(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
+                answer_join(group, member, JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member_id), out)
+                answer_sync(group, member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS), out)
             group.remove(member_id)
         group.pending_join = None
         group.restore_empty(group.generation_id, group.protocol_type, now)

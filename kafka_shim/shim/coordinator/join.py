@@ -168,8 +168,8 @@ class ClassicJoin:
         old_leader = group.leader_id or ""
         assert request.group_instance_id is not None
         old = group.members[old_id]
-        answer_join(old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id), out)
-        answer_sync(old, SyncResult(ErrorCode.FENCED_INSTANCE_ID), out)
+        answer_join(group, old, JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id), out)
+        answer_sync(group, old, SyncResult(ErrorCode.FENCED_INSTANCE_ID), out)
         member = group.replace_static_member(request.group_instance_id, old_id, new_id)
         out.cancel(GroupTimer("session", group.group_id, old_id))
         group_timers.schedule_session(group, member, now, out)
@@ -186,11 +186,12 @@ class ClassicJoin:
                 # v9+: the leader learns it leads but skips the assignor; the group stays Stable.
                 is_leader = group.is_leader(new_id)
                 result = join_result(group, member, with_members=is_leader)
-                answer_join(member, result._replace(skip_assignment=is_leader), out)
+                answer_join(group, member, result._replace(skip_assignment=is_leader), out)
             else:
                 # Older clients get the old leader id, so a restarted leader does not
                 # compute an assignment a Stable group would not hand out.
-                answer_join(member, join_result(group, member, with_members=False, leader=old_leader), out)
+                result = join_result(group, member, with_members=False, leader=old_leader)
+                answer_join(group, member, result, out)
         elif group.is_(GroupState.COMPLETING_REBALANCE):
             # The leader may already be assigning to the old member id.
             self._rebalance.prepare(group, Event.MEMBERS_CHANGED, now, out)

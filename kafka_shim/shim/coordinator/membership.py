@@ -55,11 +55,11 @@ class ClassicMembership:
         elif group.is_(GroupState.PREPARING_REBALANCE):
             out.reply(waiter, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
         elif group.is_(GroupState.COMPLETING_REBALANCE):
-            member.awaiting_sync = waiter
+            group.changing(member).awaiting_sync = waiter
             _synced(group, request.member_id, out)
             if group.is_leader(request.member_id):
                 for member_id, each in group.members.items():
-                    each.assignment = request.assignments.get(member_id, b"")
+                    group.changing(each).assignment = request.assignments.get(member_id, b"")
                 self._rebalance.propagate_assignment(group, ErrorCode.NONE, now, out)
                 group.transition(Event.LEADER_SYNCED, now)
                 out.records.append(records.group_record(group))

@@ -16,20 +16,22 @@ from kafka_shim.shim.coordinator.state import Event, GroupState
 from kafka_shim.shim.coordinator.types import UNKNOWN_MEMBER_ID, GroupTimer, JoinResult, SyncResult
 
 
-def answer_join(member: Member, result: JoinResult, out: Effects) -> bool:
+def answer_join(group: Group, member: Member, result: JoinResult, out: Effects) -> bool:
     """Answer the member's waiting JoinGroup, if it has one."""
-    waiter, member.awaiting_join = member.awaiting_join, None
+    waiter = member.awaiting_join
     if waiter is None:
         return False
+    group.changing(member).awaiting_join = None
     out.reply(waiter, result)
     return True
 
 
-def answer_sync(member: Member, result: SyncResult, out: Effects) -> bool:
+def answer_sync(group: Group, member: Member, result: SyncResult, out: Effects) -> bool:
     """Answer the member's waiting SyncGroup, if it has one."""
-    waiter, member.awaiting_sync = member.awaiting_sync, None
+    waiter = member.awaiting_sync
     if waiter is None:
         return False
+    group.changing(member).awaiting_sync = None
     out.reply(waiter, result)
     return True
 
@@ -120,9 +122,10 @@ class Rebalance:
             return
         for member in group.members.values():
             result = join_result(group, member, with_members=group.is_leader(member.member_id))
-            answer_join(member, result, out)
+            answer_join(group, member, result, out)
             group_timers.schedule_session(group, member, now, out)
-            member.is_new = False
+            if member.is_new:
+                group.changing(member).is_new = False
             group.pending_sync.add(member.member_id)
         out.schedule(GroupTimer("sync", group.group_id), now + group.rebalance_timeout_ms)
 
@@ -139,7 +142,8 @@ class Rebalance:
         self, group: Group, error: ErrorCode, now: int, out: Effects
     ) -> None:
         for member in group.members.values():
-            member.assignment = b""
+            if member.assignment:
+                group.changing(member).assignment = b""
         self.propagate_assignment(group, error, now, out)
 
     def propagate_assignment(self, group: Group, error: ErrorCode, now: int, out: Effects) -> None:
@@ -151,7 +155,7 @@ class Rebalance:
                 group.protocol_name if ok else None,
                 member.assignment,
             )
-            if answer_sync(member, result, out):
+            if answer_sync(group, member, result, out):
                 # Its session may have lapsed while it waited for the leader.
                 group_timers.schedule_session(group, member, now, out)
 
@@ -174,7 +178,7 @@ class Rebalance:
     def remove_member(self, group: Group, member: Member, now: int, out: Effects) -> None:
         """The member leaves (or its session ended); the group rebalances without it."""
         # A new member may still wait on its JoinGroup: tell it to start over.
-        answer_join(member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), out)
+        answer_join(group, member, JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, UNKNOWN_MEMBER_ID), out)
         group.remove(member.member_id)
         group_timers.cancel_member(group, member.member_id, out)
         if group.is_(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):

@@ -44,9 +44,10 @@ class GroupRegistry:
 
     def undoable(self, group_ids: Iterable[str], *, with_offsets: bool = False) -> Effects:
         """Effects of a call that may write records, whose `undo` puts back the groups it may
-        change as they are now (group.SavedGroup: their fields, containers and members' fields,
-        in place). `with_offsets`: the call may also change committed offsets or those parked
-        by open transactions (deleting offsets or groups, a transactional commit)."""
+        change as they are now (group.SavedGroup: their fields and containers, and a member's
+        fields once the call first writes them; put back in place). `with_offsets`: the call
+        may also change committed offsets or those parked by open transactions (deleting
+        offsets or groups, a transactional commit)."""
         out = Effects()
         groups = self.groups
         saved = [

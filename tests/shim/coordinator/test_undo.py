@@ -39,14 +39,15 @@ RETENTION_MS = 60_000
 
 def memory(h: Harness) -> Any:
     """Everything the classic coordinator keeps, as values: each group's fields (its members'
-    fields in place of the members) with the identity of the group and member objects, the
-    offsets parked by open transactions, and whether retention is scheduled."""
+    fields in place of the members; not the undo's own bookkeeping, `changed_members`) with the
+    identity of the group and member objects, the offsets parked by open transactions, and
+    whether retention is scheduled."""
     registry = h.coordinator._registry
     groups = {
         group_id: (
             id(group),
             {
-                **vars(group),
+                **{name: value for name, value in vars(group).items() if name != "changed_members"},
                 "members": {mid: (id(m), vars(m)) for mid, m in group.members.items()},
             },
         )
@@ -65,6 +66,17 @@ def stable_one(h: Harness) -> str:
 def joined_not_synced(h: Harness) -> None:
     h.join_new("a")
     assert h.state == GroupState.COMPLETING_REBALANCE
+
+
+def follower_waiting_for_the_leader(h: Harness) -> None:
+    """Two members in a new generation; the follower's SyncGroup waits for the leader's."""
+    ids = {client: h.join_new(client)[0] for client in ("a", "b")}
+    for client, member_id in ids.items():
+        h.join(member_id, client=client)
+    group = h.group()
+    assert group.state == GroupState.COMPLETING_REBALANCE
+    follower = next(m for m in group.members if m != group.leader_id)
+    assert not h.sync(follower, group.generation_id).answered
 
 
 def one_left_and_one_not_rejoined(h: Harness) -> None:
@@ -99,8 +111,11 @@ def static_restart(h: Harness) -> Outcome[Any]:
 
 
 def leader_sync(h: Harness) -> Outcome[Any]:
-    member = only_member(h)
-    request = SyncRequest(GROUP, h.group().generation_id, member, assignments={member: b"p"})
+    group = h.group()
+    member = group.leader_id
+    assert member is not None
+    assignments = {member_id: member_id.encode() for member_id in group.members}
+    request = SyncRequest(GROUP, group.generation_id, member, assignments=assignments)
     return h.coordinator.sync_group(request, h.now, h.waiter(Reply()))
 
 
@@ -156,6 +171,7 @@ class Case:
 CASES = [
     Case("a static member restarting in a Stable group", static_stable_group, static_restart),
     Case("the leader's sync", joined_not_synced, leader_sync),
+    Case("the leader's sync answering the follower's", follower_waiting_for_the_leader, leader_sync),
     Case("the last member leaving", stable_one, leave),
     Case("static members leaving", static_stable_group, static_leave),
     Case("a session expiring", stable_one, deadline("session", SESSION_MS)),
@@ -166,6 +182,7 @@ CASES = [
         deadline("join", REBALANCE_MS),
     ),
     Case("handing the group to a consumer group", static_stable_group, release),
+    Case("handing over a group whose follower waits to sync", follower_waiting_for_the_leader, release),
     Case("taking a consumer group back", lambda h: None, adopt),
     Case("a transactional offset commit", empty_with_offsets_and_a_transaction, txn_commit),
     Case("deleting offsets", empty_with_offsets_and_a_transaction, delete_offsets),
