@@ -18,15 +18,17 @@ Kafka's offline log directory does, instead of stopping the start.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage import log_recovery
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
-from kafka_shim.storage.log import AppendHook
+from kafka_shim.storage.log import LEADER_EPOCH, AppendHook
 from kafka_shim.storage.log_config import LogConfig
 
 log = logging.getLogger("kafka_shim.storage")
@@ -47,6 +49,8 @@ _WITHOUT_OPENING = frozenset(
         "configure",
         "flush",
         "close",
+        "leader_epoch",
+        "_epoch_read",
     }
 )
 
@@ -62,6 +66,7 @@ class UnopenedDiskLog(DiskLog):
             ("options", options),
             ("_on_append", on_append),
             ("_opening", threading.Lock()),
+            ("_epoch_read", None),
         ):
             object.__setattr__(self, name, value)
 
@@ -108,6 +113,20 @@ class UnopenedDiskLog(DiskLog):
             if type(self) is UnopenedDiskLog:
                 return
         DiskLog.flush(self)
+
+    @property
+    def leader_epoch(self) -> int:
+        """Every partition's epoch is in a Metadata answer: read from the leader-epoch checkpoint
+        alone, so a client listing every topic opens none. (The file changes only through
+        begin_leader_epoch, which opens the log first; after a clean stop no epoch starts past
+        the log end, the entries opening would drop.)"""
+        with self._opening:
+            if type(self) is UnopenedDiskLog:
+                if self._epoch_read is None:
+                    epochs = log_recovery.read_epochs(self.directory, os.listdir(self.directory))
+                    object.__setattr__(self, "_epoch_read", epochs[-1][0] if epochs else LEADER_EPOCH)
+                return self._epoch_read
+        return DiskLog.leader_epoch.fget(self)  # type: ignore[attr-defined]
 
     def close(self) -> bool:
         with self._opening:

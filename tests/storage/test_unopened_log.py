@@ -64,6 +64,22 @@ def test_a_log_never_used_closes_as_the_clean_shutdown_left_it(tmp_path: Path) -
     assert {p.name: p.read_bytes() for p in (tmp_path / "t-0").iterdir()} == before
 
 
+def test_a_leader_epoch_is_read_without_opening_the_log(tmp_path: Path) -> None:
+    """What Metadata asks of every partition: the leader-epoch checkpoint's last epoch."""
+    store = open_store(tmp_path)
+    moved = store.topics.create("t", 2).partitions[0]
+    moved.append(batch(b"a"))
+    moved.begin_leader_epoch(3)
+    store.close()
+    again = open_store(tmp_path)
+    logs = partitions(again)
+    assert [log.leader_epoch for log in logs] == [3, 0]
+    assert all(type(log) is UnopenedDiskLog for log in logs)
+    assert [log.log_end_offset for log in logs] == [1, 0]  # now opened: the same epochs
+    assert [(type(log), log.leader_epoch) for log in logs] == [(DiskLog, 3), (DiskLog, 0)]
+    again.close()
+
+
 def test_after_a_crash_every_log_is_recovered_before_the_store_is_used(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     log = store.topics.create("t", 1).partitions[0]
