@@ -1,4 +1,9 @@
-"""One member of a classic group, and what it is waiting for."""
+"""One member of a classic group, and what it is waiting for.
+
+Once made, its fields are written only through its group's `changing(member)`, which keeps
+them for the undo of a step whose records are not written (group.SavedGroup); the coordinator
+tests fail a write that skips it (tests/shim/coordinator/conftest.py).
+"""
 
 from __future__ import annotations
 
