@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.storage import log_recovery
+from kafka_shim.storage import faults, log_recovery
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
@@ -34,8 +35,9 @@ from kafka_shim.storage.log_config import LogConfig
 log = logging.getLogger("kafka_shim.storage")
 
 # What an unopened log answers without opening: what it was made with and its own methods.
-# configure, flush and close are its own: a new config is kept for the opening, and a log not
-# written since the clean shutdown has nothing to flush and is closed as that shutdown left it.
+# configure, flush, close, delete and leader_epoch are its own: a new config is kept for the
+# opening, a log not written since the clean shutdown has nothing to flush and is closed as
+# that shutdown left it, a deleted topic's is removed unread, and the epoch is in one file.
 _WITHOUT_OPENING = frozenset(
     {
         "__class__",
@@ -49,6 +51,7 @@ _WITHOUT_OPENING = frozenset(
         "configure",
         "flush",
         "close",
+        "delete",
         "leader_epoch",
         "_epoch_read",
     }
@@ -113,6 +116,15 @@ class UnopenedDiskLog(DiskLog):
             if type(self) is UnopenedDiskLog:
                 return
         DiskLog.flush(self)
+
+    def delete(self) -> None:
+        """Removed without reading it first: a deleted topic's partition that nobody used."""
+        with self._opening:
+            if type(self) is UnopenedDiskLog:
+                faults.check("remove")
+                shutil.rmtree(self.directory, ignore_errors=True)
+                return
+        DiskLog.delete(self)
 
     @property
     def leader_epoch(self) -> int:

@@ -80,6 +80,16 @@ def test_a_leader_epoch_is_read_without_opening_the_log(tmp_path: Path) -> None:
     again.close()
 
 
+def test_a_deleted_topic_s_unused_partition_is_removed_unread(tmp_path: Path) -> None:
+    stored(tmp_path, b"a")
+    store = open_store(tmp_path)
+    [log] = partitions(store)
+    log.delete()
+    assert type(log) is UnopenedDiskLog  # not read on its way out
+    assert not (tmp_path / "t-0").exists()
+    store.close()
+
+
 def test_after_a_crash_every_log_is_recovered_before_the_store_is_used(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     log = store.topics.create("t", 1).partitions[0]
