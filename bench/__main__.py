@@ -9,7 +9,8 @@ Runs, reusing the benchmark modules (each also runs alone):
 - OffsetCommit and Produce rates from 1, 8 and 64 connections, each its own client (group or
   partition) with one request in flight, routed as clients route (bench.connections), for
   kafka-shim in one process and with one process per broker (`--brokers 2
-  --process-per-broker`);
+  --process-per-broker`), and at 64 connections the broker's CPU per request and the cores
+  it used (whether the processes use more than one);
 - produce and fetch MB/s and broker CPU per MB (bench.fetch_throughput's producer and raw Fetch
   client);
 - subscribe to first message of a new group: KIP-848 (group.protocol=consumer) on kafka-shim,
