@@ -148,8 +148,11 @@ def main() -> None:
         help="also start kafka-shim from this checkout, as 'before'",
     )
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     for label, figures in measure(args.runs, args.before_tree).items():
         print_row(f"start-up: {label}", figures, "ms", higher_is_better=False)
+    # The wall figures follow the machine's load (the CPU ones hold still): say what it was.
+    print(f"load average (1 min) {load_before:.1f} before the runs, {os.getloadavg()[0]:.1f} after")
 
 
 def measure(runs: int, before: Path | None = None) -> dict[str, dict[str, float]]:
