@@ -87,6 +87,8 @@ class Output:
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None
         self._pipe = process.stdout
+        self._poll = select.poll()
+        self._poll.register(self._pipe, select.POLLIN)
         self._pending = b""
         self.lines: list[str] = []
 
@@ -100,7 +102,9 @@ class Output:
                 if marker in line:
                     return line
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._pipe], [], [], left)[0]:
+            # poll, not select: a test process that has opened many files gets descriptors
+            # past select's 1,024.
+            if left <= 0 or not self._poll.poll(left * 1000):
                 raise AssertionError(
                     f"no line with {marker!r} within {DEADLINE_S}s:\n" + "\n".join(self.lines[-30:])
                 )
