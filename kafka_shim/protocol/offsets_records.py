@@ -184,11 +184,7 @@ def encode_key(key: Key) -> bytes:
 
 def encode_value(value: Value | None, key: Key | None = None) -> bytes | None:
     """`key` is needed only for a consumer-group value, whose format its key's type decides."""
-    if value is None:
-        return None
-    if isinstance(value, ConsumerGroupValue):
-        assert isinstance(key, ConsumerGroupKey)
-        return consumer.encode_value(key.record_type, value)
+    # A commit's value first (every commit writes one), packed without the schema.
     if type(value) is OffsetValue and value.expire_timestamp is None and type(value.metadata) is str:
         metadata = value.metadata.encode("utf-8")
         if len(metadata) <= _INT16_MAX:  # a longer one: the schema's own error, below
@@ -196,6 +192,11 @@ def encode_value(value: Value | None, key: Key | None = None) -> bytes | None:
                 OFFSET_VALUE_VERSION, value.offset, value.leader_epoch, len(metadata)
             )
             return b"".join((head, metadata, _INT64.pack(value.commit_timestamp)))
+    if value is None:
+        return None
+    if isinstance(value, ConsumerGroupValue):
+        assert isinstance(key, ConsumerGroupKey)
+        return consumer.encode_value(key.record_type, value)
     if isinstance(value, OffsetValue):
         expiring = value.expire_timestamp is not None
         fields = {

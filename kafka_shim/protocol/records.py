@@ -241,7 +241,7 @@ class RecordBatches:
         Batches follow each other without gaps: the next batch starts after
         the previous one's last offset.
         """
-        if self.placed_at(base_offset, partition_leader_epoch):
+        if self._placed_at(base_offset, partition_leader_epoch):
             return self  # built in place (the broker's own batches): nothing to rewrite
         if len(self.headers) == 1:
             # What every producer sends: the new 16-byte prefix joined to the rest, one copy.
@@ -259,7 +259,7 @@ class RecordBatches:
         # Re-reading the rewritten headers costs a third of dataclasses.replace (on every append).
         return RecordBatches(bytes(buffer), tuple(_header_at(buffer, h.position) for h in self.headers))
 
-    def placed_at(self, base_offset: int, partition_leader_epoch: int | None) -> bool:
+    def _placed_at(self, base_offset: int, partition_leader_epoch: int | None) -> bool:
         """Whether the batches start at `base_offset` and follow each other without gaps, with
         `partition_leader_epoch` (None: any) stamped in them."""
         next_offset = base_offset

@@ -278,14 +278,18 @@ class PartitionLog(ABC):
         self._on_append(self)
         return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
-    def append_placed(self, batches: RecordBatches) -> None:
-        """Batches without a producer that the broker built itself where the log places them
+    def append_placed(self, batch: RecordBatches) -> None:
+        """One batch without a producer that the broker built itself where the log places it
         (an offset commit: storage.offsets_log): `append` without a producer's checks or a
-        result. StorageError as `append`; ValueError if they are not placed at the log end."""
+        result. StorageError as `append`; ValueError if it is not placed at the log end."""
         with self._lock:
-            if not batches.placed_at(self.log_end_offset, self.leader_epoch):
-                raise ValueError(f"batches not built at the log end {self.log_end_offset}")
-            self._write(batches)
+            (header,) = batch.headers
+            if (
+                header.base_offset != self.log_end_offset
+                or header.partition_leader_epoch != self.leader_epoch
+            ):
+                raise ValueError(f"a batch not built at the log end {self.log_end_offset}: {header}")
+            self._write(batch)
         self._on_append(self)
 
     def write_txn_marker(

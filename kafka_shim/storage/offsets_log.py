@@ -24,7 +24,13 @@ from kafka_shim.protocol.control_records import parse_marker
 
 # partition_for: Kafka's placement of a key, imported from here too.
 from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC, partition_for
-from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
+from kafka_shim.protocol.offsets_records import (
+    OffsetsRecord,
+    decode_record,
+    encode_key,
+    encode_record,
+    encode_value,
+)
 from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
@@ -75,14 +81,19 @@ class OffsetsLog(InternalLog):
             # A commit of one partition, what nearly every request writes: one batch, built
             # where the log places it, without the runs' lists.
             record = records[0]
-            index = partition_for(record.key.group, count)
+            key = record.key
+            index = partition_for(key.group, count)
             partition = partitions[index]
-            producer = (record.producer_id, record.producer_epoch)
-            batch = _batch(partition, producer, [encode_record(record)], now_ms)
-            if record.producer_id == NO_PRODUCER_ID:
-                partition.append_placed(batch)  # a plain commit: no producer state to keep
+            if record.producer_id == NO_PRODUCER_ID:  # a plain commit: no producer state to keep
+                key_value = (encode_key(key), encode_value(record.value, key))
+                epoch = partition.leader_epoch
+                batch = build_keyed_batch(
+                    (key_value,), partition.log_end_offset, now_ms, partition_leader_epoch=epoch
+                )
+                partition.append_placed(batch)
             else:
-                partition.append(batch)
+                producer = (record.producer_id, record.producer_epoch)
+                partition.append(_batch(partition, producer, [encode_record(record)], now_ms))
             self._appended(index, partition, now_ms)
             return
         by_partition: dict[int, list[Run]] = {}

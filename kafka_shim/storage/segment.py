@@ -258,7 +258,8 @@ class Segment:
             raise StorageError(ErrorCode.KAFKA_STORAGE_ERROR, f"cannot write {self.log_path}: {exc}") from exc
         self._keep_tail(batches.data)
         self.size += len(batches.data)
-        self.next_offset = batches.headers[-1].last_offset + 1
+        last = batches.headers[-1]
+        self.next_offset = last.base_offset + last.last_offset_delta + 1  # last_offset, sans property
 
     def _keep_tail(self, data: bytes) -> None:
         """Keep `data`, just written at the end of the file, as the newest part of the tail
