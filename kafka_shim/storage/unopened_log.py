@@ -17,6 +17,7 @@ Kafka's offline log directory does, instead of stopping the start.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import shutil
@@ -31,8 +32,14 @@ from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
 from kafka_shim.storage.log import LEADER_EPOCH, AppendHook
 from kafka_shim.storage.log_config import LogConfig
+from kafka_shim.storage.topics import LOGS_PER_FREEZE, keep_out_of_collections
 
 log = logging.getLogger("kafka_shim.storage")
+
+# Logs opened on first use, counted as a start counts those it opens: every LOGS_PER_FREEZE of
+# them, what lives is moved out of the collector's walks (storage.topics.keep_out_of_collections),
+# or a retention pass opening 30,000 would bring back the collections that stalled clients.
+_OPENED = itertools.count(1)
 
 # What an unopened log answers without opening: what it was made with and its own methods.
 # configure, flush, close, delete and leader_epoch are its own: a new config is kept for the
@@ -100,6 +107,8 @@ class UnopenedDiskLog(DiskLog):
                 ) from exc
             self.__dict__.update(opened.__dict__)
             self.__class__ = DiskLog  # type: ignore[assignment]
+        if next(_OPENED) % LOGS_PER_FREEZE == 0:
+            keep_out_of_collections()
 
     # A caller may hold one of these bound methods while another thread opens the log: each
     # decides under the opening's lock whether the log is open by then.

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from pathlib import Path
 
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.storage import unopened_log
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.errors import StorageError
@@ -87,6 +89,25 @@ def test_a_deleted_topic_s_unused_partition_is_removed_unread(tmp_path: Path) ->
     log.delete()
     assert type(log) is UnopenedDiskLog  # not read on its way out
     assert not (tmp_path / "t-0").exists()
+    store.close()
+
+
+def test_logs_opened_on_first_use_are_kept_out_of_collections_by_the_thousand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a start that opens them does (storage.topics.keep_out_of_collections), counted in
+    twos here instead of thousands."""
+    stored(tmp_path, b"a", b"b", b"c", b"d", b"e")
+    frozen: list[int] = []
+    monkeypatch.setattr(unopened_log, "LOGS_PER_FREEZE", 2)
+    monkeypatch.setattr(unopened_log, "_OPENED", itertools.count(1))
+    monkeypatch.setattr(unopened_log, "keep_out_of_collections", lambda: frozen.append(len(frozen)))
+    store = open_store(tmp_path)
+    logs = partitions(store)
+    for used, log in enumerate(logs, 1):
+        assert log.log_end_offset == 1
+        assert log.log_end_offset == 1  # opened once, counted once
+        assert len(frozen) == used // 2
     store.close()
 
 
