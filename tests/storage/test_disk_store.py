@@ -3,10 +3,12 @@ and records come back; a second broker on the same directory is refused."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
+from kafka_shim.storage import disk_store
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.disk_store import DiskStore
 from kafka_shim.storage.errors import CorruptLog, DataDirInUse
@@ -96,3 +98,26 @@ def test_replicas_of_added_partitions_survive_a_restart(tmp_path: Path) -> None:
     topic = reopened.topics.get("orders")
     assert topic is not None and topic.replicas == [[0], [1], [2]]
     reopened.close()
+
+
+@pytest.mark.parametrize(("collecting", "freezes"), [(True, 1), (False, 0)])
+def test_a_start_with_many_partitions_freezes_them_unless_the_collector_is_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collecting: bool, freezes: int
+) -> None:
+    """Counted in twos instead of thousands. A paused collector (`python -m kafka_shim` pauses
+    it until its listener is bound, then freezes everything) is left to whoever paused it."""
+    store = open_store(tmp_path)
+    store.topics.create("t", 2)
+    store.close()
+    frozen: list[int] = []
+    monkeypatch.setattr(disk_store, "LOGS_PER_FREEZE", 2)
+    monkeypatch.setattr(disk_store, "keep_out_of_collections", lambda: frozen.append(1))
+    was_enabled = gc.isenabled()
+    if not collecting:
+        gc.disable()
+    try:
+        open_store(tmp_path).close()
+    finally:
+        if was_enabled:
+            gc.enable()
+    assert len(frozen) == freezes
