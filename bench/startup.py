@@ -147,15 +147,18 @@ def main() -> None:
         metavar="DIR",
         help="also start kafka-shim from this checkout, as 'before'",
     )
+    parser.add_argument(
+        "--topics", type=int, default=DISK_TOPICS, help="one-partition topics on disk (default %(default)s)"
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    for label, figures in measure(args.runs, args.before_tree).items():
+    for label, figures in measure(args.runs, args.before_tree, args.topics).items():
         print_row(f"start-up: {label}", figures, "ms", higher_is_better=False)
     # The wall figures follow the machine's load (the CPU ones hold still): say what it was.
     print(f"load average (1 min) {load_before:.1f} before the runs, {os.getloadavg()[0]:.1f} after")
 
 
-def measure(runs: int, before: Path | None = None) -> dict[str, dict[str, float]]:
+def measure(runs: int, before: Path | None = None, topics: int = DISK_TOPICS) -> dict[str, dict[str, float]]:
     """Median milliseconds to the first answer, wall clock and CPU, per way of starting:
     {label: {broker: ms}}; Tansu (memory storage) is started in every round and stands beside
     each label, and so does kafka-shim from the `before` checkout if given."""
@@ -164,11 +167,11 @@ def measure(runs: int, before: Path | None = None) -> dict[str, dict[str, float]
     ways: dict[str, Callable[[Path, int, Path], list[str]]] = {
         "memory, console": lambda tree, port, _: shim_argv(tree, port),
         "memory, --console off": lambda tree, port, _: shim_argv(tree, port, console=False),
-        f"disk {DISK_TOPICS} topics, console": lambda tree, port, data: shim_argv(tree, port, data_dir=data),
+        f"disk {topics} topics, console": lambda tree, port, data: shim_argv(tree, port, data_dir=data),
     }
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="startup-bench-") as tmp:
-        data_dir = data_dir_with_topics(Path(tmp))
+        data_dir = data_dir_with_topics(Path(tmp), topics)
         for _ in range(runs):  # interleaved, so machine noise hits all alike
             for label, argv in ways.items():
                 for name, tree in trees.items():
