@@ -151,16 +151,16 @@ class DiskLog(PartitionLog):
             self.config = config
             self.active.index_interval = config.index_interval_bytes
 
-    def _write(self, batches: RecordBatches) -> None:
+    def _write(self, batches: RecordBatches, now_ms: int | None = None) -> None:
         with self._lock:
-            self._append(batches)
+            self._append(batches, now_ms)
 
-    def _append(self, batches: RecordBatches) -> tuple[Segment, SegmentMark]:
+    def _append(self, batches: RecordBatches, now_ms: int | None = None) -> tuple[Segment, SegmentMark]:
         """All of `batches` or nothing: StorageError(KAFKA_STORAGE_ERROR) for a full or broken
         disk, the log as it was (a batch written but not fsynced under `always` is cut off).
         Returns the segment written and where it ended before, to undo the write."""
         self._check_open()
-        now = self.options.clock()
+        now = self.options.clock() if now_ms is None else now_ms
         active = self._segments[-1]
         if segment_list.rolls(active, len(batches.data), self.config, now, self._active_since):
             try:

@@ -139,8 +139,9 @@ class PartitionLog(ABC):
         """The largest timestamp and the first offset holding it (Kafka's MAX_TIMESTAMP)."""
 
     @abstractmethod
-    def _write(self, batches: RecordBatches) -> None:
-        """Store batches whose offsets are already assigned."""
+    def _write(self, batches: RecordBatches, now_ms: int | None = None) -> None:
+        """Store batches whose offsets are already assigned; `now_ms`: the broker's time, when
+        the caller has read it already (else the log reads its clock, for segment.ms)."""
 
     @abstractmethod
     def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
@@ -278,10 +279,11 @@ class PartitionLog(ABC):
         self._on_append(self)
         return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
 
-    def append_placed(self, batch: RecordBatches) -> None:
+    def append_placed(self, batch: RecordBatches, now_ms: int | None = None) -> None:
         """One batch without a producer that the broker built itself where the log places it
         (an offset commit: storage.offsets_log): `append` without a producer's checks or a
-        result. StorageError as `append`; ValueError if it is not placed at the log end."""
+        result. StorageError as `append`; ValueError if it is not placed at the log end.
+        `now_ms`: the broker's time as the caller read it (one clock read less a commit)."""
         with self._lock:
             (header,) = batch.headers
             if (
@@ -289,7 +291,7 @@ class PartitionLog(ABC):
                 or header.partition_leader_epoch != self.leader_epoch
             ):
                 raise ValueError(f"a batch not built at the log end {self.log_end_offset}: {header}")
-            self._write(batch)
+            self._write(batch, now_ms)
         self._on_append(self)
 
     def write_txn_marker(

@@ -51,9 +51,10 @@ class MemoryLog(PartitionLog):
     def log_end_offset(self) -> int:
         return self._end
 
-    def _write(self, batches: RecordBatches) -> None:
+    def _write(self, batches: RecordBatches, now_ms: int | None = None) -> None:
         data = batches.data
-        now = self._clock() if self._clock is not None else None
+        # A log without a clock rolls by size only; with one, `now_ms` is its time when given.
+        now = None if self._clock is None else (self._clock() if now_ms is None else now_ms)
         if self._active_bytes and self._should_roll(len(data), now):
             self._roll(batches.headers[0].base_offset)
         self._active_bytes += len(data)

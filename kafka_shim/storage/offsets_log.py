@@ -90,7 +90,7 @@ class OffsetsLog(InternalLog):
                 batch = build_keyed_batch(
                     (key_value,), partition.log_end_offset, now_ms, partition_leader_epoch=epoch
                 )
-                partition.append_placed(batch)
+                partition.append_placed(batch, now_ms)
             else:
                 producer = (record.producer_id, record.producer_epoch)
                 partition.append(_batch(partition, producer, [encode_record(record)], now_ms))
