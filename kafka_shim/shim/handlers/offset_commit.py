@@ -14,7 +14,7 @@ from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -57,7 +57,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
         else set()
     )
     unknown_ids: list[dict[str, Any]] = []
-    partition_log = broker.topics.partition
+    known = broker.topics.get
     for topic, name in topics:
         if name is None:
             code = group_denial or ErrorCode.UNKNOWN_TOPIC_ID
@@ -66,13 +66,15 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
             ]
             unknown_ids.append({"topic_id": topic.topic_id, "partitions": partitions})
             continue
+        found = known(name)  # once per topic, not per partition
+        count = len(found.partitions) if found is not None else 0
         for p in topic.partitions:
             tp = TopicPartition(name, p.partition_index)
             if group_denial is not None:
                 errors[tp] = group_denial
             elif name not in readable:
                 errors[tp] = topic_denial
-            elif partition_log(name, tp.partition) is None:
+            elif not 0 <= tp.partition < count:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 commits[tp] = OffsetCommit(
@@ -89,16 +91,17 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
             request.group_instance_id,
         )
         errors.update(broker.group_service.commit_offsets(commit, ctx.api_version, now))
-    ids = {name: topic.topic_id for topic, name in topics if name is not None}  # v10 answers ids
-    return {
-        "throttle_time_ms": 0,
-        "topics": [
-            {
-                "name": name,
-                "topic_id": ids.get(name, ZERO_UUID),
-                "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions],
-            }
-            for name, partitions in by_topic(errors).items()
-        ]
-        + unknown_ids,
-    }
+    # v10 answers ids (older versions have no such field: their ids are not looked up).
+    ids = {name: t.topic_id for t, name in topics if name is not None} if ctx.api_version >= 10 else {}
+    # By topic, partitions in the order of `errors` (by_topic's grouping, in one pass).
+    answered: dict[str, list[dict[str, Any]]] = {}
+    for tp, code in errors.items():
+        listed = answered.get(tp.topic)
+        if listed is None:
+            listed = answered[tp.topic] = []
+        listed.append({"partition_index": tp.partition, "error_code": code})
+    answer = [
+        {"name": name, "topic_id": ids.get(name, ZERO_UUID), "partitions": listed}
+        for name, listed in answered.items()
+    ]
+    return {"throttle_time_ms": 0, "topics": answer + unknown_ids}
