@@ -87,6 +87,13 @@ def one_left_and_one_not_rejoined(h: Harness) -> None:
     assert h.state == GroupState.PREPARING_REBALANCE
 
 
+def stable_with_one_not_joined_yet(h: Harness) -> None:
+    """Stable a; b was handed its member id (MEMBER_ID_REQUIRED) and has not joined with it."""
+    stable_one(h)
+    assert h.join(client="b").value.error == ErrorCode.MEMBER_ID_REQUIRED
+    assert h.group().pending_members
+
+
 def empty_with_offsets_and_a_transaction(h: Harness) -> None:
     """An Empty group with a committed offset and a transactional one parked."""
     commit = CommitRequest(GROUP, {TP: OffsetCommit(5), TopicPartition("t", 1): OffsetCommit(6)})
@@ -183,6 +190,7 @@ CASES = [
     ),
     Case("handing the group to a consumer group", static_stable_group, release),
     Case("handing over a group whose follower waits to sync", follower_waiting_for_the_leader, release),
+    Case("handing over a group with a member not joined yet", stable_with_one_not_joined_yet, release),
     Case("taking a consumer group back", lambda h: None, adopt),
     Case("a transactional offset commit", empty_with_offsets_and_a_transaction, txn_commit),
     Case("deleting offsets", empty_with_offsets_and_a_transaction, delete_offsets),
