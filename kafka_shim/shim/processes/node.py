@@ -31,7 +31,6 @@ log = logging.getLogger("kafka_shim.processes")
 
 FOLLOW_INTERVAL_S = 0.05  # how often a non-controller looks at the controller's catalog
 ORPHAN_CHECK_S = 1.0
-OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
 
 
 class ProcessDispatch(Dispatch):
@@ -122,17 +121,16 @@ async def _follow(follower: CatalogFollower) -> None:
         follower.sync()
 
 
-def process_config(config: BrokerConfig, data_dir: Path) -> BrokerConfig:
-    """A broker process's settings: its own data directory, no console or registry, and, unless
-    set, one `__consumer_offsets` partition per broker. kafka-shim's default of one partition
-    puts every group on that partition's leader, so one process would coordinate every group
-    while the others idled; with a partition per broker each leads one (the leaders are spread
-    from a start per topic) and groups spread by their hash, as Kafka's 50 spread them. Every
-    process gets the same argv, so all agree on where each group lives. A data directory keeps
-    the count its topic was created with."""
-    if not config.is_set(OFFSETS_PARTITIONS):
-        config = replace(config, offsets_topic_num_partitions=config.brokers)
-    return replace(config, data_dir=data_dir, console_listener=None, schema_registry_listener=None)
+def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
+    """A broker process's settings: its own data directory, no console or registry, and the
+    `__consumer_offsets` partition count the supervisor chose for every process."""
+    return replace(
+        config,
+        data_dir=Path(spec.data_dir),
+        console_listener=None,
+        schema_registry_listener=None,
+        offsets_topic_num_partitions=spec.offsets_partitions,
+    )
 
 
 def main() -> int:
@@ -140,7 +138,7 @@ def main() -> int:
     from kafka_shim.storage.errors import StorageStartupError
 
     spec = NodeSpec.from_env()
-    config = process_config(config_from_args(build_parser().parse_args(spec.argv)), Path(spec.data_dir))
+    config = process_config(config_from_args(build_parser().parse_args(spec.argv)), spec)
     logging.basicConfig(
         level=config.log_level,
         format=f"%(asctime)s %(levelname)s broker {spec.node_id} %(name)s: %(message)s",

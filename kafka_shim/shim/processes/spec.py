@@ -24,6 +24,7 @@ class NodeSpec:
     bound: dict[str, Address]  # listener name -> where that socket is bound
     endpoints: dict[int, dict[str, Address]]  # node id -> listener name -> advertised address
     ready_fd: int  # written to once the process serves, then closed
+    offsets_partitions: int  # __consumer_offsets partitions every process places groups by
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -48,4 +49,5 @@ class NodeSpec:
                 for node, listeners in raw["endpoints"].items()
             },
             ready_fd=int(raw["ready_fd"]),
+            offsets_partitions=int(raw["offsets_partitions"]),
         )

@@ -28,6 +28,7 @@ log = logging.getLogger("kafka_shim.processes")
 
 FLAG = "--process-per-broker"
 BUSY_POLL = "--busy-poll-us"
+OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
 START_TIMEOUT_S = 120.0  # a loaded 2-core machine was seen taking 30 s to start one broker
 STOP_TIMEOUT_S = 15.0
 
@@ -86,6 +87,7 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
     try:
         check(config)
         share_cluster_id(config)
+        offsets = offsets_partitions(config)
         sockets, advertised = bind(config)
     except ConfigError as exc:
         print(f"kafka-shim: {exc}", file=sys.stderr)
@@ -105,7 +107,8 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
     children: list[subprocess.Popen[bytes]] = []
     try:
         ready = [
-            _start(config, argv, position, own, advertised, children) for position, own in enumerate(sockets)
+            _start(config, argv, position, own, advertised, offsets, children)
+            for position, own in enumerate(sockets)
         ]
         for own in sockets:
             for sock in own.values():
@@ -159,12 +162,30 @@ def share_cluster_id(config: BrokerConfig) -> None:
             raise ConfigError(f"{directory} belongs to cluster {found}, the controller's is {cluster_id}")
 
 
+def offsets_partitions(config: BrokerConfig) -> int:
+    """The `__consumer_offsets` partition count every broker process places groups by. Each
+    process keeps its own copy of the topic, and a copy keeps the count it was created with,
+    so all must agree: the count a broker's copy already has, else the one set, else one per
+    broker. kafka-shim's one-broker default of one partition would put every group on the
+    process leading it while the others idle; with one per broker each leads one and groups
+    spread by their hash (as evenly as any multiple of the brokers, docs/performance.md)."""
+    from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC
+    from kafka_shim.storage.data_dir import DataDir
+
+    for position in range(config.brokers):
+        for record in DataDir(broker_dir(config, position)).read_catalog():
+            if record.name == OFFSETS_TOPIC:
+                return record.partitions
+    return config.offsets_topic_num_partitions if config.is_set(OFFSETS_PARTITIONS) else config.brokers
+
+
 def _start(
     config: BrokerConfig,
     argv: list[str],
     position: int,
     own: dict[str, socket.socket],
     advertised: dict[int, dict[str, Address]],
+    offsets_partitions: int,
     children: list[subprocess.Popen[bytes]],
 ) -> int:
     """Start broker `position`'s process; the read end of its readiness pipe."""
@@ -181,6 +202,7 @@ def _start(
         bound={name: sock.getsockname()[:2] for name, sock in own.items()},
         endpoints=advertised,
         ready_fd=write_end,
+        offsets_partitions=offsets_partitions,
     )
     children.append(
         subprocess.Popen(

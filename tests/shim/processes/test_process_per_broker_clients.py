@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from tests.wire import WireClient
 pytestmark = pytest.mark.clients
 
 CREATE_TOPICS, FIND_COORDINATOR, INIT_PRODUCER_ID, METADATA = 19, 10, 22, 3
+OFFSET_COMMIT, OFFSET_FETCH = 8, 9
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 200
 
 
@@ -213,3 +215,68 @@ def test_what_it_cannot_serve_is_refused_at_start(tmp_path: Path) -> None:
             argv += ["--data-dir", str(tmp_path / "data")]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and reason in done.stderr, done.stderr
+
+
+@contextmanager
+def processes(data_dir: Path, *extra: str) -> Iterator[list[str]]:
+    """`--brokers 2 --process-per-broker` on `data_dir`: the two brokers' addresses."""
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
+    argv += ["--host", "127.0.0.1", "--data-dir", str(data_dir), "--console", "off", "--log-level", "WARNING"]
+    broker = launch("shim", [*argv, *extra], timeout_s=60)
+    try:
+        line = next(line for line in broker.output if "listening on" in line)
+        yield re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+    finally:
+        broker.stop()
+
+
+def coordinator(address: str, group: str) -> str:
+    with WireClient(address, timeout_s=10) as client:
+        found = client.request(FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+    assert found.error_code == ErrorCode.NONE
+    return f"{found.host}:{found.port}"
+
+
+def test_a_restart_keeps_every_group_where_its_offsets_are(tmp_path: Path) -> None:
+    """Offsets committed while __consumer_offsets had one partition, made by one process only
+    (as before groups were spread over the processes): after a restart without the setting
+    both processes name the same coordinator for each group, and it has the offsets."""
+    data_dir, topic, groups = tmp_path / "data", "kept", [f"g-{n}" for n in range(4)]
+    partition = {"partition_index": 0, "committed_offset": 7, "committed_metadata": ""}
+    with processes(data_dir, "--config", "offsets.topic.num.partitions=1") as (controller, _):
+        with WireClient(controller, timeout_s=10) as client:
+            create = {
+                "name": topic,
+                "num_partitions": 1,
+                "replication_factor": -1,
+                "assignments": [],
+                "configs": [],
+            }
+            answer = client.request(
+                CREATE_TOPICS, 7, {"topics": [create], "timeout_ms": 10_000, "validate_only": False}
+            )
+            assert answer.topics[0].error_code == ErrorCode.NONE
+        for group in groups:
+            commit = {
+                "group_id": group,
+                "generation_id_or_member_epoch": -1,
+                "member_id": "",
+                "group_instance_id": None,
+            }
+            commit["topics"] = [{"name": topic, "partitions": [partition]}]
+            with WireClient(coordinator(controller, group), timeout_s=10) as client:
+                answer = client.request(OFFSET_COMMIT, 8, commit)
+            assert answer.topics[0].partitions[0].error_code == ErrorCode.NONE
+    assert not (data_dir / "broker-1" / "__consumer_offsets-0").exists()  # broker 1 made none
+    with processes(data_dir) as (controller, follower):
+        for group in groups:
+            where = coordinator(controller, group)
+            assert coordinator(follower, group) == where
+            fetch = {
+                "group_id": group,
+                "topics": [{"name": topic, "partition_indexes": [0]}],
+                "require_stable": False,
+            }
+            with WireClient(where, timeout_s=10) as client:
+                answer = client.request(OFFSET_FETCH, 7, fetch)
+            assert answer.topics[0].partitions[0].committed_offset == 7, group
