@@ -148,17 +148,31 @@ def test_two_threads_using_an_unopened_log_open_it_once(
     [log] = partitions(store)
     opened: list[Path] = []
     real_open = DiskLog.open
+    # The first thread opens only once the second has come for the log too (at the opening's
+    # lock, where it waits), so that both are inside at once whatever the scheduler does.
+    arrived = threading.Semaphore(0)
+    assert isinstance(log, UnopenedDiskLog)
+    lock = log._opening
+
+    class Watched:
+        def __enter__(self) -> None:
+            arrived.release()
+            lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            lock.release()
+
+    object.__setattr__(log, "_opening", Watched())
 
     def counted(directory: Path, *args: object, **kwargs: object) -> DiskLog:
         opened.append(directory)
+        assert arrived.acquire(timeout=10) and arrived.acquire(timeout=10), "both threads came"
         return real_open(directory, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(DiskLog, "open", counted)
-    together = threading.Barrier(2)
     ends: list[int] = []
 
     def use() -> None:
-        together.wait()
         ends.append(log.log_end_offset)
 
     threads = [threading.Thread(target=use) for _ in range(2)]
