@@ -45,6 +45,8 @@ _OPENED = itertools.count(1)
 # configure, flush, close, delete and leader_epoch are its own: a new config is kept for the
 # opening, a log not written since the clean shutdown has nothing to flush and is closed as
 # that shutdown left it, a deleted topic's is removed unread, and the epoch is in one file.
+# Closed or deleted unopened (`_closed`), it is never opened: its use is refused as a closed
+# DiskLog refuses it, not met with another log's files (a topic made again under its name).
 _WITHOUT_OPENING = frozenset(
     {
         "__class__",
@@ -61,6 +63,7 @@ _WITHOUT_OPENING = frozenset(
         "delete",
         "leader_epoch",
         "_epoch_read",
+        "_closed",
     }
 )
 
@@ -77,6 +80,7 @@ class UnopenedDiskLog(DiskLog):
             ("_on_append", on_append),
             ("_opening", threading.Lock()),
             ("_epoch_read", None),
+            ("_closed", False),
         ):
             object.__setattr__(self, name, value)
 
@@ -92,10 +96,12 @@ class UnopenedDiskLog(DiskLog):
 
     def _open(self) -> None:
         """Become the DiskLog this directory holds (once: a thread that waited finds it done).
-        StorageError(KAFKA_STORAGE_ERROR) if it cannot be opened; the next use tries again."""
+        StorageError(KAFKA_STORAGE_ERROR) if it cannot be opened; the next use tries again.
+        Closed or deleted meanwhile: refused as DiskLog._check_open refuses a closed log."""
         with self._opening:
             if type(self) is not UnopenedDiskLog:
                 return
+            DiskLog._check_open(self)
             try:
                 opened = DiskLog.open(
                     self.directory, self.config, self.options, clean=True, on_append=self._on_append
@@ -130,6 +136,7 @@ class UnopenedDiskLog(DiskLog):
         """Removed without reading it first: a deleted topic's partition that nobody used."""
         with self._opening:
             if type(self) is UnopenedDiskLog:
+                self._closed = True
                 faults.check("remove")
                 shutil.rmtree(self.directory, ignore_errors=True)
                 return
@@ -152,5 +159,6 @@ class UnopenedDiskLog(DiskLog):
     def close(self) -> bool:
         with self._opening:
             if type(self) is UnopenedDiskLog:
+                self._closed = True
                 return True
         return DiskLog.close(self)

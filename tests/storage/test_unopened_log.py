@@ -92,6 +92,24 @@ def test_a_deleted_topic_s_unused_partition_is_removed_unread(tmp_path: Path) ->
     store.close()
 
 
+def test_a_log_closed_or_deleted_unopened_refuses_its_use_as_a_closed_log_does(tmp_path: Path) -> None:
+    """A request holding the log of a topic deleted meanwhile (and made again under its name)
+    is refused, and does not open the new topic's files as its own."""
+    stored(tmp_path, b"a", b"b")
+    store = open_store(tmp_path)
+    deleted, closed = partitions(store)
+    deleted.delete()
+    (tmp_path / "t-0").mkdir()  # the topic made again
+    closed.close()
+    for log in (deleted, closed):
+        with pytest.raises(StorageError) as refused:
+            log.read(0, 1 << 20)
+        assert refused.value.code is ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert type(log) is UnopenedDiskLog
+    assert list((tmp_path / "t-0").iterdir()) == []
+    store.close()
+
+
 def test_logs_opened_on_first_use_are_kept_out_of_collections_by_the_thousand(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
