@@ -1,10 +1,13 @@
 """Pipelined requests over a real socket: the answers to a burst go out together, still in
 request order; acks=0 gets none; an answer is never held behind a request that waits (a
-long-poll Fetch); and the requests before a frame that closes the connection are answered."""
+long-poll Fetch); the requests before a frame that closes the connection are answered; and a
+long burst does not hold the other connections up."""
 
 from __future__ import annotations
 
+import select
 import struct
+import threading
 import time
 
 from kafka_shim.protocol.record_codec import Record, encode_batch
@@ -104,3 +107,34 @@ def test_requests_before_a_bad_frame_are_answered_before_the_close(kafka_shim: K
         )
         assert [correlation(client.receive_frame()) for _ in range(2)] == [1, 2]
         assert client.is_closed_by_peer()
+
+
+def test_a_long_burst_does_not_hold_other_connections_up(kafka_shim: KafkaShim) -> None:
+    """A client pipelining requests that need no answer (acks=0) is read without a yield per
+    request, but not for long: another connection's request is answered while the burst is
+    still being handled, before the answer to the burst's last request."""
+    topic = "pipelined-burst"
+    kafka_shim.create_topic(topic, 1)
+    log = kafka_shim.controlled().topics.partition(topic, 0)
+    assert log is not None
+    with (
+        WireClient(kafka_shim.bootstrap, timeout_s=60) as flooding,
+        WireClient(kafka_shim.bootstrap, timeout_s=60) as other,
+    ):
+        unanswered = framed(flooding, PRODUCE, 7, produce(topic, 0))
+        burst = unanswered * 20_000 + framed(flooding, PRODUCE, 7, produce(topic, 1))
+        sender = threading.Thread(target=flooding.sock.sendall, args=(burst,))
+        sender.start()
+        try:
+            deadline = time.monotonic() + 30
+            while kafka_shim.call(lambda: log.log_end_offset) == 0:  # the burst is being handled
+                assert time.monotonic() < deadline, "the broker appended nothing of the burst"
+                time.sleep(0.001)
+            other.sock.sendall(framed(other, API_VERSIONS, 3, {}))
+            assert correlation(other.receive_frame()) == 1
+            burst_answered, _, _ = select.select([flooding.sock], [], [], 0)
+            assert not burst_answered
+        finally:
+            sender.join()
+        assert correlation(flooding.receive_frame()) == 2
+    assert kafka_shim.call(lambda: log.log_end_offset) == 20_001
