@@ -101,8 +101,8 @@ def empty_with_offsets_and_a_transaction(h: Harness) -> None:
     h.apply(h.coordinator.commit_transactional_offsets(txn_commit_request(9), h.now))
 
 
-def txn_commit_request(offset: int) -> TxnCommitRequest:
-    return TxnCommitRequest(GROUP, 7, 0, {TP: OffsetCommit(offset)})
+def txn_commit_request(offset: int, producer_id: int = 7) -> TxnCommitRequest:
+    return TxnCommitRequest(GROUP, producer_id, 0, {TP: OffsetCommit(offset)})
 
 
 # --- the steps: each answers its outcome, not carried out ----------------------------------
@@ -155,6 +155,10 @@ def txn_commit(h: Harness) -> Outcome[Any]:
     return h.coordinator.commit_transactional_offsets(txn_commit_request(11), h.now)
 
 
+def another_producer_txn_commit(h: Harness) -> Outcome[Any]:
+    return h.coordinator.commit_transactional_offsets(txn_commit_request(12, producer_id=8), h.now)
+
+
 def delete_offsets(h: Harness) -> Outcome[Any]:
     return h.coordinator.delete_offsets(GROUP, [TP, TopicPartition("t", 1)], h.now)
 
@@ -193,6 +197,11 @@ CASES = [
     Case("handing over a group with a member not joined yet", stable_with_one_not_joined_yet, release),
     Case("taking a consumer group back", lambda h: None, adopt),
     Case("a transactional offset commit", empty_with_offsets_and_a_transaction, txn_commit),
+    Case(
+        "another producer's transactional offset commit",
+        empty_with_offsets_and_a_transaction,
+        another_producer_txn_commit,
+    ),
     Case("deleting offsets", empty_with_offsets_and_a_transaction, delete_offsets),
     Case(
         "deleting the last offsets buries the group",
