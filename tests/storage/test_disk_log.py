@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.faults import FAULTS
@@ -56,6 +57,30 @@ def test_segments_roll_by_time_since_their_first_append(tmp_path: Path) -> None:
     clock.now = 11_000
     log.append(batch(b"c", base_timestamp=1))
     assert segment_files(log.directory)[-1] == "00000000000000000002.log"
+
+
+def test_a_batch_the_broker_built_is_written_as_built_and_rolls_by_the_time_it_brings(
+    tmp_path: Path,
+) -> None:
+    """append_placed (an offset commit's batch): written at the log end as built, the segment.ms
+    check made at the caller's time, not the log's clock; a batch built for another offset or
+    leader epoch is refused and nothing of it written."""
+    clock = FakeClock(10_000)
+    log = disk_log(tmp_path / "t-0", options(clock), segment_ms=1000)
+    first = build_keyed_batch([(b"k", b"v1")], 0, 1, partition_leader_epoch=log.leader_epoch)
+    log.append_placed(first, 10_000)
+    assert log.read(0, 1 << 20) == first.data
+    for wrong in (
+        build_keyed_batch([(b"k", b"v2")], 0, 1, partition_leader_epoch=log.leader_epoch),  # offset 0 again
+        build_keyed_batch([(b"k", b"v2")], 1, 1, partition_leader_epoch=log.leader_epoch + 1),
+    ):
+        with pytest.raises(ValueError, match="not built at the log end 1"):
+            log.append_placed(wrong, 10_000)
+    assert log.log_end_offset == 1
+    second = build_keyed_batch([(b"k", b"v2")], 1, 1, partition_leader_epoch=log.leader_epoch)
+    log.append_placed(second, 11_000)  # the log's own clock still reads 10,000
+    assert segment_files(log.directory)[-1] == "00000000000000000001.log"
+    assert offsets(log) == [0, 1]
 
 
 def test_sparse_index_in_kafka_layout_finds_every_offset(tmp_path: Path) -> None:
