@@ -1,8 +1,16 @@
 """Transactions: committed transactions/s from one confluent-kafka producer (10
 records per transaction, one commit each), kafka-shim beside Tansu in the same run;
-and the recovery time of `__transaction_state` after many transactions.
+the transaction coordinator's own calls in process (CPU µs per call); and the recovery time
+of `__transaction_state` after many transactions.
 
     python -m bench.transactions [--seconds 3] [--rounds 3] [--transactions 100000]
+        [--skip rate calls recovery]
+
+The calls are timed on the pure coordinator (no log, no sockets), each kind over many
+transactional ids in turn (process CPU time, so other work on the machine counts little):
+InitProducerId, AddPartitionsToTxn starting a transaction, AddPartitionsToTxn adding to it
+(AddOffsetsToTxn is the same call for the group's `__consumer_offsets` partition), EndTxn
+commit, and the markers written, which complete it.
 
 Recovery is timed in-process on a Broker on disk (the constructor the CLI runs): the
 transactions go through the coordinator and the marker writer as EndTxn drives them
@@ -14,6 +22,7 @@ once after a cleaner pass (the replay alone is timed apart from the whole restar
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 import time
 import uuid
@@ -25,10 +34,12 @@ from confluent_kafka import Producer
 from bench.commits import create_topic
 from bench.common import measure_interleaved, print_row
 from compat.targets import Broker as Target
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.coordinator.outcome import TransactionMarkers
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.transactions.coordinator import TransactionCoordinator
+from kafka_shim.shim.transactions.coordinator import TransactionConfig, TransactionCoordinator
 from kafka_shim.shim.transactions.kept import transaction_config
 from kafka_shim.storage import cleaner
 from kafka_shim.storage.disk_log import DiskLog
@@ -76,6 +87,61 @@ def write_transactions(broker: Broker, transactions: int) -> float:
     return transactions / (time.perf_counter() - started)
 
 
+CALL_IDS = 2_000
+CALL_KINDS = (
+    "InitProducerId",
+    "AddPartitionsToTxn (start)",
+    "AddOffsetsToTxn (add)",
+    "EndTxn commit",
+    "markers written",
+)
+
+
+def coordinator_calls(rounds: int) -> None:
+    """CPU µs per coordinator call, the median of `rounds` rounds of CALL_IDS ids each."""
+    samples: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        spent = calls_round()
+        for kind, us in spent.items():
+            samples.setdefault(kind, []).append(us)
+        samples.setdefault("transaction", []).append(sum(spent.values()))
+    for kind, values in samples.items():
+        print_row(f"  {kind}", {"shim": median(values)}, "µs CPU", False)
+
+
+def calls_round() -> dict[str, float]:
+    """One round: each kind of call over CALL_IDS ids in turn, CPU µs per call."""
+    ids = itertools.count()
+    coordinator = TransactionCoordinator(TransactionConfig(max_ids=10 * CALL_IDS), lambda: next(ids))
+    txns = [f"txn-{i}" for i in range(CALL_IDS)]
+    producers: dict[str, tuple[int, int]] = {}
+    ended: list[TransactionMarkers] = []
+    partitions = [TopicPartition("t", 0), TopicPartition("t", 1)]
+    offsets = [TopicPartition("__consumer_offsets", 7)]
+
+    def call(kind: str, txn: str) -> None:
+        if kind == "InitProducerId":
+            answer = coordinator.init_producer_id(txn, 60_000, None, NOW).response
+            producers[txn] = (answer.producer_id, answer.producer_epoch)
+        elif kind == "AddPartitionsToTxn (start)":
+            coordinator.add_partitions(txn, *producers[txn], partitions, 0, NOW)
+        elif kind == "AddOffsetsToTxn (add)":
+            coordinator.add_partitions(txn, *producers[txn], offsets, 0, NOW)
+        elif kind == "EndTxn commit":
+            ended.extend(coordinator.end_transaction(txn, *producers[txn], True, 0, NOW).markers)
+        else:
+            markers = ended[int(txn.removeprefix("txn-"))]
+            coordinator.markers_written(markers, dict.fromkeys(markers.partitions, ErrorCode.NONE), NOW)
+
+    spent: dict[str, float] = {}
+    for kind in CALL_KINDS:
+        started = time.process_time()
+        for txn in txns:
+            call(kind, txn)
+        spent[kind] = (time.process_time() - started) / CALL_IDS * 1e6
+    return spent
+
+
 def restart(config: BrokerConfig, transactions: int, label: str) -> Broker:
     """A new Broker on the data dir, timed; then, apart, the replay of __transaction_state."""
     started = time.perf_counter()
@@ -120,12 +186,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--transactions", type=int, default=100_000)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["rate", "recovery"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["rate", "calls", "recovery"])
     args = parser.parse_args()
     if "rate" not in args.skip:
         samples = measure_interleaved(lambda b: transactions_per_second(b, args.seconds), args.rounds)
         label = f"transactions/s ({RECORDS_PER_TRANSACTION} records, commit each)"
         print_row(label, {k: median(v) for k, v in samples.items()}, "txn/s", True)
+    if "calls" not in args.skip:
+        print("coordinator calls in process, per call:", flush=True)
+        coordinator_calls(args.rounds)
     if "recovery" not in args.skip:
         recovery(args.transactions)
 
