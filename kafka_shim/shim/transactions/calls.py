@@ -5,7 +5,6 @@ records, written and read back."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import NamedTuple, TypeVar
 
@@ -65,10 +64,13 @@ class TransactionCalls:
         return Outcome(response, records, timers, undo=undo, markers=markers)
 
     def _keep(self, transactional_id: str) -> None:
+        """The id as it is now: a copy of its metadata (TransactionMetadata.copy) and of its
+        unmarked partitions, which the call may change in place, to put back in their stead."""
         if transactional_id not in self._kept:
+            meta = self._txns.get(transactional_id)
             unmarked = self._unmarked.get(transactional_id)
             self._kept[transactional_id] = _Kept(
-                copy.deepcopy(self._txns.get(transactional_id)), None if unmarked is None else set(unmarked)
+                None if meta is None else meta.copy(), None if unmarked is None else set(unmarked)
             )
 
     def _restore(self, kept: Mapping[str, _Kept], expiry_set: bool) -> None:

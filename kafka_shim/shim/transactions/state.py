@@ -95,6 +95,26 @@ class TransactionMetadata:
     # The transaction protocol the client speaks: 2 bumps the epoch with every transaction.
     client_version: int = 0
 
+    def copy(self) -> TransactionMetadata:
+        """An independent copy, for a call's undo to put back: every field is immutable but
+        `partitions`, which is copied. Field by field (tests/shim/transactions/test_undo.py
+        checks that none is left out): `copy.deepcopy` of the same id cost 17-19 µs, most of
+        a coordinator call."""
+        return TransactionMetadata(
+            self.transactional_id,
+            self.producer_id,
+            self.timeout_ms,
+            self.last_update_ms,
+            self.producer_epoch,
+            self.last_producer_epoch,
+            self.previous_producer_id,
+            self.next_producer_id,
+            self.state,
+            set(self.partitions),
+            self.start_ms,
+            self.client_version,
+        )
+
     @property
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= MAX_EPOCH - 1

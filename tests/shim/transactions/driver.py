@@ -13,6 +13,7 @@ from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.coordinator import Completion, TransactionConfig
 from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.shim.transactions.state import TransactionMetadata, TxnState
+from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
 from tests.helpers import FakeClock
 
@@ -24,14 +25,18 @@ T1 = TopicPartition("t", 1)
 
 
 class RecordList:
-    """`__transaction_state` as a list: every append kept, none fails."""
+    """`__transaction_state` as a list: every append kept, none fails unless `failing` names
+    the storage error every append then raises (a full disk: KAFKA_STORAGE_ERROR)."""
 
     name = TRANSACTION_TOPIC
 
     def __init__(self) -> None:
         self.records: list[TransactionRecord] = []
+        self.failing: ErrorCode | None = None
 
     def append(self, records: Sequence[TransactionRecord], now_ms: int) -> None:
+        if self.failing is not None:
+            raise StorageError(self.failing, "the test's log refuses every append")
         self.records.extend(records)
 
 
