@@ -662,8 +662,12 @@ class Conn:
             if remaining <= 0:
                 return TIMEOUT
             try:
-                r, _, _ = select.select([self.sock], [], [], remaining)
-            except (OSError, ValueError):
+                # poll, not select: in a long test run the descriptor may be over 1024, and
+                # select()'s ValueError would read as the peer closing
+                readable = select.poll()
+                readable.register(self.sock, select.POLLIN)
+                r = readable.poll(remaining * 1000)
+            except OSError:
                 self.close()
                 return CLOSED
             if not r:
