@@ -4,7 +4,11 @@ the transaction coordinator's own calls in process (CPU µs per call); and the r
 of `__transaction_state` after many transactions.
 
     python -m bench.transactions [--seconds 3] [--rounds 3] [--transactions 100000]
-        [--skip rate calls recovery]
+        [--skip rate calls recovery] [--before-tree DIR]
+
+The rate comes with the broker process's CPU per transaction (what the machine's other work
+disturbs least). With `--before-tree DIR`, kafka-shim from another checkout runs in the same
+rounds, as "before".
 
 The calls are timed on the pure coordinator (no log, no sockets), each kind over many
 transactional ids in turn (process CPU time, so other work on the machine counts little):
@@ -26,13 +30,15 @@ import itertools
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
 from confluent_kafka import Producer
 
 from bench.commits import create_topic
-from bench.common import measure_interleaved, print_row
+from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_ns, start_shim_from
+from bench.request_cpu import renamed
 from compat.targets import Broker as Target
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.broker import Broker
@@ -50,23 +56,26 @@ TRANSACTIONS_PER_ID = 100
 NOW = 1_700_000_000_000
 
 
-def transactions_per_second(target: Target, seconds: float) -> float:
+def transactions_per_second(target: Target, seconds: float) -> tuple[float, float]:
+    """Committed transactions/s, and the broker process's CPU µs per transaction."""
     topic = f"bench-txn-{uuid.uuid4().hex[:8]}"
     create_topic(target.bootstrap, topic, 1)
     producer = Producer(
         {"bootstrap.servers": target.bootstrap, "transactional.id": f"bench-{topic}", "linger.ms": 0}
     )
+    pid = target.process.pid  # type: ignore[attr-defined]
     try:
         producer.init_transactions(30)
         count = 0
-        started = time.perf_counter()
+        cpu_before, started = process_cpu_ns(pid), time.perf_counter()
         while time.perf_counter() - started < seconds:
             producer.begin_transaction()
             for i in range(RECORDS_PER_TRANSACTION):
                 producer.produce(topic, value=b"x" * 100, key=str(i).encode())
             producer.commit_transaction(30)
             count += 1
-        return count / (time.perf_counter() - started)
+        elapsed, cpu_ns = time.perf_counter() - started, process_cpu_ns(pid) - cpu_before
+        return count / elapsed, cpu_ns / count / 1e3
     finally:
         producer.flush(10)
 
@@ -186,12 +195,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--transactions", type=int, default=100_000)
+    parser.add_argument(
+        "--before-tree", metavar="DIR", help="also measure kafka-shim from this checkout, as 'before'"
+    )
     parser.add_argument("--skip", nargs="*", default=[], choices=["rate", "calls", "recovery"])
     args = parser.parse_args()
     if "rate" not in args.skip:
-        samples = measure_interleaved(lambda b: transactions_per_second(b, args.seconds), args.rounds)
+        brokers: tuple[str, ...] = BROKERS
+        starters: dict[str, Callable[[], Target]] = {}
+        if args.before_tree is not None:
+            brokers = ("before", *brokers)
+            starters["before"] = lambda: renamed(start_shim_from(args.before_tree), "before")
+        samples = measure_interleaved(
+            lambda b: transactions_per_second(b, args.seconds), args.rounds, brokers, starters
+        )
         label = f"transactions/s ({RECORDS_PER_TRANSACTION} records, commit each)"
-        print_row(label, {k: median(v) for k, v in samples.items()}, "txn/s", True)
+        print_row(label, {k: median(s[0] for s in v) for k, v in samples.items()}, "txn/s", True)
+        label = "  broker CPU per transaction"
+        print_row(label, {k: median(s[1] for s in v) for k, v in samples.items()}, "µs", False)
     if "calls" not in args.skip:
         print("coordinator calls in process, per call:", flush=True)
         coordinator_calls(args.rounds)
