@@ -9,7 +9,6 @@ decides it too): deleting offsets and expiring them only remove them.
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Collection, Iterable
 
@@ -79,7 +78,7 @@ class OffsetManager:
         previous = {tp: group.offsets.get(tp) for tp in accepted}
         transactional = registry.transactional
         if has_open_transactions:
-            transactional = copy.deepcopy(transactional)
+            transactional = transactional.copy()
 
         def undo() -> None:
             if created_retention is not None:

@@ -202,6 +202,11 @@ CASES = [
         empty_with_offsets_and_a_transaction,
         another_producer_txn_commit,
     ),
+    Case(
+        "a plain commit superseding an open transaction's offset",
+        empty_with_offsets_and_a_transaction,
+        lambda h: h.coordinator.commit_offsets(CommitRequest(GROUP, {TP: OffsetCommit(10)}), h.now),
+    ),
     Case("deleting offsets", empty_with_offsets_and_a_transaction, delete_offsets),
     Case(
         "deleting the last offsets buries the group",
