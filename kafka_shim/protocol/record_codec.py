@@ -468,7 +468,8 @@ def build_keyed_batch(
     if attributes & COMPRESSION_MASK:
         raise ValueError("build_keyed_batch writes uncompressed batches")
     count = len(keys_values)
-    tail = _HEADER_TAIL.pack(
+    # The header's fields after the CRC: what the CRC covers first.
+    tail_fields = (
         attributes,
         count - 1,  # lastOffsetDelta
         timestamp,
@@ -478,6 +479,7 @@ def build_keyed_batch(
         base_sequence,
         count,
     )
+    tail = _HEADER_TAIL.pack(*tail_fields)
     if count == 1:
         # An offset commit's: the record's bytes joined with the header's in one join.
         key, value = keys_values[0]
@@ -508,22 +510,7 @@ def build_keyed_batch(
     batch_length = ATTRIBUTES_POSITION - LOG_OVERHEAD + len(covered)
     head = _HEADER_HEAD.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc)
     # BatchHeader(...) without the Python frame of a NamedTuple's __new__ (on every commit).
-    fields = (
-        0,
-        base_offset,
-        batch_length,
-        partition_leader_epoch,
-        MAGIC,
-        crc,
-        attributes,
-        count - 1,
-        timestamp,
-        timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        count,
-    )
+    fields = (0, base_offset, batch_length, partition_leader_epoch, MAGIC, crc, *tail_fields)
     header = _new_tuple(BatchHeader, fields)
     return RecordBatches(head + covered, (header,))
 
