@@ -14,7 +14,7 @@ from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
-from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition
+from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
@@ -93,15 +93,12 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
         errors.update(broker.group_service.commit_offsets(commit, ctx.api_version, now))
     # v10 answers ids (older versions have no such field: their ids are not looked up).
     ids = {name: t.topic_id for t, name in topics if name is not None} if ctx.api_version >= 10 else {}
-    # By topic, partitions in the order of `errors` (by_topic's grouping, in one pass).
-    answered: dict[str, list[dict[str, Any]]] = {}
-    for tp, code in errors.items():
-        listed = answered.get(tp.topic)
-        if listed is None:
-            listed = answered[tp.topic] = []
-        listed.append({"partition_index": tp.partition, "error_code": code})
     answer = [
-        {"name": name, "topic_id": ids.get(name, ZERO_UUID), "partitions": listed}
-        for name, listed in answered.items()
+        {
+            "name": name,
+            "topic_id": ids.get(name, ZERO_UUID),
+            "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions],
+        }
+        for name, partitions in by_topic(errors).items()
     ]
     return {"throttle_time_ms": 0, "topics": answer + unknown_ids}
