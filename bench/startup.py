@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
-from bench.common import cli_source, print_row, process_cpu_s
+from bench.common import cli_source, print_row, process_cpu_ns, process_cpu_s
 from compat.targets import REPO_ROOT, free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
@@ -64,8 +64,7 @@ def process_cpu_fine_s(pid: int) -> float:
     first answer the threads that ran have not ended), or in clock ticks (10 ms) where the
     kernel keeps no schedstat."""
     try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-        total = sum(int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0]) for task in tasks)
+        total = process_cpu_ns(pid)
     except (OSError, ValueError, IndexError):
         total = 0
     return total / 1e9 if total else process_cpu_s(pid)
