@@ -40,6 +40,7 @@ from bench.commits import create_topic
 from bench.common import BROKERS, measure_interleaved, print_row, process_cpu_ns, start_shim_from
 from bench.request_cpu import renamed
 from compat.targets import Broker as Target
+from compat.targets import RunningBroker
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -63,7 +64,8 @@ def transactions_per_second(target: Target, seconds: float) -> tuple[float, floa
     producer = Producer(
         {"bootstrap.servers": target.bootstrap, "transactional.id": f"bench-{topic}", "linger.ms": 0}
     )
-    pid = target.process.pid  # type: ignore[attr-defined]
+    assert isinstance(target, RunningBroker) and target.process is not None
+    pid = target.process.pid
     try:
         producer.init_transactions(30)
         count = 0
