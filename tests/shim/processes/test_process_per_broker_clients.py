@@ -31,17 +31,23 @@ OFFSET_COMMIT, OFFSET_FETCH = 8, 9
 TOPIC, PARTITIONS, RECORDS = "orders", 4, 200
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningBroker, list[str]]]:
-    data_dir = tmp_path_factory.mktemp("processes") / "data"
-    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker"]
-    argv += ["--host", "127.0.0.1", "--port", "0", "--data-dir", str(data_dir), "--log-level", "WARNING"]
-    broker = launch("shim", argv, timeout_s=60)
+@contextmanager
+def processes(data_dir: Path, *extra: str) -> Iterator[tuple[RunningBroker, list[str]]]:
+    """`--brokers 2 --process-per-broker` on `data_dir`: the supervisor, the brokers' addresses."""
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
+    argv += ["--host", "127.0.0.1", "--data-dir", str(data_dir), "--log-level", "WARNING"]
+    broker = launch("shim", [*argv, *extra], timeout_s=60)
     try:
         line = next(line for line in broker.output if "listening on" in line)
         yield broker, re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
     finally:
         broker.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningBroker, list[str]]]:
+    with processes(tmp_path_factory.mktemp("processes") / "data") as started:
+        yield started
 
 
 def children(pid: int) -> list[int]:
@@ -217,19 +223,6 @@ def test_what_it_cannot_serve_is_refused_at_start(tmp_path: Path) -> None:
         assert done.returncode == 2 and reason in done.stderr, done.stderr
 
 
-@contextmanager
-def processes(data_dir: Path, *extra: str) -> Iterator[list[str]]:
-    """`--brokers 2 --process-per-broker` on `data_dir`: the two brokers' addresses."""
-    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
-    argv += ["--host", "127.0.0.1", "--data-dir", str(data_dir), "--console", "off", "--log-level", "WARNING"]
-    broker = launch("shim", [*argv, *extra], timeout_s=60)
-    try:
-        line = next(line for line in broker.output if "listening on" in line)
-        yield re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
-    finally:
-        broker.stop()
-
-
 def coordinator(address: str, group: str) -> str:
     with WireClient(address, timeout_s=10) as client:
         found = client.request(FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
@@ -243,7 +236,8 @@ def test_a_restart_keeps_every_group_where_its_offsets_are(tmp_path: Path) -> No
     both processes name the same coordinator for each group, and it has the offsets."""
     data_dir, topic, groups = tmp_path / "data", "kept", [f"g-{n}" for n in range(4)]
     partition = {"partition_index": 0, "committed_offset": 7, "committed_metadata": ""}
-    with processes(data_dir, "--config", "offsets.topic.num.partitions=1") as (controller, _):
+    with processes(data_dir, "--console", "off", "--config", "offsets.topic.num.partitions=1") as started:
+        _, (controller, _) = started
         with WireClient(controller, timeout_s=10) as client:
             create = {
                 "name": topic,
@@ -268,7 +262,7 @@ def test_a_restart_keeps_every_group_where_its_offsets_are(tmp_path: Path) -> No
                 answer = client.request(OFFSET_COMMIT, 8, commit)
             assert answer.topics[0].partitions[0].error_code == ErrorCode.NONE
     assert not (data_dir / "broker-1" / "__consumer_offsets-0").exists()  # broker 1 made none
-    with processes(data_dir) as (controller, follower):
+    with processes(data_dir, "--console", "off") as (_, (controller, follower)):
         for group in groups:
             where = coordinator(controller, group)
             assert coordinator(follower, group) == where
