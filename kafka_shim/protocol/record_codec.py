@@ -81,7 +81,7 @@ _CRC = struct.Struct(">I")
 # A batch header split at its CRC: the fields before the CRC (the CRC last), and those it covers.
 _HEADER_HEAD = struct.Struct(">qiibI")  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 _HEADER_TAIL = struct.Struct(">hiqqqhii")  # attributes, lastOffsetDelta, ... recordCount
-_ZEROS_1, _ZEROS_3 = bytes(1), bytes(3)
+_ZEROS_1, _ZEROS_2 = bytes(1), bytes(2)
 _new_tuple = tuple.__new__
 
 # A compressed batch may not inflate beyond this: stored batches come from clients.
@@ -480,32 +480,16 @@ def build_keyed_batch(
         count,
     )
     tail = _HEADER_TAIL.pack(*tail_fields)
-    if count == 1:
-        # An offset commit's: the record's bytes joined with the header's in one join.
-        key, value = keys_values[0]
+    parts = [tail]
+    for offset_delta, (key, value) in enumerate(keys_values):
+        delta = _varint(offset_delta)
         key_length = _NULL if key is None else _varint(len(key))
         value_length = _NULL if value is None else _varint(len(value))
         key, value = key or b"", value or b""
-        # attributes, timestampDelta and offsetDelta (three zero bytes), ..., no headers (one)
-        body_length = 4 + len(key_length) + len(key) + len(value_length) + len(value)
-        record = (_varint(body_length), _ZEROS_3, key_length, key, value_length, value, _ZEROS_1)
-        covered = b"".join((tail, *record))
-    else:
-        parts = [tail]
-        for offset_delta, (key, value) in enumerate(keys_values):
-            body = b"".join(
-                (
-                    b"\x00\x00",  # attributes, timestampDelta
-                    _varint(offset_delta),
-                    _NULL if key is None else _varint(len(key)),
-                    key or b"",
-                    _NULL if value is None else _varint(len(value)),
-                    value or b"",
-                    b"\x00",  # no headers
-                )
-            )
-            parts += (_varint(len(body)), body)
-        covered = b"".join(parts)
+        # attributes and timestampDelta (two zero bytes), offsetDelta, ..., no headers (one)
+        body_length = 3 + len(delta) + len(key_length) + len(key) + len(value_length) + len(value)
+        parts += (_varint(body_length), _ZEROS_2, delta, key_length, key, value_length, value, _ZEROS_1)
+    covered = b"".join(parts)  # one join: no bytes object per record
     crc = crc32c(covered)
     batch_length = ATTRIBUTES_POSITION - LOG_OVERHEAD + len(covered)
     head = _HEADER_HEAD.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc)
