@@ -24,13 +24,7 @@ from kafka_shim.protocol.control_records import parse_marker
 
 # partition_for: Kafka's placement of a key, imported from here too.
 from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC, partition_for
-from kafka_shim.protocol.offsets_records import (
-    OffsetsRecord,
-    decode_record,
-    encode_key,
-    encode_record,
-    encode_value,
-)
+from kafka_shim.protocol.offsets_records import OffsetsRecord, decode_record, encode_record
 from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.records import (
     NO_PRODUCER_ID,
@@ -81,14 +75,12 @@ class OffsetsLog(InternalLog):
             # A commit of one partition, what nearly every request writes: one batch, built
             # where the log places it, without the runs' lists.
             record = records[0]
-            key = record.key
-            index = partition_for(key.group, count)
+            index = partition_for(record.key.group, count)
             partition = partitions[index]
             if record.producer_id == NO_PRODUCER_ID:  # a plain commit: no producer state to keep
-                key_value = (encode_key(key), encode_value(record.value, key))
                 epoch = partition.leader_epoch
                 batch = build_keyed_batch(
-                    (key_value,), partition.log_end_offset, now_ms, partition_leader_epoch=epoch
+                    (encode_record(record),), partition.log_end_offset, now_ms, partition_leader_epoch=epoch
                 )
                 partition.append_placed(batch, now_ms)
             else:
