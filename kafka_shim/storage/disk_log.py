@@ -433,9 +433,13 @@ class DiskLog(PartitionLog):
         with self._lock:
             for segment in self._segments:
                 segment.close()
-            self._closed = True
-            faults.check("remove")
-            shutil.rmtree(self.directory, ignore_errors=True)
+            self._remove()
+
+    def _remove(self) -> None:
+        """Refuse every later use and remove the partition's directory (its files closed)."""
+        self._closed = True
+        faults.check("remove")
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     def _check_open(self) -> None:
         if self._closed:

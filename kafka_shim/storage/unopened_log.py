@@ -20,13 +20,12 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.storage import faults, log_recovery
+from kafka_shim.storage import log_recovery
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
@@ -136,9 +135,7 @@ class UnopenedDiskLog(DiskLog):
         """Removed without reading it first: a deleted topic's partition that nobody used."""
         with self._opening:
             if type(self) is UnopenedDiskLog:
-                self._closed = True
-                faults.check("remove")
-                shutil.rmtree(self.directory, ignore_errors=True)
+                DiskLog._remove(self)
                 return
         DiskLog.delete(self)
 
