@@ -433,17 +433,18 @@ class DiskLog(PartitionLog):
         with self._lock:
             for segment in self._segments:
                 segment.close()
-            self._remove()
-
-    def _remove(self) -> None:
-        """Refuse every later use and remove the partition's directory (its files closed)."""
-        self._closed = True
-        faults.check("remove")
-        shutil.rmtree(self.directory, ignore_errors=True)
+            remove(self)
 
     def _check_open(self) -> None:
         if self._closed:
             raise StorageError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"{self.directory.name} was deleted")
+
+
+def remove(disk_log: DiskLog) -> None:
+    """Refuse every later use of the log and remove its directory (its files closed)."""
+    disk_log._closed = True
+    faults.check("remove")
+    shutil.rmtree(disk_log.directory, ignore_errors=True)
 
 
 def _read_spans(spans: list[Span]) -> bytes:

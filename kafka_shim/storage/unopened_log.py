@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
-from kafka_shim.storage import log_recovery
+from kafka_shim.storage import disk_log, log_recovery
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.durability import DiskOptions
 from kafka_shim.storage.errors import StorageError, StorageStartupError
@@ -135,7 +135,7 @@ class UnopenedDiskLog(DiskLog):
         """Removed without reading it first: a deleted topic's partition that nobody used."""
         with self._opening:
             if type(self) is UnopenedDiskLog:
-                DiskLog._remove(self)
+                disk_log.remove(self)
                 return
         DiskLog.delete(self)
 
