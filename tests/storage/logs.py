@@ -26,6 +26,14 @@ def disk_log(directory: Path, opts: DiskOptions | None = None, **config: object)
     return DiskLog.create(directory, LogConfig(**config), opts or options())  # type: ignore[arg-type]
 
 
+def abandon(log: DiskLog) -> None:
+    """Let go of the log's descriptors as a crash would: no seal, no producer snapshot. A test
+    that leaves a log open to act out a crash would otherwise hold its files until the pytest
+    process ends, and a long run reaches descriptors past 1024, which `select()` refuses."""
+    for segment in log._segments:
+        segment.close()
+
+
 def reopen(log: DiskLog, *, clean: bool) -> DiskLog:
     """The same directory opened again, as after a clean stop or a crash."""
     if clean:

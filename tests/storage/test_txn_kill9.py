@@ -20,6 +20,7 @@ from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.log import AbortedTransaction
 from kafka_shim.storage.producer_state import ProducerStates
 from kafka_shim.storage.txn_index import TXN_INDEX_SUFFIX, AbortedTxn, TxnIndex
+from tests.storage.logs import abandon
 from tests.storage.txn_writer import CONFIG, OPTIONS
 
 pytestmark = pytest.mark.slow
@@ -84,4 +85,6 @@ def test_transaction_state_survives_kill_9(tmp_path: Path) -> None:
         assert indexed(log) == aborted
         if round_number % 2:
             log.close()  # a clean stop between crashes: the next open trusts the snapshot
+        else:
+            abandon(log)
     assert len(log.segment_bases()) > 10
