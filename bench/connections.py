@@ -11,6 +11,10 @@ broker CPU is the user + system time of the broker's processes (the supervisor a
 processes for --process-per-broker), from /proc.
 
     python -m bench.connections [--requests 4000] [--rounds 3] [--counts 1,8,64] [--kinds OffsetCommit]
+        [--before-tree DIR] [--targets shim,shim-processes,tansu,before,before-processes]
+
+With `--before-tree DIR`, kafka-shim from another checkout (the commit before a change) runs
+beside it, in one process and in two, in the same interleaved rounds.
 
 Then the model: what 8 and 32 cores would give, from the CPU per request measured here and
 how the groups and partitions of this run spread over 8 and 32 brokers (docs/performance.md).
@@ -31,7 +35,7 @@ from statistics import median
 from typing import Any
 
 from bench.commits import create_topic
-from bench.common import process_cpu_s
+from bench.common import process_cpu_s, start_shim_from
 from bench.request_cpu import OFFSET_COMMIT, PRODUCE, VERSIONS, Connection, commit_body, produce_body
 from compat.targets import RunningBroker, TargetUnavailable, start_shim, start_tansu
 from kafka_shim.protocol.messages import APIS
@@ -42,15 +46,31 @@ KINDS = ("OffsetCommit", "Produce")
 COUNTS = (1, 8, 64)
 PROCESSES = 2  # brokers (processes) of the --process-per-broker target: this machine's cores
 METADATA, FIND_COORDINATOR = 3, 10
+PROCESS_ARGS = (
+    *("--brokers", str(PROCESSES), "--process-per-broker"),
+    *("--console", "off", "--schema-registry", "off"),
+)
 # name -> how to start it; kafka-shim as compat.targets starts it (on disk, console on).
 TARGETS: dict[str, Callable[[], RunningBroker]] = {
     "shim": start_shim,
-    "shim-processes": lambda: start_shim(
-        ("--brokers", str(PROCESSES), "--process-per-broker", "--console", "off", "--schema-registry", "off")
-    ),
+    "shim-processes": lambda: start_shim(PROCESS_ARGS),
     "tansu": start_tansu,
 }
-LABELS = {"shim": "kafka-shim", "shim-processes": f"kafka-shim, {PROCESSES} processes", "tansu": "Tansu"}
+LABELS = {
+    "shim": "kafka-shim",
+    "shim-processes": f"kafka-shim, {PROCESSES} processes",
+    "tansu": "Tansu",
+    "before": "before",
+    "before-processes": f"before, {PROCESSES} processes",
+}
+
+
+def before_targets(tree: str) -> dict[str, Callable[[], RunningBroker]]:
+    """kafka-shim from checkout `tree` (the commit before a change), in one process and in two."""
+    return {
+        "before": lambda: start_shim_from(tree),
+        "before-processes": lambda: start_shim_from(tree, PROCESS_ARGS),
+    }
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -186,13 +206,17 @@ Samples = dict[str, list[dict[tuple[str, int], tuple[float, float, float, float]
 
 
 def measure(
-    requests: int, rounds: int, counts: tuple[int, ...] = COUNTS, kinds: tuple[str, ...] = KINDS
+    requests: int,
+    rounds: int,
+    counts: tuple[int, ...] = COUNTS,
+    kinds: tuple[str, ...] = KINDS,
+    targets: dict[str, Callable[[], RunningBroker]] = TARGETS,
 ) -> Samples:
     """Every target running throughout, rounds alternating between them."""
     samples: Samples = {}
     with ExitStack() as stack:
         started: dict[str, RunningBroker] = {}
-        for name, start in TARGETS.items():
+        for name, start in targets.items():
             try:
                 started[name] = start()
             except TargetUnavailable as exc:
@@ -261,10 +285,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--counts", default=",".join(map(str, COUNTS)), help="connection counts")
     parser.add_argument("--kinds", default=",".join(KINDS), help="request kinds: OffsetCommit,Produce")
+    parser.add_argument(
+        "--before-tree", metavar="DIR", help="also run kafka-shim from this checkout, as 'before' (both ways)"
+    )
+    parser.add_argument("--targets", help="only these targets (comma-separated): " + ",".join(LABELS))
     args = parser.parse_args()
     counts = tuple(int(c) for c in args.counts.split(","))
     kinds = tuple(kind for kind in KINDS if kind in args.kinds.split(","))
-    samples = measure(args.requests, args.rounds, counts, kinds)
+    targets = {**TARGETS, **(before_targets(args.before_tree) if args.before_tree else {})}
+    if args.targets:
+        targets = {name: start for name, start in targets.items() if name in args.targets.split(",")}
+    samples = measure(args.requests, args.rounds, counts, kinds, targets)
     cpu, client, idle = dict(medians(samples, 0)), dict(medians(samples, 2)), dict(medians(samples, 3))
     print("requests/s (broker CPU per request; broker cores busy; client CPU per request; idle cores)")
     for shape, rates in medians(samples, 1):
