@@ -19,6 +19,7 @@ import trio
 
 from kafka_shim.protocol.file_records import FileRecords, Spliced
 from kafka_shim.shim.limits import RequestMemory
+from kafka_shim.shim.net.polling import POLLING
 from kafka_shim.shim.net.waiting import Wakeup
 
 _LENGTH = struct.Struct(">i")
@@ -120,7 +121,9 @@ class FrameReader:
     kind of request last read: a transactional producer sends Produce and EndTxn within
     ~0.1 ms of the answers before them, but its next AddPartitionsToTxn ~1.3 ms after EndTxn's
     answer (the application builds the next transaction), so one flag for the connection
-    spun 0.5 ms in vain after every EndTxn. A request already
+    spun 0.5 ms in vain after every EndTxn. Nobody polls for a while after a poll that was
+    preempted (shim.net.polling: the core is shared, and a spinning process would take it
+    from the peer or another process). A request already
     there when the reader looks is read without yielding (see _YIELD_EVERY_S).
     """
 
@@ -184,8 +187,11 @@ class FrameReader:
         started = time.monotonic()  # one clock for idleness and polling: a call less per read
         quick = self._last_api in self._quick_after
         polling_until = started + self._busy_poll_s if quick else 0.0
+        if started < POLLING.off_until:  # preempted while polling lately: the core is shared
+            polling_until = 0.0
         parked_at = None if quick else started
         waited = False
+        cpu_polled_from, polled_from = -1.0, 0.0  # time.thread_time(), .monotonic() as polling began
         while True:
             granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
             if not granted:
@@ -195,11 +201,16 @@ class FrameReader:
             except BlockingIOError:
                 self._memory.release(granted)
                 if parked_at is None:
-                    if time.monotonic() < polling_until:
+                    now = time.monotonic()
+                    if now < polling_until:
+                        if cpu_polled_from < 0:
+                            cpu_polled_from, polled_from = time.thread_time(), now
                         await trio.lowlevel.checkpoint()
                         waited = True
                         continue
-                    parked_at = time.monotonic()
+                    parked_at = now
+                    if cpu_polled_from >= 0:
+                        POLLING.polled(polled_from, cpu_polled_from, now)
                 await trio.lowlevel.wait_readable(self.fileno)  # an int: no fileno() call
                 waited = True
                 continue
@@ -214,6 +225,8 @@ class FrameReader:
                     self._quick_after.add(self._last_api)
                 else:
                     self._quick_after.discard(self._last_api)
+            elif cpu_polled_from >= 0:
+                POLLING.polled(polled_from, cpu_polled_from, now)
             if waited:
                 self._yield_by = now + _YIELD_EVERY_S
             elif now >= self._yield_by:

@@ -27,7 +27,6 @@ from kafka_shim.storage.errors import StorageStartupError
 log = logging.getLogger("kafka_shim.processes")
 
 FLAG = "--process-per-broker"
-BUSY_POLL = "--busy-poll-us"
 OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
 START_TIMEOUT_S = 120.0  # a loaded 2-core machine was seen taking 30 s to start one broker
 STOP_TIMEOUT_S = 15.0
@@ -132,13 +131,11 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
 
 
 def broker_argv(argv: list[str]) -> list[str]:
-    """A broker process's command line: the supervisor's, without --process-per-broker, and
-    without busy polling unless asked for: processes spinning on shared cores take them from
-    each other and from the clients (docs/performance.md measures it)."""
-    own = [arg for arg in argv if arg != FLAG]
-    if not any(arg == BUSY_POLL or arg.startswith(BUSY_POLL + "=") for arg in own):
-        own += [BUSY_POLL, "0"]
-    return own
+    """A broker process's command line: the supervisor's, without --process-per-broker. Each
+    busy-polls as one process does: a process whose core is shared stops polling
+    (shim.net.polling), so processes spinning on shared cores do not take them from each other
+    and from the clients (docs/performance.md measures it)."""
+    return [arg for arg in argv if arg != FLAG]
 
 
 def broker_dir(config: BrokerConfig, position: int) -> Path:
