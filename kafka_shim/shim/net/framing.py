@@ -225,9 +225,8 @@ class FrameReader:
                     self._quick_after.add(self._last_api)
                 else:
                     self._quick_after.discard(self._last_api)
-            elif cpu_polled_from >= 0:
-                POLLING.polled(polled_from, cpu_polled_from, now)
-            if waited:
+                if parked_at is None:  # polled until it came
+                    POLLING.polled(polled_from, cpu_polled_from, now)
                 self._yield_by = now + _YIELD_EVERY_S
             elif now >= self._yield_by:
                 # Found waiting for a while on end: let the others run, or a peer pipelining

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import struct
 import time
 
-from kafka_shim.shim.net.polling import OFF_S, Polling
+import trio
+import trio.testing
+
+from kafka_shim.shim.net.framing import FrameReader, MemoryGate
+from kafka_shim.shim.net.polling import OFF_S, POLLING, Polling
 
 
 def test_a_poll_that_kept_its_core_keeps_polling() -> None:
@@ -20,3 +25,35 @@ def test_a_preempted_poll_stops_polling_for_a_while() -> None:
     # A second of wall time the thread did not get: another thread had its core.
     polling.polled(now - 1.0, time.thread_time(), now)
     assert polling.off_until == now + OFF_S
+
+
+def test_a_reader_whose_poll_lost_the_core_stops_polling() -> None:
+    frame = struct.pack(">ih", 2, 18)  # a request's length and api key: all the reader looks at
+
+    async def main() -> None:
+        ours, peer = trio.socket.socketpair()
+        reader = FrameReader(ours, 1 << 20, MemoryGate(1 << 20), busy_poll_s=60.0)
+        async with trio.open_nursery() as nursery:
+
+            async def send_later(lose_core: bool) -> None:
+                if lose_core:  # the thread blocks: wall time passes, its CPU time does not
+                    await trio.sleep(0)
+                    time.sleep(0.01)
+                else:  # once the reader waits in epoll
+                    await trio.testing.wait_all_tasks_blocked()
+                await peer.send(frame)
+
+            for _ in range(2):  # waited briefly after a request of this kind: quick from now on
+                nursery.start_soon(send_later, False)
+                assert await reader.next_frame() == frame[4:]
+            nursery.start_soon(send_later, True)
+            assert await reader.next_frame() == frame[4:]  # polled for it, and lost the core
+        assert POLLING.off_until > 0.0  # set: nobody polls until then
+        ours.close()
+        peer.close()
+
+    POLLING.off_until = 0.0
+    try:
+        trio.run(main)
+    finally:
+        POLLING.off_until = 0.0
