@@ -18,7 +18,7 @@ from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, Topic
 from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
-    from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData, OffsetCommitRequestTopics
+    from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
 
 __all__ = ["API", "handle"]
 
@@ -26,39 +26,36 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
-def _named(
-    ctx: RequestContext, topics: list[OffsetCommitRequestTopics]
-) -> list[tuple[OffsetCommitRequestTopics, str | None]]:
-    """Each requested topic with its name; from v10 it is named by id (None: an unknown id)."""
-    if ctx.api_version < 10:
-        return [(t, t.name) for t in topics]
-    return [(t, ctx.broker.topic_name(t.topic_id)) for t in topics]
+# A NamedTuple made without the Python frame of its __new__: three per committed partition.
+_new_tuple = tuple.__new__
 
 
 async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[str, Any]:
     now = ctx.now_ms()
     broker = ctx.broker
+    version = ctx.api_version
     group_id = request.group_id
-    topics = _named(ctx, request.topics)
+    topics = request.topics
+    # Each topic's name; from v10 it is named by id (None: an id the broker does not know).
+    names = [t.name for t in topics] if version < 10 else [broker.topic_name(t.topic_id) for t in topics]
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
     expire_at = None
-    if 2 <= ctx.api_version <= 4 and retention != DEFAULT_RETENTION:
+    if 2 <= version <= 4 and retention != DEFAULT_RETENTION:
         # Kafka adds them as Java longs: a huge retention wraps around instead of failing.
         expire_at = (now + retention + INT64_SPAN // 2) % INT64_SPAN - INT64_SPAN // 2
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
     # READ on the group, then on each topic (before its existence), as Kafka checks them.
     group_denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, group_id)
-    topic_denial = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
     readable = (
-        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for _, n in topics if n is not None])
+        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
         if group_denial is None
         else set()
     )
     unknown_ids: list[dict[str, Any]] = []
     known = broker.topics.get
-    for topic, name in topics:
+    for topic, name in zip(topics, names, strict=True):
         if name is None:
             code = group_denial or ErrorCode.UNKNOWN_TOPIC_ID
             partitions = [
@@ -69,30 +66,36 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
         found = known(name)  # once per topic, not per partition
         count = len(found.partitions) if found is not None else 0
         for p in topic.partitions:
-            tp = TopicPartition(name, p.partition_index)
+            tp = _new_tuple(TopicPartition, (name, p.partition_index))
             if group_denial is not None:
                 errors[tp] = group_denial
             elif name not in readable:
-                errors[tp] = topic_denial
+                errors[tp] = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
             elif not 0 <= tp.partition < count:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                commits[tp] = OffsetCommit(
-                    p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at
+                commits[tp] = _new_tuple(
+                    OffsetCommit,
+                    (p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at),
                 )
     if commits and not ctx.coordinates(GROUP_KEY_TYPE, group_id):
         errors.update(dict.fromkeys(commits, ErrorCode.NOT_COORDINATOR))
     elif commits:
-        commit = CommitRequest(
-            group_id,
-            commits,
-            request.generation_id_or_member_epoch,
-            request.member_id,
-            request.group_instance_id,
+        commit = _new_tuple(
+            CommitRequest,
+            (
+                group_id,
+                commits,
+                request.generation_id_or_member_epoch,
+                request.member_id,
+                request.group_instance_id,
+            ),
         )
-        errors.update(broker.group_service.commit_offsets(commit, ctx.api_version, now))
+        errors.update(broker.group_service.commit_offsets(commit, version, now))
     # v10 answers ids (older versions have no such field: their ids are not looked up).
-    ids = {name: t.topic_id for t, name in topics if name is not None} if ctx.api_version >= 10 else {}
+    ids: dict[str, Any] = {}
+    if version >= 10:
+        ids = {name: t.topic_id for t, name in zip(topics, names, strict=True) if name is not None}
     answer = [
         {
             "name": name,

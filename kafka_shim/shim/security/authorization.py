@@ -18,7 +18,7 @@ are decided by.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -55,12 +55,23 @@ class Check:
 class Rule:
     follows: str  # the Kafka method whose checks these are
     checks: tuple[Check, ...] = ()  # in Kafka's order; none: the API authorizes nothing
+    # Each operation and resource type's first check: every authorization a handler asks
+    # looks its check up here (an OffsetCommit asks three times).
+    _by_kind: dict[tuple[AclOperation, ResourceType], Check] = field(
+        init=False, repr=False, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        by_kind: dict[tuple[AclOperation, ResourceType], Check] = {}
+        for check in self.checks:
+            by_kind.setdefault((check.operation, check.resource), check)
+        object.__setattr__(self, "_by_kind", by_kind)
 
     def check(self, operation: AclOperation, resource: ResourceType) -> Check:
-        for check in self.checks:
-            if check.operation == operation and check.resource == resource:
-                return check
-        raise UndeclaredCheck(f"{self.follows} declares no {operation.name} on {resource.name}")
+        check = self._by_kind.get((operation, resource))
+        if check is None:
+            raise UndeclaredCheck(f"{self.follows} declares no {operation.name} on {resource.name}")
+        return check
 
 
 class UndeclaredCheck(RuntimeError):
