@@ -114,9 +114,10 @@ class GroupCoordinator:
 
     def _settle(self, out: Effects, now: int, response: T) -> Outcome[T]:
         """Fire the deadlines this call set for `now` or earlier (firing may set more)."""
-        while (key := out.due(now)) is not None:
-            assert isinstance(key, GroupTimer)
-            self._fire(key, now, out)
+        if out.timers:  # most commits set none
+            while (key := out.due(now)) is not None:
+                assert isinstance(key, GroupTimer)
+                self._fire(key, now, out)
         return out.outcome(response)
 
     def _fire(self, key: GroupTimer, now: int, out: Effects) -> None:

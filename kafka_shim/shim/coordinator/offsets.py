@@ -70,7 +70,9 @@ def accept(
         if len(metadata) * 4 > metadata_max_bytes and len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
-        accepted[tp] = OffsetValue(commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
+        # OffsetValue(...) without the Python frame of a NamedTuple's __new__ (on every commit).
+        value = (commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
+        accepted[tp] = tuple.__new__(OffsetValue, value)
         errors[tp] = ErrorCode.NONE
     return accepted, errors
 

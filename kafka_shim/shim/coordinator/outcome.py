@@ -93,10 +93,15 @@ class Effects:
     def outcome(self, response: T) -> Outcome[T]:
         if not self.records and not self.replies:  # a heartbeat's: its deadlines at most
             return Outcome(response, (), tuple(self.timers.items()))
-        return Outcome(
+        # Outcome(...) without the Python frame of a NamedTuple's __new__ (every commit's):
+        # each field given, in Outcome's order.
+        fields = (
             response,
             tuple(self.records),
             tuple(self.timers.items()),
             tuple(self.replies),
             self.undo if self.records else None,
+            (),  # markers
+            None,  # downgraded
         )
+        return tuple.__new__(Outcome, fields)

@@ -27,7 +27,9 @@ def offset_record(
     producer_epoch: int = NO_PRODUCER_EPOCH,
 ) -> OffsetsRecord:
     """A commit; with a producer, one made inside that producer's transaction."""
-    return OffsetsRecord(OffsetKey(group_id, tp.topic, tp.partition), offset, producer_id, producer_epoch)
+    # The NamedTuples made without the Python frames of their __new__ (on every commit).
+    key = tuple.__new__(OffsetKey, (group_id, tp.topic, tp.partition))
+    return tuple.__new__(OffsetsRecord, (key, offset, producer_id, producer_epoch))
 
 
 def offset_tombstone(group_id: str, tp: TopicPartition) -> OffsetsRecord:
