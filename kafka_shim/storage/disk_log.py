@@ -242,7 +242,9 @@ class DiskLog(PartitionLog):
         """As `read`, left in the segment files when there is enough to be worth a sendfile."""
         with self._lock:
             spans = self._spans(offset, max_bytes, min_one)
-            if sum(length for _, _, length in spans) < SENDFILE_MIN_BYTES:
+            # One span nearly always (a read within the active segment): no generator to sum.
+            size = spans[0][2] if len(spans) == 1 else sum(length for _, _, length in spans)
+            if size < SENDFILE_MIN_BYTES:
                 return _read_spans(spans)
             # Own descriptors: retention or compaction may close the segment's before it is sent.
             return FileRecords((os.dup(segment.fd), position, length) for segment, position, length in spans)

@@ -367,7 +367,7 @@ class Segment:
         else:
             fields = HEADER.unpack(os.pread(self.fd, HEADER_SIZE, position))
         base, length, _, _, _, _, delta, _, max_ts, *_ = fields
-        return BatchPosition(position, base, base + delta, LOG_OVERHEAD + length, max_ts)
+        return _new_tuple(BatchPosition, (position, base, base + delta, LOG_OVERHEAD + length, max_ts))
 
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
         while position < self.size:

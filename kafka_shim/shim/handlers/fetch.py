@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.shim.context import RequestContext, leader_endpoints
+from kafka_shim.shim.partitions.errors import NO_ERROR
 from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
     PartitionKey,
@@ -61,8 +61,7 @@ FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the l
 FIRST_CURRENT_LEADER_VERSION = 16  # KIP-951: current_leader and node_endpoints filled in
 
 
-@dataclass
-class Gathered:
+class Gathered(NamedTuple):  # a tuple: one per Fetch (and per wake-up of a long poll)
     answers: dict[PartitionKey, dict[str, Any]]
     size: int
     must_answer: bool  # an error to report: Kafka answers at once
@@ -175,14 +174,14 @@ def _read(
         zero_copy=ctx.zero_copy,
         version=version,
     )
-    if code != ErrorCode.NONE:
+    if code != NO_ERROR:
         # A read Kafka refuses (an offset out of range) answers -1 for every offset
         # (ReplicaManager's LogReadResult of an exception), not the log's.
         return _refused(index, code, committed), len(records)
     size = len(records)
     if version <= LAST_LEGACY_VERSION:
         code, records = down_converted(version, records, want.fetch_offset)
-        if code != ErrorCode.NONE:
+        if code != NO_ERROR:
             return _refused(index, code, committed), size
     answer = {
         "partition_index": index,
@@ -224,7 +223,7 @@ def _gather(
         if found is None or found[0] != want.topic_name:
             topic, missing = _topic(ctx, topic_key, want.topic_name, readable)
             refusal = (
-                ErrorCode.NONE
+                NO_ERROR
                 if topic is None
                 else unservable(topic, ctx.api_version, ctx.broker.config.kafka_value)
             )
@@ -235,7 +234,7 @@ def _gather(
             must_answer = True
             answers[key] = _refused(index, missing, committed)
             continue
-        if refusal != ErrorCode.NONE:
+        if refusal != NO_ERROR:
             must_answer = True
             answers[key] = _refused(index, refusal, committed)
             continue
@@ -262,7 +261,7 @@ def _gather(
         limit = min(want.max_bytes, budget - size)
         min_one = size == 0 and ctx.api_version >= FIRST_MIN_ONE_VERSION
         answers[key], read_size = _read(ctx, log, index, want, limit, min_one, committed)
-        must_answer |= answers[key]["error_code"] != ErrorCode.NONE
+        must_answer |= answers[key]["error_code"] != NO_ERROR
         size += read_size
     return Gathered(answers, size, must_answer, logs)
 

@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 
@@ -53,22 +54,21 @@ def next_epoch(epoch: int) -> int:
     return 1 if epoch == _MAX_ID else epoch + 1
 
 
-@dataclass(frozen=True, slots=True)
-class Wanted:
+class Wanted(NamedTuple):
     """What to read of a partition: from where, at most how much, and the topic's name when
     the partition was first asked for (None: an unknown topic id). A session keeps that
     name: a topic deleted while in a v13+ session is then reported by name
     (UNKNOWN_TOPIC_OR_PARTITION, or INCONSISTENT_TOPIC_ID once the name is reused), as
-    Kafka's sessions do."""
+    Kafka's sessions do. A tuple: one is made per partition of every Fetch, and a frozen
+    dataclass sets each field through `object.__setattr__`."""
 
     fetch_offset: int
     max_bytes: int
     topic_name: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Served:
-    """What an answer said of a partition, as far as a session compares it."""
+class Served(NamedTuple):
+    """What an answer said of a partition, as far as a session compares it (a tuple, as Wanted)."""
 
     error_code: int
     high_watermark: int
@@ -134,8 +134,7 @@ class SessionError:
     error: ErrorCode
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):  # a tuple, as Wanted: one per Fetch
     error: ErrorCode
     session_id: int
     partitions: list[PartitionKey]  # those to include, in order

@@ -10,6 +10,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.records import RecordsError, iter_headers
+from kafka_shim.shim.partitions.errors import NO_ERROR
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import BrokerValue, effective_value
@@ -20,11 +21,9 @@ LAST_LEGACY_VERSION = 3
 FIRST_ZSTD_VERSION = 10
 
 
-def _unfiltered(log: PartitionLog, offset: int, committed: bool) -> bool:
-    """Whether what is read is served as stored, every batch to the end: then it may stay in
-    its files (no open transaction to cut at, no aborted one to list)."""
-    if not committed:
-        return True
+def _unfiltered(log: PartitionLog, offset: int) -> bool:
+    """Whether what a read_committed Fetch reads is served as stored, every batch to the end:
+    then it may stay in its files (no open transaction to cut at, no aborted one to list)."""
     stable = log.last_stable_offset
     return stable >= log.log_end_offset and not log.aborted_ranges(offset, stable)
 
@@ -43,11 +42,11 @@ def read(
     beyond it, KIP-74) for Fetch `version`; `zero_copy`: the connection may be sent file
     regions. An error (an offset out of range) comes with no records."""
     try:
-        if zero_copy and version > LAST_LEGACY_VERSION and _unfiltered(log, offset, committed):
-            return ErrorCode.NONE, log.read_file_records(offset, limit, min_one=min_one)
+        if zero_copy and version > LAST_LEGACY_VERSION and (not committed or _unfiltered(log, offset)):
+            return NO_ERROR, log.read_file_records(offset, limit, min_one=min_one)
         if committed:
-            return ErrorCode.NONE, log.read_committed(offset, limit, min_one=min_one)
-        return ErrorCode.NONE, log.read(offset, limit, min_one=min_one)
+            return NO_ERROR, log.read_committed(offset, limit, min_one=min_one)
+        return NO_ERROR, log.read(offset, limit, min_one=min_one)
     except StorageError as exc:
         return exc.code, b""
 
@@ -76,7 +75,7 @@ def unservable(topic: Topic, version: int, broker_value: BrokerValue) -> ErrorCo
     """Kafka's answer for a partition an old Fetch version cannot be given: a zstd topic
     before v10, or v0-3 where the topic disables down-conversion."""
     if version >= FIRST_ZSTD_VERSION:  # today's clients: no config lookups on their path
-        return ErrorCode.NONE
+        return NO_ERROR
     if effective_value(topic.configs, "compression.type", broker_value) == "zstd":
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
     enabled = effective_value(topic.configs, "message.downconversion.enable", broker_value)
