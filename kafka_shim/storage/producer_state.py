@@ -98,7 +98,9 @@ class ProducerStates:
         The disk cleaner reads it from the housekeeping thread: one pass over int values
         in C, which no append interleaves with under the GIL. It never decreases, so a
         value read just before an append is only more cautious."""
-        return min(self._ongoing.values(), default=None)
+        if not self._ongoing:  # nearly always (a Fetch asks on every partition it answers)
+            return None
+        return min(self._ongoing.values())
 
     def ongoing_transactions(self) -> dict[int, int]:
         return dict(self._ongoing)
