@@ -26,6 +26,7 @@ from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import LastRecord, ProducerStates
 from kafka_shim.storage.txn_index import AbortedTxn
 
+_new_tuple = tuple.__new__
 # Called with the log that grew, so only Fetches waiting on it are woken.
 AppendHook = Callable[["PartitionLog"], None]
 
@@ -277,7 +278,12 @@ class PartitionLog(ABC):
             if idempotent:
                 self.producers.record(placed.first)
         self._on_append(self)
-        return AppendResult(placed.headers[0].base_offset, placed.headers[-1].last_offset)
+        last = placed.headers[-1]
+        # Built without AppendResult's Python `__new__` (one per Produce partition).
+        return _new_tuple(
+            AppendResult,
+            (placed.headers[0].base_offset, last.base_offset + last.last_offset_delta, False, -1),
+        )
 
     def append_placed(self, batch: RecordBatches, now_ms: int | None = None) -> None:
         """One batch without a producer that the broker built itself where the log places it

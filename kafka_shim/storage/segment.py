@@ -288,7 +288,7 @@ class Segment:
                         self.max_timestamp, self.offset_of_max_timestamp - self.base_offset
                     )
                 self._since_entry = 0
-            self._since_entry += header.size
+            self._since_entry += LOG_OVERHEAD + header.batch_length  # header.size, sans property
 
     def mark(self) -> SegmentMark:
         """Where the segment ends now, for `rewind` (taken before every append: built without

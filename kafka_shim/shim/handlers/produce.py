@@ -18,7 +18,7 @@ from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
-from kafka_shim.shim.partitions.errors import PartitionRefused
+from kafka_shim.shim.partitions.errors import NO_ERROR, PartitionRefused
 from kafka_shim.shim.partitions.settings import broker_values
 from kafka_shim.shim.partitions.validation import validated
 from kafka_shim.shim.quotas.throttling import throttle_produce
@@ -134,7 +134,7 @@ def _append(
         return refusal
     return {
         "index": index,
-        "error_code": ErrorCode.NONE,
+        "error_code": NO_ERROR,
         "base_offset": appended.base_offset,
         "log_append_time_ms": appended.log_append_time_ms,
         "log_start_offset": appended.log_start_offset,
