@@ -86,6 +86,8 @@ _VERSION = struct.Struct(">h")
 # without the schema walk (a third of the cost). test_offsets_records checks it against
 # OffsetCommitValue.build for every kind of value.
 _OFFSET_VALUE_V3_HEAD = struct.Struct(">hqih")
+# The whole value when its metadata is empty (librdkafka's commits): one pack.
+_OFFSET_VALUE_V3_NO_METADATA = struct.Struct(">hqihq")
 _INT64 = struct.Struct(">q")
 _INT16_MAX = 0x7FFF
 
@@ -186,6 +188,10 @@ def encode_value(value: Value | None, key: Key | None = None) -> bytes | None:
     """`key` is needed only for a consumer-group value, whose format its key's type decides."""
     # A commit's value first (every commit writes one), packed without the schema.
     if type(value) is OffsetValue and value.expire_timestamp is None and type(value.metadata) is str:
+        if not value.metadata:
+            return _OFFSET_VALUE_V3_NO_METADATA.pack(
+                OFFSET_VALUE_VERSION, value.offset, value.leader_epoch, 0, value.commit_timestamp
+            )
         metadata = value.metadata.encode("utf-8")
         if len(metadata) <= _INT16_MAX:  # a longer one: the schema's own error, below
             head = _OFFSET_VALUE_V3_HEAD.pack(

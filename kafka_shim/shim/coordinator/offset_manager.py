@@ -34,7 +34,7 @@ class OffsetManager:
 
     def commit(self, request: CommitRequest, now: int, out: Effects) -> dict[TopicPartition, ErrorCode]:
         registry = self._registry
-        group = registry.get(request.group_id)
+        group = registry.groups.get(request.group_id)
         created = group is None
         retention_scheduled = registry.retention_scheduled
         if group is None:
