@@ -21,6 +21,9 @@ from kafka_shim.shim.coordinator.types import (
     TopicPartition,
 )
 
+# Read once: an enum member read through its class costs 50 ns on 3.11 (these: every commit).
+_EMPTY, _NONE = GroupState.EMPTY, ErrorCode.NONE
+
 
 def validate_member(group: Group, member_id: str, group_instance_id: str | None) -> ErrorCode | None:
     """Kafka's validateCurrentMember: a static id must map to this member id; the member must exist."""
@@ -43,7 +46,7 @@ def validate_commit(
     *,
     transactional: bool = False,
 ) -> ErrorCode | None:
-    empty = group.state is GroupState.EMPTY  # not group.is_: a frame less on every commit
+    empty = group.state is _EMPTY  # not group.is_: a frame less on every commit
     if generation_id < 0 and empty:
         # Standalone consumers and admin tools commit without a generation into empty groups.
         return None
@@ -74,7 +77,7 @@ def accept(
         # OffsetValue(...) without the Python frame of a NamedTuple's __new__ (on every commit).
         value = (commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
         accepted[tp] = tuple.__new__(OffsetValue, value)
-        errors[tp] = ErrorCode.NONE
+        errors[tp] = _NONE
     return accepted, errors
 
 

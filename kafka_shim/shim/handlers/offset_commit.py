@@ -15,7 +15,7 @@ from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
-from kafka_shim.shim.security.authorizer import AclOperation, ResourceType
+from kafka_shim.shim.security.authorization import GROUP, READ, TOPIC  # enum members read once
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.offset_commit import OffsetCommitRequestData
@@ -47,9 +47,9 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
     errors: dict[TopicPartition, ErrorCode] = {}
     commits: dict[TopicPartition, OffsetCommit] = {}
     # READ on the group, then on each topic (before its existence), as Kafka checks them.
-    group_denial = ctx.denial(AclOperation.READ, ResourceType.GROUP, group_id)
+    group_denial = ctx.denial(READ, GROUP, group_id)
     readable = (
-        ctx.authorized_names(AclOperation.READ, ResourceType.TOPIC, [n for n in names if n is not None])
+        ctx.authorized_names(READ, TOPIC, [n for n in names if n is not None])
         if group_denial is None
         else set()
     )
@@ -70,7 +70,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
             if group_denial is not None:
                 errors[tp] = group_denial
             elif name not in readable:
-                errors[tp] = ctx.refusal(AclOperation.READ, ResourceType.TOPIC)
+                errors[tp] = ctx.refusal(READ, TOPIC)
             elif not 0 <= tp.partition < count:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
