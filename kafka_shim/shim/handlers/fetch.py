@@ -252,7 +252,7 @@ def _gather(
         if pausing and topic is not None and faults.paused(topic.name, index, ctx.now_ms()):
             answers[key] = _paused(log, index, committed)
             continue
-        prior = reported.get(key)
+        prior = reported.get(key) if reported else None  # a full fetch's is empty: no lookup
         if prior is not None:
             end = log.last_stable_offset if committed else log.high_watermark
             if want.fetch_offset == end and prior.unchanged(log.high_watermark, log.log_start_offset):
@@ -293,6 +293,7 @@ def _responses(
 
 
 async def handle(ctx: RequestContext, request: FetchRequestData) -> dict[str, Any]:
+    now = ctx.now_ms()
     context = ctx.broker.fetch_sessions.new_context(
         session_id=request.session_id,
         epoch=request.session_epoch,
@@ -300,25 +301,32 @@ async def handle(ctx: RequestContext, request: FetchRequestData) -> dict[str, An
         wanted=_wanted(ctx, request),
         forgotten=_forgotten(ctx, request),
         privileged=_from_follower(request),
-        now=ctx.now_ms(),
+        now=now,
     )
     if isinstance(context, SessionError):
         return {"throttle_time_ms": 0, "error_code": context.error, "session_id": 0, "responses": []}
     wanted = context.wanted  # an incremental fetch: every partition of the session
-    # The long poll waits on wall time, as the client times it: not on the broker's clock, which
-    # a test may freeze or advance (shim.testbroker.clock).
-    deadline = ctx.wall_ms() + max(request.max_wait_ms, 0)
     readable = _readable(ctx, wanted)  # once: a long poll does not ask again
     max_bytes = fetch_byte_budget(ctx, request.max_bytes)
     epochs = None if ctx.broker.cluster.single else _leader_epochs(ctx, request)
+    # The long poll waits on wall time, as the client times it: not on the broker's clock, which
+    # a test may freeze or advance (shim.testbroker.clock). It starts after the first read, as
+    # Kafka's DelayedFetch does, so a Fetch answered at once reads no wall time.
+    deadline = None
     while True:
         gathered = _gather(ctx, request, wanted, context.reported, readable, max_bytes, epochs)
-        remaining = deadline - ctx.wall_ms()
-        if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes) or remaining <= 0:
+        if gathered.must_answer or gathered.size >= min(request.min_bytes, max_bytes):
             break
-        await ctx.wait_for_append(gathered.logs, remaining)
+        wall = ctx.wall_ms()
+        if deadline is None:
+            deadline = wall + max(request.max_wait_ms, 0)
+        if deadline <= wall:
+            break
+        await ctx.wait_for_append(gathered.logs, deadline - wall)
     answers = gathered.answers
-    answer = context.answer({key: _served(a) for key, a in answers.items()}, ctx.now_ms())
+    if deadline is not None:  # it may have waited: the session is touched at answer time
+        now = ctx.now_ms()
+    answer = context.answer({key: _served(a) for key, a in answers.items()}, now)
     responses = _responses(ctx, answers, answer.partitions)
     response = {"error_code": answer.error, "session_id": answer.session_id, "responses": responses}
     if epochs is not None and ctx.api_version >= FIRST_CURRENT_LEADER_VERSION:
