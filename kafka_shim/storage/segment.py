@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import struct
 from bisect import bisect_right
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from kafka_shim.protocol.records import (
     HEADER,
     HEADER_SIZE,
     LOG_OVERHEAD,
+    MAX_TIMESTAMP_POSITION,
     BatchHeader,
     RecordBatches,
     RecordsError,
@@ -45,6 +47,10 @@ TIME_INDEX_SUFFIX = ".timeindex"
 # opened or rolled is kept, and a sealed segment drops it).
 TAIL_BYTES = 16 * 1024
 _new_tuple = tuple.__new__
+# The header fields a batch's position needs (protocol.records.HEADER's baseOffset,
+# batchLength, lastOffsetDelta and maxTimestamp), the others skipped: every fetch reads these.
+_POSITION_FIELDS = struct.Struct(">qi11xi8xq")
+assert _POSITION_FIELDS.size == MAX_TIMESTAMP_POSITION + 8
 
 
 def file_stem(base_offset: int) -> str:
@@ -362,11 +368,12 @@ class Segment:
     def _batch_at(self, position: int) -> BatchPosition:
         # Batches on disk were validated when appended or recovered: their headers are read as is.
         start = position - self._tail_start
-        if start >= 0 and start + HEADER_SIZE <= len(self._tail):
-            fields = HEADER.unpack_from(self._tail, start)
+        if start >= 0 and start + _POSITION_FIELDS.size <= len(self._tail):
+            base, length, delta, max_ts = _POSITION_FIELDS.unpack_from(self._tail, start)
         else:
-            fields = HEADER.unpack(os.pread(self.fd, HEADER_SIZE, position))
-        base, length, _, _, _, _, delta, _, max_ts, *_ = fields
+            base, length, delta, max_ts = _POSITION_FIELDS.unpack(
+                os.pread(self.fd, _POSITION_FIELDS.size, position)
+            )
         return _new_tuple(BatchPosition, (position, base, base + delta, LOG_OVERHEAD + length, max_ts))
 
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
