@@ -183,7 +183,7 @@ async def handle(ctx: RequestContext, request: ProduceRequestData) -> dict[str, 
     else:
         names = [_name(ctx, topic) for topic in request.topic_data]
         writable = ctx.authorized_names(
-            AclOperation.WRITE, ResourceType.TOPIC, (name for name in names if name is not None)
+            AclOperation.WRITE, ResourceType.TOPIC, [name for name in names if name is not None]
         )
         responses = [
             {
