@@ -37,7 +37,14 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
     group_id = request.group_id
     topics = request.topics
     # Each topic's name; from v10 it is named by id (None: an id the broker does not know).
-    names = [t.name for t in topics] if version < 10 else [broker.topic_name(t.topic_id) for t in topics]
+    # Loops, not comprehensions, here and for the answer: on 3.11 a comprehension is a call.
+    names: list[str | None] = []
+    known_names: list[str] = []
+    for t in topics:
+        name = t.name if version < 10 else broker.topic_name(t.topic_id)
+        names.append(name)
+        if name is not None:
+            known_names.append(name)
     # v2-4 may name a retention of their own; from v5 only the broker's retention applies.
     retention = request.retention_time_ms
     expire_at = None
@@ -48,11 +55,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
     commits: dict[TopicPartition, OffsetCommit] = {}
     # READ on the group, then on each topic (before its existence), as Kafka checks them.
     group_denial = ctx.denial(READ, GROUP, group_id)
-    readable = (
-        ctx.authorized_names(READ, TOPIC, [n for n in names if n is not None])
-        if group_denial is None
-        else set()
-    )
+    readable = ctx.authorized_names(READ, TOPIC, known_names) if group_denial is None else set()
     unknown_ids: list[dict[str, Any]] = []
     known = broker.topics.get
     for topic, name in zip(topics, names, strict=True):
@@ -96,12 +99,11 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
     ids: dict[str, Any] = {}
     if version >= 10:
         ids = {name: t.topic_id for t, name in zip(topics, names, strict=True) if name is not None}
-    answer = [
-        {
-            "name": name,
-            "topic_id": ids.get(name, ZERO_UUID),
-            "partitions": [{"partition_index": p, "error_code": e} for p, e in partitions],
-        }
-        for name, partitions in by_topic(errors).items()
-    ]
+    answer: list[dict[str, Any]] = []
+    for answered_name, grouped in by_topic(errors).items():
+        answered: list[dict[str, Any]] = []
+        for index, error in grouped:
+            answered.append({"partition_index": index, "error_code": error})
+        topic_id = ids.get(answered_name, ZERO_UUID)
+        answer.append({"name": answered_name, "topic_id": topic_id, "partitions": answered})
     return {"throttle_time_ms": 0, "topics": answer + unknown_ids}
