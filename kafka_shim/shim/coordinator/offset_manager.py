@@ -79,7 +79,9 @@ class OffsetManager:
         copied only when it has any), or the group the commit made (`created_retention`:
         whether retention was scheduled before it; None: it existed)."""
         registry = self._registry
-        previous = {tp: group.offsets.get(tp) for tp in accepted}
+        previous = {}  # a loop, not a comprehension (a call on 3.11)
+        for tp in accepted:
+            previous[tp] = group.offsets.get(tp)
         transactional = registry.transactional
         if has_open_transactions:
             transactional = transactional.copy()

@@ -58,7 +58,7 @@ class GroupEffects(EffectWriter):
     def apply(self, outcome: Outcome[T], now: int | None = None) -> T:
         """EffectWriter.apply; then a consumer group whose last consumer-protocol member left
         goes to the classic coordinator (KIP-848's downgrade), its records written first."""
-        response = super().apply(outcome, now)
+        response = EffectWriter.apply(self, outcome, now)  # not super(): a commit each
         if outcome.downgraded is not None:
             self.apply(self._adopt(outcome.downgraded, self.clock()))
         return response
