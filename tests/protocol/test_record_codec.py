@@ -137,12 +137,18 @@ def test_an_empty_batch_keeps_its_identity() -> None:
             {"attributes": 0x10, "producer_id": 7, "producer_epoch": 2, "base_sequence": 5},
             id="transactional",
         ),
+        pytest.param(  # control_records.build_marker_batch: a COMMIT marker
+            [(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x03")],
+            {"attributes": 0x30, "producer_id": 7, "producer_epoch": 2, "base_sequence": -1},
+            id="control-marker",
+        ),
     ],
 )
 def test_keyed_batches_are_the_general_builders_bytes(
     keys_values: list[tuple[bytes | None, bytes | None]], identity: dict[str, int]
 ) -> None:
-    """The offsets log's one-pass builder writes what build_batch writes for the same records."""
+    """The one-pass builder (the internal topics' records, markers) writes what build_batch writes
+    for the same records."""
     records = [Record(900 + i, 1_700_000_000_123, k, v) for i, (k, v) in enumerate(keys_values)]
     general = build_batch(records, partition_leader_epoch=0, **identity)
     keyed = build_keyed_batch(keys_values, 900, 1_700_000_000_123, partition_leader_epoch=0, **identity)
