@@ -208,7 +208,7 @@ class FrameReader:
                 self._memory.release(granted)
                 if parked_at is None:
                     now = time.monotonic()
-                    if now < polling_until:
+                    if now < polling_until and (cpu_polled_from >= 0 or POLLING.may_poll(now)):
                         if cpu_polled_from < 0:
                             cpu_polled_from, polled_from = time.thread_time(), now
                         await trio.lowlevel.checkpoint()

@@ -57,3 +57,18 @@ def test_a_reader_whose_poll_lost_the_core_stops_polling() -> None:
         trio.run(main)
     finally:
         POLLING.off_until = 0.0
+
+
+def test_a_thread_that_waited_for_its_core_stops_polling() -> None:
+    polling = Polling()
+    polling.waited(10.0, 5.0)  # the first look only notes the wait so far
+    polling.waited(10.1, 5.001)  # 1 % of the time since: alone on its core
+    assert polling.off_until == 0.0
+    polling.waited(10.2, 5.031)  # 30 %: other threads had the core
+    assert polling.off_until == 10.2 + OFF_S
+
+
+def test_this_process_reads_its_run_queue_wait() -> None:
+    # On Linux the look reads the file; elsewhere it gives up looking and polls go on.
+    polling = Polling()
+    assert polling.may_poll(time.monotonic())
