@@ -1,4 +1,5 @@
-"""Busy polling stops for a while after a poll that was preempted (shim.net.polling)."""
+"""Busy polling stops for a while after a poll that was preempted, or when the thread waited
+for its core (shim.net.polling)."""
 
 from __future__ import annotations
 
