@@ -7,8 +7,9 @@ of `__transaction_state` after many transactions.
         [--skip rate calls recovery] [--before-tree DIR]
 
 The rate comes with the broker process's CPU per transaction (what the machine's other work
-disturbs least). With `--before-tree DIR`, kafka-shim from another checkout runs in the same
-rounds, as "before".
+disturbs least), and the requests the producer sent per transaction, by kind (librdkafka's own
+statistics: the same for every broker, unless one makes the client retry or ask again).
+With `--before-tree DIR`, kafka-shim from another checkout runs in the same rounds, as "before".
 
 The calls are timed on the pure coordinator (no log, no sockets), each kind over many
 transactional ids in turn (process CPU time, so other work on the machine counts little):
@@ -27,12 +28,14 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from statistics import median
+from typing import NamedTuple
 
 from confluent_kafka import Producer
 
@@ -57,17 +60,34 @@ TRANSACTIONS_PER_ID = 100
 NOW = 1_700_000_000_000
 
 
-def transactions_per_second(target: Target, seconds: float) -> tuple[float, float]:
-    """Committed transactions/s, and the broker process's CPU µs per transaction."""
+# How often librdkafka reports its statistics (its requests sent, by kind, to each broker).
+STATS_INTERVAL_MS = 100
+
+
+class Sample(NamedTuple):
+    rate: float  # committed transactions/s
+    cpu_us: float  # the broker process's CPU µs per transaction
+    requests: dict[str, float]  # requests the producer sent per transaction, by kind
+
+
+def transactions_per_second(target: Target, seconds: float) -> Sample:
     topic = f"bench-txn-{uuid.uuid4().hex[:8]}"
     create_topic(target.bootstrap, topic, 1)
+    stats: list[str] = []
     producer = Producer(
-        {"bootstrap.servers": target.bootstrap, "transactional.id": f"bench-{topic}", "linger.ms": 0}
+        {
+            "bootstrap.servers": target.bootstrap,
+            "transactional.id": f"bench-{topic}",
+            "linger.ms": 0,
+            "statistics.interval.ms": STATS_INTERVAL_MS,
+            "stats_cb": stats.append,
+        }
     )
     assert isinstance(target, RunningBroker) and target.process is not None
     pid = target.process.pid
     try:
         producer.init_transactions(30)
+        sent_before = requests_sent(producer, stats)
         count = 0
         cpu_before, started = process_cpu_ns(pid), time.perf_counter()
         while time.perf_counter() - started < seconds:
@@ -77,9 +97,27 @@ def transactions_per_second(target: Target, seconds: float) -> tuple[float, floa
             producer.commit_transaction(30)
             count += 1
         elapsed, cpu_ns = time.perf_counter() - started, process_cpu_ns(pid) - cpu_before
-        return count / elapsed, cpu_ns / count / 1e3
+        sent = requests_sent(producer, stats)
+        requests = {kind: (n - sent_before.get(kind, 0)) / count for kind, n in sent.items()}
+        return Sample(count / elapsed, cpu_ns / count / 1e3, requests)
     finally:
         producer.flush(10)
+
+
+def requests_sent(producer: Producer, stats: list[str]) -> dict[str, int]:
+    """Requests the producer has sent so far, by kind, to all brokers: from librdkafka's next
+    statistics (each broker's `req` counters), emitted after this call began (those queued
+    before it are served and dropped first)."""
+    while producer.poll(0):
+        pass
+    stats.clear()
+    while not stats:
+        producer.poll(STATS_INTERVAL_MS / 1000)
+    sent: dict[str, int] = {}
+    for broker in json.loads(stats[-1])["brokers"].values():
+        for kind, n in broker.get("req", {}).items():
+            sent[kind] = sent.get(kind, 0) + n
+    return sent
 
 
 def write_transactions(broker: Broker, transactions: int) -> float:
@@ -212,9 +250,14 @@ def main() -> None:
             lambda b: transactions_per_second(b, args.seconds), args.rounds, brokers, starters
         )
         label = f"transactions/s ({RECORDS_PER_TRANSACTION} records, commit each)"
-        print_row(label, {k: median(s[0] for s in v) for k, v in samples.items()}, "txn/s", True)
+        print_row(label, {k: median(s.rate for s in v) for k, v in samples.items()}, "txn/s", True)
         label = "  broker CPU per transaction"
-        print_row(label, {k: median(s[1] for s in v) for k, v in samples.items()}, "µs", False)
+        print_row(label, {k: median(s.cpu_us for s in v) for k, v in samples.items()}, "µs", False)
+        kinds = sorted({kind for v in samples.values() for s in v for kind in s.requests})
+        for kind in kinds:
+            per_100 = {k: median(100 * s.requests.get(kind, 0.0) for s in v) for k, v in samples.items()}
+            if max(per_100.values()) >= 1:  # not the odd Metadata refresh
+                print_row(f"  {kind} per 100 txns", per_100, "requests", False)
     if "calls" not in args.skip:
         print("coordinator calls in process, per call:", flush=True)
         coordinator_calls(args.rounds)
