@@ -27,6 +27,9 @@ PRODUCER_STATE_ERRORS = frozenset(
 )
 
 
+_new_tuple = tuple.__new__
+
+
 class Appended(NamedTuple):  # a tuple: built once per partition of every Produce
     base_offset: int
     log_append_time_ms: int  # -1 unless the topic stamps LogAppendTime (or a duplicate's)
@@ -62,8 +65,12 @@ def append(
         append_time = clock()
         batches = batches.with_log_append_time(append_time)
     result = log.append(batches)
-    return Appended(
-        result.base_offset,
-        result.duplicate_timestamp if result.duplicate else append_time,
-        log.log_start_offset,
+    # Built without the NamedTuple's Python `__new__`: one per partition of every Produce.
+    return _new_tuple(
+        Appended,
+        (
+            result.base_offset,
+            result.duplicate_timestamp if result.duplicate else append_time,
+            log.log_start_offset,
+        ),
     )
