@@ -361,8 +361,9 @@ class Segment:
         """The file's `length` bytes at `position`: from the tail copy when it holds them all."""
         start = position - self._tail_start
         if start >= 0 and start + length <= len(self._tail):
-            with memoryview(self._tail) as tail:  # released at once: the copy may grow again
-                return bytes(tail[start : start + length])
+            # A slice, not a view: the copy may grow again (a view would have to be released
+            # first), and for a fetch's few hundred bytes slicing twice costs less than a view.
+            return bytes(self._tail[start : start + length])
         return os.pread(self.fd, length, position)
 
     def _batch_at(self, position: int) -> BatchPosition:
