@@ -153,8 +153,7 @@ class DiskLog(PartitionLog):
             self.active.index_interval = config.index_interval_bytes
 
     def _write(self, batches: RecordBatches, now_ms: int | None = None) -> None:
-        with self._lock:
-            self._append(batches, now_ms)
+        self._append(batches, now_ms)  # under the lock: append and append_placed hold it
 
     def _append(self, batches: RecordBatches, now_ms: int | None = None) -> tuple[Segment, SegmentMark]:
         """All of `batches` or nothing: StorageError(KAFKA_STORAGE_ERROR) for a full or broken

@@ -142,7 +142,8 @@ class PartitionLog(ABC):
     @abstractmethod
     def _write(self, batches: RecordBatches, now_ms: int | None = None) -> None:
         """Store batches whose offsets are already assigned; `now_ms`: the broker's time, when
-        the caller has read it already (else the log reads its clock, for segment.ms)."""
+        the caller has read it already (else the log reads its clock, for segment.ms). Called
+        under the log's lock."""
 
     @abstractmethod
     def _write_marker(self, batch: RecordBatches, aborted: AbortedTxn | None) -> None:
