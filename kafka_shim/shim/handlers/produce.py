@@ -172,8 +172,8 @@ def _refuse_all(request: ProduceRequestData, code: ErrorCode) -> list[dict[str, 
 
 
 async def handle(ctx: RequestContext, request: ProduceRequestData) -> dict[str, Any] | None:
-    txn_id = request.transactional_id
-    if request.acks not in VALID_ACKS:
+    txn_id, acks = request.transactional_id, request.acks
+    if acks not in VALID_ACKS:
         responses = _refuse_all(request, ErrorCode.INVALID_REQUIRED_ACKS)
     elif txn_id is not None and (
         denial := ctx.denial(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)
@@ -181,22 +181,21 @@ async def handle(ctx: RequestContext, request: ProduceRequestData) -> dict[str, 
         # Kafka refuses the whole request before looking at any topic.
         responses = _refuse_all(request, denial)
     else:
-        names = [_name(ctx, topic) for topic in request.topic_data]
+        topics = request.topic_data  # each field read once: a parsed field's read is a call
+        names = [_name(ctx, topic) for topic in topics]
         writable = ctx.authorized_names(
             AclOperation.WRITE, ResourceType.TOPIC, [name for name in names if name is not None]
         )
-        responses = [
-            {
-                "name": name or "",
-                "topic_id": topic.topic_id,
-                "partition_responses": _unknown_id(topic.partition_data)
-                if name is None
-                else [_append(ctx, txn_id, name, p.index, p.records, writable) for p in topic.partition_data],
-            }
-            for topic, name in zip(request.topic_data, names, strict=True)
-        ]
+        responses = []
+        for topic, name in zip(topics, names, strict=True):  # a loop: a comprehension is a call on 3.11
+            partitions = topic.partition_data
+            if name is None:
+                answers = _unknown_id(partitions)
+            else:
+                answers = [_append(ctx, txn_id, name, p.index, p.records, writable) for p in partitions]
+            responses.append({"name": name or "", "topic_id": topic.topic_id, "partition_responses": answers})
     throttle_time_ms = throttle_produce(ctx, request)
-    if request.acks == 0:
+    if acks == 0:
         return None
     # One copy of the data: acks=1 and acks=-1 are both satisfied once the log has it.
     answer = {"responses": responses, "throttle_time_ms": throttle_time_ms}
