@@ -19,7 +19,7 @@ import trio
 
 from kafka_shim.protocol.file_records import FileRecords, Spliced
 from kafka_shim.shim.limits import RequestMemory
-from kafka_shim.shim.net.polling import POLLING
+from kafka_shim.shim.net import polling
 from kafka_shim.shim.net.waiting import Wakeup
 
 _LENGTH = struct.Struct(">i")
@@ -126,7 +126,7 @@ class FrameReader:
     kind of request last read: a transactional producer sends Produce and EndTxn within
     ~0.1 ms of the answers before them, but its next AddPartitionsToTxn ~1.3 ms after EndTxn's
     answer (the application builds the next transaction), so one flag for the connection
-    spun 0.5 ms in vain after every EndTxn. Nobody polls for a while after a poll that was
+    spun 0.5 ms in vain after every EndTxn. Its thread polls no more for a while after a poll that was
     preempted (shim.net.polling: the core is shared, and a spinning process would take it
     from the peer or another process). A request already
     there when the reader looks is read without yielding (see _YIELD_EVERY_S).
@@ -158,6 +158,7 @@ class FrameReader:
         self._quick_after = 0
         self._last_api_bit = 0
         self._yield_by = 0.0  # found a request waiting before then: read it without yielding
+        self._polling = polling.for_this_thread()  # made on its Trio loop's thread
 
     def mark_active(self, waiting_on: str = "a request") -> None:
         """Bytes moved: idleness counts from now."""
@@ -193,7 +194,7 @@ class FrameReader:
         started = time.monotonic()  # one clock for idleness and polling: a call less per read
         quick = self._quick_after & self._last_api_bit
         polling_until = started + self._busy_poll_s if quick else 0.0
-        if started < POLLING.off_until:  # preempted while polling lately: the core is shared
+        if started < self._polling.off_until:  # preempted while polling lately: the core is shared
             polling_until = 0.0
         parked_at = None if quick else started
         waited = False
@@ -208,7 +209,7 @@ class FrameReader:
                 self._memory.release(granted)
                 if parked_at is None:
                     now = time.monotonic()
-                    if now < polling_until and (cpu_polled_from >= 0 or POLLING.may_poll(now)):
+                    if now < polling_until and (cpu_polled_from >= 0 or self._polling.may_poll(now)):
                         if cpu_polled_from < 0:
                             cpu_polled_from, polled_from = time.thread_time(), now
                         await trio.lowlevel.checkpoint()
@@ -216,7 +217,7 @@ class FrameReader:
                         continue
                     parked_at = now
                     if cpu_polled_from >= 0:
-                        POLLING.polled(polled_from, cpu_polled_from, now)
+                        self._polling.polled(polled_from, cpu_polled_from, now)
                 await trio.lowlevel.wait_readable(self.fileno)  # an int: no fileno() call
                 waited = True
                 continue
@@ -232,7 +233,7 @@ class FrameReader:
                 else:
                     self._quick_after &= ~self._last_api_bit
                 if parked_at is None:  # polled until it came
-                    POLLING.polled(polled_from, cpu_polled_from, now)
+                    self._polling.polled(polled_from, cpu_polled_from, now)
                 self._yield_by = now + _YIELD_EVERY_S
             elif now >= self._yield_by:
                 # Found waiting for a while on end: let the others run, or a peer pipelining

@@ -10,7 +10,7 @@ polls lost those runs (docs/performance.md, "Many connections").
 A poll that was preempted shows it: the wall time it took exceeds the CPU time its thread got
 meanwhile (the thread never sleeps while it polls: Trio's scheduler passes with a zero epoll
 timeout while a task is runnable, and the tasks it runs in between count as CPU). When that gap
-passes PREEMPTED_S, the process stops polling for OFF_S, then tries again: a process alone on
+passes PREEMPTED_S, the thread stops polling for OFF_S, then tries again: a thread alone on
 its core keeps polling; one whose core is shared parks at once, as it would without polling.
 
 Under steady load a poll is rarely caught preempted (the peer, woken on the broker's core, has
@@ -23,6 +23,7 @@ since the last look stops polling for OFF_S too.
 
 from __future__ import annotations
 
+import threading
 import time
 
 # A poll that lost more than this to other threads was preempted: the core is shared. A poll
@@ -43,8 +44,10 @@ SCHEDSTAT = "/proc/thread-self/schedstat"  # run ns, run-queue wait ns, timeslic
 
 
 class Polling:
-    """Whether this process busy-polls now; one for the process, since its core is shared by
-    all of its connections."""
+    """Whether a Trio loop's thread busy-polls now; one per thread (for_this_thread), since the
+    thread's core is shared by all of its connections. Not one per process: the pytest plugin
+    runs brokers on threads of one process, and one thread's run-queue wait compared with
+    another's, or one thread's preempted poll, says nothing of the other's core."""
 
     def __init__(self) -> None:
         self.off_until = 0.0  # time.monotonic() before which nobody polls
@@ -81,4 +84,12 @@ class Polling:
             self.off_until = now + OFF_S
 
 
-POLLING = Polling()
+_THREADS = threading.local()
+
+
+def for_this_thread() -> Polling:
+    """The calling thread's Polling (a FrameReader takes its loop's as it is made)."""
+    polling: Polling | None = getattr(_THREADS, "polling", None)
+    if polling is None:
+        polling = _THREADS.polling = Polling()
+    return polling

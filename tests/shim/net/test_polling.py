@@ -4,13 +4,15 @@ for its core (shim.net.polling)."""
 from __future__ import annotations
 
 import struct
+import sys
+import threading
 import time
 
 import trio
 import trio.testing
 
 from kafka_shim.shim.net.framing import FrameReader, MemoryGate
-from kafka_shim.shim.net.polling import OFF_S, POLLING, Polling
+from kafka_shim.shim.net.polling import OFF_S, Polling, for_this_thread
 
 
 def test_a_poll_that_kept_its_core_keeps_polling() -> None:
@@ -49,15 +51,16 @@ def test_a_reader_whose_poll_lost_the_core_stops_polling() -> None:
                 assert await reader.next_frame() == frame[4:]
             nursery.start_soon(send_later, True)
             assert await reader.next_frame() == frame[4:]  # polled for it, and lost the core
-        assert POLLING.off_until > 0.0  # set: nobody polls until then
+        assert polling.off_until > 0.0  # set: nobody on this thread polls until then
         ours.close()
         peer.close()
 
-    POLLING.off_until = 0.0
+    polling = for_this_thread()
+    polling.off_until = 0.0
     try:
         trio.run(main)
     finally:
-        POLLING.off_until = 0.0
+        polling.off_until = 0.0
 
 
 def test_a_thread_that_waited_for_its_core_stops_polling() -> None:
@@ -69,7 +72,33 @@ def test_a_thread_that_waited_for_its_core_stops_polling() -> None:
     assert polling.off_until == 10.2 + OFF_S
 
 
-def test_this_process_reads_its_run_queue_wait() -> None:
-    # On Linux the look reads the file; elsewhere it gives up looking and polls go on.
+def test_a_look_reads_the_threads_run_queue_wait() -> None:
+    # On Linux the look reads the file and looks again later; elsewhere it gives up looking
+    # and polls go on, judged by themselves.
     polling = Polling()
-    assert polling.may_poll(time.monotonic())
+    now = time.monotonic()
+    assert polling.may_poll(now)  # the first look only notes the wait so far
+    if sys.platform == "linux":
+        assert polling._looked_at == now
+        assert polling._next_look < float("inf")
+
+
+def test_each_thread_judges_its_own_core() -> None:
+    # Brokers on threads of one process (the pytest plugin): one thread's preempted poll
+    # says nothing of another's core, nor is one's run-queue wait compared with another's.
+    ours = for_this_thread()
+    theirs: list[Polling] = []
+
+    def other_thread() -> None:
+        polling = for_this_thread()
+        now = time.monotonic()
+        polling.polled(now - 1.0, time.thread_time(), now)  # preempted
+        theirs.append(polling)
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert theirs[0] is not ours
+    assert theirs[0].off_until > 0.0
+    assert ours.off_until < time.monotonic()
+    assert for_this_thread() is ours
