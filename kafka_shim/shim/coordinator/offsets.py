@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.records import offset_record, offset_tombstone
 from kafka_shim.shim.coordinator.state import GroupState
@@ -23,6 +24,7 @@ from kafka_shim.shim.coordinator.types import (
 
 # Read once: an enum member read through its class costs 50 ns on 3.11 (these: every commit).
 _EMPTY, _NONE = GroupState.EMPTY, ErrorCode.NONE
+fields_given(OffsetValue, "offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
 
 
 def validate_member(group: Group, member_id: str, group_instance_id: str | None) -> ErrorCode | None:
@@ -74,9 +76,9 @@ def accept(
         if len(metadata) * 4 > metadata_max_bytes and len(metadata.encode("utf-8")) > metadata_max_bytes:
             errors[tp] = ErrorCode.OFFSET_METADATA_TOO_LARGE
             continue
-        # OffsetValue(...) without the Python frame of a NamedTuple's __new__ (on every commit).
+        # OffsetValue(...) without its Python __new__ (protocol.tuples): on every commit.
         value = (commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
-        accepted[tp] = tuple.__new__(OffsetValue, value)
+        accepted[tp] = new_tuple(OffsetValue, value)
         errors[tp] = _NONE
     return accepted, errors
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from kafka_shim.protocol.offsets_records import OffsetsRecord
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.coordinator.types import GroupSnapshot, TopicPartition
 
 T = TypeVar("T")
@@ -57,6 +58,10 @@ class Outcome(NamedTuple, Generic[T]):
     # A consumer group that became classic again (KIP-848's online downgrade): the classic
     # coordinator takes these members, once the records are written.
     downgraded: GroupSnapshot | None = None
+
+
+_OUTCOME_FIELDS = ("response", "records", "timers", "replies", "undo", "markers", "downgraded")
+fields_given(Outcome, *_OUTCOME_FIELDS)  # what Effects.outcome builds
 
 
 class Effects:
@@ -93,8 +98,7 @@ class Effects:
     def outcome(self, response: T) -> Outcome[T]:
         if not self.records and not self.replies:  # a heartbeat's: its deadlines at most
             return Outcome(response, (), tuple(self.timers.items()))
-        # Outcome(...) without the Python frame of a NamedTuple's __new__ (every commit's):
-        # each field given, in Outcome's order.
+        # Outcome(...) without its Python __new__ (every commit's): all of _OUTCOME_FIELDS.
         fields = (
             response,
             tuple(self.records),
@@ -104,4 +108,4 @@ class Effects:
             (),  # markers
             None,  # downgraded
         )
-        return tuple.__new__(Outcome, fields)
+        return new_tuple(Outcome, fields)

@@ -15,8 +15,12 @@ from kafka_shim.protocol.offsets_records import (
     OffsetValue,
 )
 from kafka_shim.protocol.records import NO_PRODUCER_EPOCH, NO_PRODUCER_ID
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.coordinator.group import Group
 from kafka_shim.shim.coordinator.types import TopicPartition
+
+fields_given(OffsetKey, "group", "topic", "partition")
+fields_given(OffsetsRecord, "key", "value", "producer_id", "producer_epoch")
 
 
 def offset_record(
@@ -27,9 +31,9 @@ def offset_record(
     producer_epoch: int = NO_PRODUCER_EPOCH,
 ) -> OffsetsRecord:
     """A commit; with a producer, one made inside that producer's transaction."""
-    # The NamedTuples made without the Python frames of their __new__ (on every commit).
-    key = tuple.__new__(OffsetKey, (group_id, tp.topic, tp.partition))
-    return tuple.__new__(OffsetsRecord, (key, offset, producer_id, producer_epoch))
+    # The NamedTuples made without their Python __new__ (protocol.tuples): on every commit.
+    key = new_tuple(OffsetKey, (group_id, tp.topic, tp.partition))
+    return new_tuple(OffsetsRecord, (key, offset, producer_id, producer_epoch))
 
 
 def offset_tombstone(group_id: str, tp: TopicPartition) -> OffsetsRecord:

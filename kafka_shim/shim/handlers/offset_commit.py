@@ -13,6 +13,7 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
 from kafka_shim.protocol.messages.offset_commit import API
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import CommitRequest, OffsetCommit, TopicPartition, by_topic
 from kafka_shim.shim.security.authorization import GROUP, READ, TOPIC  # enum members read once
@@ -26,8 +27,10 @@ DEFAULT_RETENTION = -1
 INT64_SPAN = 1 << 64
 
 
-# A NamedTuple made without the Python frame of its __new__: three per committed partition.
-_new_tuple = tuple.__new__
+# Built without their NamedTuple's Python __new__ (protocol.tuples): three per committed partition.
+fields_given(TopicPartition, "topic", "partition")
+fields_given(OffsetCommit, "offset", "leader_epoch", "metadata", "expire_timestamp")
+fields_given(CommitRequest, "group_id", "offsets", "generation_id", "member_id", "group_instance_id")
 
 
 async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[str, Any]:
@@ -69,7 +72,7 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
         found = known(name)  # once per topic, not per partition
         count = len(found.partitions) if found is not None else 0
         for p in topic.partitions:
-            tp = _new_tuple(TopicPartition, (name, p.partition_index))
+            tp = new_tuple(TopicPartition, (name, p.partition_index))
             if group_denial is not None:
                 errors[tp] = group_denial
             elif name not in readable:
@@ -77,14 +80,14 @@ async def handle(ctx: RequestContext, request: OffsetCommitRequestData) -> dict[
             elif not 0 <= tp.partition < count:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
-                commits[tp] = _new_tuple(
+                commits[tp] = new_tuple(
                     OffsetCommit,
                     (p.committed_offset, p.committed_leader_epoch, p.committed_metadata, expire_at),
                 )
     if commits and not ctx.coordinates(GROUP_KEY_TYPE, group_id):
         errors.update(dict.fromkeys(commits, ErrorCode.NOT_COORDINATOR))
     elif commits:
-        commit = _new_tuple(
+        commit = new_tuple(
             CommitRequest,
             (
                 group_id,

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.offsets_records import OffsetValue
 from kafka_shim.shim.coordinator.config import CoordinatorConfig
 from kafka_shim.shim.coordinator.coordinator import GroupCoordinator
-from kafka_shim.shim.coordinator.types import GroupTimer, JoinRequest, JoinResult, SyncRequest, SyncResult
+from kafka_shim.shim.coordinator.outcome import Effects, Outcome
+from kafka_shim.shim.coordinator.records import offset_record
+from kafka_shim.shim.coordinator.types import (
+    GroupTimer,
+    JoinRequest,
+    JoinResult,
+    SyncRequest,
+    SyncResult,
+    TopicPartition,
+)
 
 from .harness import GROUP, RANGE, REBALANCE_MS, SESSION_MS
 
@@ -47,3 +57,14 @@ def test_a_delayed_join_is_answered_by_the_deadline_and_the_sync_by_the_leader()
     )
     assert synced.replies == (("sync-waiter", SyncResult(ErrorCode.NONE, "consumer", "range", b"a")),)
     assert len(synced.records) == 1  # the Stable generation's group metadata
+
+
+def test_a_commits_outcome_equals_the_one_its_constructor_builds() -> None:
+    # Effects.outcome builds it field by field without Outcome's __new__ (protocol.tuples).
+    effects = Effects()
+    record = offset_record("g", TopicPartition("t", 0), OffsetValue(5, -1, "", NOW))
+    effects.records.append(record)
+    effects.schedule("deadline", NOW + 1)
+    built = effects.outcome("answer")
+    assert built == Outcome("answer", (record,), (("deadline", NOW + 1),), (), None)
+    assert built.markers == () and built.downgraded is None
