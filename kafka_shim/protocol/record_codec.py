@@ -46,6 +46,7 @@ from kafka_shim.protocol.records import (
     crc32c,
     iter_headers,
 )
+from kafka_shim.protocol.tuples import new_tuple
 from kafka_shim.protocol.types import (
     ProtocolError,
     encode_uvarint,
@@ -82,7 +83,6 @@ _CRC = struct.Struct(">I")
 _HEADER_HEAD = struct.Struct(">qiibI")  # baseOffset, batchLength, partitionLeaderEpoch, magic, crc
 _HEADER_TAIL = struct.Struct(">hiqqqhii")  # attributes, lastOffsetDelta, ... recordCount
 _ZEROS_1, _ZEROS_2 = bytes(1), bytes(2)
-_new_tuple = tuple.__new__
 
 # A compressed batch may not inflate beyond this: stored batches come from clients.
 MAX_DECOMPRESSED_BYTES: Final = 256 * 1024 * 1024
@@ -493,9 +493,10 @@ def build_keyed_batch(
     crc = crc32c(covered)
     batch_length = ATTRIBUTES_POSITION - LOG_OVERHEAD + len(covered)
     head = _HEADER_HEAD.pack(base_offset, batch_length, partition_leader_epoch, MAGIC, crc)
-    # BatchHeader(...) without the Python frame of a NamedTuple's __new__ (on every commit).
+    # BatchHeader(...) without its Python __new__ (protocol.tuples; fields_given in
+    # protocol.records): on every commit.
     fields = (0, base_offset, batch_length, partition_leader_epoch, MAGIC, crc, *tail_fields)
-    header = _new_tuple(BatchHeader, fields)
+    header = new_tuple(BatchHeader, fields)
     return RecordBatches(head + covered, (header,))
 
 

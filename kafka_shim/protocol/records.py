@@ -24,6 +24,7 @@ from typing import NamedTuple
 import google_crc32c
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -122,14 +123,20 @@ class BatchHeader(NamedTuple):
         return (self.base_sequence + self.last_offset_delta) % _INT32_SPAN
 
 
-# Headers are built as tuples without BatchHeader's Python `__new__` (a third of the cost):
-# every Produce builds two, the one it parses and the one renumbered.
-_new_tuple = tuple.__new__
+# Headers are built without BatchHeader's Python `__new__` (protocol.tuples; a third of the
+# cost): every Produce builds two, the one it parses and the one renumbered. Here and in
+# record_codec: the batch's position, then HEADER's fields in their order.
+fields_given(
+    BatchHeader,
+    *("position", "base_offset", "batch_length", "partition_leader_epoch", "magic", "crc"),
+    *("attributes", "last_offset_delta", "base_timestamp", "max_timestamp"),
+    *("producer_id", "producer_epoch", "base_sequence", "records_count"),
+)
 
 
 def _header_at(data: bytes | bytearray | memoryview, position: int) -> BatchHeader:
     """The header fields at `position`, unchecked: for framing already validated."""
-    return _new_tuple(BatchHeader, (position, *HEADER.unpack_from(data, position)))
+    return new_tuple(BatchHeader, (position, *HEADER.unpack_from(data, position)))
 
 
 def read_header(data: bytes | bytearray | memoryview, position: int = 0) -> BatchHeader:
@@ -260,7 +267,7 @@ class RecordBatches:
                 return self  # built in place (the broker's own batch): nothing to rewrite
             prefix = _OFFSET_AND_EPOCH.pack(base_offset, h.batch_length, epoch)
             data = b"".join((prefix, memoryview(self.data)[_OFFSET_AND_EPOCH.size :]))
-            return RecordBatches(data, (_new_tuple(BatchHeader, (0, base_offset, h[2], epoch, *h[4:])),))
+            return RecordBatches(data, (new_tuple(BatchHeader, (0, base_offset, h[2], epoch, *h[4:])),))
         if self._placed_at(base_offset, partition_leader_epoch):
             return self  # built in place (the broker's own batches): nothing to rewrite
         buffer = bytearray(self.data)

@@ -21,12 +21,12 @@ from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.record_codec import decode_batch
 from kafka_shim.protocol.records import RecordBatches, iter_headers, read_header
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log_config import LogConfig
 from kafka_shim.storage.producer_state import LastRecord, ProducerStates
 from kafka_shim.storage.txn_index import AbortedTxn
 
-_new_tuple = tuple.__new__
 # Called with the log that grew, so only Fetches waiting on it are woken.
 AppendHook = Callable[["PartitionLog"], None]
 
@@ -45,6 +45,10 @@ class AppendResult(NamedTuple):
     last_offset: int
     duplicate: bool = False  # a retried idempotent batch: nothing was written
     duplicate_timestamp: int = -1  # a retried batch's max timestamp, as it was first written
+
+
+# PartitionLog.append builds it without its Python __new__ (protocol.tuples).
+fields_given(AppendResult, "base_offset", "last_offset", "duplicate", "duplicate_timestamp")
 
 
 class AbortedTransaction(NamedTuple):
@@ -280,8 +284,8 @@ class PartitionLog(ABC):
                 self.producers.record(placed.first)
         self._on_append(self)
         last = placed.headers[-1]
-        # Built without AppendResult's Python `__new__` (one per Produce partition).
-        return _new_tuple(
+        # Built without AppendResult's Python `__new__` (protocol.tuples): one per Produce partition.
+        return new_tuple(
             AppendResult,
             (placed.headers[0].base_offset, last.base_offset + last.last_offset_delta, False, -1),
         )

@@ -32,6 +32,7 @@ from kafka_shim.protocol.records import (
     RecordsError,
     read_header,
 )
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.storage import faults
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.index import OFFSET_LAYOUT, TIME_LAYOUT, SparseIndex, strictly_increasing
@@ -46,7 +47,6 @@ TIME_INDEX_SUFFIX = ".timeindex"
 # the log fetches next. Bounded per partition (only what was appended since the segment was
 # opened or rolled is kept, and a sealed segment drops it).
 TAIL_BYTES = 16 * 1024
-_new_tuple = tuple.__new__
 # The header fields a batch's position needs (protocol.records.HEADER's baseOffset,
 # batchLength, lastOffsetDelta and maxTimestamp), the others skipped: every fetch reads these.
 _POSITION_FIELDS = struct.Struct(">qi11xi8xq")
@@ -67,12 +67,23 @@ class SegmentMark(NamedTuple):
     time_entries: int
 
 
+fields_given(  # Segment.mark builds it without its Python __new__ (protocol.tuples)
+    SegmentMark,
+    *("size", "next_offset", "max_timestamp", "offset_of_max_timestamp", "since_entry"),
+    *("offset_entries", "time_entries"),
+)
+
+
 class BatchPosition(NamedTuple):  # a tuple: one per batch header every fetch walks
     position: int
     base_offset: int
     last_offset: int
     size: int
     max_timestamp: int
+
+
+# Segment._batch_at builds it without its Python __new__ (protocol.tuples).
+fields_given(BatchPosition, "position", "base_offset", "last_offset", "size", "max_timestamp")
 
 
 class Segment:
@@ -308,7 +319,7 @@ class Segment:
             len(self.offset_index.keys),
             len(self.time_index.keys),
         )
-        return _new_tuple(SegmentMark, fields)
+        return new_tuple(SegmentMark, fields)
 
     def rewind(self, mark: SegmentMark) -> None:
         """Cut off everything appended since `mark` (a write that failed or was not made
@@ -375,7 +386,7 @@ class Segment:
             base, length, delta, max_ts = _POSITION_FIELDS.unpack(
                 os.pread(self.fd, _POSITION_FIELDS.size, position)
             )
-        return _new_tuple(BatchPosition, (position, base, base + delta, LOG_OVERHEAD + length, max_ts))
+        return new_tuple(BatchPosition, (position, base, base + delta, LOG_OVERHEAD + length, max_ts))
 
     def batches_from(self, position: int = 0) -> Iterator[BatchPosition]:
         while position < self.size:

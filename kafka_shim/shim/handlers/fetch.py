@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.fetch import API
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.partitions.errors import NO_ERROR
 from kafka_shim.shim.partitions.fetch_sessions import (
@@ -61,9 +62,10 @@ FIRST_MIN_ONE_VERSION = 3  # KIP-74: the first batch is served even beyond the l
 FIRST_CURRENT_LEADER_VERSION = 16  # KIP-951: current_leader and node_endpoints filled in
 
 
-# Wanted, Gathered and Served are built without their NamedTuple's Python `__new__` (a third
-# of the cost): a Fetch makes one of each per partition.
-_new_tuple = tuple.__new__
+# Wanted, Gathered and Served are built without their NamedTuple's Python `__new__`
+# (protocol.tuples; a third of the cost): a Fetch makes one of each per partition.
+fields_given(Wanted, "fetch_offset", "max_bytes", "topic_name")
+fields_given(Served, "error_code", "high_watermark", "log_start_offset", "has_records")
 
 
 class Gathered(NamedTuple):  # a tuple: one per Fetch (and per wake-up of a long poll)
@@ -71,6 +73,9 @@ class Gathered(NamedTuple):  # a tuple: one per Fetch (and per wake-up of a long
     size: int
     must_answer: bool  # an error to report: Kafka answers at once
     logs: list[PartitionLog]  # what a long poll waits on
+
+
+fields_given(Gathered, "answers", "size", "must_answer", "logs")
 
 
 def _uses_topic_ids(ctx: RequestContext) -> bool:
@@ -90,7 +95,7 @@ def _wanted(ctx: RequestContext, request: FetchRequestData) -> dict[PartitionKey
         topic_key = t.topic_id if by_id else t.topic  # _topic_key, asked once per request
         name = _name(ctx, topic_key)
         for p in t.partitions:
-            wanted[(topic_key, p.partition)] = _new_tuple(
+            wanted[(topic_key, p.partition)] = new_tuple(
                 Wanted, (p.fetch_offset, p.partition_max_bytes, name)
             )
     return wanted
@@ -271,11 +276,11 @@ def _gather(
         answers[key], read_size = _read(ctx, log, index, want, limit, min_one, committed)
         must_answer |= answers[key]["error_code"] != NO_ERROR
         size += read_size
-    return _new_tuple(Gathered, (answers, size, must_answer, logs))
+    return new_tuple(Gathered, (answers, size, must_answer, logs))
 
 
 def _served(answer: dict[str, Any]) -> Served:
-    return _new_tuple(
+    return new_tuple(
         Served,
         (answer["error_code"], answer["high_watermark"], answer["log_start_offset"], bool(answer["records"])),
     )

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.partitions.errors import PartitionRefused
 from kafka_shim.shim.partitions.settings import produce_settings
 from kafka_shim.storage.internal_topics import INTERNAL_TOPICS
@@ -27,13 +28,13 @@ PRODUCER_STATE_ERRORS = frozenset(
 )
 
 
-_new_tuple = tuple.__new__
-
-
 class Appended(NamedTuple):  # a tuple: built once per partition of every Produce
     base_offset: int
     log_append_time_ms: int  # -1 unless the topic stamps LogAppendTime (or a duplicate's)
     log_start_offset: int
+
+
+fields_given(Appended, "base_offset", "log_append_time_ms", "log_start_offset")  # protocol.tuples
 
 
 def writable(topics: TopicStore, name: str, index: int) -> tuple[Topic, PartitionLog]:
@@ -66,7 +67,7 @@ def append(
         batches = batches.with_log_append_time(append_time)
     result = log.append(batches)
     # Built without the NamedTuple's Python `__new__`: one per partition of every Produce.
-    return _new_tuple(
+    return new_tuple(
         Appended,
         (
             result.base_offset,
