@@ -9,7 +9,10 @@ polls lost those runs (docs/performance.md, "Many connections").
 
 A poll that was preempted shows it: the wall time it took exceeds the CPU time its thread got
 meanwhile (the thread never sleeps while it polls: Trio's scheduler passes with a zero epoll
-timeout while a task is runnable, and the tasks it runs in between count as CPU). When that gap
+timeout while a task is runnable, and the tasks it runs in between count as CPU). Unless one
+of those tasks blocks: under `--fsync always` a Produce on another connection fsyncs in this
+thread (DiskLog.append), milliseconds of wall time without CPU, and a poll spanning it reads as
+preempted; polling then stops for OFF_S, which costs wake-ups, not answers. When that gap
 passes PREEMPTED_S, the thread stops polling for OFF_S, then tries again: a thread alone on
 its core keeps polling; one whose core is shared parks at once, as it would without polling.
 
