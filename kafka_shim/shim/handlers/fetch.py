@@ -102,7 +102,10 @@ def _wanted(ctx: RequestContext, request: FetchRequestData) -> dict[PartitionKey
 
 
 def _forgotten(ctx: RequestContext, request: FetchRequestData) -> list[PartitionKey]:
-    return [(_topic_key(ctx, t), index) for t in request.forgotten_topics_data for index in t.partitions]
+    forgotten = request.forgotten_topics_data
+    if not forgotten:  # nearly every request: no comprehension to call
+        return []
+    return [(_topic_key(ctx, t), index) for t in forgotten for index in t.partitions]
 
 
 def _from_follower(request: FetchRequestData) -> bool:
