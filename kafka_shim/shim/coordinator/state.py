@@ -22,6 +22,13 @@ class GroupState(Enum):
     DEAD = "Dead"
 
 
+# The states the commit path compares on every commit, as module names read once: a member
+# read through its class takes the enum metaclass's slow attribute path on 3.11
+# (GroupState.STABLE 84 ns, STABLE 8 ns: timeit, min of 5).
+EMPTY, PREPARING_REBALANCE = GroupState.EMPTY, GroupState.PREPARING_REBALANCE
+COMPLETING_REBALANCE, STABLE = GroupState.COMPLETING_REBALANCE, GroupState.STABLE
+
+
 class Event(Enum):
     MEMBERS_CHANGED = "a member joins, a member rejoins with other protocols, the leader rejoins"
     MEMBER_REMOVED = "LeaveGroup, session expiry, no SyncGroup within the rebalance timeout"
