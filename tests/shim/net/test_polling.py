@@ -102,3 +102,37 @@ def test_each_thread_judges_its_own_core() -> None:
     assert theirs[0].off_until > 0.0
     assert ours.off_until < time.monotonic()
     assert for_this_thread() is ours
+
+
+def test_quickness_is_kept_per_kind_of_request() -> None:
+    # A transactional producer's EndTxn follows an answer at once, its next AddPartitionsToTxn
+    # comes late: only the kind whose next request came quickly is polled after.
+    quick_kind, slow_kind = 24, 26  # AddPartitionsToTxn, EndTxn
+
+    def frame(api_key: int) -> bytes:
+        return struct.pack(">ih", 2, api_key)
+
+    async def main() -> None:
+        ours, peer = trio.socket.socketpair()
+        # Quick: the next request within half of the budget, 0.5 s (the peer sends at once).
+        reader = FrameReader(ours, 1 << 20, MemoryGate(1 << 20), busy_poll_s=1.0)
+        async with trio.open_nursery() as nursery:
+
+            async def send_after(pause_s: float, api_key: int) -> None:
+                await trio.testing.wait_all_tasks_blocked()  # the reader waits for it
+                await trio.sleep(pause_s)
+                await peer.send(frame(api_key))
+
+            await peer.send(frame(quick_kind))
+            assert await reader.next_frame() == frame(quick_kind)[4:]
+            nursery.start_soon(send_after, 0.0, slow_kind)  # came quickly after quick_kind
+            assert await reader.next_frame() == frame(slow_kind)[4:]
+            nursery.start_soon(send_after, 0.6, quick_kind)  # came late after slow_kind
+            assert await reader.next_frame() == frame(quick_kind)[4:]
+        assert reader._quick_after == 1 << quick_kind
+        ours.close()
+        peer.close()
+
+    polling = for_this_thread()
+    polling.off_until = 0.0
+    trio.run(main)
