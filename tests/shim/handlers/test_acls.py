@@ -440,6 +440,20 @@ def test_offsets_need_the_group_and_the_topics(h: Harness) -> None:
     assert deleted.error_code == GAF  # READ is not DELETE
 
 
+def test_an_acl_made_or_deleted_between_commits_applies_to_the_next(h: Harness) -> None:
+    # Nothing of an authorization is kept across requests (the commit path reads its checks
+    # from a table made once, but asks the authorizer on every commit).
+    before = as_alice(h, OFFSET_COMMIT, 8, commit("G")).topics
+    assert sorted((t.name, t.partitions[0].error_code) for t in before) == [("A", 0), ("B", TAF)]
+    create(h, creation(TOPIC, "B", AclOperation.READ))
+    after = as_alice(h, OFFSET_COMMIT, 8, commit("G")).topics
+    assert sorted((t.name, t.partitions[0].error_code) for t in after) == [("A", 0), ("B", 0)]
+    revoked = acl_filter(GROUP, "G", LITERAL, operation=AclOperation.READ)
+    h.call(DELETE_ACLS, 3, {"filters": [revoked]}, h.context(3, ADMIN))
+    last = as_alice(h, OFFSET_COMMIT, 8, commit("G")).topics
+    assert sorted((t.name, t.partitions[0].error_code) for t in last) == [("A", GAF), ("B", GAF)]
+
+
 def test_group_admin_describe_list_delete(h: Harness) -> None:
     as_alice(h, JOIN_GROUP, 3, join("G"), principal=ADMIN)
     as_alice(h, JOIN_GROUP, 3, join("H"), principal=ADMIN)
