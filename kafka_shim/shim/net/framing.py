@@ -188,9 +188,10 @@ class FrameReader:
         finally:
             self.waiting_on = "a request"
 
-    async def _receive(self, wanted: int, small: bool) -> bytes:
+    async def _receive(self, wanted: int, small: bool, first: bool = False) -> bytes:
         """Up to `wanted` bytes, reserved in request memory before they are read;
-        b"" when the peer closed."""
+        b"" when the peer closed. `first`: the read of a frame's first bytes, whose wait is the
+        gap after the last request (the rest of a frame comes at the network's pace)."""
         started = time.monotonic()  # one clock for idleness and polling: a call less per read
         quick = self._quick_after & self._last_api_bit
         polling_until = started + self._busy_poll_s if quick else 0.0
@@ -228,9 +229,11 @@ class FrameReader:
             self._held += len(chunk)
             self.last_activity = now = time.monotonic()
             if waited:
-                if now - started < self._busy_poll_s * _QUICK_SHARE:
+                # Judged by the wait for a frame's first bytes only: one within a frame says
+                # nothing of the gap between requests.
+                if first and now - started < self._busy_poll_s * _QUICK_SHARE:
                     self._quick_after |= self._last_api_bit
-                else:
+                elif first:
                     self._quick_after &= ~self._last_api_bit
                 if parked_at is None:  # polled until it came
                     self._polling.polled(polled_from, cpu_polled_from, now)
@@ -277,7 +280,7 @@ class FrameReader:
         if not self._buffer:
             # The usual request: one read brings exactly one whole frame, which is handed out
             # as it came, without passing through the buffer.
-            chunk = await self._receive(_READ_CHUNK, small=True)
+            chunk = await self._receive(_READ_CHUNK, True, True)
             if not chunk:
                 self._closed_by_peer(0)
             if len(chunk) > 4:
@@ -333,7 +336,7 @@ class TlsFrameReader(FrameReader):
         super().__init__(stream.transport_stream.socket, max_frame, memory)
         self.stream = stream
 
-    async def _receive(self, wanted: int, small: bool) -> bytes:
+    async def _receive(self, wanted: int, small: bool, first: bool = False) -> bytes:
         granted = self._memory.pool.reserve(wanted, small) or await self._wait_for_memory(wanted, small)
         if not granted:
             return b""

@@ -136,3 +136,38 @@ def test_quickness_is_kept_per_kind_of_request() -> None:
     polling = for_this_thread()
     polling.off_until = 0.0
     trio.run(main)
+
+
+def test_a_wait_within_a_frame_does_not_make_its_kind_quick() -> None:
+    # A request that came late after a Produce, its second half at once after its first:
+    # the Produce's peer was slow, whatever the pace within the next frame.
+    produce, fetch = 0, 1
+
+    async def main() -> None:
+        ours, peer = trio.socket.socketpair()
+        reader = FrameReader(ours, 1 << 20, MemoryGate(1 << 20), busy_poll_s=0.4)
+        async with trio.open_nursery() as nursery:
+
+            async def send_in_two(pause_s: float, frame: bytes) -> None:
+                if pause_s:
+                    await trio.sleep(pause_s)  # the reader polls, then parks
+                else:
+                    await trio.testing.wait_all_tasks_blocked()  # the reader waits for it
+                await peer.send(frame[:6])  # length and API key
+                await trio.testing.wait_all_tasks_blocked()  # the reader waits for the rest
+                await peer.send(frame[6:])
+
+            await peer.send(struct.pack(">ih", 2, produce))
+            await reader.next_frame()
+            nursery.start_soon(send_in_two, 0.0, struct.pack(">ihh", 4, produce, 0))
+            await reader.next_frame()  # came at once after a Produce: quick
+            assert reader._quick_after == 1 << produce
+            nursery.start_soon(send_in_two, 0.3, struct.pack(">ihh", 4, fetch, 0))
+            assert await reader.next_frame() == struct.pack(">hh", fetch, 0)
+        assert reader._quick_after == 0  # came late after a Produce: slow
+        ours.close()
+        peer.close()
+
+    polling = for_this_thread()
+    polling.off_until = 0.0
+    trio.run(main)
