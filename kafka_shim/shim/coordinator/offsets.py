@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import NO_ERROR, ErrorCode
 from kafka_shim.protocol.offsets_records import OffsetsRecord, OffsetValue
 from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.coordinator.group import Group
@@ -22,7 +22,6 @@ from kafka_shim.shim.coordinator.types import (
     TopicPartition,
 )
 
-_NONE = ErrorCode.NONE  # read once, as state.py's states are
 fields_given(OffsetValue, "offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp")
 
 
@@ -78,7 +77,7 @@ def accept(
         # OffsetValue(...) without its Python __new__ (protocol.tuples): on every commit.
         value = (commit.offset, commit.leader_epoch, metadata, now, commit.expire_timestamp)
         accepted[tp] = new_tuple(OffsetValue, value)
-        errors[tp] = _NONE
+        errors[tp] = NO_ERROR
     return accepted, errors
 
 

@@ -29,11 +29,10 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import NO_ERROR, ErrorCode
 from kafka_shim.protocol.messages.fetch import API
 from kafka_shim.protocol.tuples import fields_given, new_tuple
 from kafka_shim.shim.context import RequestContext, leader_endpoints
-from kafka_shim.shim.partitions.errors import NO_ERROR
 from kafka_shim.shim.partitions.fetch_sessions import (
     CachedPartition,
     PartitionKey,

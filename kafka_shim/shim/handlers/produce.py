@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import NO_ERROR, ErrorCode
 from kafka_shim.protocol.messages.produce import API
 from kafka_shim.protocol.records import BatchHeader
 from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext, leader_endpoints
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.partitions.append import PRODUCER_STATE_ERRORS, append, writable
-from kafka_shim.shim.partitions.errors import NO_ERROR, PartitionRefused
+from kafka_shim.shim.partitions.errors import PartitionRefused
 from kafka_shim.shim.partitions.settings import broker_values
 from kafka_shim.shim.partitions.validation import validated
 from kafka_shim.shim.quotas.throttling import throttle_produce

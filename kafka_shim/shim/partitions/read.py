@@ -6,11 +6,10 @@ Fetch v0-3 (control batches skipped, record headers dropped), where the topic al
 
 from __future__ import annotations
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import NO_ERROR, ErrorCode
 from kafka_shim.protocol.file_records import FileRecords
 from kafka_shim.protocol.legacy_records import downconvert
 from kafka_shim.protocol.records import RecordsError, iter_headers
-from kafka_shim.shim.partitions.errors import NO_ERROR
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.topic_configs import BrokerValue, effective_value
