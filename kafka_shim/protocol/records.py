@@ -267,7 +267,9 @@ class RecordBatches:
                 return self  # built in place (the broker's own batch): nothing to rewrite
             prefix = _OFFSET_AND_EPOCH.pack(base_offset, h.batch_length, epoch)
             data = b"".join((prefix, memoryview(self.data)[_OFFSET_AND_EPOCH.size :]))
-            return RecordBatches(data, (new_tuple(BatchHeader, (0, base_offset, h[2], epoch, *h[4:])),))
+            # h[4:]: magic to records_count, in the order fields_given declares above.
+            header = new_tuple(BatchHeader, (0, base_offset, h.batch_length, epoch, *h[4:]))
+            return RecordBatches(data, (header,))
         if self._placed_at(base_offset, partition_leader_epoch):
             return self  # built in place (the broker's own batches): nothing to rewrite
         buffer = bytearray(self.data)

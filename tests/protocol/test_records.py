@@ -78,6 +78,27 @@ def test_base_offset_rewrite_keeps_crc_and_records() -> None:
     ]
 
 
+@pytest.mark.parametrize("epoch", [7, None])
+def test_single_batch_rewrite_header_is_what_parsing_reads(epoch: int | None) -> None:
+    """One batch (what producers send) takes its header from the parsed one with the offset
+    and epoch replaced, not by reading the new bytes: the two must agree field by field."""
+    parsed = RecordBatches.parse(make_batch([b"a", b"b", b"c"], base_timestamp=9_000))
+    moved = parsed.with_base_offset(100, partition_leader_epoch=epoch)
+    assert moved.headers == RecordBatches.parse(moved.data).headers
+    assert (moved.first.base_offset, moved.last.last_offset) == (100, 102)
+    kept = parsed.first.partition_leader_epoch
+    assert moved.first.partition_leader_epoch == (kept if epoch is None else epoch)
+
+
+def test_single_batch_already_placed_is_kept() -> None:
+    """A producer's batch whose offset and epoch already are where the log places it (its
+    base offset 0 at an empty log, say) needs no rewrite: the same bytes either way."""
+    parsed = RecordBatches.parse(make_batch([b"a"]))
+    epoch = parsed.first.partition_leader_epoch
+    assert parsed.with_base_offset(parsed.first.base_offset, epoch) is parsed
+    assert parsed.with_base_offset(parsed.first.base_offset, epoch + 1).data != parsed.data
+
+
 def test_log_append_time_restamps_and_recomputes_crc() -> None:
     compressed = make_batch([b"a" * 100] * 2, compression="gzip")
     stamped = RecordBatches.parse(compressed).with_log_append_time(77_000)
