@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from kafka_shim.protocol.record_codec import batch_keyed_records
+from kafka_shim.protocol.record_codec import Record, batch_keyed_records, build_batch
 from kafka_shim.protocol.records import iter_headers
 from kafka_shim.protocol.transaction_records import (
     TransactionRecord,
     TransactionValue,
     decode_record,
+    encode_record,
 )
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
@@ -50,6 +51,28 @@ def test_records_land_in_the_partition_kafka_picks_and_replay_keeps_the_latest()
         TransactionRecord("a", value(1)),
         TransactionRecord("b", None),
     ]
+
+
+def test_a_transition_writes_the_batch_build_batch_made_of_its_records() -> None:
+    """TransactionLog builds its batch where the log places it (7671a44: build_keyed_batch and
+    append_placed): the bytes that build_batch of the records, each stamped `now_ms` at
+    offsets from the log end, made before."""
+    topics = TopicStore(lambda topic, partition: MemoryLog())
+    log = TransactionLog(topics, 1, transaction_version=2)
+    log.append([TransactionRecord("a", value(0))], NOW)  # the next batch starts at offset 1
+    records = [
+        TransactionRecord("a", value(1)),
+        TransactionRecord("b", value(0)),
+        TransactionRecord("c", None),
+    ]
+    log.append(records, NOW + 5)
+    partition = log.topic.partitions[0]  # type: ignore[union-attr]
+    keys_values = [encode_record(record, 2) for record in records]
+    built = build_batch(
+        [Record(1 + i, NOW + 5, k, v) for i, (k, v) in enumerate(keys_values)],
+        partition_leader_epoch=partition.leader_epoch,
+    )
+    assert bytes(partition.read(1, 1 << 20)) == built.data
 
 
 def test_an_existing_topic_keeps_its_partition_count() -> None:
