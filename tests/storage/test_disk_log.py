@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kafka_shim.protocol.record_codec import build_keyed_batch
+from kafka_shim.protocol.records import iter_headers
 from kafka_shim.storage.disk_log import DiskLog
 from kafka_shim.storage.errors import StorageError
 from kafka_shim.storage.faults import FAULTS
@@ -263,3 +264,19 @@ def test_reads_served_from_the_active_segments_tail_copy_match_the_file(tmp_path
             assert next(v for _, _, v in read_records(served)) == values[offset]
     assert log.read(0, 1 << 30) == on_disk
     assert [v for _, _, v in read_records(on_disk)] == values
+
+
+def test_batch_positions_read_from_the_tail_copy_and_the_file_are_the_headers(tmp_path: Path) -> None:
+    """A segment reads a batch's position with a narrow struct of four header fields (f7ec251):
+    from the tail copy and from the file (the batches before it), they are what the full
+    header says, the maximum timestamp too (offsets by time read it)."""
+    log = disk_log(tmp_path / "t-0")
+    for i in range(40):  # 40+ KiB: the first batches are beyond the tail copy
+        pairs = [(None, bytes([i]) * 1000)] * (1 + i % 3)
+        log.append(build_keyed_batch(pairs, 0, 1_700_000_000_000 + 7 * i))
+    on_disk = log.active.log_path.read_bytes()
+    expected = [
+        (h.position, h.base_offset, h.last_offset, h.size, h.max_timestamp) for h in iter_headers(on_disk)
+    ]
+    assert [tuple(p) for p in log.active.batches_from()] == expected
+    assert len(expected) == 40
