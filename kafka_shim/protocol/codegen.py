@@ -345,8 +345,16 @@ class _Generator:
                 self.flush_reads(fn, run, ind)
             fn.add(ind, f"if 0 <= {length} <= end - pos:")
             if isinstance(con, t.Sized):
-                decode = f".decode('utf-8', {t.JAVA_REPLACE!r})" if con._text else ""
-                fn.add(ind + 1, f"{var} = data[pos:pos + {length}]{decode}")
+                piece = f"data[pos:pos + {length}]"
+                if con._text:
+                    # Strict UTF-8 first: what nearly every string is, and decode() without
+                    # arguments skips naming the codec and the error handler (a fifth less).
+                    fn.add(ind + 1, "try:")
+                    fn.add(ind + 2, f"{var} = {piece}.decode()")
+                    fn.add(ind + 1, "except UnicodeDecodeError:")
+                    fn.add(ind + 2, f"{var} = {piece}.decode('utf-8', {t.JAVA_REPLACE!r})")
+                else:
+                    fn.add(ind + 1, f"{var} = {piece}")
                 fn.add(ind + 1, f"pos += {length}")
             else:
                 self.parse_elements(fn, con._element, var, length, path, ind + 1)
