@@ -252,6 +252,8 @@ class _Generator:
         build.add(1, "ap = out.append")
         build.add(1, "try:")
         self.build_fields(build, struct_, "obj", self.what, 2)
+        if build.lines[-1].endswith("try:"):
+            build.add(2, "pass")  # a struct without fields at this version writes nothing
         build.add(1, "except ProtocolError:")
         build.add(2, "raise")
         build.add(1, "except _BUILD_ERRORS as exc:")
@@ -413,8 +415,9 @@ class _Generator:
     # Building: code that appends the encoding of a value to `out` through `ap`.
 
     def build_fields(self, fn: _Function, fc: FieldsConstruct, obj: str, path: str, ind: int) -> None:
-        get = self.name("get")
-        fn.add(ind, f"{get} = {obj}.get")
+        # Called as a method on each read (the interpreter's cached method call) rather
+        # than bound once: binding allocates a method object, dearer than a struct's reads.
+        get = f"{obj}.get"
         run = _Run()
         for name, con in fc._regular:
             value = f"{get}({name!r}, {self.const(fc._defaults[name])})"
