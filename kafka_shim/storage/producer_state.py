@@ -98,9 +98,12 @@ class ProducerStates:
         The disk cleaner reads it from the housekeeping thread: one pass over int values
         in C, which no append interleaves with under the GIL. It never decreases, so a
         value read just before an append is only more cautious."""
-        if not self._ongoing:  # nearly always (a Fetch asks on every partition it answers)
+        ongoing = self._ongoing
+        if not ongoing:  # nearly always (a Fetch asks on every partition it answers)
             return None
-        return min(self._ongoing.values())
+        # Still default=None: from the cleaner's thread, the last transaction may close between
+        # the test above and this pass, and min() of no values raises.
+        return min(ongoing.values(), default=None)
 
     def ongoing_transactions(self) -> dict[int, int]:
         return dict(self._ongoing)
