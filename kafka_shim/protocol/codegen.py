@@ -391,15 +391,15 @@ class _Generator:
             fn.add(ind + 1, f"{var} = list(_unpack_from('>%d{fmt}' % {count}, data, pos))")
             fn.add(ind, f"pos += {count} * {struct.calcsize('>' + fmt)}")
             return
-        append = self.name("append")
         item = self.name("item")
         fn.add(ind, f"{var} = []")
-        fn.add(ind, f"{append} = {var}.append")
         fn.add(ind, f"for _ in range({count}):")
         run = _Run()
         self.parse_value(fn, element, item, path, ind + 1, run)
         self.flush_reads(fn, run, ind + 1)
-        fn.add(ind + 1, f"{append}({item})")
+        # list.append called as a method, which the interpreter inlines; a bound
+        # append would allocate a method object per array, most holding one item.
+        fn.add(ind + 1, f"{var}.append({item})")
 
     def flush_reads(self, fn: _Function, run: _Run, ind: int) -> None:
         if not run.items:
