@@ -249,7 +249,6 @@ class _Generator:
 
         build = _Function("def build(obj):")
         build.add(1, "out = []")
-        build.add(1, "ap = out.append")
         build.add(1, "try:")
         self.build_fields(build, struct_, "obj", self.what, 2)
         if build.lines[-1].endswith("try:"):
@@ -412,7 +411,8 @@ class _Generator:
             fn.add(ind, f"{var} = _uuid_from_bytes({var})")
         run.clear()
 
-    # Building: code that appends the encoding of a value to `out` through `ap`.
+    # Building: code that appends the encoding of a value to `out`, with out.append(...)
+    # called as a method, which the interpreter inlines (a bound append is a call).
 
     def build_fields(self, fn: _Function, fc: FieldsConstruct, obj: str, path: str, ind: int) -> None:
         # Called as a method on each read (the interpreter's cached method call) rather
@@ -426,7 +426,7 @@ class _Generator:
             if run.items:
                 run.add("B", "0")  # an empty tagged-field section
             else:
-                fn.add(ind, "ap(b'\\x00')")
+                fn.add(ind, "out.append(b'\\x00')")
         self.flush_writes(fn, run, ind)
         if fc._flexible and fc._tag_order:
             self.build_tags(fn, fc, get, path, ind)
@@ -441,13 +441,12 @@ class _Generator:
             fn.add(ind, f"{var} = {get}({name!r}, {default_expr})")
             fn.add(ind, f"if {var} != {default_expr}:")  # Kafka omits tagged fields holding defaults
             fn.add(ind + 1, f"{tags}.append(({tag}, {self.tagged_builder(con, f'{path}.{name}')}({var})))")
-        fn.add(ind, f"ap(_encode_tags({tags}) if {tags} else b'\\x00')")
+        fn.add(ind, f"out.append(_encode_tags({tags}) if {tags} else b'\\x00')")
 
     def tagged_builder(self, con: Construct, path: str) -> str:
         name = self.name("_build_tag")
         fn = _Function(f"def {name}(value):")
         fn.add(1, "out = []")
-        fn.add(1, "ap = out.append")
         run = _Run()
         self.build_value(fn, con, "value", path, 1, run)
         self.flush_writes(fn, run, 1)
@@ -476,9 +475,9 @@ class _Generator:
             var = self.name("o")
             fn.add(ind, f"{var} = {value}")
             fn.add(ind, f"if {var} is None:")
-            fn.add(ind + 1, "ap(b'\\xff')")
+            fn.add(ind + 1, "out.append(b'\\xff')")
             fn.add(ind, "else:")
-            fn.add(ind + 1, "ap(b'\\x01')")
+            fn.add(ind + 1, "out.append(b'\\x01')")
             self.build_fields(fn, con._struct, var, path, ind + 1)
             return
         if not isinstance(con, t.Sized | t.ArrayConstruct):
@@ -498,12 +497,15 @@ class _Generator:
         if con._compact:
             self.flush_writes(fn, run, ind)
             # Lengths under 127 (nearly all) take their one byte from a table, not a call.
-            fn.add(ind, f"ap(_ONE_BYTE[{length} + 1] if {length} < 0x7F else _uvarint_bytes({length} + 1))")
+            fn.add(
+                ind,
+                f"out.append(_ONE_BYTE[{length} + 1] if {length} < 0x7F else _uvarint_bytes({length} + 1))",
+            )
         else:
             run.add("i" if isinstance(con, t.ArrayConstruct) or con._wide else "h", length)
             self.flush_writes(fn, run, ind)
         if isinstance(con, t.Sized):
-            fn.add(ind, f"ap({data})")
+            fn.add(ind, f"out.append({data})")
         else:
             self.build_elements(fn, con._element, var, length, path, ind)
 
@@ -514,9 +516,9 @@ class _Generator:
         if fmt is not None and not isinstance(element, t.UuidConstruct):
             small = self.const(tuple(struct.Struct(f">{n}{fmt}").pack for n in range(_SMALL_ARRAY)))
             fn.add(ind, f"if 0 < {count} < {_SMALL_ARRAY}:")
-            fn.add(ind + 1, f"ap({small}[{count}](*{var}))")
+            fn.add(ind + 1, f"out.append({small}[{count}](*{var}))")
             fn.add(ind, f"elif {count} >= {_SMALL_ARRAY}:")
-            fn.add(ind + 1, f"ap(_pack('>%d{fmt}' % {count}, *{var}))")
+            fn.add(ind + 1, f"out.append(_pack('>%d{fmt}' % {count}, *{var}))")
             return
         item = self.name("item")
         fn.add(ind, f"for {item} in {var} or ():")
@@ -528,5 +530,5 @@ class _Generator:
         if not run.items:
             return
         pack = self.const(struct.Struct(">" + run.fmt).pack)
-        fn.add(ind, f"ap({pack}({', '.join(run.items)}))")
+        fn.add(ind, f"out.append({pack}({', '.join(run.items)}))")
         run.clear()
