@@ -32,9 +32,13 @@ import time
 # A poll that lost more than this to other threads was preempted: the core is shared. A poll
 # alone on its core loses 0-1 µs (timer ticks, interrupts), a preempted one hundreds of µs to
 # ms (this VM at load 4: 10 % of 300 µs polls lost 186 µs or more, half lost nothing). Losses
-# under 100 µs are mostly the GIL handed to the process's own threads (the log flusher after
-# an fsync: 1 % of polls beside an fsync every 20 ms lost 41-48 µs, 0.3 % over 100 µs).
-PREEMPTED_S = 100e-6
+# of tens of µs are the GIL handed to the process's own threads (the log flusher after an
+# fsync: 1 % of polls beside an fsync every 20 ms lost 41-48 µs, 0.3 % over 100 µs) and the
+# synchronous client itself, woken onto the broker's core by the answer: at 100 µs a quiet
+# machine's one-connection committer stepped polling aside again and again, 12,300-12,700 ->
+# 10,000-10,500 commits/s (bench.connections, 9 rounds, 15:44 UTC, load 1), where 1 ms kept
+# polling and with a core taken by other work stepped aside as 100 µs did (within 3 %).
+PREEMPTED_S = 1e-3
 # How long a process that was preempted while polling parks at once instead; then one poll
 # looks again. Other work comes and goes by seconds; a quarter second follows it without the
 # look costing much (a look preempted again spins at most one window).
