@@ -6,9 +6,9 @@ scan that replays a partition at start-up. Each log adds its own records' format
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from kafka_shim.protocol.record_codec import batch_keyed_records
+from kafka_shim.protocol.record_codec import batch_keyed_records, build_keyed_batch
 from kafka_shim.protocol.records import BatchHeader, RecordsError, iter_headers
 from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.memory import MemoryLog
@@ -58,6 +58,22 @@ class InternalLog:
                 return self._new_partitions
             self._placed_by = len(topic.partitions)
         return self._placed_by
+
+    def _append_plain(
+        self,
+        index: int,
+        partition: PartitionLog,
+        keys_values: Sequence[tuple[bytes, bytes | None]],
+        now_ms: int,
+    ) -> None:
+        """Records without a producer as one batch built where partition `index` places it
+        (build_keyed_batch: build_batch's bytes without a Record each), appended without a
+        producer's checks or a parse of its header, then its compaction step."""
+        batch = build_keyed_batch(
+            keys_values, partition.log_end_offset, now_ms, partition_leader_epoch=partition.leader_epoch
+        )
+        partition.append_placed(batch, now_ms)
+        self._appended(index, partition, now_ms)
 
     def _appended(self, index: int, partition: PartitionLog, now_ms: int) -> None:
         """After an append to partition `index`: in memory, a step of its compaction."""

@@ -78,15 +78,11 @@ class OffsetsLog(InternalLog):
             index = partition_for(record.key.group, count)
             partition = partitions[index]
             if record.producer_id == NO_PRODUCER_ID:  # a plain commit: no producer state to keep
-                epoch = partition.leader_epoch
-                batch = build_keyed_batch(
-                    (encode_record(record),), partition.log_end_offset, now_ms, partition_leader_epoch=epoch
-                )
-                partition.append_placed(batch, now_ms)
+                self._append_plain(index, partition, (encode_record(record),), now_ms)
             else:
                 producer = (record.producer_id, record.producer_epoch)
                 partition.append(_batch(partition, producer, [encode_record(record)], now_ms))
-            self._appended(index, partition, now_ms)
+                self._appended(index, partition, now_ms)
             return
         by_partition: dict[int, list[Run]] = {}
         for record in records:

@@ -14,11 +14,9 @@ import logging
 from collections.abc import Iterator, Sequence
 
 from kafka_shim.protocol.internal_topics import TRANSACTION_TOPIC
-from kafka_shim.protocol.record_codec import build_keyed_batch
 from kafka_shim.protocol.transaction_records import TransactionRecord, decode_record, encode_record
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.storage.internal_log import InternalLog
-from kafka_shim.storage.log import PartitionLog
 from kafka_shim.storage.offsets_log import OFFSETS_SEGMENT_BYTES, partition_for
 from kafka_shim.storage.topics import TopicStore
 
@@ -59,24 +57,7 @@ class TransactionLog(InternalLog):
             index = partition_for(record.transactional_id, count)
             by_partition.setdefault(index, []).append(encode_record(record, version))
         for index, keys_values in by_partition.items():
-            self._write(index, partitions, keys_values, now_ms)
-
-    def _write(
-        self,
-        index: int,
-        partitions: Sequence[PartitionLog],
-        keys_values: list[tuple[bytes, bytes | None]],
-        now_ms: int,
-    ) -> None:
-        """One batch built where partition `index` places it (build_keyed_batch: the same bytes
-        as build_batch of the records, without a Record each), appended without a producer's
-        checks (none writes here) or a parse of its header."""
-        partition = partitions[index]
-        batch = build_keyed_batch(
-            keys_values, partition.log_end_offset, now_ms, partition_leader_epoch=partition.leader_epoch
-        )
-        partition.append_placed(batch, now_ms)
-        self._appended(index, partition, now_ms)
+            self._append_plain(index, partitions[index], keys_values, now_ms)
 
     def replay(self) -> Iterator[TransactionRecord]:
         """The latest record of every transactional id, as compaction leaves the log;
