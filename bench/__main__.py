@@ -287,10 +287,9 @@ def render(rows: list[Row], started: datetime, load_before: str, minutes: float)
             f"Commit {commit()}, {started:%Y-%m-%d %H:%M} UTC, {machine()}; load average "
             f"{load_before} before the run, {load_average()} after; {minutes:.1f} minutes. kafka-shim runs "
             "as `compat.targets` starts it (on disk, console on), Tansu in memory; medians of interleaved "
-            "rounds; CPU is the broker's processes' run time, busy polling included: in ns from each "
-            "thread's schedstat for the `bench.startup` and `bench.request_cpu` rows, user + system "
-            "from /proc (10 ms ticks) for the `bench.connections` rows; `--process-per-broker` rows: "
-            "two broker processes and their supervisor. "
+            "rounds; CPU is the broker's processes' run time, busy polling included, in ns from the "
+            "kernel's CPU clock of each process (exited threads included); `--process-per-broker` "
+            "rows: two broker processes and their supervisor. "
             "Regenerate with `python -m bench`.",
             "",
             table(rows, ["figure", "kafka-shim", "Tansu", "kafka-shim/Tansu", "alone"]),

@@ -7,8 +7,8 @@ committing consumer sends) or its own partition (Produce of one 100-byte record,
 a topic with as many partitions as connections, and it connects to the broker that serves it,
 found as a client finds it (FindCoordinator for the group, Metadata for the partition's
 leader). Every connection has one request in flight; all send, then all are answered. The
-broker CPU is the user + system time of the broker's processes (the supervisor and its broker
-processes for --process-per-broker), from /proc.
+broker CPU is the run time of the broker's processes (the supervisor and its broker processes
+for --process-per-broker), from the kernel's CPU clock of each process, in ns.
 
     python -m bench.connections [--requests 4000] [--rounds 3] [--counts 1,8,64] [--kinds OffsetCommit]
         [--before-tree DIR] [--targets shim,shim-processes,tansu,before,before-processes]
@@ -268,7 +268,7 @@ def model(cpu_us: dict[str, float], kind: str, cores: int, clients: int) -> dict
     groups, partitions = spread(cores, clients)
     evenness = groups if kind == "OffsetCommit" else partitions
     rates: dict[str, float] = {}
-    if not all(cpu_us.values()):  # too few requests to see a 10 ms tick
+    if not all(cpu_us.values()):  # a broker that used no CPU: nothing to model
         return rates
     if "shim" in cpu_us:
         rates["shim"] = 1e6 / cpu_us["shim"]

@@ -1,9 +1,9 @@
 """Broker CPU per request on the hot paths, kafka-shim beside Tansu in the same run.
 
 One connection sends N requests of one kind synchronously (one in flight, as a
-committing consumer does); the broker's own process CPU time (its threads' run
-time from /proc/PID/task/*/schedstat, in ns: 10 ms ticks were too coarse for a few
-thousand requests) over those requests, divided by N, is its cost per request.
+committing consumer does); the broker's own process CPU time (the kernel's CPU clock
+of the process, in ns: /proc's 10 ms ticks were too coarse for a few thousand
+requests) over those requests, divided by N, is its cost per request.
 Wall-clock rate is printed too. Rounds alternate between the brokers. kafka-shim runs
 as users run it, busy polling included (`--busy-poll-us`): CPU spent waiting for a quick
 client's next request is counted.

@@ -1,8 +1,8 @@
 """Start-up: milliseconds from spawning the broker process to its first answered
 ApiVersions, kafka-shim beside Tansu, same run, median of the runs (target for
 kafka-shim: < 250 ms with the default console on), and the CPU time the process used by then
-(summed over its threads' schedstat in nanoseconds, else in 10 ms ticks; it holds still when
-other work makes the wall clock wait for a core).
+(the kernel's CPU clock of the process, in nanoseconds; it holds still when other work makes
+the wall clock wait for a core).
 
     python -m bench.startup [--runs 5]
 
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 
-from bench.common import cli_source, print_row, process_cpu_ns, process_cpu_s
+from bench.common import cli_source, print_row, process_cpu_s
 from compat.targets import REPO_ROOT, free_port, tansu_argv, tansu_binary
 
 # ApiVersions v0 request: header v1 (key 18, version 0, correlation 1, null client id), empty body.
@@ -59,17 +59,6 @@ def installed_like_env(tree: Path) -> dict[str, str]:
     return env
 
 
-def process_cpu_fine_s(pid: int) -> float:
-    """CPU seconds the process has used, from each live thread's schedstat (nanoseconds; at the
-    first answer the threads that ran have not ended), or in clock ticks (10 ms) where the
-    kernel keeps no schedstat."""
-    try:
-        total = process_cpu_ns(pid)
-    except (OSError, ValueError, IndexError):
-        total = 0
-    return total / 1e9 if total else process_cpu_s(pid)
-
-
 def time_to_first_answer(
     argv: list[str], port: int, env: dict[str, str], timeout_s: float = 30.0
 ) -> tuple[float, float]:
@@ -80,7 +69,7 @@ def time_to_first_answer(
     try:
         while time.perf_counter() - started < timeout_s:
             if answered(port):
-                return time.perf_counter() - started, process_cpu_fine_s(process.pid)
+                return time.perf_counter() - started, process_cpu_s(process.pid)
             if process.poll() is not None:
                 said = process.stderr.read().decode(errors="replace") if process.stderr else ""
                 raise RuntimeError(f"{' '.join(argv)} exited with {process.returncode}: {said[-2000:]}")
