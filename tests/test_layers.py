@@ -35,6 +35,7 @@ NETWORK_SIDE = (
     "kafka_shim.shim.cli.main",
     "kafka_shim.shim.processes.node",
     "kafka_shim.shim.processes.forwarding",
+    "kafka_shim.shim.processes.peer",
 )
 # What the broker (the state every service shares) must not know, by room: the API layer
 # (handlers and the context they get), the web room (console, views, metrics, HTTP), the
