@@ -114,7 +114,7 @@ def _cluster_options(parser: argparse.ArgumentParser, defaults: BrokerConfig) ->
         "--process-per-broker",
         action="store_true",
         help="with --brokers N: run each broker in its own process, on its own core (a prototype: "
-        "PLAINTEXT, on disk; no transactions, share groups, ACLs or control endpoint yet; "
+        "on disk; no transactions, share groups, ACLs or control endpoint yet; "
         "docs/performance.md)",
     )
     parser.add_argument(

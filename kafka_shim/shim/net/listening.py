@@ -57,9 +57,14 @@ async def bind_listener(config: BrokerConfig, listener: Listener, node_id: int) 
         raise OSError(exc.errno, exc.strerror, where) from exc
     host, port = sockets[0].socket.getsockname()[:2]
     advertised = listener.advertised_address(port)
-    security = None
-    if listener.protocol != "PLAINTEXT":  # plaintext brokers never import ssl
-        from kafka_shim.shim.security.listener_security import listener_security
-
-        security = listener_security(config, listener)
+    security = security_of(config, listener)
     return BoundListener(listener.name, sockets, (host, port), advertised, security, node_id)
+
+
+def security_of(config: BrokerConfig, listener: Listener) -> ListenerSecurity | None:
+    """What `listener`'s connections run by (TLS context, SASL mechanisms); None for PLAINTEXT."""
+    if listener.protocol == "PLAINTEXT":  # plaintext brokers never import ssl
+        return None
+    from kafka_shim.shim.security.listener_security import listener_security
+
+    return listener_security(config, listener)

@@ -20,10 +20,10 @@ import trio
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.dispatch import Dispatch, route_for
-from kafka_shim.shim.net.listening import BoundListener
+from kafka_shim.shim.net.listening import BoundListener, security_of
 from kafka_shim.shim.net.server import Server
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
-from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
+from kafka_shim.shim.processes.forwarding import AutoCreateForwarder, forwarding_listener
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
 
@@ -68,7 +68,9 @@ class NodeServer(Server):
                     [trio.SocketListener(trio.socket.from_stdlib_socket(sock))],
                     spec.bound[listener.name],
                     spec.endpoints[spec.node_id][listener.name],
-                    None,  # PLAINTEXT only (the supervisor refuses the others)
+                    # Built by each process from the same settings and key files, so every
+                    # broker presents the same certificate and mechanisms on a listener.
+                    security_of(self.broker.config, listener),
                     spec.node_id,
                 )
             )
@@ -81,7 +83,7 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
     before_metadata, follow_unknown = _nothing, _ignore
     if follower is not None:
         follow_unknown = follower.sync_if_unknown
-        controller = spec.endpoints[min(spec.endpoints)][broker.listeners[0].name]
+        controller = _controller_address(broker, spec)
         forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
         before_metadata = forwarder.before_metadata
     server = NodeServer(broker, spec, process_handlers(follower is None, before_metadata, follow_unknown))
@@ -97,6 +99,23 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
             async for _ in signals:
                 nursery.cancel_scope.cancel()
                 break
+
+
+def _controller_address(broker: Broker, spec: NodeSpec) -> tuple[str, int] | None:
+    """Where this process asks the controller to create topics; None (said once in the log)
+    when every listener is secured."""
+    name = forwarding_listener(broker.listeners)
+    controller = min(spec.endpoints)
+    if name is None:
+        log.warning(
+            "no PLAINTEXT listener: broker %d does not forward the topics a Metadata would "
+            "auto-create to the controller (broker %d), which creates them when a client's "
+            "Metadata reaches it (or on CreateTopics)",
+            spec.node_id,
+            controller,
+        )
+        return None
+    return spec.endpoints[controller][name]
 
 
 async def _nothing(body: Any) -> None:

@@ -39,12 +39,7 @@ def check(config: BrokerConfig) -> None:
         (config.data_dir is None, f"{FLAG} keeps each broker's data on disk: --memory is not supported"),
         (config.control_listener is not None, f"{FLAG} has no control endpoint yet (--control)"),
         (config.fault_rules_file is not None, f"{FLAG} has no fault rules yet (--fault-rules)"),
-        (bool(config.users), f"{FLAG} has no SASL users yet (--user)"),
         (bool(config.authorizer_class_name), f"{FLAG} has no ACLs yet (authorizer.class.name)"),
-        (
-            any(listener.protocol != "PLAINTEXT" for listener in config.listener_endpoints()),
-            f"{FLAG} serves PLAINTEXT listeners only yet",
-        ),
     ]
     for failed, reason in refused:
         if failed:
@@ -114,12 +109,10 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
                 sock.close()  # the processes hold them now
         if not _wait_ready(ready, children, stopping):
             return 1
-        where = ", ".join(
-            f"{host}:{port} (broker {node_id})"
-            for node_id, listeners in advertised.items()
-            for host, port in [next(iter(listeners.values()))]
+        print(
+            f"kafka-shim listening on {listening(advertised)} (storage: {storage}; one process per broker)",
+            flush=True,
         )
-        print(f"kafka-shim listening on {where} (storage: {storage}; one process per broker)", flush=True)
         while not stopping.wait(0.2):
             exited = [child for child in children if child.poll() is not None]
             if exited:
@@ -128,6 +121,17 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         return 0
     finally:
         _stop(children)
+
+
+def listening(advertised: dict[int, dict[str, Address]]) -> str:
+    """Where each broker is advertised, for the listening line: `host:port (broker N)`, or with
+    several listeners each one's `host:port (NAME, broker N)`."""
+    named = any(len(listeners) > 1 for listeners in advertised.values())
+    return ", ".join(
+        f"{host}:{port} ({f'{name}, ' if named else ''}broker {node_id})"
+        for node_id, listeners in advertised.items()
+        for name, (host, port) in listeners.items()
+    )
 
 
 def broker_argv(argv: list[str]) -> list[str]:
