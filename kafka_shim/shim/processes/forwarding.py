@@ -5,14 +5,13 @@ a client's Metadata would auto-create, as a Kafka broker forwards them to its co
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API as CREATE_TOPICS
-from kafka_shim.shim.config.listeners import Listener
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
 from kafka_shim.shim.processes.peer import PeerCallError, call
+from kafka_shim.shim.processes.peer_route import PeerRoute
 from kafka_shim.storage.topics import TopicStore, invalid_topic_name
 
 log = logging.getLogger("kafka_shim.processes")
@@ -21,25 +20,19 @@ VERSION = 7  # CreateTopics v7: flexible, answers each topic's id
 TIMEOUT_S = 5.0  # the longest a Metadata waits for the controller's answer
 
 
-def forwarding_listener(listeners: Sequence[Listener]) -> str | None:
-    """The listener a non-controller asks the controller on: the first PLAINTEXT one, since the
-    call neither negotiates TLS nor authenticates; None when every listener is secured."""
-    return next((listener.name for listener in listeners if listener.protocol == "PLAINTEXT"), None)
-
-
 class AutoCreateForwarder:
     """Before a non-controller answers a Metadata that may auto-create topics: follow the
     catalog, and for topics still unknown ask the controller to create them (its defaults:
     num.partitions, default.replication.factor), then follow again, so the answer has them,
-    as the one-process broker answers an auto-created topic at once. Without a controller
-    address (no PLAINTEXT listener) it only follows: the controller creates such topics when a
-    client's Metadata reaches it."""
+    as the one-process broker answers an auto-created topic at once. Without a way to the
+    controller (shim.processes.peer_route) it only follows: the controller creates such topics
+    when a client's Metadata reaches it."""
 
     def __init__(
         self,
         topics: TopicStore,
         follower: CatalogFollower,
-        controller: tuple[str, int] | None,
+        controller: tuple[tuple[str, int], PeerRoute] | None,
         auto_create: bool,
     ) -> None:
         self._topics = topics
@@ -73,7 +66,8 @@ class AutoCreateForwarder:
         assert self._controller is not None
         request = {"topics": new, "timeout_ms": int(TIMEOUT_S * 1000), "validate_only": False}
         try:
-            answer = await call(self._controller, CREATE_TOPICS, VERSION, request, TIMEOUT_S)
+            address, route = self._controller
+            answer = await call(address, CREATE_TOPICS, VERSION, request, TIMEOUT_S, route)
         except PeerCallError as exc:
             log.warning("cannot ask the controller to create %s: %s", names, exc)
             return

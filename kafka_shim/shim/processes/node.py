@@ -23,7 +23,8 @@ from kafka_shim.shim.net.dispatch import Dispatch, route_for
 from kafka_shim.shim.net.listening import BoundListener, security_of
 from kafka_shim.shim.net.server import Server
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
-from kafka_shim.shim.processes.forwarding import AutoCreateForwarder, forwarding_listener
+from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
+from kafka_shim.shim.processes.peer_route import PeerRoute, peer_route
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
 
@@ -101,21 +102,22 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
                 break
 
 
-def _controller_address(broker: Broker, spec: NodeSpec) -> tuple[str, int] | None:
-    """Where this process asks the controller to create topics; None (said once in the log)
-    when every listener is secured."""
-    name = forwarding_listener(broker.listeners)
+def _controller_address(broker: Broker, spec: NodeSpec) -> tuple[tuple[str, int], PeerRoute] | None:
+    """Where and how this process asks the controller to create topics; None (said once in the
+    log) when no listener lets a broker process in."""
+    route = peer_route(broker.config, broker.listeners)
     controller = min(spec.endpoints)
-    if name is None:
+    if route is None:
         log.warning(
-            "no PLAINTEXT listener: broker %d does not forward the topics a Metadata would "
-            "auto-create to the controller (broker %d), which creates them when a client's "
-            "Metadata reaches it (or on CreateTopics)",
+            "no listener a broker process can use (PLAINTEXT; SSL without ssl.client.auth=required; "
+            "SASL with a --user and SCRAM or PLAIN enabled): broker %d does not forward the topics "
+            "a Metadata would auto-create to the controller (broker %d), which creates them when a "
+            "client's Metadata reaches it (or on CreateTopics)",
             spec.node_id,
             controller,
         )
         return None
-    return spec.endpoints[controller][name]
+    return spec.endpoints[controller][route.listener], route
 
 
 async def _nothing(body: Any) -> None:

@@ -170,3 +170,19 @@ def test_each_process_advertises_every_brokers_own_address_per_listener(
             answer = client.request(METADATA, 9, metadata)
         assert {b.node_id: f"{b.host}:{b.port}" for b in answer.brokers} == expected
         assert answer.controller_id == 0
+
+
+@pytest.mark.parametrize("listener", list(PROTOCOLS))
+def test_a_topic_auto_created_through_the_other_process_is_made_by_the_controller(
+    cluster: Cluster, listener: str
+) -> None:
+    """With no PLAINTEXT listener the other process asks the controller over CLIENT
+    (SASL_PLAINTEXT), logged in as alice with SCRAM-SHA-256 (shim.processes.peer_route)."""
+    from confluent_kafka import Producer
+
+    follower = {"bootstrap.servers": cluster.addresses[listener][1]}  # only it answers Metadata
+    producer = Producer(client_config(cluster, listener) | follower)
+    topic = f"auto-{uuid.uuid4().hex[:8]}"
+    for i in range(10):
+        producer.produce(topic, value=b"v%d" % i)
+    assert producer.flush(15) == 0
