@@ -10,7 +10,6 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-import scramp
 import trio
 
 from kafka_shim.protocol.api import Api
@@ -19,7 +18,7 @@ from kafka_shim.protocol.headers import RequestHeader
 from kafka_shim.protocol.messages.sasl_authenticate import API as SASL_AUTHENTICATE
 from kafka_shim.protocol.messages.sasl_handshake import API as SASL_HANDSHAKE
 from kafka_shim.protocol.types import ProtocolError
-from kafka_shim.shim.processes.peer_route import PeerLogin, PeerRoute
+from kafka_shim.shim.processes.peer_route import PeerLogin, PeerRoute, UnprovenServer
 
 _LENGTH = struct.Struct(">i")
 CLIENT_ID = "kafka-shim-broker"
@@ -104,7 +103,7 @@ async def _login(stream: trio.abc.Stream, login: PeerLogin, peer: str) -> None:
             token = tokens.send(answer.auth_bytes)
         except StopIteration:
             return
-        except scramp.ScramException as exc:
+        except UnprovenServer as exc:
             raise PeerCallError(f"{refused}: {exc}") from exc
 
 
