@@ -186,3 +186,58 @@ def test_a_topic_auto_created_through_the_other_process_is_made_by_the_controlle
     for i in range(10):
         producer.produce(topic, value=b"v%d" % i)
     assert producer.flush(15) == 0
+
+
+def test_mutual_tls_on_both_processes(tmp_path: Path) -> None:
+    """ssl.client.auth=required: a client with the dev CA's client certificate produces and
+    consumes through both processes; one without is refused by each. A broker process has no
+    client certificate, so the start says the other process does not forward auto-creation."""
+    from confluent_kafka import Consumer, Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    certs = write_dev_certs(tmp_path / "certs", DEFAULT_HOSTS, "client", 2)
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker"]
+    argv += ["--listeners", "SSL://127.0.0.1:0", "--config", f"ssl.keystore.location={certs['broker']}"]
+    argv += ["--config", f"ssl.truststore.location={certs['ca']}", "--config", "ssl.client.auth=required"]
+    argv += ["--data-dir", str(tmp_path / "data"), "--console", "off", "--log-level", "WARNING"]
+    argv += ["--initial-rebalance-delay-ms", "0"]
+    broker = launch("shim", argv, timeout_s=60)
+    try:
+        line = next(line for line in broker.output if "listening on" in line)
+        addresses = re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+        assert any("no listener a broker process can use" in each for each in broker.output)
+        config: dict[str, Any] = {
+            "bootstrap.servers": ",".join(addresses),
+            "security.protocol": "ssl",
+            "ssl.ca.location": str(certs["ca"]),
+            "ssl.certificate.location": str(certs["client_cert"]),
+            "ssl.key.location": str(certs["client_key"]),
+        }
+        topic = "mutual"
+        admin = AdminClient(config)
+        admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(15)
+        producer = Producer(config)
+        for i in range(20):
+            producer.produce(topic, value=b"v%d" % i)
+        assert producer.flush(15) == 0
+        consumer = Consumer(config | {"group.id": "g-mutual", "auto.offset.reset": "earliest"})
+        try:
+            consumer.subscribe([topic])
+            values: set[bytes | None] = set()
+            deadline = time.monotonic() + 20
+            while len(values) < 20 and time.monotonic() < deadline:
+                message = consumer.poll(0.5)
+                if message is not None and message.error() is None:
+                    values.add(message.value())
+            assert len(values) == 20
+        finally:
+            consumer.close()
+        for address in addresses:  # no client certificate: the handshake fails on each
+            client = WireClient(address, timeout_s=10)
+            context = ssl.create_default_context(cafile=str(certs["ca"]))
+            with pytest.raises(OSError):  # ssl.SSLError, or the connection closed
+                client.sock = context.wrap_socket(client.sock, server_hostname="127.0.0.1")
+                client.request(METADATA, 9, {"topics": [], "allow_auto_topic_creation": False})
+            client.close()
+    finally:
+        broker.stop()
