@@ -147,6 +147,15 @@ class TransactionService:
         except Exception as exc:  # every marker is tried again, as a failed write is
             self._failed("transaction markers", exc)
             results = dict.fromkeys(markers.partitions, ErrorCode.UNKNOWN_SERVER_ERROR)
+        self.markers_answered(markers, results, now)
+
+    def markers_answered(
+        self, markers: TransactionMarkers, results: Mapping[TopicPartition, ErrorCode], now: int
+    ) -> None:
+        """Markers written (or refused), here or by their leader in another broker process
+        (transactions.pending_markers): the transaction completes once every partition has
+        one. A completion whose record cannot be written is retried by the markers deadline;
+        nothing raises out of here."""
         try:
             self.writer.apply(self.coordinator.markers_written(markers, results, now))
         except Exception as exc:  # put back by the outcome's undo; its markers retried
