@@ -45,11 +45,17 @@ if TYPE_CHECKING:  # imported where built: the Kafka listener answers before the
     from kafka_shim.shim.partitions.fetch_sessions import FetchSessionCache
     from kafka_shim.shim.share.partitions import SharePartitions
     from kafka_shim.shim.share.service import ShareService
+    from kafka_shim.shim.transactions.pending_markers import PendingMarkers
     from kafka_shim.shim.transactions.service import TransactionService
     from kafka_shim.storage.transaction_log import TransactionLog
 
 
 class Broker:
+    # A broker process of --process-per-broker sets it before the transaction coordinator
+    # loads: the markers of partitions other processes lead wait there for their sender
+    # (shim.processes.marker_sender). None: every marker is written here.
+    markers_elsewhere: PendingMarkers | None = None
+
     def __init__(self, config: BrokerConfig, clock: Callable[[], int] | BrokerClock = wall_clock_ms) -> None:
         # The emulated release's defaults apply to what the command line did not set.
         config = config.with_release_defaults().with_cluster_defaults()

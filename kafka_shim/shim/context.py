@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kafka_shim.protocol.errors import ErrorCode
@@ -27,6 +27,7 @@ from kafka_shim.shim.security.authorizer import (
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.coordinator.types import TopicPartition
     from kafka_shim.shim.security.sasl import SaslSession
     from kafka_shim.storage.log import PartitionLog
 
@@ -81,6 +82,10 @@ class RequestContext(ABC):
     zero_copy: bool = False
     # The authorization row of the API being served, set by the dispatcher for each request.
     rule: Rule | None = None
+    # A broker process's Produce of a transaction another process coordinates: that
+    # coordinator's answer for each transactional partition, asked before the handler runs
+    # (shim.processes.verification). None: the broker's own coordinator is asked.
+    transaction_checks: Mapping[TopicPartition, ErrorCode] | None = None
 
     def now_ms(self) -> int:
         return self.broker.clock()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from kafka_shim.shim.share.service import ShareService
     from kafka_shim.shim.timer_failures import TimerFailures
     from kafka_shim.shim.transactions.markers import MarkerWriter
+    from kafka_shim.shim.transactions.pending_markers import PendingMarkers
     from kafka_shim.shim.transactions.service import TransactionService
     from kafka_shim.storage.log import AppendHook
     from kafka_shim.storage.producer_state import ProducerIdAllocator
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
         def group_journal(self) -> GroupJournal: ...
         @property
         def timer_failures(self) -> TimerFailures: ...
+        @property
+        def markers_elsewhere(self) -> PendingMarkers | None: ...
 
 
 # What the coordinators are made of, imported by the server off the event loop.
@@ -137,6 +140,7 @@ class Coordinators:
             broker,
             broker.clock,
             broker.timer_failures.failed,
+            broker.markers_elsewhere,
         )
 
     def deadline_sooner_than(self, at: float) -> bool:

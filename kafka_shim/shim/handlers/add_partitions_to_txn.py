@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.add_partitions_to_txn import API
 from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
+from kafka_shim.protocol.releases import TV2
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.effects import coordinator_error
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
 __all__ = ["API", "client_error", "handle"]
 
 FIRST_BATCHED_VERSION = 4
+FIRST_TV2_ADD_VERSION = 5
 
 
 def client_error(code: ErrorCode, version: int) -> ErrorCode:
@@ -83,7 +85,12 @@ def _add(
             for tp in partitions
         }
     try:
-        code = coordinator.add_partitions(transactional_id, producer_id, epoch, partitions, 0, ctx.now_ms())
+        # v5 comes from a partition leader adding a transaction-version-2 producer's partitions
+        # as it appends (KIP-890 part 2); v0-3 from transaction-version-0/1 clients.
+        client_version = TV2 if ctx.api_version >= FIRST_TV2_ADD_VERSION else 0
+        code = coordinator.add_partitions(
+            transactional_id, producer_id, epoch, partitions, client_version, ctx.now_ms()
+        )
     except StorageError as exc:
         code = coordinator_error(exc.code)
     return {tp: client_error(code, ctx.api_version) for tp in partitions}

@@ -60,8 +60,11 @@ def _check_transaction(
         # Kafka authorizes transactional writes by the transactional id: none, no write (and,
         # as Kafka 3.9 answers, no message).
         raise PartitionRefused(ctx.refusal(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID))
+    checked_elsewhere = ctx.transaction_checks
     coordinator = ctx.broker.transactions
-    if ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
+    if checked_elsewhere is not None:  # another broker process coordinates the transaction
+        code = checked_elsewhere.get(tp, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    elif ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
         try:
             code = coordinator.add_partitions(
                 transactional_id, batch.producer_id, batch.producer_epoch, [tp], TV2, ctx.now_ms()

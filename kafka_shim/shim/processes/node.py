@@ -2,7 +2,9 @@
 the whole broker, serving only its own node's listeners (inherited, already bound), with its own
 data directory, Trio loop and core. Clients route each request to the broker that leads its
 partition or coordinates its group (Metadata, FindCoordinator), as they do with the emulated
-brokers of one process; what would cross processes is refused (shim.processes.refusals)."""
+brokers of one process; a transaction's markers and checks go to the process concerned
+(shim.processes.marker_sender, shim.processes.verification); what would cross processes
+otherwise is refused (shim.processes.refusals)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from typing import Any
 
 import trio
 
+from kafka_shim.protocol.messages.produce import API as PRODUCE
+from kafka_shim.protocol.messages.txn_offset_commit import API as TXN_OFFSET_COMMIT
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.net.dispatch import Dispatch, route_for
@@ -24,9 +28,13 @@ from kafka_shim.shim.net.listening import BoundListener, security_of
 from kafka_shim.shim.net.server import Server
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
 from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
+from kafka_shim.shim.processes.marker_sender import MarkerSender
+from kafka_shim.shim.processes.peer import Peer
 from kafka_shim.shim.processes.peer_route import PeerRoute, peer_route
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
+from kafka_shim.shim.processes.verification import CoordinatorChecks
+from kafka_shim.shim.transactions.pending_markers import PendingMarkers
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -87,11 +95,31 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
         controller = _controller_address(broker, spec)
         forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
         before_metadata = forwarder.before_metadata
-    server = NodeServer(broker, spec, process_handlers(follower is None, before_metadata, follow_unknown))
+    wraps = process_handlers(follower is None, before_metadata, follow_unknown)
+    route = peer_route(broker.config, broker.listeners)
+
+    def peer(node_id: int) -> Peer | None:
+        """How this process reaches broker `node_id` (None: no listener lets it in)."""
+        address = None if route is None else spec.endpoints.get(node_id, {}).get(route.listener)
+        return None if address is None or route is None else (address, route)
+
+    checks = CoordinatorChecks(peer)
+    for api, wrap in ((PRODUCE, checks.produce), (TXN_OFFSET_COMMIT, checks.txn_offset_commit)):
+        wraps[api.key] = _then(wraps[api.key], wrap) if api.key in wraps else wrap
+    server = NodeServer(broker, spec, wraps)
     listeners = await server.bind()
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             await nursery.start(server.serve, listeners)
+            if broker.markers_elsewhere is not None:
+                sender = MarkerSender(
+                    broker.markers_elsewhere,
+                    lambda: broker.transactions,
+                    peer,
+                    broker.clock,
+                    server.wake_timers_if_sooner,
+                )
+                nursery.start_soon(sender.run)
             if follower is not None:
                 nursery.start_soon(_follow, follower)
             nursery.start_soon(_stop_when_orphaned, nursery.cancel_scope, os.getppid())
@@ -118,6 +146,11 @@ def _controller_address(broker: Broker, spec: NodeSpec) -> tuple[tuple[str, int]
         )
         return None
     return spec.endpoints[controller][route.listener], route
+
+
+def _then(first: Wrap, second: Wrap) -> Wrap:
+    """`first`'s step, then `second`'s, then the handler."""
+    return lambda handler: first(second(handler))
 
 
 async def _nothing(body: Any) -> None:
@@ -170,6 +203,11 @@ def main() -> int:
     except StorageStartupError as exc:
         print(f"kafka-shim broker {spec.node_id}: {exc}", file=sys.stderr)
         return 1
+    # Set before the transaction coordinator loads (the server loads it once it serves): a
+    # transaction found preparing to commit or abort has its markers sent to their leaders.
+    broker.markers_elsewhere = PendingMarkers(
+        spec.node_id, lambda tp: broker.cluster.leader(tp.topic, tp.partition)
+    )
     try:
         # Each process hands out producer ids of its own residue: none is given twice.
         broker.producer_ids.interleave(spec.position, config.brokers)

@@ -27,6 +27,10 @@ CLIENT_ID = "kafka-shim-broker"
 MAX_ANSWER_BYTES = 100 * 1024 * 1024
 
 
+# Where another broker process listens and how to pass its listener.
+Peer = tuple[tuple[str, int], PeerRoute]
+
+
 class PeerCallError(Exception):
     """The peer could not be reached, closed the connection, did not answer in time, or
     answered bytes that are not a response; the message names which and the peer."""

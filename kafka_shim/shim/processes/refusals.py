@@ -6,8 +6,10 @@ Kafka broker that is not the controller answers a request only the controller se
 client asks the controller it finds in Metadata. What the processes do not share yet is
 refused by every process with INVALID_REQUEST and one log line naming the reason: ACLs, SCRAM
 users, quotas and features (each process would keep its own), reassignments and elections,
-transactions (a coordinator writes its markers into partitions other processes hold) and
-share groups (their state and the records they deliver are in different processes).
+and share groups (their state and the records they deliver are in different processes).
+Transactions are served: a coordinator sends the markers of partitions other processes lead
+to them (shim.processes.marker_sender) and asks them before a transactional write of a
+transaction they coordinate (shim.processes.verification).
 """
 
 from __future__ import annotations
@@ -46,11 +48,6 @@ NOT_SHARED_YET = frozenset(
         "UnregisterBroker",
         "AddRaftVoter",
         "RemoveRaftVoter",
-        "AddPartitionsToTxn",
-        "AddOffsetsToTxn",
-        "EndTxn",
-        "TxnOffsetCommit",
-        "WriteTxnMarkers",
         "ShareGroupHeartbeat",
         "ShareFetch",
         "ShareAcknowledge",
@@ -104,6 +101,8 @@ TOPIC_ENTRIES = {
     "Fetch": "topics",
     "ListOffsets": "topics",
     "OffsetCommit": "topics",
+    "TxnOffsetCommit": "topics",
+    "AddPartitionsToTxn": "v3_and_below_topics",
 }
 
 
@@ -116,11 +115,6 @@ def process_handlers(
     by_name = {api.name: api.key for api in APIS.values()}
     unshared = answering(ErrorCode.INVALID_REQUEST, UNSHARED_REASON)
     wraps: dict[int, Wrap] = {by_name[name]: unshared for name in NOT_SHARED_YET}
-    wraps[by_name["InitProducerId"]] = answering(
-        ErrorCode.INVALID_REQUEST,
-        "transactions are " + UNSHARED_REASON,
-        lambda body: body.transactional_id is not None,
-    )
     if not controller:
         not_controller = answering(
             ErrorCode.NOT_CONTROLLER, "topic changes go to the controller, the first broker"

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.config.broker_config import BrokerConfig
+from kafka_shim.shim.coordinator.outcome import TransactionMarkers
+from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.transactions.coordinator import TransactionConfig
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH, MarkerWriter, write_markers
+from kafka_shim.shim.transactions.pending_markers import PendingMarkers
 from kafka_shim.shim.transactions.service import TransactionService
 from kafka_shim.storage.topics import TopicStore
 from kafka_shim.storage.transaction_log import TransactionLog
@@ -33,16 +37,16 @@ def open_transactions(
     markers_to: MarkerWriter,
     clock: Callable[[], int],
     failed: Callable[[str, Exception], None],
+    elsewhere: PendingMarkers | None = None,
 ) -> tuple[TransactionLog, TransactionService]:
     """`transaction_version` is the finalized feature level; markers are written to the
-    partitions of `markers_to` (the broker); `failed` logs timer-side work that raised."""
+    partitions of `markers_to` (the broker); `failed` logs timer-side work that raised. A
+    broker process (shim.processes) gives `elsewhere`, which keeps the markers of partitions
+    other processes lead for its sender; without it every marker is written here."""
     transaction_log = TransactionLog(topics, config.transaction_state_log_num_partitions, transaction_version)
-    transactions = TransactionService(
-        transaction_config(config)._replace(transaction_version=transaction_version),
-        allocate_producer_id,
-        transaction_log,
-        clock,
-        lambda markers, now: write_markers(
+
+    def write_here(markers: TransactionMarkers, now: int) -> dict[TopicPartition, ErrorCode]:
+        return write_markers(
             markers_to,
             markers.producer_id,
             markers.producer_epoch,
@@ -50,7 +54,19 @@ def open_transactions(
             markers.commit,
             markers.partitions,
             now,
-        ),
+        )
+
+    def write_here_or_send(markers: TransactionMarkers, now: int) -> dict[TopicPartition, ErrorCode]:
+        """A broker process writes the partitions it leads; the others wait for their leaders."""
+        assert elsewhere is not None
+        return write_here(markers._replace(partitions=elsewhere.split(markers, now)), now)
+
+    transactions = TransactionService(
+        transaction_config(config)._replace(transaction_version=transaction_version),
+        allocate_producer_id,
+        transaction_log,
+        clock,
+        write_here if elsewhere is None else write_here_or_send,
         failed,
     )
     transactions.load(transaction_log.replay(), clock())

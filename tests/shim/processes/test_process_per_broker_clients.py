@@ -188,7 +188,6 @@ def test_what_the_processes_do_not_share_is_refused(cluster: tuple[RunningBroker
                 body = {"transactional_id": transactional_id, "transaction_timeout_ms": 60_000}
                 return client.request(INIT_PRODUCER_ID, 4, body | {"producer_id": -1, "producer_epoch": -1})
 
-            assert init("tx").error_code == ErrorCode.INVALID_REQUEST  # transactions: not yet
             answer = init(None)  # an idempotent producer's id
             assert answer.error_code == ErrorCode.NONE
             ids.append(answer.producer_id)
