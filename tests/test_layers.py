@@ -25,7 +25,8 @@ COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coo
 # The network side, the only modules that may import Trio: the net room (listeners, framing,
 # the gates, the dispatch step, timers, BrokerThread), its old import path shim.server, the
 # HTTP servers of the web and test-broker rooms, and what runs a loop: the command line and a
-# broker process of --process-per-broker, and its calls to the controller process.
+# broker process of --process-per-broker, and its calls to the other processes (the
+# controller's topic creation, transaction markers and checks).
 NETWORK_SIDE = (
     "kafka_shim.shim.net",
     "kafka_shim.shim.server",
@@ -36,6 +37,8 @@ NETWORK_SIDE = (
     "kafka_shim.shim.processes.node",
     "kafka_shim.shim.processes.forwarding",
     "kafka_shim.shim.processes.peer",
+    "kafka_shim.shim.processes.marker_sender",
+    "kafka_shim.shim.processes.verification",
 )
 # What the broker (the state every service shares) must not know, by room: the API layer
 # (handlers and the context they get), the web room (console, views, metrics, HTTP), the
