@@ -47,7 +47,7 @@ import math
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol
 
 import anyio
 from starlette.middleware import Middleware
@@ -60,7 +60,10 @@ from kafka_shim.shim.security.authorization import RULES, Rule, UndeclaredCheck
 from kafka_shim.shim.security.authorizer import ANONYMOUS, CLUSTER_NAME, AclOperation, ResourceType
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.config.broker_config import BrokerConfig
+    from kafka_shim.shim.config.listeners import Listener
+    from kafka_shim.shim.security.authorizer import Authorizer
+    from kafka_shim.shim.security.scram_store import CredentialStore
 
 P = ParamSpec("P")
 log = logging.getLogger("kafka_shim.http")
@@ -77,6 +80,22 @@ INT32_MAX = (1 << 31) - 1  # Kafka's node ids and partition indexes
 # Key derivations at once per surface (each costs milliseconds of CPU in a worker thread).
 LOGIN_THREADS = 4
 ACCESS = "kafka_shim_access"  # the attribute a declared route carries its Access in
+
+
+class Guarded(Protocol):
+    """What the guard reads of the broker whose surface it guards (shim.broker.Broker; with a
+    process per broker, the supervisor's stand-in: shim.processes.cluster_console)."""
+
+    @property
+    def config(self) -> BrokerConfig: ...
+    @property
+    def listeners(self) -> tuple[Listener, ...]: ...
+    @property
+    def advertised_host(self) -> str: ...
+    @property
+    def authorizer(self) -> Authorizer | None: ...
+    @property
+    def credentials(self) -> CredentialStore: ...
 
 
 class Refused(Exception):
@@ -183,7 +202,7 @@ def visible(
 
 
 def _authorized(
-    broker: Broker,
+    broker: Guarded,
     principal: str,
     client_host: str,
     operation: AclOperation,
@@ -309,7 +328,7 @@ class HttpGuard:
     def __init__(
         self,
         app: ASGIApp,
-        broker: Broker,
+        broker: Guarded,
         routes: Collection[BaseRoute],
         surface: str,
         json_types: Collection[str] = (JSON,),
@@ -470,7 +489,7 @@ class HttpGuard:
         return None
 
 
-def needs_login(broker: Broker) -> bool:
+def needs_login(broker: Guarded) -> bool:
     return any(listener.sasl for listener in broker.listeners)
 
 

@@ -55,21 +55,31 @@ def _partition(broker: Broker, topic: str, partition: int) -> Any:
     return log
 
 
-def reset_offset(broker: Broker, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]:
+def reset_offset(
+    broker: Broker,
+    group_id: str,
+    topic: str,
+    partition: int,
+    to: Any,
+    bounds: tuple[int, int] | None = None,
+) -> dict[str, Any]:
     """Commit `to` (an offset, "earliest" or "latest", kept within the log) for the group, as
-    kafka-consumer-groups.sh --reset-offsets does: only while the group has no members."""
+    kafka-consumer-groups.sh --reset-offsets does: only while the group has no members.
+    `bounds`: the log's start offset and high watermark as its leader reads them, where the
+    coordinator does not lead the partition (--process-per-broker); else the broker's own log."""
     log = _partition(broker, topic, partition)
+    start, end = (log.log_start_offset, log.high_watermark) if bounds is None else bounds
     shape = views.group_shape(broker, group_id)
     if shape is not None and shape.state not in INACTIVE:
         raise ActionRefused(
             409, f"group {group_id} is {shape.state}: offsets are reset only while it has no members"
         )
     if to == "earliest":
-        offset = log.log_start_offset
+        offset = start
     elif to == "latest":
-        offset = log.high_watermark
+        offset = end
     elif isinstance(to, int) and not isinstance(to, bool):
-        offset = min(max(to, log.log_start_offset), log.high_watermark)
+        offset = min(max(to, start), end)
     else:
         raise ActionRefused(400, f"reset to {to!r}: an offset, earliest or latest")
     tp = TopicPartition(topic, partition)

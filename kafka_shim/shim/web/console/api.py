@@ -151,9 +151,21 @@ def groups(
     """Every group the principal may list; members, offsets and lag of those it may describe
     (a group listed through DESCRIBE on the cluster alone shows its id, type and state, as
     ListGroups does)."""
-    rebalances = broker.group_journal.rebalances()
+    return groups_shown(
+        views.groups(broker), broker.group_journal.rebalances(), listed, described, topic_shown
+    )
+
+
+def groups_shown(
+    groups: list[views.GroupView],
+    rebalances: dict[str, int],
+    listed: Shown = _everything,
+    described: Shown = _everything,
+    topic_shown: Shown = _everything,
+) -> list[dict[str, Any]]:
+    """`groups` as `groups` answers them (with a process per broker: merged from every process)."""
     out: list[dict[str, Any]] = []
-    for view in views.groups(broker):
+    for view in groups:
         if not listed(view.group_id):
             continue
         if not described(view.group_id):
@@ -178,16 +190,25 @@ def _total_lag(group: views.GroupView) -> int:
 def group(broker: Broker, group_id: str, topic_shown: Shown = _everything) -> dict[str, Any]:
     for view in views.groups(broker):
         if view.group_id == group_id:
-            view = _shown_offsets(view, topic_shown)
-            offsets = [{**asdict(o), "lag": o.lag} for o in view.offsets]
-            return {
-                **asdict(view),
-                "offsets": offsets,
-                "lag": _total_lag(view),
-                "rebalances": broker.group_journal.rebalances().get(group_id, 0),
-                "timeline": [event.as_json() for event in broker.group_journal.events(group_id)],
-            }
+            journal = broker.group_journal
+            timeline = [event.as_json() for event in journal.events(group_id)]
+            return group_shown(view, journal.rebalances().get(group_id, 0), timeline, topic_shown)
     raise NotFound(f"no group {group_id!r}")
+
+
+def group_shown(
+    view: views.GroupView, rebalances: int, timeline: list[dict[str, Any]], topic_shown: Shown = _everything
+) -> dict[str, Any]:
+    """A group's page, its offsets with their lag."""
+    view = _shown_offsets(view, topic_shown)
+    offsets = [{**asdict(o), "lag": o.lag} for o in view.offsets]
+    return {
+        **asdict(view),
+        "offsets": offsets,
+        "lag": _total_lag(view),
+        "rebalances": rebalances,
+        "timeline": timeline,
+    }
 
 
 def transactions(broker: Broker, shown: Shown = _everything) -> list[dict[str, Any]]:

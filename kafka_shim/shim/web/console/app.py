@@ -13,12 +13,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -66,10 +66,10 @@ def _shown(request: Request, operation: AclOperation, resource: ResourceType) ->
     return lambda name: http_guard.allowed(request, operation, resource, name, log_denied=False)
 
 
-def _json_of(read: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Response]]:
+def _json_of(read: Callable[[Request], Awaitable[Any]]) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         try:
-            return JSONResponse(read(request))
+            return JSONResponse(await read(request))
         except api.NotFound as exc:
             return JSONResponse({"error": str(exc)}, status_code=404)
         except api.BadRequest as exc:
@@ -80,27 +80,100 @@ def _json_of(read: Callable[[Request], Any]) -> Callable[[Request], Awaitable[Re
     return endpoint
 
 
-def _records(broker: Broker, request: Request) -> Any:
+class ConsoleSource(Protocol):
+    """What the routes read and change: one broker's state (BrokerSource), or a cluster of
+    broker processes' merged (shim.processes.cluster_console). A read that cannot be answered
+    raises api.NotFound, api.BadRequest or http_guard.Refused; an action, actions.ActionRefused."""
+
+    console_actions: bool
+    registry: Registry | None  # the schema registry's subjects; None: not served here
+
+    async def overview(self) -> dict[str, Any]: ...
+    async def topics(self, shown: api.Shown) -> list[dict[str, Any]]: ...
+    async def topic(self, name: str, with_producers: bool) -> dict[str, Any]: ...
+    async def records(
+        self, name: str, partition: int, offset: int | None, timestamp: int | None, limit: int
+    ) -> dict[str, Any]: ...
+    async def groups(
+        self, listed: api.Shown, described: api.Shown, topic_shown: api.Shown
+    ) -> list[dict[str, Any]]: ...
+    async def group(self, group_id: str, topic_shown: api.Shown) -> dict[str, Any]: ...
+    async def transactions(self, shown: api.Shown) -> list[dict[str, Any]]: ...
+    async def test_broker(self) -> dict[str, Any]: ...
+    async def metrics(self) -> bytes: ...
+    async def reset_offset(self, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]: ...
+    async def delete_records(self, topic: str, partition: int, before: int) -> dict[str, Any]: ...
+
+
+class BrokerSource:
+    """The console of one broker process: its live state, read on its own loop."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.console_actions = broker.config.console_actions
+        self.registry: Registry | None = schema_views.console_registry(broker)
+        self._metrics = CollectorRegistry(auto_describe=False)
+        self._metrics.register(BrokerCollector(broker.request_stats, lambda: views.cluster(broker)))
+
+    async def overview(self) -> dict[str, Any]:
+        return api.overview(self.broker)
+
+    async def topics(self, shown: api.Shown) -> list[dict[str, Any]]:
+        return api.topics(self.broker, shown)
+
+    async def topic(self, name: str, with_producers: bool) -> dict[str, Any]:
+        return api.topic(self.broker, name, with_producers)
+
+    async def records(
+        self, name: str, partition: int, offset: int | None, timestamp: int | None, limit: int
+    ) -> dict[str, Any]:
+        return api.records(self.broker, name, partition, offset, timestamp, limit)
+
+    async def groups(
+        self, listed: api.Shown, described: api.Shown, topic_shown: api.Shown
+    ) -> list[dict[str, Any]]:
+        return api.groups(self.broker, listed, described, topic_shown)
+
+    async def group(self, group_id: str, topic_shown: api.Shown) -> dict[str, Any]:
+        return api.group(self.broker, group_id, topic_shown)
+
+    async def transactions(self, shown: api.Shown) -> list[dict[str, Any]]:
+        return api.transactions(self.broker, shown)
+
+    async def test_broker(self) -> dict[str, Any]:
+        return api.test_broker(self.broker)
+
+    async def metrics(self) -> bytes:
+        return bytes(generate_latest(self._metrics))
+
+    async def reset_offset(self, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]:
+        return actions.reset_offset(self.broker, group_id, topic, partition, to)
+
+    async def delete_records(self, topic: str, partition: int, before: int) -> dict[str, Any]:
+        return actions.delete_records(self.broker, topic, partition, before)
+
+
+async def _records(source: ConsoleSource, request: Request) -> Any:
     partition = _int(request, "partition", 0)
     limit = _int(request, "limit", 50)
     assert partition is not None and limit is not None
     name = request.path_params["name"]
-    return api.records(broker, name, partition, _int(request, "offset"), _int(request, "timestamp"), limit)
+    return await source.records(name, partition, _int(request, "offset"), _int(request, "timestamp"), limit)
 
 
-def _groups(broker: Broker, request: Request) -> Any:
+async def _groups(source: ConsoleSource, request: Request) -> Any:
     # ListGroups: every group with DESCRIBE on the cluster (a shortcut), else those it may
     # DESCRIBE; members and offsets as DescribeGroups and OffsetFetch show them.
     everything = _shown(request, DESCRIBE, CLUSTER)(CLUSTER_NAME)
     described = _shown(request, DESCRIBE, GROUP)
-    return api.groups(
-        broker, lambda g: everything or described(g), described, _shown(request, DESCRIBE, TOPIC)
+    return await source.groups(
+        lambda g: everything or described(g), described, _shown(request, DESCRIBE, TOPIC)
     )
 
 
-async def _act(broker: Broker, request: Request) -> Response:
+async def _act(source: ConsoleSource, request: Request) -> Response:
     """A POST of JSON (the guard refuses any other) carrying out one action."""
-    if not broker.config.console_actions:
+    if not source.console_actions:
         return JSONResponse({"error": "the console is read-only (start with --console-actions)"}, 403)
     body = http_guard.json_body(request)
     params = request.path_params
@@ -109,23 +182,30 @@ async def _act(broker: Broker, request: Request) -> Response:
             topic = actions.field(body, "topic", str)
             http_guard.require(request, READ, TOPIC, topic)  # OffsetCommit's topic check
             partition = actions.partition_field(body)
-            done = actions.reset_offset(broker, params["group_id"], topic, partition, body.get("to"))
+            done = await source.reset_offset(params["group_id"], topic, partition, body.get("to"))
         else:
             before = actions.field(body, "before", int, -1)
-            done = actions.delete_records(broker, params["name"], actions.partition_field(body), before)
+            done = await source.delete_records(params["name"], actions.partition_field(body), before)
     except (actions.ActionRefused, http_guard.Refused) as refused:
         return JSONResponse({"error": str(refused)}, refused.status)
     log.info("console action by %s: %s", http_guard.principal_of(request), done)
     return JSONResponse(done)
 
 
-def _subjects(registry: Registry, request: Request) -> Any:
+def _registry(source: ConsoleSource) -> Registry:
+    if source.registry is None:
+        raise api.NotFound("no schema registry is served with this console")
+    return source.registry
+
+
+async def _subjects(source: ConsoleSource, request: Request) -> Any:
     return schema_views.subjects(
-        registry, lambda subject: registry_access.may(request, READ_SUBJECT, subject)
+        _registry(source), lambda subject: registry_access.may(request, READ_SUBJECT, subject)
     )
 
 
-def _subject(registry: Registry, request: Request) -> Any:
+async def _subject(source: ConsoleSource, request: Request) -> Any:
+    registry = _registry(source)
     name = request.path_params["subject"]
     if not registry_access.may(request, READ_SUBJECT, name):
         topic = registry_access.topic_of(name)
@@ -138,68 +218,74 @@ def _subject(registry: Registry, request: Request) -> Any:
         raise api.NotFound(str(exc)) from exc
 
 
-def _read(path: str, access: http_guard.Access, reader: Callable[[Request], Any]) -> BaseRoute:
+def _read(path: str, access: http_guard.Access, reader: Callable[[Request], Awaitable[Any]]) -> BaseRoute:
     return declare(Route(path, _json_of(reader)), access)
 
 
-def _routes(broker: Broker, metrics: Callable[[Request], Awaitable[Response]]) -> list[BaseRoute]:
+def _routes(source: ConsoleSource) -> list[BaseRoute]:
     """Every route, with the rows of shim.security.authorization of the Kafka API it mirrors."""
     cluster_wide = mirrors("describe_log_dirs", need(DESCRIBE, CLUSTER))  # the broker's storage, counts
     topic_page = mirrors("metadata", need(DESCRIBE, TOPIC, "name")) + mirrors("describe_producers")
     offsets = mirrors("offset_fetch", need(DESCRIBE, TOPIC))
-    registry = schema_views.console_registry(broker)
     subjects = mirrors(READS, need(DESCRIBE, TOPIC))  # asked of each subject's topic by the handler
+
+    async def metrics(request: Request) -> Response:
+        try:
+            return Response(await source.metrics(), media_type=CONTENT_TYPE_LATEST)
+        except http_guard.Refused as refused:  # a broker process that did not answer
+            return PlainTextResponse(str(refused), refused.status)
+
     return [
         declare(Route("/", lambda request: RedirectResponse("/console")), LOGGED_IN),
         declare(Route("/metrics", metrics), cluster_wide),
         declare(Route("/console", _page), LOGGED_IN),
-        _read("/console/api/overview", cluster_wide, lambda r: api.overview(broker)),
+        _read("/console/api/overview", cluster_wide, lambda r: source.overview()),
         _read(
             "/console/api/topics",
             mirrors("metadata", need(DESCRIBE, TOPIC)),
-            lambda r: api.topics(broker, _shown(r, DESCRIBE, TOPIC)),
+            lambda r: source.topics(_shown(r, DESCRIBE, TOPIC)),
         ),
         _read(
             "/console/api/topics/{name}",
             topic_page,
-            lambda r: api.topic(broker, r.path_params["name"], _shown(r, READ, TOPIC)(r.path_params["name"])),
+            lambda r: source.topic(r.path_params["name"], _shown(r, READ, TOPIC)(r.path_params["name"])),
         ),
         _read(
             "/console/api/topics/{name}/records",
             mirrors("fetch", need(READ, TOPIC, "name")),
-            partial(_records, broker),
+            partial(_records, source),
         ),
         _read(
             "/console/api/groups",
             mirrors("list_groups", need(DESCRIBE, GROUP)) + offsets,
-            partial(_groups, broker),
+            partial(_groups, source),
         ),
         _read(
             "/console/api/groups/{group_id}",
             mirrors("describe_groups", need(DESCRIBE, GROUP, "group_id")) + offsets,
-            lambda r: api.group(broker, r.path_params["group_id"], _shown(r, DESCRIBE, TOPIC)),
+            lambda r: source.group(r.path_params["group_id"], _shown(r, DESCRIBE, TOPIC)),
         ),
         _read(
             "/console/api/transactions",
             mirrors("list_transactions", need(DESCRIBE, TRANSACTIONAL_ID)),
-            lambda r: api.transactions(broker, _shown(r, DESCRIBE, TRANSACTIONAL_ID)),
+            lambda r: source.transactions(_shown(r, DESCRIBE, TRANSACTIONAL_ID)),
         ),
         declare(
-            Route("/console/api/groups/{group_id}/reset-offsets", partial(_act, broker), methods=["POST"]),
+            Route("/console/api/groups/{group_id}/reset-offsets", partial(_act, source), methods=["POST"]),
             mirrors("offset_commit", need(READ, GROUP, "group_id"), need(READ, TOPIC)),
         ),
         declare(
-            Route("/console/api/topics/{name}/delete-records", partial(_act, broker), methods=["POST"]),
+            Route("/console/api/topics/{name}/delete-records", partial(_act, source), methods=["POST"]),
             mirrors("delete_records", need(DELETE, TOPIC, "name")),
         ),
         # The registry's subjects, read from its topic (shim.schema_registry.views).
-        _read("/console/api/subjects", subjects, partial(_subjects, registry)),
-        _read("/console/api/subjects/{subject}", subjects, partial(_subject, registry)),
+        _read("/console/api/subjects", subjects, partial(_subjects, source)),
+        _read("/console/api/subjects/{subject}", subjects, partial(_subject, source)),
         # The control endpoint's reads: what it asks (shim.testbroker.control_api.OPERATOR).
         _read(
             "/console/api/test-broker",
             mirrors(OPERATOR, need(ALTER, CLUSTER)),
-            lambda r: api.test_broker(broker),
+            lambda r: source.test_broker(),
         ),
         declare(Mount("/console/static", StaticFiles(directory=str(STATIC)), name="static"), LOGGED_IN),
     ]
@@ -211,12 +297,12 @@ async def _page(request: Request) -> Response:
 
 def console_app(broker: Broker) -> Starlette:
     """The console, its API and /metrics behind the guard every HTTP surface has."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(BrokerCollector(broker.request_stats, lambda: views.cluster(broker)))
+    return source_app(BrokerSource(broker), broker)
 
-    async def metrics(request: Request) -> Response:
-        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
-    routes = _routes(broker, metrics)
-    guard = http_guard.guard(broker, routes, "console", bound_host=broker.config.console_listener)
+def source_app(source: ConsoleSource, guarded: http_guard.Guarded) -> Starlette:
+    """The console of `source`, behind the guard of `guarded`: the broker whose listeners,
+    logins and authorizer the guard follows (or a cluster of processes' stand-in for them)."""
+    routes = _routes(source)
+    guard = http_guard.guard(guarded, routes, "console", bound_host=guarded.config.console_listener)
     return Starlette(routes=routes, middleware=[guard])
