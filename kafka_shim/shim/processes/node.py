@@ -123,6 +123,11 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
             if follower is not None:
                 nursery.start_soon(_follow, follower)
             nursery.start_soon(_stop_when_orphaned, nursery.cancel_scope, os.getppid())
+            if spec.views_fd is not None:  # the console is on: the supervisor asks here
+                from kafka_shim.shim.processes.view_service import serve_views
+
+                views = socket.socket(fileno=spec.views_fd)
+                nursery.start_soon(serve_views, broker, spec.node_id, views)
             os.write(spec.ready_fd, b"ready\n")
             os.close(spec.ready_fd)
             async for _ in signals:
@@ -176,7 +181,8 @@ async def _follow(follower: CatalogFollower) -> None:
 
 
 def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
-    """A broker process's settings: its own data directory, no console or registry, and the
+    """A broker process's settings: its own data directory, no console (the supervisor serves
+    the cluster's, asking each process over spec.views_fd) or registry, and the
     `__consumer_offsets` partition count the supervisor chose for every process."""
     return replace(
         config,

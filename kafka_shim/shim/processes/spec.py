@@ -25,6 +25,7 @@ class NodeSpec:
     endpoints: dict[int, dict[str, Address]]  # node id -> listener name -> advertised address
     ready_fd: int  # written to once the process serves, then closed
     offsets_partitions: int  # __consumer_offsets partitions every process places groups by
+    views_fd: int | None = None  # the console's private channel (shim.processes.view_service)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -50,4 +51,5 @@ class NodeSpec:
             },
             ready_fd=int(raw["ready_fd"]),
             offsets_partitions=int(raw["offsets_partitions"]),
+            views_fd=None if raw.get("views_fd") is None else int(raw["views_fd"]),
         )

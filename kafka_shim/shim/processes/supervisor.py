@@ -4,7 +4,9 @@ The supervisor binds every broker's listeners itself (so port 0 works and a busy
 reported before anything starts), starts one process per broker (shim.processes.node) with its
 sockets, its own data directory (DATA_DIR/broker-<id>) and every broker's advertised address,
 prints the listening line once all serve, and stops them all on SIGINT/SIGTERM or when one
-exits. It holds no broker state and never imports Trio.
+exits. It holds no broker state. With the console on, it serves it for the whole cluster
+(shim.processes.cluster_console) on a thread of its own, once every broker serves, asking each
+process over a private socket bound here beside its data.
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError
 from kafka_shim.shim.processes.spec import SPEC_ENV, Address, NodeSpec
+from kafka_shim.shim.processes.view_wire import Channel
 from kafka_shim.storage.errors import StorageStartupError
+
+if TYPE_CHECKING:
+    from kafka_shim.shim.processes import cluster_console
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -93,26 +100,34 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         print(f"kafka-shim: cannot listen on {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
     assert config.data_dir is not None
-    if config.console_listener is not None or config.schema_registry_listener is not None:
-        log.info("%s serves no console or schema registry yet", FLAG)
+    if config.schema_registry_listener is not None:
+        log.info("%s serves no schema registry yet", FLAG)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopping.set())
     children: list[subprocess.Popen[bytes]] = []
+    channels: list[Channel] = []
+    console = None
     try:
+        if config.console_listener is not None:
+            channels = _channels(config)
         ready = [
-            _start(config, argv, position, own, advertised, offsets, children)
+            _start(config, argv, position, own, advertised, offsets, children, channels)
             for position, own in enumerate(sockets)
         ]
         for own in sockets:
             for sock in own.values():
                 sock.close()  # the processes hold them now
+        for channel in channels:
+            channel.sock.close()
         if not _wait_ready(ready, children, stopping):
             return 1
         print(
             f"kafka-shim listening on {listening(advertised)} (storage: {storage}; one process per broker)",
             flush=True,
         )
+        if channels:
+            console = _console(config, channels, advertised)
         while not stopping.wait(0.2):
             exited = [child for child in children if child.poll() is not None]
             if exited:
@@ -120,7 +135,42 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
                 return 1
         return 0
     finally:
+        if console is not None:
+            console.stop()
         _stop(children)
+        for channel in channels:
+            channel.remove()
+
+
+def _channels(config: BrokerConfig) -> list[Channel]:
+    """Each broker's private console socket; none (and one warning) where one cannot be bound:
+    the brokers serve Kafka without a console rather than not at all."""
+    channels: list[Channel] = []
+    try:
+        for position in range(config.brokers):
+            channels.append(Channel.bind(broker_dir(config, position)))
+    except OSError as exc:
+        log.warning("console not served: cannot bind its private socket: %s", exc)
+        for channel in channels:
+            channel.sock.close()
+            channel.remove()
+        return []
+    return channels
+
+
+def _console(
+    config: BrokerConfig, channels: list[Channel], advertised: dict[int, dict[str, Address]]
+) -> cluster_console.ConsoleThread | None:
+    """The whole cluster's console, started (its web stack loads now, on its own thread)."""
+    from kafka_shim.shim.processes import cluster_console
+
+    bootstrap = [
+        f"{host}:{port}"
+        for node_id in sorted(advertised)
+        for host, port in [next(iter(advertised[node_id].values()))]
+    ]
+    by_node = {config.node_id + position: channel.path for position, channel in enumerate(channels)}
+    return cluster_console.start(config, by_node, bootstrap)
 
 
 def listening(advertised: dict[int, dict[str, Address]]) -> str:
@@ -188,6 +238,7 @@ def _start(
     advertised: dict[int, dict[str, Address]],
     offsets_partitions: int,
     children: list[subprocess.Popen[bytes]],
+    channels: list[Channel],
 ) -> int:
     """Start broker `position`'s process; the read end of its readiness pipe."""
     assert config.data_dir is not None
@@ -204,11 +255,12 @@ def _start(
         endpoints=advertised,
         ready_fd=write_end,
         offsets_partitions=offsets_partitions,
+        views_fd=channels[position].sock.fileno() if channels else None,
     )
     children.append(
         subprocess.Popen(
             [sys.executable, "-m", "kafka_shim.shim.processes.node"],
-            pass_fds=[*spec.fds.values(), write_end],
+            pass_fds=[*spec.fds.values(), write_end, *([] if spec.views_fd is None else [spec.views_fd])],
             env={**os.environ, SPEC_ENV: spec.to_env()},
             stdin=subprocess.DEVNULL,
         )

@@ -46,7 +46,7 @@ def processes(data_dir: Path, *extra: str) -> Iterator[tuple[RunningBroker, list
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningBroker, list[str]]]:
-    with processes(tmp_path_factory.mktemp("processes") / "data") as started:
+    with processes(tmp_path_factory.mktemp("processes") / "data", "--console", "off") as started:
         yield started
 
 

@@ -1,0 +1,242 @@
+"""`--brokers 2 --process-per-broker` serves the console and /metrics of the whole cluster at
+--console (shim.processes.cluster_console): topics, partitions, groups and lag from both
+processes, requests counted by both, actions done by the process owning what they change, and
+a process that does not answer named within a deadline."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compat.targets import RunningBroker, free_port, launch
+from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.shim.processes.cluster_console import ANSWER_TIMEOUT_S
+from kafka_shim.shim.processes.spec import SPEC_ENV
+from tests.wire import WireClient
+
+pytestmark = pytest.mark.clients
+
+FIND_COORDINATOR = 10
+TOPIC, PARTITIONS, RECORDS = "console-orders", 4, 40
+
+
+@dataclass
+class Cluster:
+    supervisor: RunningBroker
+    addresses: list[str]  # broker 0's, broker 1's
+    console: str  # http://HOST:PORT
+    pids: dict[int, int]  # node id -> its process
+    groups: dict[int, str]  # node id -> a group it coordinates
+
+
+def get(url: str) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read()
+            status = response.status
+    except urllib.error.HTTPError as refused:
+        body, status = refused.read(), refused.code
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body.decode()
+
+
+def post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read())
+
+
+def node_pids(supervisor: int) -> dict[int, int]:
+    """Each broker process by the node id its spec names."""
+    pids = {}
+    for child in Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split():
+        environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+        spec = next(e for e in environ if e.startswith(SPEC_ENV.encode() + b"="))
+        pids[json.loads(spec.split(b"=", 1)[1])["node_id"]] = int(child)
+    return pids
+
+
+def coordinated_groups(address: str, addresses: list[str]) -> dict[int, str]:
+    """A group id coordinated by each broker."""
+    found: dict[int, str] = {}
+    with WireClient(address, timeout_s=10) as client:
+        for n in range(64):
+            group = f"console-g{n}"
+            answer = client.request(FIND_COORDINATOR, 3, {"key": group, "key_type": 0})
+            assert answer.error_code == ErrorCode.NONE
+            found.setdefault(addresses.index(f"{answer.host}:{answer.port}"), group)
+            if len(found) == len(addresses):
+                return found
+    raise AssertionError(f"no group coordinated by every broker: {found}")
+
+
+@contextmanager
+def started(data_dir: Path) -> Iterator[Cluster]:
+    port = free_port()
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
+    argv += ["--host", "127.0.0.1", "--data-dir", str(data_dir), "--log-level", "WARNING"]
+    argv += ["--console", f"127.0.0.1:{port}", "--console-actions", "--schema-registry", "off"]
+    supervisor = launch("shim", argv, timeout_s=60)
+    try:
+        line = next(line for line in supervisor.output if "listening on" in line)
+        addresses = re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+        deadline = time.monotonic() + 60
+        while not any("console on" in line for line in supervisor.output):
+            assert time.monotonic() < deadline, "\n".join(supervisor.output[-20:])
+            time.sleep(0.05)
+        assert supervisor.process is not None
+        yield Cluster(
+            supervisor,
+            addresses,
+            f"http://127.0.0.1:{port}",
+            node_pids(supervisor.process.pid),
+            coordinated_groups(addresses[0], addresses),
+        )
+    finally:
+        supervisor.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """Both processes with a topic led by each, records in every partition and a group
+    coordinated by each that committed offset 0 of every partition through its coordinator."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    with started(tmp_path_factory.mktemp("console") / "data") as running:
+        bootstrap = ",".join(running.addresses)
+        admin = AdminClient({"bootstrap.servers": bootstrap})
+        admin.create_topics([NewTopic(TOPIC, PARTITIONS, 2)])[TOPIC].result(10)
+        producer = Producer({"bootstrap.servers": bootstrap})
+        for i in range(RECORDS):
+            producer.produce(TOPIC, value=b"v%d" % i, partition=i % PARTITIONS)
+        assert producer.flush(15) == 0
+        for group in running.groups.values():
+            consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+            try:
+                offsets = [TopicPartition(TOPIC, p, 0) for p in range(PARTITIONS)]
+                assert all(tp.error is None for tp in consumer.commit(offsets=offsets, asynchronous=False))
+            finally:
+                consumer.close()
+        yield running
+
+
+def leaders(cluster: Cluster) -> dict[int, int]:
+    status, topic = get(f"{cluster.console}/console/api/topics/{TOPIC}")
+    assert status == 200, topic
+    return {p["partition"]: p["leader"] for p in topic["partitions"]}
+
+
+def test_the_console_shows_every_process_topics_partitions_and_groups(cluster: Cluster) -> None:
+    status, topics = get(f"{cluster.console}/console/api/topics")
+    assert status == 200, topics
+    (orders,) = [t for t in topics if t["name"] == TOPIC]
+    assert [p["partition"] for p in orders["partitions"]] == list(range(PARTITIONS))
+    assert {p["leader"] for p in orders["partitions"]} == {0, 1}  # led by both processes
+    assert [p["high_watermark"] for p in orders["partitions"]] == [RECORDS // PARTITIONS] * PARTITIONS
+
+    status, groups = get(f"{cluster.console}/console/api/groups")
+    assert status == 200, groups
+    listed = {g["group_id"]: g for g in groups}
+    for group in cluster.groups.values():  # coordinated by either process
+        # Lag against each partition's leader, whichever process coordinates the group.
+        assert listed[group]["lag"] == RECORDS, listed[group]
+        assert {(o["partition"], o["committed"]) for o in listed[group]["offsets"]} == {
+            (p, 0) for p in range(PARTITIONS)
+        }
+    status, page = get(f"{cluster.console}/console/api/groups/{cluster.groups[1]}")
+    assert status == 200 and page["lag"] == RECORDS and page["state"] == "Empty", page
+
+    led_by_1 = next(p for p, leader in leaders(cluster).items() if leader == 1)
+    status, read = get(f"{cluster.console}/console/api/topics/{TOPIC}/records?partition={led_by_1}")
+    assert status == 200, read
+    assert [r["value"]["text"] for r in read["records"]] == [
+        f"v{i}" for i in range(RECORDS) if i % PARTITIONS == led_by_1
+    ]
+    status, overview = get(f"{cluster.console}/console/api/overview")
+    assert status == 200 and overview["partitions"] >= PARTITIONS
+    assert overview["bootstrap"] == ",".join(cluster.addresses)
+
+
+def test_metrics_count_the_requests_of_both_processes(cluster: Cluster) -> None:
+    status, text = get(f"{cluster.console}/metrics")
+    assert status == 200
+    per_broker = dict(re.findall(r'^kafka_shim_broker_requests_total\{broker="(\d)"\} (\S+)$', text, re.M))
+    assert float(per_broker["0"]) > 0 and float(per_broker["1"]) > 0, per_broker
+    produced = re.findall(r'^kafka_shim_requests_total\{api="Produce",version="\d+"\} (\S+)$', text, re.M)
+    assert sum(float(n) for n in produced) >= 2  # at least one to each leader
+    lag = re.findall(
+        rf'^kafka_consumergroup_lag_sum\{{consumergroup="{cluster.groups[1]}",topic="{TOPIC}"\}} (\S+)$',
+        text,
+        re.M,
+    )
+    assert lag == [f"{float(RECORDS)}"]
+
+
+def test_actions_are_done_by_the_owner_or_refused(cluster: Cluster) -> None:
+    partitions = leaders(cluster)
+    # Group coordinated by broker 0, partition led by broker 1: the leader's bounds, the
+    # coordinator's commit.
+    group, partition = cluster.groups[0], next(p for p, leader in partitions.items() if leader == 1)
+    url = f"{cluster.console}/console/api/groups/{group}/reset-offsets"
+    status, done = post(url, {"topic": TOPIC, "partition": partition, "to": "latest"})
+    assert status == 200 and done["offset"] == RECORDS // PARTITIONS, done
+    _, page = get(f"{cluster.console}/console/api/groups/{group}")
+    assert {o["partition"]: o["committed"] for o in page["offsets"]}[partition] == RECORDS // PARTITIONS
+
+    deleted = next(p for p, leader in partitions.items() if leader == 0)
+    url = f"{cluster.console}/console/api/topics/{TOPIC}/delete-records"
+    status, done = post(url, {"partition": deleted, "before": 3})
+    assert status == 200 and done["low_watermark"] == 3, done
+    _, topic = get(f"{cluster.console}/console/api/topics/{TOPIC}")
+    assert topic["partitions"][deleted]["log_start_offset"] == 3
+
+    status, refused = post(url, {"partition": PARTITIONS + 5, "before": 3})
+    assert status == 404 and f"{TOPIC}-{PARTITIONS + 5}" in refused["error"], refused
+
+
+def test_a_process_that_does_not_answer_is_named_and_nothing_is_half_done(cluster: Cluster) -> None:
+    partitions = leaders(cluster)
+    group, partition = cluster.groups[0], next(p for p, leader in partitions.items() if leader == 1)
+
+    def committed() -> int:
+        status, page = get(f"{cluster.console}/console/api/groups/{group}")
+        assert status == 200, page
+        return int({o["partition"]: o["committed"] for o in page["offsets"]}[partition])
+
+    before = committed()
+    os.kill(cluster.pids[1], signal.SIGSTOP)
+    try:
+        began = time.monotonic()
+        status, body = get(f"{cluster.console}/console/api/groups")
+        assert status == 503 and "broker 1 did not answer" in body["error"], body
+        assert time.monotonic() - began < ANSWER_TIMEOUT_S + 5
+        status, text = get(f"{cluster.console}/metrics")
+        assert status == 503 and "broker 1" in text
+        # The reset needs the stopped leader's bounds: refused before the coordinator commits.
+        url = f"{cluster.console}/console/api/groups/{group}/reset-offsets"
+        status, body = post(url, {"topic": TOPIC, "partition": partition, "to": 7})
+        assert status == 503 and "broker 1" in body["error"], body
+    finally:
+        os.kill(cluster.pids[1], signal.SIGCONT)
+    assert committed() == before != 7
