@@ -240,3 +240,27 @@ def test_a_process_that_does_not_answer_is_named_and_nothing_is_half_done(cluste
     finally:
         os.kill(cluster.pids[1], signal.SIGCONT)
     assert committed() == before != 7
+
+
+def test_the_cluster_console_is_guarded_as_one_broker_console(cluster: Cluster) -> None:
+    """The same guard (shim.web.http_guard) before every route: a foreign Host name (DNS
+    rebinding), another site's Origin and a body that is not JSON are refused before any
+    broker process is asked."""
+    url = f"{cluster.console}/console/api/topics/{TOPIC}/delete-records"
+
+    def send(headers: dict[str, str], body: bytes | None = None, method: str = "GET") -> tuple[int, str]:
+        request = urllib.request.Request(
+            url if body is not None else f"{cluster.console}/metrics", body, headers, method=method
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, response.headers.get("X-Content-Type-Options", "")
+        except urllib.error.HTTPError as refused:
+            return refused.code, refused.headers.get("X-Content-Type-Options", "")
+
+    assert send({"Host": "rebound.example"}) == (421, "nosniff")
+    json_post = {"Content-Type": "application/json", "Origin": "http://evil.example"}
+    assert send(json_post, b'{"partition": 0, "before": 1}', "POST") == (403, "nosniff")
+    assert send({"Content-Type": "text/plain"}, b"partition=0", "POST") == (415, "nosniff")
+    status, topic = get(f"{cluster.console}/console/api/topics/{TOPIC}")
+    assert status == 200 and all(p["log_start_offset"] in (0, 3) for p in topic["partitions"])
