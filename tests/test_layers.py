@@ -39,6 +39,9 @@ NETWORK_SIDE = (
     "kafka_shim.shim.processes.peer",
     "kafka_shim.shim.processes.marker_sender",
     "kafka_shim.shim.processes.verification",
+    "kafka_shim.shim.processes.view_wire",
+    "kafka_shim.shim.processes.view_service",
+    "kafka_shim.shim.processes.cluster_console",
 )
 # What the broker (the state every service shares) must not know, by room: the API layer
 # (handlers and the context they get), the web room (console, views, metrics, HTTP), the
