@@ -17,6 +17,7 @@ Trio, Hypercorn and Starlette load on this module's thread once every broker ser
 from __future__ import annotations
 
 import logging
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,19 +50,40 @@ STOP_TIMEOUT_S = 5.0
 
 
 def unguardable(config: BrokerConfig) -> str | None:
-    """Why the supervisor cannot guard the console as the one-process broker would: logins,
-    TLS and ACLs live in the broker processes, and the supervisor has no copy of them."""
-    if any(listener.protocol != "PLAINTEXT" for listener in config.listener_endpoints()):
-        return "its listeners are not all PLAINTEXT (the console would need their TLS and logins)"
-    if config.authorizer_class_name or config.users:
-        return "ACLs and SASL users are the broker processes' (the console would need them)"
+    """Why the supervisor cannot guard the console as the one-process broker would: the ACLs
+    live in the broker processes, and the supervisor has no copy of them."""
+    if config.authorizer_class_name:
+        return "ACLs are the broker processes' (authorizer.class.name): the console cannot check them"
     return None
+
+
+def users(config: BrokerConfig) -> CredentialStore:
+    """The SASL users a console login is checked against: those of --user, which every broker
+    process sets at start (SCRAM changes through the Kafka API are refused with processes),
+    kept in memory here: the supervisor writes nothing beside the brokers' data."""
+    from kafka_shim.shim.security.scram_store import CredentialStore
+
+    credentials = CredentialStore(None)
+    for name, password in config.users:
+        credentials.set_password(name, password)
+    return credentials
+
+
+def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
+    """The first TLS listener's context (keystore, client-certificate requirement), which the
+    console is served with as the one-process console is (http_server.listener_tls)."""
+    listener = next((listener for listener in config.listener_endpoints() if listener.tls), None)
+    if listener is None:
+        return None
+    from kafka_shim.shim.security.tls import server_context
+
+    return server_context(config.for_listener(listener.name), listener.name)
 
 
 @dataclass(frozen=True)
 class ClusterGuarded:
     """The guard's view of the cluster (http_guard.Guarded): its settings and listeners,
-    where it is advertised; no logins and no authorizer (unguardable refuses those)."""
+    where it is advertised, its --user logins; no authorizer (unguardable refuses ACLs)."""
 
     config: BrokerConfig
     listeners: tuple[Listener, ...]
@@ -273,8 +295,9 @@ async def serve(source: ProcessSource, guarded: ClusterGuarded, address: str) ->
 
     app = source_app(source, guarded)
     try:
+        tls = listener_tls(guarded.config)
         async with trio.open_nursery() as nursery:
-            urls = await nursery.start(serve_asgi, app, address, "console listener")
+            urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
             shown = ", ".join(f"{url.replace('://0.0.0.0:', '://127.0.0.1:')}/console" for url in urls)
             print(f"kafka-shim console on {shown} (every broker process)", flush=True)
     except* OSError as failed:
@@ -324,12 +347,10 @@ def start(config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str])
     if why is not None:
         log.warning("console not served with --process-per-broker: %s", why)
         return None
-    from kafka_shim.shim.security.kept import open_credentials
-
     guarded = ClusterGuarded(
         config,
         config.listener_endpoints(),
         bootstrap[0].rpartition(":")[0],
-        open_credentials(config),
+        users(config),
     )
     return ConsoleThread(ProcessSource(config, channels, bootstrap), guarded, config.console_listener).start()

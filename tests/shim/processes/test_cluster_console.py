@@ -5,10 +5,12 @@ a process that does not answer named within a deadline."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import signal
+import ssl
 import sys
 import time
 import urllib.error
@@ -91,29 +93,36 @@ def coordinated_groups(address: str, addresses: list[str]) -> dict[int, str]:
 
 
 @contextmanager
-def started(data_dir: Path) -> Iterator[Cluster]:
-    port = free_port()
-    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", "--port", "0"]
-    argv += ["--host", "127.0.0.1", "--data-dir", str(data_dir), "--log-level", "WARNING"]
-    argv += ["--console", f"127.0.0.1:{port}", "--console-actions", "--schema-registry", "off"]
+def supervised(data_dir: Path, *listening: str) -> Iterator[tuple[RunningBroker, str]]:
+    """The supervisor of two broker processes listening as `listening` says, once its console
+    (on a free port) serves; the console's URL."""
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker", *listening]
+    argv += ["--data-dir", str(data_dir), "--log-level", "WARNING", "--schema-registry", "off"]
+    argv += ["--console", f"127.0.0.1:{free_port()}", "--console-actions"]
     supervisor = launch("shim", argv, timeout_s=60)
     try:
-        line = next(line for line in supervisor.output if "listening on" in line)
-        addresses = re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
         deadline = time.monotonic() + 60
-        while not any("console on" in line for line in supervisor.output):
+        while not (found := [line for line in supervisor.output if "console on" in line]):
             assert time.monotonic() < deadline, "\n".join(supervisor.output[-20:])
             time.sleep(0.05)
+        yield supervisor, re.findall(r"(https?://127\.0\.0\.1:\d+)/console", found[0])[0]
+    finally:
+        supervisor.stop()
+
+
+@contextmanager
+def started(data_dir: Path) -> Iterator[Cluster]:
+    with supervised(data_dir, "--host", "127.0.0.1", "--port", "0") as (supervisor, console):
+        line = next(line for line in supervisor.output if "listening on" in line)
+        addresses = re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
         assert supervisor.process is not None
         yield Cluster(
             supervisor,
             addresses,
-            f"http://127.0.0.1:{port}",
+            console,
             node_pids(supervisor.process.pid),
             coordinated_groups(addresses[0], addresses),
         )
-    finally:
-        supervisor.stop()
 
 
 @pytest.fixture(scope="module")
@@ -264,3 +273,43 @@ def test_the_cluster_console_is_guarded_as_one_broker_console(cluster: Cluster) 
     assert send({"Content-Type": "text/plain"}, b"partition=0", "POST") == (415, "nosniff")
     status, topic = get(f"{cluster.console}/console/api/topics/{TOPIC}")
     assert status == 200 and all(p["log_start_offset"] in (0, 3) for p in topic["partitions"])
+
+
+def test_over_tls_listeners_the_console_is_https_and_asks_a_sasl_login(tmp_path: Path) -> None:
+    """As one process serves it: TLS with the first TLS listener's keystore, HTTP Basic login
+    as a --user, checked as that user's SASL PLAIN login would be."""
+    from kafka_shim.shim.security.dev_certs import DEFAULT_HOSTS, write_dev_certs
+
+    certs = write_dev_certs(tmp_path / "certs", DEFAULT_HOSTS, "client", 2)
+    listening = [
+        "--listeners",
+        "BOTH://127.0.0.1:0",
+        "--config",
+        "listener.security.protocol.map=BOTH:SASL_SSL",
+    ]
+    listening += ["--config", f"ssl.keystore.location={certs['broker']}", "--user", "alice:alice-pw"]
+    with supervised(tmp_path / "data", *listening) as (_, console):
+        assert console.startswith("https://")
+        trusted = ssl.create_default_context(cafile=str(certs["ca"]))
+
+        def overview(login: str | None) -> tuple[int, Any]:
+            headers = (
+                {}
+                if login is None
+                else {"Authorization": "Basic " + base64.b64encode(login.encode()).decode()}
+            )
+            request = urllib.request.Request(f"{console}/console/api/overview", headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=30, context=trusted) as response:
+                    return response.status, json.loads(response.read())
+            except urllib.error.HTTPError as refused:
+                return refused.code, refused.read().decode()
+
+        assert overview(None) == (401, "log in as a SASL user")
+        assert overview("alice:wrong") == (401, "invalid username or password")
+        status, body = overview("alice:alice-pw")
+        assert status == 200 and body["listeners"] == ["BOTH (SASL_SSL)"], body
+        with pytest.raises((urllib.error.URLError, ConnectionError)):
+            urllib.request.urlopen(
+                console.replace("https://", "http://") + "/console/api/overview", timeout=10
+            )
