@@ -16,6 +16,7 @@ from kafka_shim.shim.coordinator.types import TopicPartition, by_topic
 from kafka_shim.shim.effects import coordinator_error
 from kafka_shim.shim.security.authorizer import CLUSTER_NAME, AclOperation, ResourceType
 from kafka_shim.storage.errors import StorageError
+from kafka_shim.storage.offsets_log import OFFSETS_TOPIC
 
 if TYPE_CHECKING:  # the views exist for the type checker (protocol.viewgen)
     from kafka_shim.protocol.views.add_partitions_to_txn import AddPartitionsToTxnRequestData
@@ -74,7 +75,7 @@ def _add(
     # unknown are named, the rest not attempted.
     writable = ctx.authorized_names(AclOperation.WRITE, ResourceType.TOPIC, {tp.topic for tp in partitions})
     refused = {tp for tp in partitions if tp.topic not in writable}
-    unknown = {tp for tp in partitions if ctx.broker.topics.partition(tp.topic, tp.partition) is None}
+    unknown = {tp for tp in partitions if not _exists(ctx, tp)}
     if refused or unknown:
         return {
             tp: ctx.refusal(AclOperation.WRITE, ResourceType.TOPIC)
@@ -94,6 +95,15 @@ def _add(
     except StorageError as exc:
         code = coordinator_error(exc.code)
     return {tp: client_error(code, ctx.api_version) for tp in partitions}
+
+
+def _exists(ctx: RequestContext, tp: TopicPartition) -> bool:
+    """A partition of a topic here, or of `__consumer_offsets` by its partition count: a group
+    coordinator of --process-per-broker adds its partition to a transaction (v5) whose
+    coordinator's process may not have made its own copy of the topic yet."""
+    if tp.topic == OFFSETS_TOPIC:
+        return 0 <= tp.partition < ctx.broker.group_service.offsets_log.partitions
+    return ctx.broker.topics.partition(tp.topic, tp.partition) is not None
 
 
 async def handle(ctx: RequestContext, request: AddPartitionsToTxnRequestData) -> dict[str, Any]:

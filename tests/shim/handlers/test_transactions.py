@@ -429,3 +429,28 @@ def test_fencing_an_open_transaction_keeps_its_start_time_until_4_2(release: str
     assert second.init().error_code == E.NONE
     (state,) = h.call(describe_transactions, 0, {"transactional_ids": [TXN]}).transaction_states
     assert (state.transaction_state, state.transaction_start_time_ms) == ("Empty", start if kept else -1)
+
+
+def test_a_partition_leaders_v5_add_is_a_transaction_version_2_add(h: Harness) -> None:
+    """AddPartitionsToTxn v5 is what a broker process sends for a TV2 producer's Produce or
+    TxnOffsetCommit when another process coordinates its transaction (shim.processes.verification):
+    the partitions join under TV2 (the epoch is bumped when it ends), and the group's
+    `__consumer_offsets` partition is known by count, this process not having made the topic yet."""
+    p = Producer(h)
+    assert p.init().error_code == E.NONE
+    assert h.broker.topics.get(OFFSETS_TOPIC) is None
+    offsets = partition_for("g", h.broker.group_service.offsets_log.partitions)
+
+    def add(topic: str, partition: int) -> int:
+        txn = {"transactional_id": TXN, "producer_id": p.pid, "producer_epoch": p.epoch, "verify_only": False}
+        txn["topics"] = [{"name": topic, "partitions": [partition]}]
+        answer = h.call(add_partitions_to_txn, 5, {"transactions": [txn]})
+        assert answer.error_code == E.NONE
+        (topic_result,) = answer.results_by_transaction[0].topic_results
+        return int(topic_result.results_by_partition[0].partition_error_code)
+
+    assert add("t", 1) == E.NONE
+    assert add(OFFSETS_TOPIC, offsets) == E.NONE
+    assert add(OFFSETS_TOPIC, 10_000) == E.UNKNOWN_TOPIC_OR_PARTITION
+    ended = p.end(True, version=5)  # TV2: the answer bumps the epoch
+    assert (ended.error_code, ended.producer_epoch) == (E.NONE, p.epoch + 1)
