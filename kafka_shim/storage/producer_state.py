@@ -108,6 +108,12 @@ class ProducerStates:
     def ongoing_transactions(self) -> dict[int, int]:
         return dict(self._ongoing)
 
+    def in_transaction(self, producer_id: int, epoch: int) -> bool:
+        """Whether the producer has a transaction open here under `epoch`: a batch of it needs
+        no verification by the coordinator (Kafka's UnifiedLog.hasOngoingTransaction)."""
+        entry = self._entries.get(producer_id)
+        return producer_id in self._ongoing and entry is not None and entry.epoch == epoch
+
     def last_records(self) -> dict[int, LastRecord]:
         """Every producer's LastRecord (Kafka's UnifiedLog.lastRecordsOfActiveProducers)."""
         return {

@@ -149,3 +149,15 @@ def test_a_snapshot_keeps_each_batch_whole_and_reads_older_ones() -> None:
     assert restored.snapshot()["7"]["batches"] == [[0, 4, 10, 14, 1234]]
     older = {"7": {"epoch": 1, "batches": [[0, 4, 10, 14]]}}
     assert ProducerStates.from_snapshot(older).snapshot()["7"]["batches"] == [[0, 4, 10, 14, -1]]
+
+
+def test_a_producer_is_in_a_transaction_from_its_first_batch_to_the_marker() -> None:
+    """What a broker process reads before asking another process's coordinator: only a
+    transaction's first batch in a partition needs its verification (shim.processes.verification)."""
+    log = MemoryLog()
+    assert not log.producers.in_transaction(PID, 3)
+    log.append(RecordBatches.parse(make_batch([b"v"], producer_id=PID, producer_epoch=3, transactional=True)))
+    assert log.producers.in_transaction(PID, 3)
+    assert not log.producers.in_transaction(PID, 4) and not log.producers.in_transaction(PID + 1, 3)
+    log.write_txn_marker(PID, 3, True, 0, 0)
+    assert not log.producers.in_transaction(PID, 3)

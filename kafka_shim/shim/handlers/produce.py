@@ -53,7 +53,11 @@ _RETRY_LATER = (
 
 
 def _check_transaction(
-    ctx: RequestContext, transactional_id: str | None, tp: TopicPartition, batch: BatchHeader
+    ctx: RequestContext,
+    transactional_id: str | None,
+    tp: TopicPartition,
+    batch: BatchHeader,
+    log: PartitionLog,
 ) -> None:
     """Refuse a transactional batch outside its producer's transaction (Kafka's codes)."""
     if transactional_id is None:
@@ -63,7 +67,15 @@ def _check_transaction(
     checked_elsewhere = ctx.transaction_checks
     coordinator = ctx.broker.transactions
     if checked_elsewhere is not None:  # another broker process coordinates the transaction
-        code = checked_elsewhere.get(tp, ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        # Not asked when the producer's transaction was open here (shim.processes.verification):
+        # still open now, the batch goes on in it, as Kafka appends without verifying then.
+        answered = checked_elsewhere.get(tp)
+        if answered is not None:
+            code = answered
+        elif log.producers.in_transaction(batch.producer_id, batch.producer_epoch):
+            code = ErrorCode.NONE
+        else:  # it ended while the others were asked: asked again when the client retries
+            code = ErrorCode.COORDINATOR_NOT_AVAILABLE
     elif ctx.api_version >= FIRST_IMPLICIT_ADD_VERSION:
         try:
             code = coordinator.add_partitions(
@@ -117,7 +129,7 @@ def _append(
         legacy_allowed = ctx.api_version < FIRST_VERSION_MAGIC_2_ONLY
         batches = validated(topic, index, records, broker_value, legacy_allowed)
         if batches.first.is_transactional:
-            _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first)
+            _check_transaction(ctx, transactional_id, TopicPartition(name, index), batches.first, log)
         appended = append(topic, log, batches, broker_value, ctx.now_ms)
     except (PartitionRefused, StorageError) as exc:
         refusal: dict[str, Any] = {

@@ -123,26 +123,28 @@ class CoordinatorChecks:
 
 
 def _batches(ctx: RequestContext, body: Any) -> list[tuple[TopicPartition, int, int]]:
-    """(partition, producer id, epoch) of each partition's first batch that is transactional;
-    a batch that cannot be read is left to the handler to refuse."""
+    """(partition, producer id, epoch) of each partition's first batch that is transactional,
+    but for partitions where that producer's transaction is already open (Kafka verifies
+    only a transaction's first batch in a partition: the handler checks it is still open);
+    a batch that cannot be read, or a partition this process lacks, is left to the handler."""
     out = []
+    topics = ctx.broker.topics
     by_id = ctx.api_version >= produce_handler.FIRST_TOPIC_ID_VERSION
     for topic in body.topic_data:
-        name = topic.name
-        if by_id:
-            found = ctx.broker.topics.get_by_id(topic.topic_id)
-            if found is None:
-                continue
-            name = found.name
+        found = topics.get_by_id(topic.topic_id) if by_id else topics.get(topic.name)
+        if found is None:
+            continue
         for p in topic.partition_data:
-            if not p.records:
+            log = found.partition(p.index)
+            if log is None or not p.records:
                 continue
             try:
                 header = read_header(p.records)
             except RecordsError:
                 continue
-            if header.is_transactional:
-                out.append((TopicPartition(name, p.index), header.producer_id, header.producer_epoch))
+            producer_id, epoch = header.producer_id, header.producer_epoch
+            if header.is_transactional and not log.producers.in_transaction(producer_id, epoch):
+                out.append((TopicPartition(found.name, p.index), producer_id, epoch))
     return out
 
 
