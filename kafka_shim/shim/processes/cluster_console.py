@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -31,6 +32,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from kafka_shim.shim.processes import cluster_views
 from kafka_shim.shim.processes.view_service import ACTIONS
 from kafka_shim.shim.processes.view_wire import MAX_ANSWER_BYTES, ChannelError, receive_json, send_json
+from kafka_shim.shim.security.scram_store import CREDENTIALS_FILE, CredentialStore
 from kafka_shim.shim.web import http_guard, views
 from kafka_shim.shim.web.console import api
 from kafka_shim.shim.web.console.actions import ActionRefused
@@ -41,10 +43,10 @@ if TYPE_CHECKING:
     from kafka_shim.shim.config.listeners import Listener
     from kafka_shim.shim.schema_registry.registry import Registry
     from kafka_shim.shim.security.authorizer import Authorizer
-    from kafka_shim.shim.security.scram_store import CredentialStore
 
 log = logging.getLogger("kafka_shim.processes")
 
+FOLLOW_S = 0.05  # how stale the console's copy of the SASL users may be, as a process's
 ANSWER_TIMEOUT_S = 3.0  # the longest a page waits for one broker process
 STOP_TIMEOUT_S = 5.0
 
@@ -57,16 +59,36 @@ def unguardable(config: BrokerConfig) -> str | None:
     return None
 
 
-def users(config: BrokerConfig) -> CredentialStore:
-    """The SASL users a console login is checked against: those of --user, which every broker
-    process sets at start (SCRAM changes through the Kafka API are refused with processes),
-    kept in memory here: the supervisor writes nothing beside the brokers' data."""
-    from kafka_shim.shim.security.scram_store import CredentialStore
+class ControllerLogins:
+    """The SASL users a console login is checked against: the controller's credentials file
+    (the controller sets --user's there at start, and every change a broker process makes
+    is written there), read again when its bytes change, at most every FOLLOW_S, as the
+    broker processes follow it. Read only: the supervisor writes nothing beside their data."""
 
-    credentials = CredentialStore(None)
-    for name, password in config.users:
-        credentials.set_password(name, password)
-    return credentials
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self._lock = threading.Lock()  # logins are checked on worker threads
+        self._store = CredentialStore(None)
+        self._content: bytes | None = None
+        self._checked = -FOLLOW_S
+
+    def verify_plain(self, name: str, password: str) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._checked >= FOLLOW_S:
+                self._checked = now
+                self._follow()
+            store = self._store
+        return store.verify_plain(name, password)
+
+    def _follow(self) -> None:
+        try:
+            content: bytes | None = (self._directory / CREDENTIALS_FILE).read_bytes()
+        except FileNotFoundError:
+            content = None
+        if content != self._content:
+            self._store = CredentialStore(None if content is None else self._directory)
+            self._content = content
 
 
 def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
@@ -83,12 +105,12 @@ def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
 @dataclass(frozen=True)
 class ClusterGuarded:
     """The guard's view of the cluster (http_guard.Guarded): its settings and listeners,
-    where it is advertised, its --user logins; no authorizer (unguardable refuses ACLs)."""
+    where it is advertised, the controller's SASL users; no authorizer (unguardable refuses ACLs)."""
 
     config: BrokerConfig
     listeners: tuple[Listener, ...]
     advertised_host: str
-    credentials: CredentialStore
+    credentials: ControllerLogins
     authorizer: Authorizer | None = None
 
 
@@ -339,9 +361,12 @@ class ConsoleThread:
         self._thread.join(STOP_TIMEOUT_S)
 
 
-def start(config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str]) -> ConsoleThread | None:
+def start(
+    config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str], controller_dir: Path
+) -> ConsoleThread | None:
     """The console thread, started; None where it cannot be guarded (one warning saying why).
-    `channels`: each process's socket by node id; `bootstrap`: each broker's first address."""
+    `channels`: each process's socket by node id; `bootstrap`: each broker's first address;
+    `controller_dir`: the controller's data directory (its SASL users)."""
     assert config.console_listener is not None
     why = unguardable(config)
     if why is not None:
@@ -351,6 +376,6 @@ def start(config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str])
         config,
         config.listener_endpoints(),
         bootstrap[0].rpartition(":")[0],
-        users(config),
+        ControllerLogins(controller_dir),
     )
     return ConsoleThread(ProcessSource(config, channels, bootstrap), guarded, config.console_listener).start()

@@ -170,7 +170,7 @@ def _console(
         for host, port in [next(iter(advertised[node_id].values()))]
     ]
     by_node = {config.node_id + position: channel.path for position, channel in enumerate(channels)}
-    return cluster_console.start(config, by_node, bootstrap)
+    return cluster_console.start(config, by_node, bootstrap, broker_dir(config, 0))
 
 
 def listening(advertised: dict[int, dict[str, Address]]) -> str:

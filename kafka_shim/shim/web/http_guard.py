@@ -63,7 +63,6 @@ if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.config.listeners import Listener
     from kafka_shim.shim.security.authorizer import Authorizer
-    from kafka_shim.shim.security.scram_store import CredentialStore
 
 P = ParamSpec("P")
 log = logging.getLogger("kafka_shim.http")
@@ -82,6 +81,12 @@ LOGIN_THREADS = 4
 ACCESS = "kafka_shim_access"  # the attribute a declared route carries its Access in
 
 
+class PlainLogins(Protocol):
+    """What checks a login's password (shim.security.scram_store.CredentialStore)."""
+
+    def verify_plain(self, name: str, password: str) -> bool: ...
+
+
 class Guarded(Protocol):
     """What the guard reads of the broker whose surface it guards (shim.broker.Broker; with a
     process per broker, the supervisor's stand-in: shim.processes.cluster_console)."""
@@ -95,7 +100,7 @@ class Guarded(Protocol):
     @property
     def authorizer(self) -> Authorizer | None: ...
     @property
-    def credentials(self) -> CredentialStore: ...
+    def credentials(self) -> PlainLogins: ...
 
 
 class Refused(Exception):
