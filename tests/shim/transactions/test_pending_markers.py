@@ -161,6 +161,7 @@ class Service:
         self.clock = FakeClock(NOW)
         self.kept = pending()
         self.written: list[TopicPartition] = []
+        self.log = RecordList()
         ids = itertools.count(500)
 
         def write_here_or_send(m: TransactionMarkers, now: int) -> dict[TopicPartition, ErrorCode]:
@@ -172,7 +173,7 @@ class Service:
             raise exc
 
         self.service = TransactionService(
-            TransactionConfig(), lambda: next(ids), RecordList(), self.clock, write_here_or_send, failed
+            TransactionConfig(), lambda: next(ids), self.log, self.clock, write_here_or_send, failed
         )
 
     def state(self) -> TxnState:
@@ -225,3 +226,20 @@ def test_end_txn_is_answered_once_prepared_and_the_producer_waits_for_the_other_
     s.deliver(again)
     assert s.state() is TxnState.COMPLETE_COMMIT
     assert s.init() == (ErrorCode.NONE, producer_id, epoch + 1)
+
+
+def test_a_transaction_found_preparing_at_start_sends_its_markers_to_their_leaders() -> None:
+    """A broker process restarted between PrepareCommit and CompleteCommit: the coordinator
+    loads `__transaction_state` and writes the markers again, its own partitions at once and
+    the others' through their leaders, then completes."""
+    before = Service()
+    _, producer_id, epoch = before.init()
+    before.service.add_partitions("tx", producer_id, epoch, [L0, R0], 0, before.clock.now)
+    before.service.end_transaction("tx", producer_id, epoch, True, 0, before.clock.now)
+    after = Service()
+    after.service.load(before.log.records, after.clock.now)
+    assert after.state() is TxnState.PREPARE_COMMIT
+    assert after.written == [L0] and after.kept.waiting() == {THERE: {R0}}
+    (send,) = after.kept.due(after.clock.now)
+    after.deliver(send)
+    assert after.state() is TxnState.COMPLETE_COMMIT
