@@ -25,8 +25,9 @@ COORDINATORS = ("kafka_shim.shim.coordinator", "kafka_shim.shim.transactions.coo
 # The network side, the only modules that may import Trio: the net room (listeners, framing,
 # the gates, the dispatch step, timers, BrokerThread), its old import path shim.server, the
 # HTTP servers of the web and test-broker rooms, and what runs a loop: the command line and a
-# broker process of --process-per-broker, and its calls to the other processes (the
-# controller's topic creation, transaction markers and checks).
+# broker process of --process-per-broker, its calls to the other processes (the
+# controller's topic creation, transaction markers and checks) and its wait for the lock of
+# the cluster's metadata.
 NETWORK_SIDE = (
     "kafka_shim.shim.net",
     "kafka_shim.shim.server",
@@ -42,6 +43,7 @@ NETWORK_SIDE = (
     "kafka_shim.shim.processes.view_wire",
     "kafka_shim.shim.processes.view_service",
     "kafka_shim.shim.processes.cluster_console",
+    "kafka_shim.shim.processes.cluster_metadata",
 )
 # What the broker (the state every service shares) must not know, by room: the API layer
 # (handlers and the context they get), the web room (console, views, metrics, HTTP), the

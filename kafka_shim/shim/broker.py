@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
@@ -32,7 +33,7 @@ from kafka_shim.shim.testbroker.faults import FaultRules, load_fault_rules
 from kafka_shim.shim.testbroker.recording import RequestRecorder
 from kafka_shim.shim.timer_failures import TimerFailures
 from kafka_shim.shim.timers import BrokerTimers
-from kafka_shim.storage.data_dir import new_cluster_id
+from kafka_shim.storage.data_dir import DataDir, new_cluster_id
 from kafka_shim.storage.durability import wall_clock_ms
 from kafka_shim.storage.log import AppendHook
 from kafka_shim.storage.memory import MEMORY_LOG_DIR
@@ -56,7 +57,12 @@ class Broker:
     # (shim.processes.marker_sender). None: every marker is written here.
     markers_elsewhere: PendingMarkers | None = None
 
-    def __init__(self, config: BrokerConfig, clock: Callable[[], int] | BrokerClock = wall_clock_ms) -> None:
+    def __init__(
+        self,
+        config: BrokerConfig,
+        clock: Callable[[], int] | BrokerClock = wall_clock_ms,
+        metadata_dir: Path | None = None,
+    ) -> None:
         # The emulated release's defaults apply to what the command line did not set.
         config = config.with_release_defaults().with_cluster_defaults()
         self.config = self.static_config = config
@@ -64,7 +70,7 @@ class Broker:
         self.broker_clock = clock if isinstance(clock, BrokerClock) else BrokerClock(clock)
         self.clock = self.broker_clock.now
         self._build_front(config)
-        self._open_kept_state(config)
+        self._open_kept_state(config, metadata_dir)
         self._build_services()
 
     def _build_front(self, config: BrokerConfig) -> None:
@@ -98,31 +104,40 @@ class Broker:
         # The server replaces this with a wake-up for Fetch long polls.
         self.on_append: AppendHook = lambda log: None
 
-    def _open_kept_state(self, config: BrokerConfig) -> None:
-        """The logs, and what the broker keeps beside them (in memory for --memory)."""
+    def _open_kept_state(self, config: BrokerConfig, metadata_dir: Path | None) -> None:
+        """The logs, and what the broker keeps beside them (in memory for --memory). The
+        cluster's metadata (ACLs, client quotas, SCRAM credentials, delegation tokens, feature
+        levels) is kept in the data directory, or in `metadata_dir`: with a process per broker
+        the controller's, which every process reads and writes (shim.processes.cluster_metadata),
+        as Kafka's brokers follow the controller's metadata log; the process that writes it
+        first sets --user's credentials there, not this one."""
         # Each append wakes Fetch long polls through on_append, looked up at call time because
         # the server replaces it; topic configs default to the broker configs in force.
         self.topics, self.storage = open_logs(
             config, self.clock, lambda log: self.on_append(log), BrokerValues(lambda: self.config)
         )
         data_dir = self.storage.data_dir if self.storage else None
+        self.metadata_dir = data_dir if metadata_dir is None else DataDir(metadata_dir)
+        metadata_path = None if self.metadata_dir is None else self.metadata_dir.path
         # Dynamic broker configs (shim.config.dynamic) over the configuration it started with.
         self.dynamic_configs = DynamicBrokerConfigs(data_dir, self.node_id)
         self.config = self.dynamic_configs.effective(config)
         self.topics.max_partitions = self.config.max_partitions
         self.topics.reconfigure()
-        self.credentials = open_credentials(config)
-        self.delegation_tokens = open_delegation_tokens(config)
+        self.credentials = open_credentials(config, metadata_path, set_users=metadata_dir is None)
+        self.delegation_tokens = open_delegation_tokens(config, metadata_path)
         self.cluster_id = data_dir.cluster_id(new_cluster_id) if data_dir else new_cluster_id()
         # Seeded from the clock so ids from before an in-memory restart, still held by running
         # producers, are not handed out again.
         self.producer_ids = ProducerIdAllocator(next_id=self.clock())
         # A group's own configs (its share.* values override the broker's).
         self.group_configs = GroupConfigs(data_dir, ShareGroupConfig.from_broker(config))
-        self.authorizer = open_authorizer(self.config, data_dir)
-        self.client_quotas = open_client_quotas(config, data_dir)
+        self.authorizer = open_authorizer(self.config, self.metadata_dir)
+        self.client_quotas = open_client_quotas(config, self.metadata_dir)
         # Finalized feature levels: UpdateFeatures switches what the broker serves.
-        self.features = open_feature_levels(self.config, data_dir, self.clock(), self._features_changed)
+        self.features = open_feature_levels(
+            self.config, self.metadata_dir, self.clock(), self._features_changed
+        )
 
     def _build_services(self) -> None:
         """The coordinators' services over the internal topics, and who leads what."""
@@ -181,9 +196,15 @@ class Broker:
         """Keep the new levels and serve the new transaction.version: the coordinator's own
         aborts and the __transaction_state value version follow it (ApiVersions, and with it
         the Produce / EndTxn / TxnOffsetCommit versions clients use, reads the levels)."""
-        if self.storage is not None:
-            self.storage.data_dir.write_features(dict(levels))
+        if self.metadata_dir is not None:
+            self.metadata_dir.write_features(dict(levels))
         self.coordinators.transaction_version_changed(levels[TRANSACTION_VERSION])
+
+    def follow_features(self, finalized: Mapping[str, int], epoch: int) -> None:
+        """Levels another broker process finalized (shim.processes.cluster_metadata), served
+        as if UpdateFeatures had changed them here."""
+        self.features.replace(finalized, epoch)
+        self.coordinators.transaction_version_changed(self.features.level(TRANSACTION_VERSION))
 
     def set_broker_configs(self, scope: str, overrides: dict[str, str], validate_only: bool) -> None:
         """`scope`'s dynamic broker configs replaced (AlterError if the result is not valid):

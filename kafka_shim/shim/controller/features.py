@@ -97,18 +97,29 @@ class FeatureLevels:
         self.supported = release.supported_features
         names = [*self.supported, *(name for name in SERVING_FEATURES if name not in self.supported)]
         self._levels = {name: release.finalized_features.get(name, 0) for name in names}
-        # Levels kept from a run that emulated another release count only where this one has them.
-        self._levels.update(
-            (name, level)
-            for name, level in finalized.items()
-            if name in SERVING_FEATURES or (name in self.supported and self._within(name, level))
-        )
+        self._levels.update(self._kept(finalized))
         self.epoch = epoch
         self._on_change = on_change
 
     def _within(self, feature: str, level: int) -> bool:
         low, high = self.supported[feature]
         return low <= level <= high
+
+    def replace(self, finalized: Mapping[str, int], epoch: int) -> None:
+        """The levels another broker process finalized (shim.processes.cluster_metadata), at
+        an epoch no lower than `epoch` (the file's time: every process reports the same one)
+        and above this one's."""
+        self._levels = {**self._levels, **self._kept(finalized)}
+        self.epoch = max(self.epoch + 1, epoch)
+
+    def _kept(self, finalized: Mapping[str, int]) -> dict[str, int]:
+        """Kept levels that count: those of a run that emulated another release only where
+        this one has the feature at that level."""
+        return {
+            name: level
+            for name, level in finalized.items()
+            if name in SERVING_FEATURES or (name in self.supported and self._within(name, level))
+        }
 
     def level(self, feature: str) -> int:
         return self._levels[feature]

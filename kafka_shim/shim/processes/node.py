@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from kafka_shim.shim.net.dispatch import Dispatch, route_for
 from kafka_shim.shim.net.listening import BoundListener, security_of
 from kafka_shim.shim.net.server import Server
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
+from kafka_shim.shim.processes.cluster_metadata import ClusterMetadata, broker_metadata
 from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
 from kafka_shim.shim.processes.marker_sender import MarkerSender
 from kafka_shim.shim.processes.peer import Peer
@@ -38,7 +40,9 @@ from kafka_shim.shim.transactions.pending_markers import PendingMarkers
 
 log = logging.getLogger("kafka_shim.processes")
 
-FOLLOW_INTERVAL_S = 0.05  # how often a non-controller looks at the controller's catalog
+# How often a process looks at the controller's catalog (a non-controller) and at the
+# cluster's metadata files (every process).
+FOLLOW_INTERVAL_S = 0.05
 ORPHAN_CHECK_S = 1.0
 
 
@@ -88,14 +92,16 @@ class NodeServer(Server):
         return own
 
 
-async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None) -> None:
+async def serve(
+    broker: Broker, spec: NodeSpec, follower: CatalogFollower | None, metadata: ClusterMetadata
+) -> None:
     before_metadata, follow_unknown = _nothing, _ignore
     if follower is not None:
         follow_unknown = follower.sync_if_unknown
         controller = _controller_address(broker, spec)
         forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
         before_metadata = forwarder.before_metadata
-    wraps = process_handlers(follower is None, before_metadata, follow_unknown)
+    wraps = process_handlers(follower is None, before_metadata, follow_unknown, metadata)
     route = peer_route(broker.config, broker.listeners)
 
     def peer(node_id: int) -> Peer | None:
@@ -120,8 +126,10 @@ async def serve(broker: Broker, spec: NodeSpec, follower: CatalogFollower | None
                     server.wake_timers_if_sooner,
                 )
                 nursery.start_soon(sender.run)
+            follows: list[Callable[[], None]] = [metadata.sync]
             if follower is not None:
-                nursery.start_soon(_follow, follower)
+                follows.insert(0, follower.sync)
+            nursery.start_soon(_follow, follows)
             nursery.start_soon(_stop_when_orphaned, nursery.cancel_scope, os.getppid())
             if spec.views_fd is not None:  # the console is on: the supervisor asks here
                 from kafka_shim.shim.processes.view_service import serve_views
@@ -174,10 +182,11 @@ async def _stop_when_orphaned(scope: trio.CancelScope, supervisor: int) -> None:
     scope.cancel()
 
 
-async def _follow(follower: CatalogFollower) -> None:
+async def _follow(syncs: list[Callable[[], None]]) -> None:
     while True:
         await trio.sleep(FOLLOW_INTERVAL_S)
-        follower.sync()
+        for sync in syncs:
+            sync()
 
 
 def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
@@ -205,7 +214,8 @@ def main() -> int:
         stream=sys.stderr,
     )
     try:
-        broker = Broker(config)
+        # The cluster's metadata is the controller's (shim.processes.cluster_metadata).
+        broker = Broker(config, metadata_dir=Path(spec.controller_dir))
     except StorageStartupError as exc:
         print(f"kafka-shim broker {spec.node_id}: {exc}", file=sys.stderr)
         return 1
@@ -214,7 +224,14 @@ def main() -> int:
     broker.markers_elsewhere = PendingMarkers(
         spec.node_id, lambda tp: broker.cluster.leader(tp.topic, tp.partition)
     )
+    metadata = broker_metadata(broker)
     try:
+        if spec.position == 0 and config.users:
+            # --user's credentials, set anew at every start as one process sets them: by the
+            # controller alone, under the lock (the others read them from the file).
+            with metadata.held():
+                for name, password in config.users:
+                    broker.credentials.set_password(name, password)
         # Each process hands out producer ids of its own residue: none is given twice.
         broker.producer_ids.interleave(spec.position, config.brokers)
         follower = None
@@ -222,8 +239,9 @@ def main() -> int:
             follower = CatalogFollower(broker.topics, Path(spec.controller_dir))
             broker.topics.auto_create_enabled = False  # topics are made by the controller
             follower.sync()
-        trio.run(serve, broker, spec, follower)
+        trio.run(serve, broker, spec, follower, metadata)
     finally:
+        metadata.close()
         broker.close()
     return 0
 

@@ -3,27 +3,35 @@
 Topic changes go through the controller alone (the first broker), whose catalog the others
 follow (shim.processes.catalog_follower): another process answers them NOT_CONTROLLER, as a
 Kafka broker that is not the controller answers a request only the controller serves, and the
-client asks the controller it finds in Metadata. What the processes do not share yet is
-refused by every process with INVALID_REQUEST and one log line naming the reason: ACLs, SCRAM
-users, quotas and features (each process would keep its own), reassignments and elections,
+client asks the controller it finds in Metadata. ACLs, SCRAM users, quotas, features and
+delegation tokens are changed by any process under the metadata's lock, and read after a look
+at their files (shim.processes.cluster_metadata). Transactions are served: a coordinator sends
+the markers of partitions other processes lead to them (shim.processes.marker_sender) and asks
+them before a transactional write of a transaction they coordinate
+(shim.processes.verification). What the processes do not share yet is refused by every
+process with INVALID_REQUEST and one log line naming the reason: reassignments and elections,
 and share groups (their state and the records they deliver are in different processes).
-Transactions are served: a coordinator sends the markers of partitions other processes lead
-to them (shim.processes.marker_sender) and asks them before a transactional write of a
-transaction they coordinate (shim.processes.verification).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_shim.protocol.error_answers import error_answer
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages import APIS
 from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.handlers import Handler
+from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE
+from kafka_shim.shim.security.scram_store import CREDENTIALS_FILE
+from kafka_shim.storage.data_dir import ACLS_FILE, FEATURES_FILE, QUOTAS_FILE
+
+if TYPE_CHECKING:  # the network side's (it waits on the loop for the lock)
+    from kafka_shim.shim.processes.cluster_metadata import ClusterMetadata
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -34,14 +42,6 @@ CONTROLLER_ONLY = frozenset(
 # State each process would keep on its own, or that would cross processes.
 NOT_SHARED_YET = frozenset(
     {
-        "CreateAcls",
-        "DeleteAcls",
-        "AlterUserScramCredentials",
-        "AlterClientQuotas",
-        "UpdateFeatures",
-        "CreateDelegationToken",
-        "RenewDelegationToken",
-        "ExpireDelegationToken",
         "AlterPartitionReassignments",
         "ElectLeaders",
         "AlterReplicaLogDirs",
@@ -55,6 +55,29 @@ NOT_SHARED_YET = frozenset(
         "DeleteShareGroupOffsets",
     }
 )
+# The requests that change the cluster's metadata, made under its lock
+# (shim.processes.cluster_metadata; DescribeDelegationToken's sweep removes expired tokens),
+# and those that read files of it, which look at them first.
+CHANGES = frozenset(
+    {
+        "CreateAcls",
+        "DeleteAcls",
+        "AlterUserScramCredentials",
+        "AlterClientQuotas",
+        "UpdateFeatures",
+        "CreateDelegationToken",
+        "RenewDelegationToken",
+        "ExpireDelegationToken",
+        "DescribeDelegationToken",
+    }
+)
+READS = {
+    "DescribeAcls": (ACLS_FILE,),
+    "DescribeUserScramCredentials": (CREDENTIALS_FILE,),
+    "DescribeClientQuotas": (QUOTAS_FILE,),
+    "ApiVersions": (FEATURES_FILE,),
+    "SaslHandshake": (CREDENTIALS_FILE, TOKENS_FILE),
+}
 UNSHARED_REASON = "not served with --process-per-broker yet (docs/performance.md)"
 
 Wrap = Callable[[Handler], Handler]
@@ -106,15 +129,32 @@ TOPIC_ENTRIES = {
 }
 
 
+def under(hold: Callable[[], AbstractAsyncContextManager[None]]) -> Wrap:
+    """A handler that runs inside `hold()` (a change of the cluster's metadata: its lock)."""
+
+    def wrap(handler: Handler) -> Handler:
+        async def handle(ctx: RequestContext, body: Any) -> Any:
+            async with hold():
+                return await handler.handle(ctx, body)
+
+        return replace(handler, handle=handle)
+
+    return wrap
+
+
 def process_handlers(
     controller: bool,
     before_metadata: Callable[[Any], Awaitable[None]],
     follow_unknown: Callable[[Any], None],
+    metadata: ClusterMetadata,
 ) -> dict[int, Wrap]:
     """api key -> how a broker process wraps its handler."""
     by_name = {api.name: api.key for api in APIS.values()}
     unshared = answering(ErrorCode.INVALID_REQUEST, UNSHARED_REASON)
     wraps: dict[int, Wrap] = {by_name[name]: unshared for name in NOT_SHARED_YET}
+    wraps.update({by_name[name]: under(metadata.change) for name in CHANGES})
+    for name, files in READS.items():
+        wraps[by_name[name]] = before(_syncing(metadata, files))
     if not controller:
         not_controller = answering(
             ErrorCode.NOT_CONTROLLER, "topic changes go to the controller, the first broker"
@@ -124,6 +164,13 @@ def process_handlers(
         for name, field in TOPIC_ENTRIES.items():
             wraps[by_name[name]] = before(_following(follow_unknown, field))
     return wraps
+
+
+def _syncing(metadata: ClusterMetadata, files: tuple[str, ...]) -> Callable[[Any], Awaitable[None]]:
+    async def step(body: Any) -> None:
+        metadata.sync(files)
+
+    return step
 
 
 def _following(follow_unknown: Callable[[Any], None], field: str) -> Callable[[Any], Awaitable[None]]:

@@ -46,7 +46,6 @@ def check(config: BrokerConfig) -> None:
         (config.data_dir is None, f"{FLAG} keeps each broker's data on disk: --memory is not supported"),
         (config.control_listener is not None, f"{FLAG} has no control endpoint yet (--control)"),
         (config.fault_rules_file is not None, f"{FLAG} has no fault rules yet (--fault-rules)"),
-        (bool(config.authorizer_class_name), f"{FLAG} has no ACLs yet (authorizer.class.name)"),
     ]
     for failed, reason in refused:
         if failed:

@@ -181,6 +181,12 @@ class ClientQuotas:
     def quotas(self) -> Mapping[Entity, Mapping[str, float]]:
         return self._quotas
 
+    def replace(self, stored: Mapping[Entity, Mapping[str, float]]) -> None:
+        """The quotas as another broker process left them (shim.processes.cluster_metadata):
+        kept in memory only, the file already says them."""
+        self._quotas = {entity: dict(values) for entity, values in stored.items() if values}
+        self._found.clear()
+
     # -- AlterClientQuotas -----------------------------------------------------------------
 
     def alter(

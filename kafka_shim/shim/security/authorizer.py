@@ -300,6 +300,12 @@ class Authorizer:
     def acls(self) -> list[AclBinding]:
         return list(self._acls)
 
+    def replace(self, acls: Iterable[AclBinding]) -> None:
+        """The ACL set as another broker process left it (shim.processes.cluster_metadata):
+        kept in memory only, the file already says it."""
+        self._acls = dict.fromkeys(acls)
+        self._reindex()
+
     # -- decisions -------------------------------------------------------------
 
     def authorize(

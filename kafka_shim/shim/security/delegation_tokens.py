@@ -82,16 +82,25 @@ class DelegationTokens:
         self._tokens: dict[str, Token] = {}
         # token id -> mechanism -> the SCRAM credential of its HMAC (random salt), made on first use
         self._credentials: dict[str, dict[ScramMechanism, ScramCredential]] = {}
-        path = None if data_dir is None else data_dir / TOKENS_FILE
+        self.reload()
+
+    def reload(self) -> None:
+        """The tokens as the file holds them (at start, and after another broker process
+        changed them: shim.processes.cluster_metadata); none without a file."""
+        path = None if self._data_dir is None else self._data_dir / TOKENS_FILE
+        tokens: dict[str, Token] = {}
         if path is not None and path.exists():
             try:
                 for fields in json.loads(path.read_text(encoding="utf-8")):
                     token = Token(**{**fields, "renewers": tuple(fields["renewers"])})
-                    self._tokens[token.token_id] = token
+                    tokens[token.token_id] = token
             except (ValueError, TypeError, KeyError) as exc:
                 raise StorageStartupError(
                     f"{path} holds no delegation tokens this broker wrote: {exc!r}"
                 ) from exc
+        for gone in set(self._credentials) - set(tokens):
+            self._credentials.pop(gone, None)
+        self._tokens = tokens
 
     @property
     def enabled(self) -> bool:

@@ -1,7 +1,11 @@
 """The security state a broker keeps beside its topics (in memory for --memory): the ACLs of
-its built-in authorizer, SASL/SCRAM credentials and delegation tokens, opened at start-up."""
+its built-in authorizer, SASL/SCRAM credentials and delegation tokens, opened at start-up from
+the directory the cluster's metadata is kept in (Broker: its data directory, or the
+controller's with a process per broker)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.security.authorizer import (
@@ -36,18 +40,20 @@ def open_authorizer(config: BrokerConfig, data_dir: DataDir | None) -> Authorize
     )
 
 
-def open_credentials(config: BrokerConfig) -> CredentialStore:
-    """SASL users' SCRAM credentials; --user sets theirs anew at every start."""
-    credentials = CredentialStore(config.data_dir)
-    for name, password in config.users:
+def open_credentials(config: BrokerConfig, directory: Path | None, set_users: bool = True) -> CredentialStore:
+    """SASL users' SCRAM credentials; --user sets theirs anew at every start (unless
+    `set_users` is False: a broker process whose controller sets them, under the lock of the
+    shared directory, shim.processes.node)."""
+    credentials = CredentialStore(directory)
+    for name, password in config.users if set_users else ():
         credentials.set_password(name, password)
     return credentials
 
 
-def open_delegation_tokens(config: BrokerConfig) -> DelegationTokens:
+def open_delegation_tokens(config: BrokerConfig, directory: Path | None) -> DelegationTokens:
     """Delegation tokens (KIP-48), made with delegation.token.secret.key."""
     return DelegationTokens(
-        config.data_dir,
+        directory,
         config.delegation_token_secret_key,
         config.delegation_token_max_lifetime_ms,
         config.delegation_token_expiry_time_ms,

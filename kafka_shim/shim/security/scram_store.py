@@ -104,18 +104,27 @@ class CredentialStore:
     def __init__(self, data_dir: Path | None) -> None:
         self._data_dir = data_dir
         self._users: dict[str, dict[ScramMechanism, ScramCredential]] = {}
-        path = None if data_dir is None else data_dir / CREDENTIALS_FILE
-        if path is not None and path.exists():
-            for name, mechanisms in json.loads(path.read_text(encoding="utf-8")).items():
-                self._users[name] = {
-                    ScramMechanism[mechanism]: ScramCredential(
-                        base64.b64decode(c["salt"]),
-                        base64.b64decode(c["stored_key"]),
-                        base64.b64decode(c["server_key"]),
-                        int(c["iterations"]),
-                    )
-                    for mechanism, c in mechanisms.items()
-                }
+        self.reload()
+
+    def reload(self) -> None:
+        """The credentials as the file holds them (at start, and after another broker process
+        changed them: shim.processes.cluster_metadata); none without a file."""
+        path = None if self._data_dir is None else self._data_dir / CREDENTIALS_FILE
+        if path is None or not path.exists():
+            self._users = {}
+            return
+        self._users = {
+            name: {
+                ScramMechanism[mechanism]: ScramCredential(
+                    base64.b64decode(c["salt"]),
+                    base64.b64decode(c["stored_key"]),
+                    base64.b64decode(c["server_key"]),
+                    int(c["iterations"]),
+                )
+                for mechanism, c in mechanisms.items()
+            }
+            for name, mechanisms in json.loads(path.read_text(encoding="utf-8")).items()
+        }
 
     def users(self) -> list[str]:
         return sorted(self._users)
