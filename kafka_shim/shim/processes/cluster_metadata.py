@@ -63,6 +63,8 @@ class ClusterMetadata:
     def __init__(self, directory: Path, files: list[KeptFile]) -> None:
         self.directory = directory
         self._files = {file.name: file for file in files}
+        # Each file's path, joined once: a tick's cost is its stats (pathlib's join cost 10x one).
+        self._paths = {file.name: os.path.join(directory, file.name) for file in files}
         self._lock_fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         # flock is held per open file, and this process has one: its own changes take turns here.
         self._changing = trio.Lock()
@@ -78,7 +80,7 @@ class ClusterMetadata:
             self._sync(file, force)
 
     def _sync(self, file: KeptFile, force: bool) -> None:
-        path = self.directory / file.name
+        path = self._paths[file.name]
         try:
             stat = os.stat(path)
         except FileNotFoundError:
@@ -88,7 +90,8 @@ class ClusterMetadata:
         if identity == file.seen and file.settled and not force:
             return
         try:
-            content: bytes | None = path.read_bytes()
+            with open(path, "rb") as kept:
+                content: bytes | None = kept.read()
         except FileNotFoundError:
             content = None
         file.seen, file.settled = identity, time.time_ns() - mtime_ns > RACY_NS
