@@ -1,10 +1,12 @@
 """`--brokers 2 --process-per-broker` keeps one cluster's metadata, as Kafka's controller keeps it
-for every broker: ACLs, client quotas, SCRAM credentials and feature levels changed by real
-clients through either process are answered (and ACLs enforced) by both, survive a restart,
-and changes made through both at once are all kept."""
+for every broker: ACLs, client quotas, SCRAM credentials, delegation tokens and feature levels
+changed by real clients through either process are answered (ACLs enforced, SCRAM users
+logged in) by both, survive a restart, and changes made through both at once are all kept."""
 
 from __future__ import annotations
 
+import re
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from compat.targets import launch
 from kafka_shim.protocol.errors import ErrorCode
 from tests.shim.processes.test_process_per_broker_clients import processes
 from tests.wire import WireClient
@@ -269,3 +272,80 @@ def test_a_restart_keeps_the_metadata(cluster: Cluster) -> None:
     assert not list((cluster.data_dir / "broker-1").glob("*.json.tmp"))
     assert not (cluster.data_dir / "broker-1" / "acls.json").exists()
     assert (cluster.data_dir / "broker-0" / "acls.json").exists()
+
+
+SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
+CREATE_TOKEN, EXPIRE_TOKEN, DESCRIBE_TOKENS = 38, 40, 41
+ADMIN, ADMIN_PASSWORD = "admin", "admin-pw"
+
+
+@pytest.fixture(scope="module")
+def sasl_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
+    """The processes with one SASL_PLAINTEXT listener, --user admin and delegation tokens on."""
+    argv = [sys.executable, "-m", "kafka_shim", "--brokers", "2", "--process-per-broker"]
+    argv += ["--data-dir", str(tmp_path_factory.mktemp("sasl") / "data"), "--console", "off"]
+    argv += ["--listeners", "CLIENT://127.0.0.1:0", "--log-level", "WARNING"]
+    argv += ["--config", "listener.security.protocol.map=CLIENT:SASL_PLAINTEXT"]
+    argv += ["--config", "delegation.token.secret.key=shared-secret"]
+    argv += ["--user", f"{ADMIN}:{ADMIN_PASSWORD}"]
+    broker = launch("shim", argv, timeout_s=60)
+    try:
+        line = next(line for line in broker.output if "listening on" in line)
+        yield re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+    finally:
+        broker.stop()
+
+
+def logged_in(address: str, user: str, password: str) -> WireClient:
+    """A wire client on `address` after a PLAIN login (SaslAuthenticate's error asserted NONE)."""
+    client = WireClient(address, timeout_s=10)
+    assert client.request(SASL_HANDSHAKE, 1, {"mechanism": "PLAIN"}).error_code == ErrorCode.NONE
+    answer = client.request(SASL_AUTHENTICATE, 2, {"auth_bytes": f"\0{user}\0{password}".encode()})
+    assert answer.error_code == ErrorCode.NONE, (address, user, answer.error_message)
+    return client
+
+
+def test_a_scram_user_made_through_one_process_logs_in_on_the_other(sasl_cluster: list[str]) -> None:
+    from confluent_kafka.admin import (
+        AdminClient,
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    controller, other = sasl_cluster
+    sasl: dict[str, str | int | float | bool] = {
+        "security.protocol": "sasl_plaintext",
+        "sasl.mechanism": "SCRAM-SHA-256",
+    }
+    admin = AdminClient(
+        sasl | {"bootstrap.servers": controller, "sasl.username": ADMIN, "sasl.password": ADMIN_PASSWORD}
+    )
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096)
+    upsert = UserScramCredentialUpsertion("bob", info, b"bob-pw")
+    admin.alter_user_scram_credentials([upsert])["bob"].result(10)
+    # bob's first login is on the other process (its SaslHandshake looks at the file first).
+    bob = AdminClient(sasl | {"bootstrap.servers": other, "sasl.username": "bob", "sasl.password": "bob-pw"})
+    assert bob.list_topics(timeout=10).brokers
+    logged_in(other, "bob", "bob-pw").close()
+
+
+def test_a_delegation_token_made_through_one_process_is_described_and_expired_by_the_other(
+    sasl_cluster: list[str],
+) -> None:
+    controller, other = sasl_cluster
+    with logged_in(controller, ADMIN, ADMIN_PASSWORD) as client:
+        made = client.request(CREATE_TOKEN, 2, {"renewers": [], "max_lifetime_ms": -1})
+    assert made.error_code == ErrorCode.NONE
+
+    def described(address: str) -> list[str]:
+        with logged_in(address, ADMIN, ADMIN_PASSWORD) as client:
+            answer = client.request(DESCRIBE_TOKENS, 2, {"owners": None})
+        assert answer.error_code == ErrorCode.NONE
+        return [token.token_id for token in answer.tokens]
+
+    assert made.token_id in described(other)
+    with logged_in(other, ADMIN, ADMIN_PASSWORD) as client:
+        expired = client.request(EXPIRE_TOKEN, 2, {"hmac": made.hmac, "expiry_time_period_ms": -1})
+    assert expired.error_code == ErrorCode.NONE
+    assert made.token_id not in described(controller)
