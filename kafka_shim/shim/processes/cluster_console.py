@@ -183,13 +183,18 @@ class ProcessSource:
             raise http_guard.Refused(503, "; ".join(sorted(failed)))
         return {node_id: answers[node_id] for node_id in sorted(answers)}
 
-    async def _cluster(self) -> tuple[dict[int, Any], list[views.TopicView], list[views.GroupView]]:
-        snapshots = await self.ask_all({"view": "snapshot"})
+    async def _cluster(
+        self, *parts: str
+    ) -> tuple[dict[int, Any], list[views.TopicView], list[views.GroupView]]:
+        """Every process's share of the `parts` a page needs (view_service.PARTS; the topics
+        always), the topics merged, and the groups where asked."""
+        snapshots = await self.ask_all({"view": "snapshot", "parts": ["topics", *parts]})
         topics = cluster_views.topics(snapshots.values())
-        return snapshots, topics, cluster_views.groups(snapshots.values(), topics)
+        groups = cluster_views.groups(snapshots.values(), topics) if "groups" in parts else []
+        return snapshots, topics, groups
 
     async def overview(self) -> dict[str, Any]:
-        snapshots, topics, groups = await self._cluster()
+        snapshots, topics, groups = await self._cluster("groups", "clients")
         controller = snapshots[self.controller]
         old = [use for s in snapshots.values() for use in s["old_version_clients"]]
         return {
@@ -246,12 +251,12 @@ class ProcessSource:
     async def groups(
         self, listed: api.Shown, described: api.Shown, topic_shown: api.Shown
     ) -> list[dict[str, Any]]:
-        snapshots, _, groups = await self._cluster()
+        snapshots, _, groups = await self._cluster("groups")
         rebalances = cluster_views.rebalances(snapshots.values())
         return api.groups_shown(groups, rebalances, listed, described, topic_shown)
 
     async def group(self, group_id: str, topic_shown: api.Shown) -> dict[str, Any]:
-        snapshots, _, groups = await self._cluster()
+        snapshots, _, groups = await self._cluster("groups")
         view = next((group for group in groups if group.group_id == group_id), None)
         coordinator = cluster_views.coordinator_of(snapshots, group_id)
         if view is None or coordinator is None:
@@ -260,7 +265,7 @@ class ProcessSource:
         return api.group_shown(view, journal["rebalances"], journal["timeline"], topic_shown)
 
     async def transactions(self, shown: api.Shown) -> list[dict[str, Any]]:
-        snapshots = await self.ask_all({"view": "snapshot"})
+        snapshots = await self.ask_all({"view": "snapshot", "parts": ["transactions"]})
         listed = [t for s in snapshots.values() for t in s["transactions"] if shown(t["transactional_id"])]
         return sorted(listed, key=lambda t: (t["transactional_id"], t["producer_id"]))
 
@@ -268,7 +273,7 @@ class ProcessSource:
         return dict(await self.ask(self.controller, {"view": "test_broker"}))
 
     async def metrics(self) -> bytes:
-        snapshots, topics, groups = await self._cluster()
+        snapshots, topics, groups = await self._cluster("groups", "requests")
         registry = CollectorRegistry(auto_describe=False)
         cluster = views.ClusterView(len(snapshots), topics, groups)
         registry.register(BrokerCollector(cluster_views.request_stats(snapshots.values()), lambda: cluster))

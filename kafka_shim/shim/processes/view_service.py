@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -84,30 +85,44 @@ def answer(broker: Broker, node_id: int, question: Any) -> dict[str, Any]:
 
 
 def snapshot(broker: Broker, node_id: int, question: dict[str, Any]) -> dict[str, Any]:
-    """This process's share: the partitions it leads (every topic named, for its id and
-    configs), the groups it coordinates, its request counts and its transactions."""
+    """This process's share, the `parts` asked (every one by default): the partitions it leads
+    (every topic named, for its id and configs), the groups it coordinates, its request
+    counts, the clients of removed versions it saw, its transactions."""
+    parts = set(question.get("parts") or PARTS)
+    share: dict[str, Any] = {"node_id": node_id, "cluster_id": broker.cluster_id, "now_ms": broker.clock()}
+    for part in PARTS:
+        if part in parts:
+            share.update(PARTS[part](broker, node_id))
+    return share
+
+
+def _topics(broker: Broker, node_id: int) -> dict[str, Any]:
+    from kafka_shim.shim.web import views
+
+    return {
+        "topics": [
+            {**asdict(topic), "partitions": [asdict(p) for p in topic.partitions if p.leader == node_id]}
+            for topic in views.topics(broker)
+        ]
+    }
+
+
+def _groups(broker: Broker, node_id: int) -> dict[str, Any]:
     from kafka_shim.protocol.messages.find_coordinator import GROUP_KEY_TYPE
     from kafka_shim.shim.web import views
-    from kafka_shim.shim.web.console import api
 
     cluster = broker.cluster
-    topics = [
-        {**asdict(topic), "partitions": [asdict(p) for p in topic.partitions if p.leader == node_id]}
-        for topic in views.topics(broker)
-    ]
-    groups = [
+    coordinated = [
         asdict(group)
         for group in views.groups(broker)
         if cluster.coordinates(node_id, GROUP_KEY_TYPE, group.group_id)
     ]
+    return {"groups": coordinated, "rebalances": broker.group_journal.rebalances()}
+
+
+def _requests(broker: Broker, node_id: int) -> dict[str, Any]:
     stats = broker.request_stats
     return {
-        "node_id": node_id,
-        "cluster_id": broker.cluster_id,
-        "now_ms": broker.clock(),
-        "topics": topics,
-        "groups": groups,
-        "rebalances": broker.group_journal.rebalances(),
         "requests": {
             name: {
                 "versions": {str(v): n for v, n in per_api.versions.items()},
@@ -119,11 +134,27 @@ def snapshot(broker: Broker, node_id: int, question: dict[str, Any]) -> dict[str
         },
         "bytes_in": dict(stats.bytes_in),
         "bytes_out": dict(stats.bytes_out),
-        "old_version_clients": [
-            {**asdict(use), "versions": sorted(use.versions)} for use in broker.old_version_clients.uses()
-        ],
-        "transactions": api.transactions(broker),
     }
+
+
+def _clients(broker: Broker, node_id: int) -> dict[str, Any]:
+    uses = broker.old_version_clients.uses()
+    return {"old_version_clients": [{**asdict(use), "versions": sorted(use.versions)} for use in uses]}
+
+
+def _transactions(broker: Broker, node_id: int) -> dict[str, Any]:
+    from kafka_shim.shim.web.console import api
+
+    return {"transactions": api.transactions(broker)}
+
+
+PARTS: dict[str, Callable[[Broker, int], dict[str, Any]]] = {
+    "topics": _topics,
+    "groups": _groups,
+    "requests": _requests,
+    "clients": _clients,
+    "transactions": _transactions,
+}
 
 
 def _led_here(broker: Broker, node_id: int, topic: str, partition: int) -> None:

@@ -44,6 +44,7 @@ class Channel:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(str(path))
+            os.chmod(path, 0o600)  # the broker's user alone, whatever the directory's mode
             sock.listen(socket.SOMAXCONN)
         except OSError:
             sock.close()
