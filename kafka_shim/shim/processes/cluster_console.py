@@ -32,31 +32,31 @@ from prometheus_client import CollectorRegistry, generate_latest
 from kafka_shim.shim.processes import cluster_views
 from kafka_shim.shim.processes.view_service import ACTIONS
 from kafka_shim.shim.processes.view_wire import MAX_ANSWER_BYTES, ChannelError, receive_json, send_json
+from kafka_shim.shim.security.authorizer import (
+    AclOperation,
+    Authorizer,
+    ResourceType,
+    binding_from_fields,
+    parse_super_users,
+)
 from kafka_shim.shim.security.scram_store import CREDENTIALS_FILE, CredentialStore
 from kafka_shim.shim.web import http_guard, views
 from kafka_shim.shim.web.console import api
 from kafka_shim.shim.web.console.actions import ActionRefused
 from kafka_shim.shim.web.metrics import BrokerCollector
+from kafka_shim.storage.data_dir import ACLS_FILE, DataDir
+from kafka_shim.storage.errors import StorageStartupError
 
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.config.listeners import Listener
     from kafka_shim.shim.schema_registry.registry import Registry
-    from kafka_shim.shim.security.authorizer import Authorizer
 
 log = logging.getLogger("kafka_shim.processes")
 
 FOLLOW_S = 0.05  # how stale the console's copy of the SASL users may be, as a process's
 ANSWER_TIMEOUT_S = 3.0  # the longest a page waits for one broker process
 STOP_TIMEOUT_S = 5.0
-
-
-def unguardable(config: BrokerConfig) -> str | None:
-    """Why the supervisor cannot guard the console as the one-process broker would: the ACLs
-    live in the broker processes, and the supervisor has no copy of them."""
-    if config.authorizer_class_name:
-        return "ACLs are the broker processes' (authorizer.class.name): the console cannot check them"
-    return None
 
 
 class ControllerLogins:
@@ -102,16 +102,55 @@ def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
     return server_context(config.for_listener(listener.name), listener.name)
 
 
+class ControllerAcls:
+    """The ACLs the console's routes are authorized by: the controller's ACL file, which every
+    broker process writes its changes to and follows (shim.processes.cluster_metadata), read
+    again when its bytes change, at most every FOLLOW_S. Asked on the console's loop only."""
+
+    def __init__(self, config: BrokerConfig, directory: Path) -> None:
+        self._directory = DataDir(directory)
+        self._authorizer = Authorizer(
+            parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found
+        )
+        self._content: bytes | None = None
+        self._checked = -FOLLOW_S
+
+    def authorize(
+        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
+    ) -> bool:
+        now = time.monotonic()
+        if now - self._checked >= FOLLOW_S:
+            self._checked = now
+            self._follow()
+        return self._authorizer.authorize(principal, host, operation, resource_type, name)
+
+    def _follow(self) -> None:
+        try:
+            content: bytes | None = (self._directory.path / ACLS_FILE).read_bytes()
+        except FileNotFoundError:
+            content = None
+        if content == self._content:
+            return
+        try:
+            acls = [binding_from_fields(fields) for fields in self._directory.read_acls()]
+        except (OSError, ValueError, KeyError, TypeError, StorageStartupError) as exc:
+            log.error("the console cannot follow the ACLs: %s", exc)  # kept as they were
+        else:
+            self._authorizer.replace(acls)
+        self._content = content  # a file that cannot be read is not tried again until it changes
+
+
 @dataclass(frozen=True)
 class ClusterGuarded:
     """The guard's view of the cluster (http_guard.Guarded): its settings and listeners,
-    where it is advertised, the controller's SASL users; no authorizer (unguardable refuses ACLs)."""
+    where it is advertised, the controller's SASL users and ACLs (none without
+    authorizer.class.name)."""
 
     config: BrokerConfig
     listeners: tuple[Listener, ...]
     advertised_host: str
     credentials: ControllerLogins
-    authorizer: Authorizer | None = None
+    authorizer: ControllerAcls | None
 
 
 def _refusal(node_id: int, answer: dict[str, Any]) -> Exception:
@@ -368,19 +407,16 @@ class ConsoleThread:
 
 def start(
     config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str], controller_dir: Path
-) -> ConsoleThread | None:
-    """The console thread, started; None where it cannot be guarded (one warning saying why).
+) -> ConsoleThread:
+    """The console thread, started.
     `channels`: each process's socket by node id; `bootstrap`: each broker's first address;
-    `controller_dir`: the controller's data directory (its SASL users)."""
+    `controller_dir`: the controller's data directory (the cluster's SASL users and ACLs)."""
     assert config.console_listener is not None
-    why = unguardable(config)
-    if why is not None:
-        log.warning("console not served with --process-per-broker: %s", why)
-        return None
     guarded = ClusterGuarded(
         config,
         config.listener_endpoints(),
         bootstrap[0].rpartition(":")[0],
         ControllerLogins(controller_dir),
+        ControllerAcls(config, controller_dir) if config.authorizer_class_name else None,
     )
     return ConsoleThread(ProcessSource(config, channels, bootstrap), guarded, config.console_listener).start()

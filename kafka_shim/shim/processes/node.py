@@ -135,7 +135,7 @@ async def serve(
                 from kafka_shim.shim.processes.view_service import serve_views
 
                 views = socket.socket(fileno=spec.views_fd)
-                nursery.start_soon(serve_views, broker, spec.node_id, views)
+                nursery.start_soon(serve_views, broker, spec.node_id, views, follows)
             os.write(spec.ready_fd, b"ready\n")
             os.close(spec.ready_fd)
             async for _ in signals:

@@ -159,7 +159,7 @@ def _channels(config: BrokerConfig) -> list[Channel]:
 
 def _console(
     config: BrokerConfig, channels: list[Channel], advertised: dict[int, dict[str, Address]]
-) -> cluster_console.ConsoleThread | None:
+) -> cluster_console.ConsoleThread:
     """The whole cluster's console, started (its web stack loads now, on its own thread)."""
     from kafka_shim.shim.processes import cluster_console
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -43,18 +43,26 @@ class Refusal(Exception):
         self.status = status
 
 
-async def serve_views(broker: Broker, node_id: int, sock: socket.socket) -> None:
-    """Answer the console's questions on `sock` (a listening Unix socket) until cancelled."""
+async def serve_views(
+    broker: Broker, node_id: int, sock: socket.socket, follows: Sequence[Callable[[], None]] = ()
+) -> None:
+    """Answer the console's questions on `sock` (a listening Unix socket) until cancelled,
+    each after `follows` (the controller's catalog and the cluster's metadata, looked at once
+    more: a topic just made is in every process's share, as a Metadata answer has it)."""
     sock.setblocking(False)
     listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock))
-    await trio.serve_listeners(partial(_answer_one, broker, node_id), [listener])
+    await trio.serve_listeners(partial(_answer_one, broker, node_id, follows), [listener])
 
 
-async def _answer_one(broker: Broker, node_id: int, stream: trio.SocketStream) -> None:
+async def _answer_one(
+    broker: Broker, node_id: int, follows: Sequence[Callable[[], None]], stream: trio.SocketStream
+) -> None:
     async with stream:
         with trio.move_on_after(QUESTION_TIMEOUT_S):
             try:
                 question = await receive_json(stream, MAX_QUESTION_BYTES)
+                for follow in follows:
+                    follow()
                 await send_json(stream, answer(broker, node_id, question))
             except (ChannelError, trio.BrokenResourceError, trio.ClosedResourceError) as exc:
                 log.warning("a console question was dropped: %s", exc)

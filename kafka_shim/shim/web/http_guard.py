@@ -62,7 +62,6 @@ from kafka_shim.shim.security.authorizer import ANONYMOUS, CLUSTER_NAME, AclOper
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.config.listeners import Listener
-    from kafka_shim.shim.security.authorizer import Authorizer
 
 P = ParamSpec("P")
 log = logging.getLogger("kafka_shim.http")
@@ -87,6 +86,14 @@ class PlainLogins(Protocol):
     def verify_plain(self, name: str, password: str) -> bool: ...
 
 
+class Authorizing(Protocol):
+    """What decides an operation (shim.security.authorizer.Authorizer)."""
+
+    def authorize(
+        self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
+    ) -> bool: ...
+
+
 class Guarded(Protocol):
     """What the guard reads of the broker whose surface it guards (shim.broker.Broker; with a
     process per broker, the supervisor's stand-in: shim.processes.cluster_console)."""
@@ -98,7 +105,7 @@ class Guarded(Protocol):
     @property
     def advertised_host(self) -> str: ...
     @property
-    def authorizer(self) -> Authorizer | None: ...
+    def authorizer(self) -> Authorizing | None: ...
     @property
     def credentials(self) -> PlainLogins: ...
 

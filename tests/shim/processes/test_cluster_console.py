@@ -313,3 +313,81 @@ def test_over_tls_listeners_the_console_is_https_and_asks_a_sasl_login(tmp_path:
             urllib.request.urlopen(
                 console.replace("https://", "http://") + "/console/api/overview", timeout=10
             )
+
+
+def test_acls_made_through_either_process_authorize_the_console(tmp_path: Path) -> None:
+    """Under an authorizer the console asks as the one-process console does (User:ANONYMOUS
+    on a PLAINTEXT listener), by the ACLs the processes share (the controller's file): an ACL
+    made through the other process applies within a deadline, and its deletion too."""
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        NewTopic,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    authorizer = "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    listening = ["--host", "127.0.0.1", "--port", "0", "--config", authorizer]
+    listening += ["--config", "allow.everyone.if.no.acl.found=true"]
+    with supervised(tmp_path / "data", *listening) as (supervisor, console):
+        line = next(line for line in supervisor.output if "listening on" in line)
+        controller, other = re.findall(r"(127\.0\.0\.1:\d+) \(broker \d\)", line)
+        admin = AdminClient({"bootstrap.servers": controller})
+        admin.create_topics([NewTopic("hidden", 1, 1), NewTopic("shown", 1, 1)])["hidden"].result(10)
+
+        def acl(
+            resource: ResourceType, name: str, operation: AclOperation, kind: AclPermissionType
+        ) -> AclBinding:
+            return AclBinding(
+                resource, name, ResourcePatternType.LITERAL, "User:ANONYMOUS", "*", operation, kind
+            )
+
+        # ALL on the cluster (DeleteAcls asks ALTER once the cluster has an ACL), DESCRIBE denied.
+        allow_all = acl(ResourceType.BROKER, "kafka-cluster", AclOperation.ALL, AclPermissionType.ALLOW)
+        deny_topic = acl(ResourceType.TOPIC, "hidden", AclOperation.DESCRIBE, AclPermissionType.DENY)
+        deny_cluster = acl(
+            ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE, AclPermissionType.DENY
+        )
+
+        def until(url: str, wanted: Any, what: str) -> None:
+            deadline = time.monotonic() + 10
+            while (found := get(url)) != wanted:
+                assert time.monotonic() < deadline, f"{what}: {found}"
+                time.sleep(0.05)
+
+        def names() -> tuple[int, list[str]]:
+            status, topics = get(f"{console}/console/api/topics")
+            return status, sorted(t["name"] for t in topics if not t["internal"])
+
+        # Every partition at once, from its leader: each process follows the catalog first.
+        status, shown = get(f"{console}/console/api/topics/shown")
+        assert status == 200 and len(shown["partitions"]) == 1, shown
+        assert names() == (200, ["hidden", "shown"])
+        other_admin = AdminClient({"bootstrap.servers": other})  # not the controller's process
+        other_admin.create_acls([allow_all, deny_topic])[deny_topic].result(10)
+        deadline = time.monotonic() + 10
+        while names() != (200, ["shown"]):
+            assert time.monotonic() < deadline, names()
+            time.sleep(0.05)
+        other_admin.create_acls([deny_cluster])[deny_cluster].result(10)
+        overview = f"{console}/console/api/overview"
+        until(overview, (403, "User:ANONYMOUS may not DESCRIBE the cluster"), "the cluster's DENY")
+        for denial in (deny_topic, deny_cluster):
+            exact = AclBindingFilter(
+                denial.restype,
+                denial.name,
+                denial.resource_pattern_type,
+                denial.principal,
+                denial.host,
+                denial.operation,
+                denial.permission_type,
+            )
+            assert len(other_admin.delete_acls([exact])[exact].result(10)) == 1
+        deadline = time.monotonic() + 10
+        while get(overview)[0] != 200 or names() != (200, ["hidden", "shown"]):
+            assert time.monotonic() < deadline, (get(overview), names())
+            time.sleep(0.05)
