@@ -22,6 +22,7 @@ from kafka_shim.shim.processes.verification import error_code
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH
 from kafka_shim.shim.transactions.pending_markers import Ending, MarkerSend, PendingMarkers, ending_of
 from kafka_shim.shim.transactions.service import TransactionService
+from kafka_shim.shim.transactions.types import MARKER_SETTLED
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -75,8 +76,15 @@ class MarkerSender:
             self._pending.failed(send, self._clock())
             self._wake.set()
             return
-        now = self._clock()
-        for markers, settled in self._pending.answered(send, results(send, answer), now):
+        now, answers = self._clock(), results(send, answer)
+        refused = sorted(
+            {code.name for codes in answers.values() for code in codes.values() if code not in MARKER_SETTLED}
+        )
+        if refused:  # sent again after the backoff (CLUSTER_AUTHORIZATION_FAILED: see super.users)
+            log.warning(
+                "broker %d refused transaction markers (%s): trying again", send.leader, ", ".join(refused)
+            )
+        for markers, settled in self._pending.answered(send, answers, now):
             self._transactions().markers_answered(markers, settled, now)
         self._answered()
         self._wake.set()

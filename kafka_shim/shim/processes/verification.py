@@ -77,8 +77,14 @@ class CoordinatorChecks:
         except PeerCallError as exc:
             log.warning("cannot ask the transaction coordinator of %r: %s", transactional_id, exc)
             return dict.fromkeys(every, UNREACHABLE)
-        if answer.error_code != ErrorCode.NONE:
-            return dict.fromkeys(every, error_code(answer.error_code))
+        if answer.error_code != ErrorCode.NONE:  # CLUSTER_AUTHORIZATION_FAILED: see super.users
+            refused = error_code(answer.error_code)
+            log.warning(
+                "the transaction coordinator of %r refused a broker's check: %s",
+                transactional_id,
+                refused.name,
+            )
+            return dict.fromkeys(every, refused)
         found: dict[TopicPartition, ErrorCode] = {}
         for txn in answer.results_by_transaction:
             for topic in txn.topic_results:
