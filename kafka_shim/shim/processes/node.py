@@ -192,13 +192,19 @@ async def _follow(syncs: list[Callable[[], None]]) -> None:
 def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
     """A broker process's settings: its own data directory, no console (the supervisor serves
     the cluster's, asking each process over spec.views_fd) or registry, and the
-    `__consumer_offsets` partition count the supervisor chose for every process."""
+    `__consumer_offsets` and `__transaction_state` partition counts the supervisor chose for
+    every process."""
     return replace(
         config,
         data_dir=Path(spec.data_dir),
         console_listener=None,
         schema_registry_listener=None,
         offsets_topic_num_partitions=spec.offsets_partitions,
+        transaction_state_log_num_partitions=(
+            config.transaction_state_log_num_partitions
+            if spec.transaction_partitions is None
+            else spec.transaction_partitions
+        ),
     )
 
 

@@ -26,6 +26,8 @@ class NodeSpec:
     ready_fd: int  # written to once the process serves, then closed
     offsets_partitions: int  # __consumer_offsets partitions every process places groups by
     views_fd: int | None = None  # the console's private channel (shim.processes.view_service)
+    # __transaction_state partitions every process places transactional ids by (None: the setting)
+    transaction_partitions: int | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -52,4 +54,7 @@ class NodeSpec:
             ready_fd=int(raw["ready_fd"]),
             offsets_partitions=int(raw["offsets_partitions"]),
             views_fd=None if raw.get("views_fd") is None else int(raw["views_fd"]),
+            transaction_partitions=(
+                None if raw.get("transaction_partitions") is None else int(raw["transaction_partitions"])
+            ),
         )

@@ -35,6 +35,7 @@ log = logging.getLogger("kafka_shim.processes")
 
 FLAG = "--process-per-broker"
 OFFSETS_PARTITIONS = "offsets.topic.num.partitions"
+TRANSACTION_PARTITIONS = "transaction.state.log.num.partitions"
 START_TIMEOUT_S = 120.0  # a loaded 2-core machine was seen taking 30 s to start one broker
 STOP_TIMEOUT_S = 15.0
 
@@ -88,6 +89,7 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         check(config)
         share_cluster_id(config)
         offsets = offsets_partitions(config)
+        transactions = transaction_partitions(config)
         sockets, advertised = bind(config)
     except ConfigError as exc:
         print(f"kafka-shim: {exc}", file=sys.stderr)
@@ -111,7 +113,7 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         if config.console_listener is not None:
             channels = _channels(config)
         ready = [
-            _start(config, argv, position, own, advertised, offsets, children, channels)
+            _start(config, argv, position, own, advertised, (offsets, transactions), children, channels)
             for position, own in enumerate(sockets)
         ]
         for own in sockets:
@@ -220,13 +222,32 @@ def offsets_partitions(config: BrokerConfig) -> int:
     process leading it while the others idle; with one per broker each leads one and groups
     spread by their hash (as evenly as any multiple of the brokers, docs/performance.md)."""
     from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC
+
+    return _agreed_partitions(config, OFFSETS_TOPIC, OFFSETS_PARTITIONS, config.offsets_topic_num_partitions)
+
+
+def transaction_partitions(config: BrokerConfig) -> int:
+    """The `__transaction_state` partition count every broker process places transactional ids
+    by, chosen as `offsets_partitions` chooses: with one per broker, the transactions'
+    coordinators spread over the processes as the groups' do, where one partition put every
+    transaction on one process."""
+    from kafka_shim.protocol.internal_topics import TRANSACTION_TOPIC
+
+    return _agreed_partitions(
+        config, TRANSACTION_TOPIC, TRANSACTION_PARTITIONS, config.transaction_state_log_num_partitions
+    )
+
+
+def _agreed_partitions(config: BrokerConfig, topic: str, key: str, value: int) -> int:
+    """The count a broker's copy of internal `topic` already has, else `key`'s if set, else one
+    per broker."""
     from kafka_shim.storage.data_dir import DataDir
 
     for position in range(config.brokers):
         for record in DataDir(broker_dir(config, position)).read_catalog():
-            if record.name == OFFSETS_TOPIC:
+            if record.name == topic:
                 return record.partitions
-    return config.offsets_topic_num_partitions if config.is_set(OFFSETS_PARTITIONS) else config.brokers
+    return value if config.is_set(key) else config.brokers
 
 
 def _start(
@@ -235,7 +256,7 @@ def _start(
     position: int,
     own: dict[str, socket.socket],
     advertised: dict[int, dict[str, Address]],
-    offsets_partitions: int,
+    partitions: tuple[int, int],
     children: list[subprocess.Popen[bytes]],
     channels: list[Channel],
 ) -> int:
@@ -253,7 +274,8 @@ def _start(
         bound={name: sock.getsockname()[:2] for name, sock in own.items()},
         endpoints=advertised,
         ready_fd=write_end,
-        offsets_partitions=offsets_partitions,
+        offsets_partitions=partitions[0],
+        transaction_partitions=partitions[1],
         views_fd=channels[position].sock.fileno() if channels else None,
     )
     children.append(

@@ -277,3 +277,14 @@ def test_the_java_client_transacts_under_transaction_version_2(cluster: Cluster)
     assert done["committed"] == count and done["aborted"] > 0
     values = sorted(int(v) for v in consume(bootstrap, sink, "read_committed", count))
     assert values == list(range(count))
+
+
+def test_transactions_are_coordinated_by_both_processes(cluster: Cluster) -> None:
+    """`__transaction_state` has a partition per broker, as `__consumer_offsets` does, so the
+    transactional ids spread over the processes (one partition put them all on one)."""
+    _, addresses = cluster
+    found = {coordinator(addresses[0], f"spread-{n}", TRANSACTION_KEY) for n in range(16)}
+    assert found == set(addresses)
+    for key in (f"spread-{n}" for n in range(4)):  # each process names the same coordinator
+        named = {coordinator(address, key, TRANSACTION_KEY) for address in addresses}
+        assert len(named) == 1
