@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kafka_shim.processes")
 
-FOLLOW_S = 0.05  # how stale the console's copy of the SASL users may be, as a process's
+FOLLOW_S = 0.05  # how stale the console's SASL users and ACLs may be (a process's tick)
 ANSWER_TIMEOUT_S = 3.0  # the longest a page waits for one broker process
 STOP_TIMEOUT_S = 5.0
 
@@ -86,9 +86,13 @@ class ControllerLogins:
             content: bytes | None = (self._directory / CREDENTIALS_FILE).read_bytes()
         except FileNotFoundError:
             content = None
-        if content != self._content:
+        if content == self._content:
+            return
+        try:
             self._store = CredentialStore(None if content is None else self._directory)
-            self._content = content
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.error("the console cannot follow the SASL users: %s", exc)  # kept as they were
+        self._content = content  # a file that cannot be read is not tried again until it changes
 
 
 def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
