@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
@@ -41,7 +42,7 @@ SHIM_ARGS = (
     "--emulate=3.9",
     "--config=group.coordinator.rebalance.protocols=classic,consumer",
     "--initial-rebalance-delay-ms=0",
-    "--config=authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    f"--config=authorizer.class.name={STANDARD_AUTHORIZER}",
     "--config=allow.everyone.if.no.acl.found=true",
     "--config=super.users=User:ANONYMOUS",
     # kafka39.sh's server.properties: DescribeConfigs reports these as set at start (and the

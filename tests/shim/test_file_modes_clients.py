@@ -27,6 +27,7 @@ from confluent_kafka.admin import (
     UserScramCredentialUpsertion,
 )
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
@@ -47,7 +48,7 @@ def permissive_umask() -> Iterator[None]:
 
 def start(data_dir: Path) -> BrokerThread:
     argv = ["--data-dir", str(data_dir), "--listeners", "PLAINTEXT://127.0.0.1:0"]
-    argv += ["--config", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"]
+    argv += ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"]
     argv += ["--config", "allow.everyone.if.no.acl.found=true"]
     return BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
 

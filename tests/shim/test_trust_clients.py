@@ -26,19 +26,19 @@ from kafka.admin import ScramMechanism as KafkaScram
 from kafka.errors import ClusterAuthorizationFailedError
 
 from kafka_shim.protocol.offsets_records import OffsetKey, OffsetsRecord, OffsetValue, encode_record
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 TOPIC, GROUP = "orders", "billing"
 
 
 def start(data_dir: Path) -> BrokerThread:
     argv = ["--data-dir", str(data_dir), "--listeners", "SASL_PLAINTEXT://127.0.0.1:0"]
     argv += ["--user", "admin:admin-pw", "--user", "bob:bob-pw"]
-    argv += ["--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin"]
+    argv += ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}", "--config", "super.users=User:admin"]
     argv += ["--config", "allow.everyone.if.no.acl.found=false", "--initial-rebalance-delay-ms", "0"]
     return BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
 

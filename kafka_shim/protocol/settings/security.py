@@ -16,12 +16,14 @@ from kafka_shim.protocol.settings.setting import listener_setting as _ssl
 
 SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 TLS_PROTOCOLS = ("TLSv1.2", "TLSv1.3")
+# Kafka's built-in ACL authorizer, by the class name a server.properties names it with.
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 # Authorization.
 AUTHORIZATION = [
     _broker("authorizer.class.name", STRING, "", "empty: no authorization; Kafka's StandardAuthorizer or "
             "AclAuthorizer class name: the built-in ACL authorizer", "authorizer_class_name",
-            choices=("", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            choices=("", STANDARD_AUTHORIZER,
                      "kafka.security.authorizer.AclAuthorizer")),
     _broker("super.users", STRING, "", "principals allowed everything, separated by ;", "super_users"),
     _broker("allow.everyone.if.no.acl.found", BOOLEAN, "false", "a resource without ACLs is open to all",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.protocol.types import ProtocolError
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.config.broker_config import BrokerConfig, ConfigError, apply_kafka_configs
@@ -25,7 +26,6 @@ from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness, subscription
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ALICE, BOB, ADMIN = "User:alice", "User:bob", "User:admin"
 CREATE_ACLS, DESCRIBE_ACLS, DELETE_ACLS = 30, 29, 31
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
@@ -81,7 +81,7 @@ def acl_filter(
 
 
 def secured(**config: Any) -> Harness:
-    return Harness(authorizer_class_name=STANDARD, super_users=ADMIN, **config)
+    return Harness(authorizer_class_name=STANDARD_AUTHORIZER, super_users=ADMIN, **config)
 
 
 def create(h: Harness, *creations: dict[str, Any], version: int = 3, principal: str = ADMIN) -> Any:
@@ -244,7 +244,7 @@ def test_acls_survive_a_restart_of_the_data_directory(tmp_path: Path) -> None:
     )
     h.call(DELETE_ACLS, 3, {"filters": [acl_filter(GROUP)]}, h.context(3, ADMIN))
     h.broker.close()
-    config = BrokerConfig(data_dir=tmp_path, authorizer_class_name=STANDARD)
+    config = BrokerConfig(data_dir=tmp_path, authorizer_class_name=STANDARD_AUTHORIZER)
     restarted = Broker(config)
     try:
         assert restarted.authorizer is not None
@@ -549,7 +549,7 @@ def test_super_users_and_allow_everyone_if_no_acl_found(h: Harness) -> None:
         as_alice(h, PRODUCE, 9, produce("B"), principal=ADMIN).responses[0].partition_responses[0].error_code
         == 0
     )
-    open_broker = Harness(authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found=True)
+    open_broker = Harness(authorizer_class_name=STANDARD_AUTHORIZER, allow_everyone_if_no_acl_found=True)
     open_broker.broker.topics.create("B")
     assert as_alice(open_broker, PRODUCE, 9, produce("B")).responses[0].partition_responses[0].error_code == 0
 

@@ -13,6 +13,7 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_configs import ResourceType as ConfigResource
 from kafka_shim.protocol.messages.metadata import ZERO_UUID
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.handlers import (
     alter_configs,
     alter_partition_reassignments,
@@ -28,7 +29,6 @@ from kafka_shim.shim.security.authorizer import AclOperation, PatternType, Permi
 from tests.batches import batch
 from tests.helpers import Harness
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ALICE, ADMIN = "User:alice", "User:admin"
 TAF, CAF = ErrorCode.TOPIC_AUTHORIZATION_FAILED, ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
@@ -42,7 +42,7 @@ def on_disk(tmp_path: Path) -> Iterator[Harness]:
 
 def secured() -> Harness:
     """alice may only DESCRIBE topic A; admin is a super user."""
-    h = Harness(authorizer_class_name=STANDARD, super_users=ADMIN)
+    h = Harness(authorizer_class_name=STANDARD_AUTHORIZER, super_users=ADMIN)
     acl = {
         "resource_type": ResourceType.TOPIC,
         "resource_name": "A",

@@ -12,13 +12,13 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.describe_client_quotas import MATCH_DEFAULT, MATCH_EXACT, MATCH_SPECIFIED
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.quotas.client_quotas import ClientQuotas, entity_of
 from kafka_shim.storage.faults import FAULTS
 from tests.batches import make_batch
 from tests.helpers import Harness
 
 DESCRIBE, ALTER, PRODUCE, FETCH, CREATE_TOPICS = 48, 49, 0, 1, 19
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 NONE, INVALID = ErrorCode.NONE, ErrorCode.INVALID_REQUEST
 
 
@@ -203,7 +203,7 @@ def test_describe_filter_errors(
 
 
 def test_authorized_as_kafka_apis_does() -> None:
-    h = Harness(authorizer_class_name=STANDARD, super_users="User:admin")
+    h = Harness(authorizer_class_name=STANDARD_AUTHORIZER, super_users="User:admin")
     refused = describe(h, principal="User:alice")
     assert (refused.error_code, refused.entries) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
     assert alter(h, ([part("user", "x")], [op("producer_byte_rate", 1)]), principal="User:alice") == [

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.security.authorizer import (
     AclBinding,
     AclOperation,
@@ -21,7 +22,6 @@ from kafka_shim.shim.security.scram_store import CredentialStore
 from tests.helpers import Harness
 
 CREATE, RENEW, EXPIRE, DESCRIBE = 38, 39, 40, 41
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ALICE, BOB, CAROL = "User:alice", "User:bob", "User:carol"
 DAY = 86_400_000
 
@@ -116,7 +116,7 @@ def grant(h: Harness, principal: str, operation: AclOperation, resource: Resourc
 
 
 def test_creating_for_another_owner_needs_create_tokens_on_that_user() -> None:
-    h = broker(authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found=False)
+    h = broker(authorizer_class_name=STANDARD_AUTHORIZER, allow_everyone_if_no_acl_found=False)
     refused = create(h, ALICE, owner=BOB)
     assert refused.error_code == ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED
     assert (refused.issue_timestamp_ms, refused.max_timestamp_ms, refused.hmac) == (-1, -1, b"")
@@ -131,7 +131,7 @@ def test_creating_for_another_owner_needs_create_tokens_on_that_user() -> None:
 
 
 def test_describe_shows_owned_renewed_and_granted_tokens_only() -> None:
-    h = broker(authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found=False)
+    h = broker(authorizer_class_name=STANDARD_AUTHORIZER, allow_everyone_if_no_acl_found=False)
     alices = create(h, ALICE, renewers=(BOB,)).token_id
     carols = create(h, CAROL).token_id
 

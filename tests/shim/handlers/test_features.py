@@ -13,13 +13,13 @@ import pytest
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE
 from kafka_shim.protocol.releases import TV2
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.config.broker_config import BrokerConfig, apply_kafka_configs
 from kafka_shim.storage.faults import FAULTS
 from tests.helpers import Harness
 
 API_VERSIONS, UPDATE_FEATURES, CONSUMER_GROUP_HEARTBEAT = 18, 57, 68
 PRODUCE, END_TXN = 0, 26
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 INVALID = ErrorCode.INVALID_UPDATE_VERSION
 
 
@@ -236,7 +236,7 @@ def test_group_version_0_turns_the_consumer_protocol_off() -> None:
 
 
 def test_authorized_as_kafka_does() -> None:
-    h = Harness(authorizer_class_name=STANDARD, super_users="User:admin")
+    h = Harness(authorizer_class_name=STANDARD_AUTHORIZER, super_users="User:admin")
     refused = update(h, ("transaction.version", 1, SAFE_DOWNGRADE), principal="User:alice")
     assert (refused.error_code, list(refused.results)) == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, [])
     admin = update(h, ("transaction.version", 1, SAFE_DOWNGRADE), principal="User:admin")

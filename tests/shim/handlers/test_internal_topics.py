@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.coordinator.types import JoinRequest, JoinResult, Protocol
 from kafka_shim.storage.offsets_log import OFFSETS_TOPIC, partition_for
 from kafka_shim.storage.transaction_log import TRANSACTION_TOPIC
@@ -18,14 +19,13 @@ from tests.helpers import Harness, subscription
 PRODUCE, METADATA, OFFSET_COMMIT, OFFSET_FETCH = 0, 3, 8, 9
 CREATE_TOPICS, DELETE_TOPICS, INIT_PRODUCER_ID, CREATE_PARTITIONS = 19, 20, 22, 37
 DESCRIBE_TRANSACTIONS = 65
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ADMIN = "User:admin"
 
 
 def broker() -> Harness:
     """A secured broker whose two internal topics exist (a commit, a transactional id)."""
     h = Harness(
-        authorizer_class_name=STANDARD,
+        authorizer_class_name=STANDARD_AUTHORIZER,
         super_users=ADMIN,
         allow_everyone_if_no_acl_found=False,
         initial_rebalance_delay_ms=3000,

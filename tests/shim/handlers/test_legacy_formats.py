@@ -12,6 +12,7 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.record_codec import GZIP, NONE, ZSTD, Record, build_batch, decode_batches
 from kafka_shim.protocol.records import RecordBatches
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.handlers import (
     create_topics,
     delete_topics,
@@ -245,7 +246,7 @@ def test_find_coordinator_error_message_on_success_as_kafka_sends_it(
 def test_find_coordinator_v4_plus_never_carries_an_error_message() -> None:
     """v4+ coordinators keep the schema's default message, "" (Kafka 3.9 sets none; the corpus,
     tests/fidelity, recorded "" on success)."""
-    h = Harness(authorizer_class_name="org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+    h = Harness(authorizer_class_name=STANDARD_AUTHORIZER)
     for version in (4, 5, 6):
         request = {"key_type": 0, "coordinator_keys": ["g"]}
         (denied,) = h.call(find_coordinator, version, request).coordinators

@@ -25,6 +25,7 @@ import pytest
 
 from compat.targets import RunningBroker, free_port, launch
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.processes.cluster_console import ANSWER_TIMEOUT_S
 from kafka_shim.shim.processes.spec import SPEC_ENV
 from tests.wire import WireClient
@@ -330,7 +331,7 @@ def test_acls_made_through_either_process_authorize_the_console(tmp_path: Path) 
         ResourceType,
     )
 
-    authorizer = "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    authorizer = f"authorizer.class.name={STANDARD_AUTHORIZER}"
     listening = ["--host", "127.0.0.1", "--port", "0", "--config", authorizer]
     listening += ["--config", "allow.everyone.if.no.acl.found=true"]
     with supervised(tmp_path / "data", *listening) as (supervisor, console):

@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from kafka_shim.protocol.messages.update_features import SAFE_DOWNGRADE
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.processes.cluster_metadata import RACY_NS, ClusterMetadata, KeptFile, broker_metadata
@@ -27,8 +28,6 @@ from kafka_shim.shim.security.authorizer import (
 )
 from kafka_shim.shim.security.scram_store import ScramCredential, ScramMechanism
 from kafka_shim.storage.data_dir import ACLS_FILE
-
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 Pair = tuple[tuple[Broker, ClusterMetadata], tuple[Broker, ClusterMetadata]]
 
@@ -51,7 +50,7 @@ def pair(tmp_path: Path) -> Iterator[Pair]:
     made = []
     for position in (0, 1):
         argv = ["--data-dir", str(tmp_path / f"broker-{position}"), "--config", f"node.id={position}"]
-        argv += ["--config", f"authorizer.class.name={STANDARD}"]
+        argv += ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"]
         argv += ["--config", "delegation.token.secret.key=k"]
         broker = Broker(config_from_args(build_parser().parse_args(argv)), metadata_dir=tmp_path / "broker-0")
         made.append((broker, broker_metadata(broker)))

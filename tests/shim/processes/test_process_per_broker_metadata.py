@@ -18,6 +18,7 @@ import pytest
 
 from compat.targets import launch
 from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from tests.shim.processes.test_process_per_broker_clients import processes
 from tests.wire import WireClient
 
@@ -25,12 +26,11 @@ pytestmark = pytest.mark.clients
 
 METADATA, API_VERSIONS, CREATE_TOPICS, CREATE_ACLS, DESCRIBE_ACLS = 3, 18, 19, 30, 29
 DESCRIBE_QUOTAS, ALTER_QUOTAS, DESCRIBE_SCRAM = 48, 49, 50
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 SETTINGS = [
     "--console",
     "off",
     "--config",
-    f"authorizer.class.name={STANDARD}",
+    f"authorizer.class.name={STANDARD_AUTHORIZER}",
     "--config",
     "allow.everyone.if.no.acl.found=true",
 ]

@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.security.authorizer import (
     AclBinding,
@@ -33,7 +34,7 @@ def broker() -> Iterator[BrokerThread]:
     argv += ["--user", "admin:admin-secret", "--user", "alice:alice-secret", "--user", "bob:bob-secret"]
     for pair in (
         "sasl.enabled.mechanisms=PLAIN",
-        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
         "super.users=User:admin",
     ):
         argv += ["--config", pair]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.server import BrokerThread
 from tests.helpers import java_driver
@@ -32,7 +33,6 @@ from tests.wire import WireClient
 pytestmark = pytest.mark.clients
 
 REPO = Path(__file__).resolve().parents[3]
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ME = "User:ANONYMOUS"
 TIMEOUT_S = 10
 
@@ -40,7 +40,10 @@ TIMEOUT_S = 10
 @pytest.fixture
 def bootstrap() -> Iterator[str]:
     config = BrokerConfig(
-        host="127.0.0.1", port=0, authorizer_class_name=STANDARD, allow_everyone_if_no_acl_found=True
+        host="127.0.0.1",
+        port=0,
+        authorizer_class_name=STANDARD_AUTHORIZER,
+        allow_everyone_if_no_acl_found=True,
     )
     broker = BrokerThread(config).start()
     yield broker.bootstrap
@@ -310,7 +313,7 @@ def start_cli(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [
             *(sys.executable, "-m", "kafka_shim", "--port", "0", "--data-dir", str(data_dir)),
-            *("--config", f"authorizer.class.name={STANDARD}"),
+            *("--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"),
             *("--config", "allow.everyone.if.no.acl.found=true"),
         ],
         stdout=subprocess.PIPE,

@@ -20,19 +20,18 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.server import BrokerThread
 
 pytestmark = pytest.mark.clients
-
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 @pytest.fixture(scope="module")
 def broker() -> Iterator[BrokerThread]:
     argv = ["--memory", "--listeners", "SASL_PLAINTEXT://127.0.0.1:0"]
     argv += ["--user", "alice:alice-pw", "--user", "admin:admin-pw"]
-    argv += ["--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin"]
+    argv += ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}", "--config", "super.users=User:admin"]
     started = BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
     yield started
     started.stop()

@@ -12,6 +12,7 @@ import pytest
 
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages import APIS_BY_MODULE
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.handlers import ADVERTISED_APIS
 from kafka_shim.shim.security.authorization import RULES, Check, Rule, Scope, UndeclaredCheck
 from kafka_shim.shim.security.authorization_doc import with_table
@@ -26,7 +27,6 @@ from kafka_shim.shim.security.authorizer import (
 from tests.batches import make_batch
 from tests.helpers import Harness
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 ADMIN, NOBODY, GRANTED = "User:admin", "User:nobody", "User:granted"
 TOPIC, GROUP, TXN = "t", "g", "tx"
 NAMES = {
@@ -367,7 +367,7 @@ def broker_with_resources(rule: Rule, withheld: Check | None = None) -> Harness:
     super user), and the grants of `rule` for the granted principal, but for `withheld`."""
     withheld_key = None if withheld is None else (withheld.operation, withheld.resource)
     h = Harness(
-        authorizer_class_name=STANDARD,
+        authorizer_class_name=STANDARD_AUTHORIZER,
         super_users=ADMIN,
         allow_everyone_if_no_acl_found=False,
         delegation_token_secret_key="secret",

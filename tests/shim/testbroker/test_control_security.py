@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli import ctl
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.security.authorizer import (
@@ -29,7 +30,6 @@ from kafka_shim.shim.security.dev_certs import write_dev_certs
 from kafka_shim.shim.server import BrokerThread
 from tests.wire import WireClient
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 JSON_TYPE = {"content-type": "application/json"}
 
 
@@ -123,7 +123,9 @@ def run_ctl(url: str, user: str | None, password: str, monkeypatch: pytest.Monke
 def test_under_sasl_and_an_authorizer_only_alter_on_the_cluster_controls(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    thread = make("--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin")
+    thread = make(
+        "--config", f"authorizer.class.name={STANDARD_AUTHORIZER}", "--config", "super.users=User:admin"
+    )
     try:
         url = thread.server.control_urls[0]
         assert run_ctl(url, None, "", monkeypatch) == 1

@@ -19,6 +19,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.broker import Broker
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.security.authorization import DESCRIBE, READ, TOPIC, WRITE, UndeclaredCheck
@@ -32,7 +33,6 @@ from kafka_shim.shim.security.authorizer import (
 from kafka_shim.shim.web import http_guard
 from kafka_shim.shim.web.http_guard import LOGGED_IN, declare, mirrors, need
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 REGISTRY_JSON = "application/vnd.schemaregistry.v1+json"
 
 
@@ -211,7 +211,11 @@ def grant(broker: Broker, principal: str, operation: AclOperation, name: str) ->
 def test_routes_are_authorized_by_the_row_they_mirror(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "kafka_shim.authorizer")
     broker = make_broker(
-        "--config", f"authorizer.class.name={STANDARD}", "--config", "super.users=User:admin", sasl=True
+        "--config",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
+        "--config",
+        "super.users=User:admin",
+        sasl=True,
     )
     with TestClient(app_of(broker), base_url="http://127.0.0.1:8080") as client:
         bob = basic("bob", "bob-secret")

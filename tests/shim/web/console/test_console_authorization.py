@@ -19,6 +19,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from starlette.routing import Mount, Route
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.security.authorizer import (
     CLUSTER_NAME,
@@ -37,7 +38,6 @@ from tests.helpers import wait_until
 
 pytestmark = pytest.mark.clients
 
-STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 TOPIC, GROUP, TXN = "t", "g", "tx"
 NAMES = {ResourceType.TOPIC: TOPIC, ResourceType.GROUP: GROUP, ResourceType.TRANSACTIONAL_ID: TXN}
 NAMES[ResourceType.CLUSTER] = CLUSTER_NAME
@@ -145,7 +145,7 @@ def broker() -> Iterator[BrokerThread]:
     for pair in (
         "listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT",
         "sasl.enabled.mechanisms=PLAIN",
-        f"authorizer.class.name={STANDARD}",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
         "allow.everyone.if.no.acl.found=false",
         "super.users=User:admin",
     ):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from kafka_shim.shim.cli.main import build_parser, config_from_args
 from kafka_shim.shim.security.authorizer import (
     ANONYMOUS,
@@ -43,7 +44,7 @@ def broker(certs: dict[str, Path]) -> Iterator[BrokerThread]:
         "listener.security.protocol.map=SASL_SSL:SASL_SSL",
         f"ssl.keystore.location={certs['broker']}",
         f"ssl.truststore.location={certs['ca']}",
-        "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        f"authorizer.class.name={STANDARD_AUTHORIZER}",
         "super.users=User:admin",
     ):
         argv += ["--config", pair]
@@ -96,7 +97,7 @@ def test_plaintext_console_is_authorized_as_anonymous() -> None:
     """Under an authorizer, the console of a PLAINTEXT-only broker asks as User:ANONYMOUS, as the
     listener's clients are: refused until that principal may DESCRIBE the cluster."""
     argv = ["--memory", "--port", "0", "--console", "127.0.0.1:0"]
-    argv += ["--config", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer"]
+    argv += ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"]
     thread = BrokerThread(config_from_args(build_parser().parse_args(argv))).start()
     try:
         wait_until(lambda: bool(thread.server.console_urls), "the console listening", deadline_s=30)
