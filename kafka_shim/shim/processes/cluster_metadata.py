@@ -115,20 +115,21 @@ class ClusterMetadata:
                     break
                 except BlockingIOError:  # another process is changing: wait without blocking the loop
                     await trio.sleep(LOCK_POLL_S)
-            try:
-                self.sync(force=True)
+            with self._locked():
                 yield
-            finally:
-                try:
-                    self.sync(force=True)
-                finally:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
 
     @contextmanager
     def held(self) -> Iterator[None]:
         """`change` for a process that does not serve yet (the controller setting --user's
         credentials at start): blocks until the lock is free."""
         fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+        with self._locked():
+            yield
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """With the lock taken: every file read afresh before the change and after it, then the
+        lock let go."""
         try:
             self.sync(force=True)
             yield
