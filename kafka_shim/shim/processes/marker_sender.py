@@ -17,7 +17,7 @@ import trio
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.write_txn_markers import API as WRITE_TXN_MARKERS
 from kafka_shim.shim.coordinator.types import TopicPartition
-from kafka_shim.shim.processes.peer import Peer, PeerCallError, call
+from kafka_shim.shim.processes.peer import Peer, PeerCallError, PeerConnections
 from kafka_shim.shim.processes.verification import error_code
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH
 from kafka_shim.shim.transactions.pending_markers import Ending, MarkerSend, PendingMarkers, ending_of
@@ -38,9 +38,12 @@ class MarkerSender:
         peer: Callable[[int], Peer | None],
         clock: Callable[[], int],
         answered: Callable[[], None],
+        connections: PeerConnections,
     ) -> None:
-        """`peer`: how to reach a leader's Kafka listener; `answered` runs after a report to the
-        coordinator (the server's timers may have a sooner deadline)."""
+        """`peer`: how to reach a leader's Kafka listener, over `connections` (kept between
+        sends); `answered` runs after a report to the coordinator (the server's timers may have
+        a sooner deadline; an EndTxn may wait for its transaction, shim.processes.transaction_ends)."""
+        self._connections = connections
         self._pending = pending
         self._transactions = transactions
         self._peer = peer
@@ -69,8 +72,7 @@ class MarkerSender:
         try:
             if peer is None:
                 raise PeerCallError(f"no listener of broker {send.leader} lets a broker process in")
-            address, route = peer
-            answer = await call(address, WRITE_TXN_MARKERS, VERSION, request(send), TIMEOUT_S, route)
+            answer = await self._connections.call(peer, WRITE_TXN_MARKERS, VERSION, request(send), TIMEOUT_S)
         except PeerCallError as exc:
             log.warning("transaction markers for broker %d not written yet: %s", send.leader, exc)
             self._pending.failed(send, self._clock())

@@ -31,7 +31,7 @@ from kafka_shim.shim.processes.catalog_follower import CatalogFollower
 from kafka_shim.shim.processes.cluster_metadata import ClusterMetadata, broker_metadata
 from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
 from kafka_shim.shim.processes.marker_sender import MarkerSender
-from kafka_shim.shim.processes.peer import Peer
+from kafka_shim.shim.processes.peer import Peer, PeerConnections
 from kafka_shim.shim.processes.peer_route import PeerRoute, peer_route
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
@@ -109,12 +109,13 @@ async def serve(
         address = None if route is None else spec.endpoints.get(node_id, {}).get(route.listener)
         return None if address is None or route is None else (address, route)
 
-    checks = CoordinatorChecks(peer)
+    connections = PeerConnections()  # markers and checks to the other processes, kept
+    checks = CoordinatorChecks(peer, connections)
     for api, wrap in ((PRODUCE, checks.produce), (TXN_OFFSET_COMMIT, checks.txn_offset_commit)):
         wraps[api.key] = _then(wraps[api.key], wrap) if api.key in wraps else wrap
     server = NodeServer(broker, spec, wraps)
     listeners = await server.bind()
-    async with trio.open_nursery() as nursery:
+    async with connections, trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             await nursery.start(server.serve, listeners)
             if broker.markers_elsewhere is not None:
@@ -124,6 +125,7 @@ async def serve(
                     peer,
                     broker.clock,
                     server.wake_timers_if_sooner,
+                    connections,
                 )
                 nursery.start_soon(sender.run)
             follows: list[Callable[[], None]] = [metadata.sync]

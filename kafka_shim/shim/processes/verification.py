@@ -21,7 +21,7 @@ from kafka_shim.shim.context import RequestContext
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.handlers import Handler, txn_offset_commit
 from kafka_shim.shim.handlers import produce as produce_handler
-from kafka_shim.shim.processes.peer import Peer, PeerCallError, call
+from kafka_shim.shim.processes.peer import Peer, PeerCallError, PeerConnections
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -32,9 +32,11 @@ UNREACHABLE = ErrorCode.COORDINATOR_NOT_AVAILABLE
 
 
 class CoordinatorChecks:
-    def __init__(self, peer: Callable[[int], Peer | None]) -> None:
-        """`peer`: how to reach a broker's Kafka listener (None: no listener lets it in)."""
+    def __init__(self, peer: Callable[[int], Peer | None], connections: PeerConnections) -> None:
+        """`peer`: how to reach a broker's Kafka listener (None: no listener lets it in), over
+        `connections` (kept between checks)."""
         self._peer = peer
+        self._connections = connections
 
     async def check(
         self,
@@ -70,10 +72,8 @@ class CoordinatorChecks:
             )
         version = ADD_VERSION if add else VERIFY_VERSION
         try:
-            address, route = peer
-            answer = await call(
-                address, ADD_PARTITIONS_TO_TXN, version, {"transactions": transactions}, TIMEOUT_S, route
-            )
+            body = {"transactions": transactions}
+            answer = await self._connections.call(peer, ADD_PARTITIONS_TO_TXN, version, body, TIMEOUT_S)
         except PeerCallError as exc:
             log.warning("cannot ask the transaction coordinator of %r: %s", transactional_id, exc)
             return dict.fromkeys(every, UNREACHABLE)
