@@ -40,6 +40,7 @@ NETWORK_SIDE = (
     "kafka_shim.shim.processes.peer",
     "kafka_shim.shim.processes.marker_sender",
     "kafka_shim.shim.processes.verification",
+    "kafka_shim.shim.processes.transaction_ends",
     "kafka_shim.shim.processes.view_wire",
     "kafka_shim.shim.processes.view_service",
     "kafka_shim.shim.processes.cluster_console",

@@ -20,6 +20,7 @@ from typing import Any
 
 import trio
 
+from kafka_shim.protocol.messages.end_txn import API as END_TXN
 from kafka_shim.protocol.messages.produce import API as PRODUCE
 from kafka_shim.protocol.messages.txn_offset_commit import API as TXN_OFFSET_COMMIT
 from kafka_shim.shim.broker import Broker
@@ -35,6 +36,7 @@ from kafka_shim.shim.processes.peer import Peer, PeerConnections
 from kafka_shim.shim.processes.peer_route import PeerRoute, peer_route
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
+from kafka_shim.shim.processes.transaction_ends import TransactionEnds
 from kafka_shim.shim.processes.verification import CoordinatorChecks
 from kafka_shim.shim.transactions.pending_markers import PendingMarkers
 
@@ -111,7 +113,9 @@ async def serve(
 
     connections = PeerConnections()  # markers and checks to the other processes, kept
     checks = CoordinatorChecks(peer, connections)
-    for api, wrap in ((PRODUCE, checks.produce), (TXN_OFFSET_COMMIT, checks.txn_offset_commit)):
+    ends = TransactionEnds(lambda: broker.transactions)
+    steps = ((PRODUCE, checks.produce), (TXN_OFFSET_COMMIT, checks.txn_offset_commit), (END_TXN, ends.wrap))
+    for api, wrap in steps:
         wraps[api.key] = _then(wraps[api.key], wrap) if api.key in wraps else wrap
     server = NodeServer(broker, spec, wraps)
     listeners = await server.bind()
@@ -119,12 +123,17 @@ async def serve(
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             await nursery.start(server.serve, listeners)
             if broker.markers_elsewhere is not None:
+
+                def answered() -> None:
+                    server.wake_timers_if_sooner()
+                    ends.markers_answered()
+
                 sender = MarkerSender(
                     broker.markers_elsewhere,
                     lambda: broker.transactions,
                     peer,
                     broker.clock,
-                    server.wake_timers_if_sooner,
+                    answered,
                     connections,
                 )
                 nursery.start_soon(sender.run)

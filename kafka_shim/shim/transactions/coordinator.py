@@ -425,6 +425,11 @@ class TransactionCoordinator(TransactionCalls):
         ]
         return listings, unknown
 
+    def completing(self, transactional_id: str) -> bool:
+        """Is the transaction PrepareCommit / PrepareAbort (its markers not all written yet)?"""
+        meta = self._txns.get(transactional_id)
+        return meta is not None and meta.state in COMPLETING
+
     def describe(self, transactional_id: str) -> TransactionDescription | None:
         meta = self._txns.get(transactional_id)
         if meta is None:

@@ -117,6 +117,9 @@ class TransactionService:
     ) -> tuple[list[TransactionListing], list[str]]:
         return self.coordinator.list_transactions(states, producer_ids, min_duration_ms, now)
 
+    def completing(self, transactional_id: str) -> bool:
+        return self.coordinator.completing(transactional_id)
+
     def describe(self, transactional_id: str) -> TransactionDescription | None:
         return self.coordinator.describe(transactional_id)
 

@@ -21,6 +21,7 @@ import pytest
 from compat.targets import RunningBroker
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.shim.processes.spec import SPEC_ENV
+from kafka_shim.shim.processes.transaction_ends import ANSWER_WITHIN_S
 from tests.shim.processes.test_process_per_broker_clients import children, java, processes
 from tests.wire import WireClient
 
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.clients
 FIND_COORDINATOR, INIT_PRODUCER_ID, DESCRIBE_TRANSACTIONS = 10, 22, 65
 PARTITIONS = 4
 GROUP_KEY, TRANSACTION_KEY = 0, 1
+SLACK_S = 1.0  # a loaded machine's scheduling, beyond the EndTxn's wait for markers
 
 Cluster = tuple[RunningBroker, list[str]]
 
@@ -175,6 +177,28 @@ def test_consume_transform_produce_commits_a_group_of_the_other_process(cluster:
     )
 
 
+def test_commit_is_answered_once_the_other_leader_wrote_its_markers(cluster: Cluster) -> None:
+    """EndTxn waits (briefly) for the WriteTxnMarkers of the other process: right after each
+    commit the transaction is CompleteCommit, and the next transaction's AddPartitionsToTxn is
+    not refused CONCURRENT_TRANSACTIONS (librdkafka would retry it 20 ms later)."""
+    _, addresses = cluster
+    bootstrap, topic = ",".join(addresses), f"quick-{uuid.uuid4().hex[:8]}"
+    leaders = create_topic(bootstrap, topic)
+    transactional_id = f"quick-{uuid.uuid4().hex[:8]}"
+    txn_coordinator = coordinator(addresses[0], transactional_id, TRANSACTION_KEY)
+    elsewhere = [p for p, leader in leaders.items() if addresses[leader] != txn_coordinator]
+    assert elsewhere  # some markers cross to the other process
+    producer = transactional_producer(bootstrap, transactional_id)
+    for round_ in range(5):
+        producer.begin_transaction()
+        for p in range(PARTITIONS):
+            producer.produce(topic, value=b"quick %d" % round_, partition=p)
+        producer.commit_transaction(20)
+        assert describe(txn_coordinator, transactional_id).transaction_state == "CompleteCommit"
+    values = consume(bootstrap, topic, "read_committed", 5 * PARTITIONS)
+    assert len(values) == 5 * PARTITIONS
+
+
 def node_pids(broker: RunningBroker) -> dict[int, int]:
     """Broker id -> the pid of its process."""
     assert broker.process is not None
@@ -213,7 +237,8 @@ def test_a_leader_that_stops_answering_holds_the_transaction_not_the_client(clus
     try:
         started = time.monotonic()
         producer.commit_transaction(20)
-        assert time.monotonic() - started < 5  # answered once PrepareCommit is written
+        # Answered once PrepareCommit is written and the wait for the markers is over.
+        assert time.monotonic() - started < ANSWER_WITHIN_S + SLACK_S
         state = describe(txn_coordinator, transactional_id)
         assert state.transaction_state == "PrepareCommit"
         assert {t.topic for t in state.topics} == {topic}
