@@ -56,6 +56,10 @@ class Broker:
     # loads: the markers of partitions other processes lead wait there for their sender
     # (shim.processes.marker_sender). None: every marker is written here.
     markers_elsewhere: PendingMarkers | None = None
+    # A broker process of --process-per-broker: its node id. What it writes as a client would
+    # (the schema registry's `_schemas`) it writes only where it leads. None: every node's
+    # partitions are here.
+    local_node: int | None = None
 
     def __init__(
         self,

@@ -46,6 +46,8 @@ class Server:
         self.schema_registry_urls: list[str] = []  # where the schema registry listens, once it does
         self.schema_registry_failure: str | None = None  # why it is not served, if it failed
         self.schema_registry_started = False
+        # The registry's socket when bound before this server (by the processes' supervisor).
+        self.schema_registry_socket: socket.socket | None = None
         # The emulated brokers (--brokers): each node's listeners, where their sockets were
         # bound (to bind them again when a stopped node starts), and the scope it runs in.
         self._node_listeners: dict[int, list[BoundListener]] = {}
@@ -112,7 +114,13 @@ class Server:
             if config.console_listener is not None:
                 nursery.start_soon(surfaces.serve_console, self, config.console_listener)
             if config.schema_registry_listener is not None:
-                nursery.start_soon(surfaces.serve_schema_registry, self, config.schema_registry_listener)
+                nursery.start_soon(
+                    surfaces.serve_schema_registry,
+                    self,
+                    config.schema_registry_listener,
+                    True,
+                    self.schema_registry_socket,
+                )
 
     def start_schema_registry(self, address: str) -> None:
         """Serve the schema registry on `address` from now on (the pytest fixture's, started

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import socket
 from typing import TYPE_CHECKING, Any, Protocol
 
 import trio
@@ -80,9 +81,12 @@ async def serve_console(server: Hosting, address: str) -> None:
         log.debug("traceback", exc_info=failed)
 
 
-async def serve_schema_registry(server: Hosting, address: str, wait_for_clients: bool = True) -> None:
+async def serve_schema_registry(
+    server: Hosting, address: str, wait_for_clients: bool = True, listener: socket.socket | None = None
+) -> None:
     """The schema registry (docs/schema-registry.md), secured as the console is; its port
-    bound at once, its stack loaded after the Kafka listener answers or a client comes
+    bound at once (or `listener`, already bound on `address`: the supervisor's, with a process
+    per broker), its stack loaded after the Kafka listener answers or a client comes
     (shim.web.deferred_http). A port that cannot be bound is one warning."""
     from kafka_shim.shim.web.deferred_http import bound, serve_deferred
 
@@ -100,7 +104,8 @@ async def serve_schema_registry(server: Hosting, address: str, wait_for_clients:
         return listener_tls(broker)
 
     try:
-        listener = bound(address)
+        if listener is None:
+            listener = bound(address)
         async with trio.open_nursery() as nursery:
             urls = await nursery.start(
                 serve_deferred,

@@ -68,6 +68,9 @@ class NodeServer(Server):
         super().__init__(broker)
         self.spec = spec
         self.dispatch = ProcessDispatch(broker, wraps)
+        if spec.registry_fd is not None:  # the controller's: it serves the schema registry
+            self.schema_registry_socket = socket.socket(fileno=spec.registry_fd)
+            self.schema_registry_socket.setblocking(False)
 
     async def bind(self) -> list[BoundListener]:
         spec, cluster = self.spec, self.broker.cluster
@@ -202,14 +205,15 @@ async def _follow(syncs: list[Callable[[], None]]) -> None:
 
 def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
     """A broker process's settings: its own data directory, no console (the supervisor serves
-    the cluster's, asking each process over spec.views_fd) or registry, and the
+    the cluster's, asking each process over spec.views_fd), the schema registry only in the
+    process handed its socket (the controller's: it creates `_schemas` and leads it), and the
     `__consumer_offsets` and `__transaction_state` partition counts the supervisor chose for
     every process."""
     return replace(
         config,
         data_dir=Path(spec.data_dir),
         console_listener=None,
-        schema_registry_listener=None,
+        schema_registry_listener=config.schema_registry_listener if spec.registry_fd is not None else None,
         offsets_topic_num_partitions=spec.offsets_partitions,
         transaction_state_log_num_partitions=(
             config.transaction_state_log_num_partitions
@@ -238,6 +242,7 @@ def main() -> int:
         return 1
     # Set before the transaction coordinator loads (the server loads it once it serves): a
     # transaction found preparing to commit or abort has its markers sent to their leaders.
+    broker.local_node = spec.node_id
     broker.markers_elsewhere = PendingMarkers(
         spec.node_id, lambda tp: broker.cluster.leader(tp.topic, tp.partition)
     )

@@ -28,6 +28,8 @@ class NodeSpec:
     views_fd: int | None = None  # the console's private channel (shim.processes.view_service)
     # __transaction_state partitions every process places transactional ids by (None: the setting)
     transaction_partitions: int | None = None
+    # The schema registry's listening socket, bound by the supervisor (only the controller's)
+    registry_fd: int | None = None
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -57,4 +59,5 @@ class NodeSpec:
             transaction_partitions=(
                 None if raw.get("transaction_partitions") is None else int(raw["transaction_partitions"])
             ),
+            registry_fd=None if raw.get("registry_fd") is None else int(raw["registry_fd"]),
         )

@@ -101,8 +101,7 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         print(f"kafka-shim: cannot listen on {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
     assert config.data_dir is not None
-    if config.schema_registry_listener is not None:
-        log.info("%s serves no schema registry yet", FLAG)
+    registry = _registry_socket(config)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopping.set())
@@ -113,12 +112,24 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         if config.console_listener is not None:
             channels = _channels(config)
         ready = [
-            _start(config, argv, position, own, advertised, (offsets, transactions), children, channels)
+            _start(
+                config,
+                argv,
+                position,
+                own,
+                advertised,
+                (offsets, transactions),
+                children,
+                channels,
+                registry if position == 0 else None,
+            )
             for position, own in enumerate(sockets)
         ]
         for own in sockets:
             for sock in own.values():
                 sock.close()  # the processes hold them now
+        if registry is not None:
+            registry.close()
         for channel in channels:
             channel.sock.close()
         if not _wait_ready(ready, children, stopping):
@@ -141,6 +152,22 @@ def supervise(config: BrokerConfig, argv: list[str], storage: str) -> int:
         _stop(children)
         for channel in channels:
             channel.remove()
+
+
+def _registry_socket(config: BrokerConfig) -> socket.socket | None:
+    """The schema registry's listening socket, bound here as the Kafka listeners are and handed
+    to the controller's process, which serves the registry (docs/schema-registry.md). A busy
+    port is one warning, as with one process: the brokers serve Kafka without a registry."""
+    address = config.schema_registry_listener
+    if address is None:
+        return None
+    from kafka_shim.shim.web.deferred_http import bound
+
+    try:
+        return bound(address)
+    except OSError as exc:
+        log.warning("schema registry not served: cannot listen on %s: %s", address, exc.strerror or exc)
+        return None
 
 
 def _channels(config: BrokerConfig) -> list[Channel]:
@@ -259,8 +286,10 @@ def _start(
     partitions: tuple[int, int],
     children: list[subprocess.Popen[bytes]],
     channels: list[Channel],
+    registry: socket.socket | None,
 ) -> int:
-    """Start broker `position`'s process; the read end of its readiness pipe."""
+    """Start broker `position`'s process (with `registry`, the schema registry's socket); the
+    read end of its readiness pipe."""
     assert config.data_dir is not None
     node_id = config.node_id + position
     read_end, write_end = os.pipe()
@@ -277,11 +306,14 @@ def _start(
         offsets_partitions=partitions[0],
         transaction_partitions=partitions[1],
         views_fd=channels[position].sock.fileno() if channels else None,
+        registry_fd=None if registry is None else registry.fileno(),
     )
+    inherited = [*spec.fds.values(), write_end]
+    inherited += [fd for fd in (spec.views_fd, spec.registry_fd) if fd is not None]
     children.append(
         subprocess.Popen(
             [sys.executable, "-m", "kafka_shim.shim.processes.node"],
-            pass_fds=[*spec.fds.values(), write_end, *([] if spec.views_fd is None else [spec.views_fd])],
+            pass_fds=inherited,
             env={**os.environ, SPEC_ENV: spec.to_env()},
             stdin=subprocess.DEVNULL,
         )

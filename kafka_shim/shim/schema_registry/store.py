@@ -36,6 +36,7 @@ log = logging.getLogger("kafka_shim.schema_registry")
 # Confluent's kafkastore.topic default and the topic configs it creates the topic with.
 SCHEMAS_TOPIC = "_schemas"
 TOPIC_CONFIGS = {"cleanup.policy": "compact"}
+REPLICATION_FACTOR = 3  # Confluent's kafkastore.topic.replication.factor, capped by the brokers
 READ_CHUNK_BYTES = 1 << 20
 
 Record = tuple[bytes, bytes | None]
@@ -55,7 +56,7 @@ class SchemaStore:
         topic = topics.get(self.topic)
         if topic is None and create:
             try:
-                topic = topics.create(self.topic, 1, TOPIC_CONFIGS)
+                topic = topics.create(self.topic, 1, TOPIC_CONFIGS, assignment=self._assignment())
             except StorageError as exc:
                 raise store_error(
                     f"cannot create topic {self.topic}: {exc.message or exc.code.name}"
@@ -67,7 +68,30 @@ class SchemaStore:
         if topic.topic_id != self._topic_id:  # new, or deleted and created again: read it anew
             self._forget()
             self._topic_id = topic.topic_id
+        self._check_led_here()
         return topic.partition(0)
+
+    def _assignment(self) -> list[list[int]] | None:
+        """A broker process (Broker.local_node) creates the topic led by itself, so the
+        registry's reads and writes stay in its own log; one process places it as any topic."""
+        node = self.broker.local_node
+        if node is None:
+            return None
+        others = sorted(n for n in self.broker.cluster.nodes if n != node)
+        return [[node, *others][:REPLICATION_FACTOR]]
+
+    def _check_led_here(self) -> None:
+        """With a process per broker the registry's process must lead partition 0: another's
+        log is not here (a topic made before, by a client's auto-creation)."""
+        node = self.broker.local_node
+        leader = self.broker.cluster.leader(self.topic, 0)
+        if node is not None and leader != node:
+            message = (
+                f"{self.topic} partition 0 is led by broker {leader}; the schema registry runs "
+                f"in broker {node}'s process and can read and write it only where it leads it"
+            )
+            log.error("%s", message)
+            raise store_error(message)
 
     def _forget(self) -> None:
         self.state = RegistryState()
