@@ -20,7 +20,7 @@ import logging
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -50,7 +50,6 @@ from kafka_shim.storage.errors import StorageStartupError
 if TYPE_CHECKING:
     from kafka_shim.shim.config.broker_config import BrokerConfig
     from kafka_shim.shim.config.listeners import Listener
-    from kafka_shim.shim.schema_registry.registry import Registry
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -183,7 +182,6 @@ class ProcessSource:
     def __init__(self, config: BrokerConfig, channels: dict[int, Path], bootstrap: list[str]) -> None:
         self.config = config
         self.console_actions = config.console_actions
-        self.registry: Registry | None = None  # the schema registry is not served with processes
         self.channels = channels  # node id -> its process's socket, the controller's first
         self.controller = min(channels)
         self.bootstrap = bootstrap
@@ -330,6 +328,16 @@ class ProcessSource:
     async def delete_records(self, topic: str, partition: int, before: int) -> dict[str, Any]:
         with _as_action():
             return await self._delete_records(topic, partition, before)
+
+    async def schema_subjects(self, shown: Callable[[str], bool]) -> list[dict[str, Any]]:
+        """The registry's subjects, from the controller's process, which leads `_schemas`."""
+        rows = await self.ask(self.controller, {"view": "subjects"})
+        return [row for row in rows if shown(row["subject"])]
+
+    async def schema_subject(self, name: str, older: int | None, newer: int | None) -> dict[str, Any]:
+        question = {"view": "subject", "name": name, "from": older, "to": newer}
+        found: dict[str, Any] = await self.ask(self.controller, question)
+        return found
 
     async def _reset_offset(self, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]:
         """Committed by the group's coordinator, within the log bounds its leader reads."""

@@ -29,6 +29,7 @@ from kafka_shim.shim.processes.view_wire import (
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.schema_registry.registry import Registry
 
 log = logging.getLogger("kafka_shim.processes")
 
@@ -228,7 +229,54 @@ def _test_broker(broker: Broker, node_id: int, question: dict[str, Any]) -> dict
     return api.test_broker(broker)
 
 
-READS = {
+# The registry read for the console, one per process (kept: it reads on from where it stopped).
+_registries: dict[int, Registry] = {}
+
+
+def _schema_registry(broker: Broker, node_id: int) -> Registry:
+    """The registry's state for the console, read from `_schemas` by the process leading it
+    (the controller's, which serves the registry: shim.schema_registry.store), whether or not
+    the registry's listener is served, as one process's console reads it."""
+    from kafka_shim.shim.schema_registry import views
+
+    registry = _registries.get(node_id)
+    if registry is None:
+        registry = _registries[node_id] = views.console_registry(broker)
+    return registry
+
+
+def _subjects(broker: Broker, node_id: int, question: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every subject's row (the console leaves out those its user may not see)."""
+    from kafka_shim.shim.schema_registry import views
+    from kafka_shim.shim.schema_registry.errors import RegistryError
+
+    try:
+        return views.subjects(_schema_registry(broker, node_id), lambda subject: True)
+    except RegistryError as exc:
+        raise Refusal(503, exc.message) from exc
+
+
+def _subject(broker: Broker, node_id: int, question: dict[str, Any]) -> dict[str, Any]:
+    from kafka_shim.shim.schema_registry import views
+    from kafka_shim.shim.schema_registry.errors import RegistryError
+
+    older, newer = question.get("from"), question.get("to")
+    try:
+        return views.subject(
+            _schema_registry(broker, node_id),
+            str(question["name"]),
+            None if older is None else int(older),
+            None if newer is None else int(newer),
+        )
+    except views.NoSuchSubject as exc:
+        raise Refusal(404, str(exc)) from exc
+    except RegistryError as exc:
+        raise Refusal(503, exc.message) from exc
+
+
+READS: dict[str, Callable[[Broker, int, dict[str, Any]], Any]] = {
+    "subjects": _subjects,
+    "subject": _subject,
     "snapshot": snapshot,
     "test_broker": _test_broker,
     "topic": _topic,

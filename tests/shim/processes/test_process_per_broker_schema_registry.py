@@ -5,6 +5,10 @@ and consumer go through it across both processes' partitions, and a restart keep
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,20 +37,38 @@ USER_NO_DEFAULT = """{"type": "record", "name": "User", "namespace": "shop",
 
 
 @contextmanager
-def registry_cluster(data_dir: Path) -> Iterator[tuple[str, str]]:
+def registry_cluster(data_dir: Path, console: str = "off") -> Iterator[tuple[str, str]]:
     """The processes with the registry on a free port: (bootstrap servers, registry URL)."""
     port = free_port()
-    with processes(data_dir, "--console", "off", "--schema-registry", f"127.0.0.1:{port}") as (_, addresses):
+    with processes(data_dir, "--console", console, "--schema-registry", f"127.0.0.1:{port}") as (
+        broker,
+        addresses,
+    ):
+        if console != "off":  # the supervisor's console serves once every process does
+            deadline = time.monotonic() + 30
+            while not any("console on" in line for line in broker.output):
+                assert time.monotonic() < deadline, "\n".join(broker.output[-20:])
+                time.sleep(0.05)
         yield ",".join(addresses), f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    with registry_cluster(tmp_path_factory.mktemp("registry") / "data") as started:
+def console() -> str:
+    return f"127.0.0.1:{free_port()}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, console: str) -> Iterator[tuple[str, str]]:
+    with registry_cluster(tmp_path_factory.mktemp("registry") / "data", console) as started:
         yield started
 
 
-def test_register_read_back_and_refuse(cluster: tuple[str, str]) -> None:
+def read_json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+def test_register_read_back_and_refuse(cluster: tuple[str, str], console: str) -> None:
     bootstrap, url = cluster
     client = SchemaRegistryClient({"url": url})
     subject = f"users-{uuid.uuid4().hex[:6]}-value"
@@ -60,6 +82,14 @@ def test_register_read_back_and_refuse(cluster: tuple[str, str]) -> None:
     # The registry's topic is led by the process serving it: its reads and writes stay local.
     topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics("_schemas", timeout=10).topics
     assert topics["_schemas"].partitions[0].leader == 0
+    # The cluster console's Schemas page, asked of that process over its private socket.
+    rows = read_json(f"http://{console}/console/api/subjects")
+    assert {(row["subject"], row["latest_id"]) for row in rows} >= {(subject, schema_id)}
+    page = read_json(f"http://{console}/console/api/subjects/{subject}")
+    assert [(v["version"], v["id"]) for v in page["versions"]] == [(1, schema_id)]
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        read_json(f"http://{console}/console/api/subjects/no-such-subject")
+    assert missing.value.code == 404
 
 
 def test_avro_through_the_registry_across_both_processes(cluster: tuple[str, str]) -> None:

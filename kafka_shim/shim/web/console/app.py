@@ -86,7 +86,6 @@ class ConsoleSource(Protocol):
     raises api.NotFound, api.BadRequest or http_guard.Refused; an action, actions.ActionRefused."""
 
     console_actions: bool
-    registry: Registry | None  # the schema registry's subjects; None: not served here
 
     async def overview(self) -> dict[str, Any]: ...
     async def topics(self, shown: api.Shown) -> list[dict[str, Any]]: ...
@@ -103,6 +102,9 @@ class ConsoleSource(Protocol):
     async def metrics(self) -> bytes: ...
     async def reset_offset(self, group_id: str, topic: str, partition: int, to: Any) -> dict[str, Any]: ...
     async def delete_records(self, topic: str, partition: int, before: int) -> dict[str, Any]: ...
+    # The registry's subjects (shim.schema_registry.views); a missing subject is api.NotFound.
+    async def schema_subjects(self, shown: Callable[[str], bool]) -> list[dict[str, Any]]: ...
+    async def schema_subject(self, name: str, older: int | None, newer: int | None) -> dict[str, Any]: ...
 
 
 class BrokerSource:
@@ -111,7 +113,7 @@ class BrokerSource:
     def __init__(self, broker: Broker) -> None:
         self.broker = broker
         self.console_actions = broker.config.console_actions
-        self.registry: Registry | None = schema_views.console_registry(broker)
+        self.registry: Registry = schema_views.console_registry(broker)
         self._metrics = CollectorRegistry(auto_describe=False)
         self._metrics.register(BrokerCollector(broker.request_stats, lambda: views.cluster(broker)))
 
@@ -151,6 +153,15 @@ class BrokerSource:
 
     async def delete_records(self, topic: str, partition: int, before: int) -> dict[str, Any]:
         return actions.delete_records(self.broker, topic, partition, before)
+
+    async def schema_subjects(self, shown: Callable[[str], bool]) -> list[dict[str, Any]]:
+        return schema_views.subjects(self.registry, shown)
+
+    async def schema_subject(self, name: str, older: int | None, newer: int | None) -> dict[str, Any]:
+        try:
+            return schema_views.subject(self.registry, name, older, newer)
+        except schema_views.NoSuchSubject as exc:
+            raise api.NotFound(str(exc)) from exc
 
 
 async def _records(source: ConsoleSource, request: Request) -> Any:
@@ -192,30 +203,18 @@ async def _act(source: ConsoleSource, request: Request) -> Response:
     return JSONResponse(done)
 
 
-def _registry(source: ConsoleSource) -> Registry:
-    if source.registry is None:
-        raise api.NotFound("no schema registry is served with this console")
-    return source.registry
-
-
 async def _subjects(source: ConsoleSource, request: Request) -> Any:
-    return schema_views.subjects(
-        _registry(source), lambda subject: registry_access.may(request, READ_SUBJECT, subject)
-    )
+    return await source.schema_subjects(lambda subject: registry_access.may(request, READ_SUBJECT, subject))
 
 
 async def _subject(source: ConsoleSource, request: Request) -> Any:
-    registry = _registry(source)
     name = request.path_params["subject"]
     if not registry_access.may(request, READ_SUBJECT, name):
         topic = registry_access.topic_of(name)
         raise http_guard.Refused(
             403, http_guard.denial(http_guard.principal_of(request), DESCRIBE, TOPIC, topic)
         )
-    try:
-        return schema_views.subject(registry, name, _int(request, "from"), _int(request, "to"))
-    except schema_views.NoSuchSubject as exc:
-        raise api.NotFound(str(exc)) from exc
+    return await source.schema_subject(name, _int(request, "from"), _int(request, "to"))
 
 
 def _read(path: str, access: http_guard.Access, reader: Callable[[Request], Awaitable[Any]]) -> BaseRoute:
