@@ -1,7 +1,8 @@
 """The schema registry of `--brokers 2 --process-per-broker`: served by the controller's process
 on the address one process uses, its `_schemas` topic led there; confluent-kafka's
 SchemaRegistryClient registers, reads back and is refused as with one process, an Avro producer
-and consumer go through it across both processes' partitions, and a restart keeps the schemas."""
+and consumer go through it across both processes' partitions, the cluster console shows its
+subjects, an ACL made through the other process guards it, and a restart keeps it all."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from compat.targets import free_port
+from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
 from tests.shim.processes.test_process_per_broker_clients import processes
 
 pytestmark = pytest.mark.clients
@@ -37,10 +39,10 @@ USER_NO_DEFAULT = """{"type": "record", "name": "User", "namespace": "shop",
 
 
 @contextmanager
-def registry_cluster(data_dir: Path, console: str = "off") -> Iterator[tuple[str, str]]:
+def registry_cluster(data_dir: Path, console: str = "off", *extra: str) -> Iterator[tuple[str, str]]:
     """The processes with the registry on a free port: (bootstrap servers, registry URL)."""
     port = free_port()
-    with processes(data_dir, "--console", console, "--schema-registry", f"127.0.0.1:{port}") as (
+    with processes(data_dir, "--console", console, "--schema-registry", f"127.0.0.1:{port}", *extra) as (
         broker,
         addresses,
     ):
@@ -129,15 +131,49 @@ def test_avro_through_the_registry_across_both_processes(cluster: tuple[str, str
     assert found == {0: users[0::2], 1: users[1::2]}
 
 
-def test_a_restart_keeps_the_schemas(tmp_path: Path) -> None:
-    subject = "orders-value"
-    with registry_cluster(tmp_path / "data") as (_, url):
-        schema_id = SchemaRegistryClient({"url": url}).register_schema(subject, Schema(USER_V1, "AVRO"))
-    with registry_cluster(tmp_path / "data") as (_, url):
+def denied(url: str, subject: str) -> bool:
+    """Whether the registry refuses reading `subject` with Confluent's 40301."""
+    try:
+        read_json(f"{url}/subjects/{subject}/versions/latest")
+    except urllib.error.HTTPError as refused:
+        return refused.code == 403 and json.loads(refused.read())["error_code"] == 40301
+    return False
+
+
+def test_an_acl_made_through_the_other_process_guards_the_registry_and_a_restart_keeps_all(
+    tmp_path: Path,
+) -> None:
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, ResourcePatternType
+    from confluent_kafka.admin import ResourceType as Resource
+
+    secured = ["--config", f"authorizer.class.name={STANDARD_AUTHORIZER}"]
+    secured += ["--config", "allow.everyone.if.no.acl.found=true"]
+    with registry_cluster(tmp_path / "data", "off", *secured) as (bootstrap, url):
+        client = SchemaRegistryClient({"url": url})
+        schema_id = client.register_schema("users-value", Schema(USER_V1, "AVRO"))
+        assert client.register_schema("orders-value", Schema(USER_V1, "AVRO")) == schema_id
+        # Made through broker 1; the registry runs in broker 0's process.
+        admin = AdminClient({"bootstrap.servers": bootstrap.split(",")[1]})
+        deny = AclBinding(
+            Resource.TOPIC,
+            "orders",
+            ResourcePatternType.LITERAL,
+            "User:ANONYMOUS",
+            "*",
+            AclOperation.DESCRIBE,
+            AclPermissionType.DENY,
+        )
+        admin.create_acls([deny])[deny].result(10)
+        deadline = time.monotonic() + 5
+        while not denied(url, "orders-value"):
+            assert time.monotonic() < deadline, "the ACL made through broker 1 did not reach the registry"
+            time.sleep(0.05)
+    with registry_cluster(tmp_path / "data", "off", *secured) as (_, url):
         client = SchemaRegistryClient({"url": url})
         assert client.get_schema(schema_id).schema_str == USER_V1
-        assert client.get_latest_version(subject).schema_id == schema_id
+        assert client.get_latest_version("users-value").schema_id == schema_id
         # Compatibility still checked against what was registered before the restart.
         with pytest.raises(SchemaRegistryError) as refused:
-            client.register_schema(subject, Schema(USER_NO_DEFAULT, "AVRO"))
+            client.register_schema("users-value", Schema(USER_NO_DEFAULT, "AVRO"))
         assert refused.value.http_status_code == 409
+        assert denied(url, "orders-value")
