@@ -240,9 +240,9 @@ def main() -> int:
     except StorageStartupError as exc:
         print(f"kafka-shim broker {spec.node_id}: {exc}", file=sys.stderr)
         return 1
+    broker.local_node = spec.node_id  # the registry's `_schemas` is written only where it leads
     # Set before the transaction coordinator loads (the server loads it once it serves): a
     # transaction found preparing to commit or abort has its markers sent to their leaders.
-    broker.local_node = spec.node_id
     broker.markers_elsewhere = PendingMarkers(
         spec.node_id, lambda tp: broker.cluster.leader(tp.topic, tp.partition)
     )
