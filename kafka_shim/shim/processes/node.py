@@ -33,7 +33,7 @@ from kafka_shim.shim.processes.cluster_metadata import ClusterMetadata, broker_m
 from kafka_shim.shim.processes.forwarding import AutoCreateForwarder
 from kafka_shim.shim.processes.marker_sender import MarkerSender
 from kafka_shim.shim.processes.peer import Peer, PeerConnections
-from kafka_shim.shim.processes.peer_route import PeerRoute, peer_route
+from kafka_shim.shim.processes.peer_route import peer_route
 from kafka_shim.shim.processes.refusals import Wrap, process_handlers
 from kafka_shim.shim.processes.spec import NodeSpec
 from kafka_shim.shim.processes.transaction_ends import TransactionEnds
@@ -100,19 +100,22 @@ class NodeServer(Server):
 async def serve(
     broker: Broker, spec: NodeSpec, follower: CatalogFollower | None, metadata: ClusterMetadata
 ) -> None:
-    before_metadata, follow_unknown = _nothing, _ignore
-    if follower is not None:
-        follow_unknown = follower.sync_if_unknown
-        controller = _controller_address(broker, spec)
-        forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
-        before_metadata = forwarder.before_metadata
-    wraps = process_handlers(follower is None, before_metadata, follow_unknown, metadata)
     route = peer_route(broker.config, broker.listeners)
 
     def peer(node_id: int) -> Peer | None:
         """How this process reaches broker `node_id` (None: no listener lets it in)."""
         address = None if route is None else spec.endpoints.get(node_id, {}).get(route.listener)
         return None if address is None or route is None else (address, route)
+
+    before_metadata, follow_unknown = _nothing, _ignore
+    if follower is not None:
+        follow_unknown = follower.sync_if_unknown
+        controller = peer(min(spec.endpoints))
+        if controller is None:
+            _say_no_forwarding(spec)
+        forwarder = AutoCreateForwarder(broker.topics, follower, controller, broker.config.auto_create_topics)
+        before_metadata = forwarder.before_metadata
+    wraps = process_handlers(follower is None, before_metadata, follow_unknown, metadata)
 
     connections = PeerConnections()  # markers and checks to the other processes, kept
     checks = CoordinatorChecks(peer, connections)
@@ -157,22 +160,16 @@ async def serve(
                 break
 
 
-def _controller_address(broker: Broker, spec: NodeSpec) -> tuple[tuple[str, int], PeerRoute] | None:
-    """Where and how this process asks the controller to create topics; None (said once in the
-    log) when no listener lets a broker process in."""
-    route = peer_route(broker.config, broker.listeners)
-    controller = min(spec.endpoints)
-    if route is None:
-        log.warning(
-            "no listener a broker process can use (PLAINTEXT; SSL without ssl.client.auth=required; "
-            "SASL with a --user and SCRAM or PLAIN enabled): broker %d does not forward the topics "
-            "a Metadata would auto-create to the controller (broker %d), which creates them when a "
-            "client's Metadata reaches it (or on CreateTopics)",
-            spec.node_id,
-            controller,
-        )
-        return None
-    return spec.endpoints[controller][route.listener], route
+def _say_no_forwarding(spec: NodeSpec) -> None:
+    """Once, at start: no listener lets a broker process in, so topics are not forwarded."""
+    log.warning(
+        "no listener a broker process can use (PLAINTEXT; SSL without ssl.client.auth=required; "
+        "SASL with a --user and SCRAM or PLAIN enabled): broker %d does not forward the topics "
+        "a Metadata would auto-create to the controller (broker %d), which creates them when a "
+        "client's Metadata reaches it (or on CreateTopics)",
+        spec.node_id,
+        min(spec.endpoints),
+    )
 
 
 def _then(first: Wrap, second: Wrap) -> Wrap:
@@ -215,11 +212,7 @@ def process_config(config: BrokerConfig, spec: NodeSpec) -> BrokerConfig:
         console_listener=None,
         schema_registry_listener=config.schema_registry_listener if spec.registry_fd is not None else None,
         offsets_topic_num_partitions=spec.offsets_partitions,
-        transaction_state_log_num_partitions=(
-            config.transaction_state_log_num_partitions
-            if spec.transaction_partitions is None
-            else spec.transaction_partitions
-        ),
+        transaction_state_log_num_partitions=spec.transaction_partitions,
     )
 
 

@@ -25,9 +25,8 @@ class NodeSpec:
     endpoints: dict[int, dict[str, Address]]  # node id -> listener name -> advertised address
     ready_fd: int  # written to once the process serves, then closed
     offsets_partitions: int  # __consumer_offsets partitions every process places groups by
+    transaction_partitions: int  # __transaction_state partitions every process places ids by
     views_fd: int | None = None  # the console's private channel (shim.processes.view_service)
-    # __transaction_state partitions every process places transactional ids by (None: the setting)
-    transaction_partitions: int | None = None
     # The schema registry's listening socket, bound by the supervisor (only the controller's)
     registry_fd: int | None = None
 
@@ -55,9 +54,7 @@ class NodeSpec:
             },
             ready_fd=int(raw["ready_fd"]),
             offsets_partitions=int(raw["offsets_partitions"]),
+            transaction_partitions=int(raw["transaction_partitions"]),
             views_fd=None if raw.get("views_fd") is None else int(raw["views_fd"]),
-            transaction_partitions=(
-                None if raw.get("transaction_partitions") is None else int(raw["transaction_partitions"])
-            ),
             registry_fd=None if raw.get("registry_fd") is None else int(raw["registry_fd"]),
         )

@@ -55,7 +55,7 @@ def test_every_process_places_groups_by_one_count(
 
 def test_a_process_runs_with_its_own_directory_and_the_chosen_count(tmp_path: Path) -> None:
     settings = config(tmp_path, "--brokers", "2")
-    spec = NodeSpec([], 1, 2, str(tmp_path / "broker-2"), str(tmp_path / "broker-1"), {}, {}, {}, -1, 2)
+    spec = NodeSpec([], 1, 2, str(tmp_path / "broker-2"), str(tmp_path / "broker-1"), {}, {}, {}, -1, 2, 2)
     own = process_config(settings, spec)
     assert own.offsets_topic_num_partitions == 2
     assert own.data_dir == tmp_path / "broker-2"
@@ -79,5 +79,5 @@ def test_every_process_places_transactional_ids_by_one_count(
         directory.mkdir(parents=True, exist_ok=True)
         DataDir(directory).write_catalog([TopicRecord(TRANSACTION_TOPIC, uuid.uuid4(), count)])
     assert transaction_partitions(settings) == partitions
-    spec = NodeSpec([], 0, 1, str(tmp_path / "b"), str(tmp_path / "b"), {}, {}, {}, -1, 2, None, partitions)
+    spec = NodeSpec([], 0, 1, str(tmp_path / "b"), str(tmp_path / "b"), {}, {}, {}, -1, 2, partitions)
     assert process_config(settings, spec).transaction_state_log_num_partitions == partitions
