@@ -149,6 +149,16 @@ class ErrorCode(IntEnum):
 # an enum member read through its class costs 50 ns on CPython 3.11, a module's name 5 ns.
 NO_ERROR = ErrorCode.NONE
 
+
+def error_code_of(value: int) -> ErrorCode:
+    """The code another broker answered: one this broker does not know is UNKNOWN_SERVER_ERROR,
+    as a Kafka client reads a code newer than itself."""
+    try:
+        return ErrorCode(value)
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 _DEFAULT_MESSAGES = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
     ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",

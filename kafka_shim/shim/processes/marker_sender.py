@@ -14,11 +14,10 @@ from typing import Any
 
 import trio
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import ErrorCode, error_code_of
 from kafka_shim.protocol.messages.write_txn_markers import API as WRITE_TXN_MARKERS
 from kafka_shim.shim.coordinator.types import TopicPartition
 from kafka_shim.shim.processes.peer import Peer, PeerCallError, PeerConnections
-from kafka_shim.shim.processes.verification import error_code
 from kafka_shim.shim.transactions.markers import COORDINATOR_EPOCH
 from kafka_shim.shim.transactions.pending_markers import Ending, MarkerSend, PendingMarkers, ending_of
 from kafka_shim.shim.transactions.service import TransactionService
@@ -117,7 +116,7 @@ def results(send: MarkerSend, answer: Any) -> dict[Ending, Mapping[TopicPartitio
     out: dict[Ending, Mapping[TopicPartition, ErrorCode]] = {}
     for sent, marker in zip(send.markers, answer.markers, strict=False):
         out[ending_of(sent)] = {
-            TopicPartition(topic.name, p.partition_index): error_code(p.error_code)
+            TopicPartition(topic.name, p.partition_index): error_code_of(p.error_code)
             for topic in marker.topics
             for p in topic.partitions
         }

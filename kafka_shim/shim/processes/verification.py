@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from kafka_shim.protocol.errors import ErrorCode
+from kafka_shim.protocol.errors import ErrorCode, error_code_of
 from kafka_shim.protocol.internal_topics import OFFSETS_TOPIC
 from kafka_shim.protocol.messages.add_partitions_to_txn import API as ADD_PARTITIONS_TO_TXN
 from kafka_shim.protocol.messages.find_coordinator import TRANSACTION_KEY_TYPE
@@ -78,7 +78,7 @@ class CoordinatorChecks:
             log.warning("cannot ask the transaction coordinator of %r: %s", transactional_id, exc)
             return dict.fromkeys(every, UNREACHABLE)
         if answer.error_code != ErrorCode.NONE:  # CLUSTER_AUTHORIZATION_FAILED: see super.users
-            refused = error_code(answer.error_code)
+            refused = error_code_of(answer.error_code)
             log.warning(
                 "the transaction coordinator of %r refused a broker's check: %s",
                 transactional_id,
@@ -89,7 +89,9 @@ class CoordinatorChecks:
         for txn in answer.results_by_transaction:
             for topic in txn.topic_results:
                 for p in topic.results_by_partition:
-                    found[TopicPartition(topic.name, p.partition_index)] = error_code(p.partition_error_code)
+                    found[TopicPartition(topic.name, p.partition_index)] = error_code_of(
+                        p.partition_error_code
+                    )
         return {tp: found.get(tp, UNREACHABLE) for tp in every}
 
     def produce(self, handler: Handler) -> Handler:
@@ -152,11 +154,3 @@ def _batches(ctx: RequestContext, body: Any) -> list[tuple[TopicPartition, int, 
             if header.is_transactional and not log.producers.in_transaction(producer_id, epoch):
                 out.append((TopicPartition(found.name, p.index), producer_id, epoch))
     return out
-
-
-def error_code(value: int) -> ErrorCode:
-    """A peer's error code (one this broker does not know: UNKNOWN_SERVER_ERROR)."""
-    try:
-        return ErrorCode(value)
-    except ValueError:
-        return ErrorCode.UNKNOWN_SERVER_ERROR
