@@ -32,9 +32,9 @@ from pathlib import Path
 import trio
 
 from kafka_shim.shim.broker import Broker
-from kafka_shim.shim.quotas.client_quotas import entity_of
-from kafka_shim.shim.security.authorizer import binding_from_fields
+from kafka_shim.shim.quotas.kept import read_kept_quotas
 from kafka_shim.shim.security.delegation_tokens import TOKENS_FILE
+from kafka_shim.shim.security.kept import read_kept_acls
 from kafka_shim.shim.security.scram_store import CREDENTIALS_FILE
 from kafka_shim.storage.data_dir import ACLS_FILE, FEATURES_FILE, QUOTAS_FILE
 from kafka_shim.storage.swap import PRIVATE_FILE_MODE
@@ -153,13 +153,12 @@ def broker_metadata(broker: Broker) -> ClusterMetadata:
         broker.follow_features(kept, epoch_ms)
 
     files = [
-        KeptFile(QUOTAS_FILE, lambda: quotas.replace({entity_of(p): v for p, v in directory.read_quotas()})),
+        KeptFile(QUOTAS_FILE, lambda: quotas.replace(read_kept_quotas(directory))),
         KeptFile(CREDENTIALS_FILE, broker.credentials.reload),
         KeptFile(TOKENS_FILE, broker.delegation_tokens.reload),
         KeptFile(FEATURES_FILE, features),
     ]
     authorizer = broker.authorizer
     if authorizer is not None:
-        acls = directory.read_acls
-        files.append(KeptFile(ACLS_FILE, lambda: authorizer.replace(binding_from_fields(f) for f in acls())))
+        files.append(KeptFile(ACLS_FILE, lambda: authorizer.replace(read_kept_acls(directory))))
     return ClusterMetadata(directory.path, files)

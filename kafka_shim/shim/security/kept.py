@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kafka_shim.shim.config.broker_config import BrokerConfig
 from kafka_shim.shim.security.authorizer import (
+    AclBinding,
     Authorizer,
     binding_fields,
     binding_from_fields,
@@ -29,7 +30,7 @@ def open_authorizer(config: BrokerConfig, data_dir: DataDir | None) -> Authorize
     if data_dir is None:
         return Authorizer(super_users, config.allow_everyone_if_no_acl_found)
     try:
-        acls = [binding_from_fields(fields) for fields in data_dir.read_acls()]
+        acls = read_kept_acls(data_dir)
     except KeyError as exc:
         raise StorageStartupError(f"ACL file in {data_dir.path} names no known {exc}") from exc
     return Authorizer(
@@ -38,6 +39,12 @@ def open_authorizer(config: BrokerConfig, data_dir: DataDir | None) -> Authorize
         acls,
         on_change=lambda current: data_dir.write_acls([binding_fields(acl) for acl in current]),
     )
+
+
+def read_kept_acls(data_dir: DataDir) -> list[AclBinding]:
+    """The ACLs the data directory keeps (at start, and followed by the other broker
+    processes, shim.processes.cluster_metadata); KeyError for a name Kafka does not have."""
+    return [binding_from_fields(fields) for fields in data_dir.read_acls()]
 
 
 def open_credentials(config: BrokerConfig, directory: Path | None, set_users: bool = True) -> CredentialStore:
