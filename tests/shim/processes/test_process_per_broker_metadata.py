@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from compat.targets import launch
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
+from tests.helpers import wait_until
 from tests.shim.processes.test_process_per_broker_clients import processes
 from tests.wire import WireClient
 
@@ -72,13 +72,6 @@ def request(address: str, api_key: int, version: int, body: dict[str, Any]) -> A
         return client.request(api_key, version, body)
 
 
-def eventually(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + FOLLOWED_WITHIN_S
-    while not check():
-        assert time.monotonic() < deadline, f"not within {FOLLOWED_WITHIN_S} s: {what}"
-        time.sleep(0.02)
-
-
 def topic_error(address: str) -> int:
     body = {"topics": [{"name": TOPIC}], "allow_auto_topic_creation": False}
     answer = request(address, METADATA, 8, body | {"include_topic_authorized_operations": False})
@@ -87,7 +80,11 @@ def topic_error(address: str) -> int:
 
 def answered(addresses: list[str], error: int, what: str) -> None:
     """Every process answers a Metadata for TOPIC with `error` (its authorizer's verdict)."""
-    eventually(lambda: all(topic_error(address) == error for address in addresses), what)
+    wait_until(
+        lambda: all(topic_error(address) == error for address in addresses),
+        what,
+        deadline_s=FOLLOWED_WITHIN_S,
+    )
 
 
 def acl(principal: str, name: str = TOPIC, permission: int = 2) -> dict[str, Any]:
