@@ -120,15 +120,17 @@ def test_changes_made_at_once_through_both_are_all_kept(pair: Pair) -> None:
 def test_a_change_waits_for_the_lock_another_holds(pair: Pair) -> None:
     (_, one_meta), (_, other_meta) = pair
     order: list[str] = []
+    held = trio.Event()
 
     async def holder() -> None:
         async with one_meta.change():
             order.append("one holds")
-            await trio.sleep(0.05)
+            held.set()
+            await trio.sleep(0.05)  # the waiter tries the lock meanwhile
             order.append("one leaves")
 
     async def waiter() -> None:
-        await trio.sleep(0.01)
+        await held.wait()
         async with other_meta.change():
             order.append("other holds")
 
