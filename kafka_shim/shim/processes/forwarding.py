@@ -10,8 +10,7 @@ from typing import Any
 from kafka_shim.protocol.errors import ErrorCode
 from kafka_shim.protocol.messages.create_topics import API as CREATE_TOPICS
 from kafka_shim.shim.processes.catalog_follower import CatalogFollower
-from kafka_shim.shim.processes.peer import PeerCallError, call
-from kafka_shim.shim.processes.peer_route import PeerRoute
+from kafka_shim.shim.processes.peer import Peer, PeerCallError, call
 from kafka_shim.storage.topics import TopicStore, invalid_topic_name
 
 log = logging.getLogger("kafka_shim.processes")
@@ -32,7 +31,7 @@ class AutoCreateForwarder:
         self,
         topics: TopicStore,
         follower: CatalogFollower,
-        controller: tuple[tuple[str, int], PeerRoute] | None,
+        controller: Peer | None,
         auto_create: bool,
     ) -> None:
         self._topics = topics
