@@ -17,7 +17,6 @@ Trio, Hypercorn and Starlette load on this module's thread once every broker ser
 from __future__ import annotations
 
 import logging
-import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -92,17 +91,6 @@ class ControllerLogins:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.error("the console cannot follow the SASL users: %s", exc)  # kept as they were
         self._content = content  # a file that cannot be read is not tried again until it changes
-
-
-def listener_tls(config: BrokerConfig) -> ssl.SSLContext | None:
-    """The first TLS listener's context (keystore, client-certificate requirement), which the
-    console is served with as the one-process console is (http_server.listener_tls)."""
-    listener = next((listener for listener in config.listener_endpoints() if listener.tls), None)
-    if listener is None:
-        return None
-    from kafka_shim.shim.security.tls import server_context
-
-    return server_context(config.for_listener(listener.name), listener.name)
 
 
 class ControllerAcls:
@@ -369,11 +357,11 @@ async def serve(source: ProcessSource, guarded: ClusterGuarded, address: str) ->
     """Serve the console on `address` until cancelled; a port that cannot be bound is one
     warning (the brokers serve Kafka without it), as the one-process console's."""
     from kafka_shim.shim.web.console.app import source_app
-    from kafka_shim.shim.web.http_server import serve_asgi
+    from kafka_shim.shim.web.http_server import listener_tls, serve_asgi
 
     app = source_app(source, guarded)
     try:
-        tls = listener_tls(guarded.config)
+        tls = listener_tls(guarded)
         async with trio.open_nursery() as nursery:
             urls = await nursery.start(serve_asgi, app, address, "console listener", tls)
             shown = ", ".join(f"{url.replace('://0.0.0.0:', '://127.0.0.1:')}/console" for url in urls)

@@ -13,7 +13,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 if TYPE_CHECKING:
-    from kafka_shim.shim.broker import Broker
+    from kafka_shim.shim.web.http_guard import Guarded
 
 log = logging.getLogger("kafka_shim.http")
 
@@ -49,10 +49,11 @@ if not any(isinstance(each, AcceptFailures) for each in ACCEPT_LOG.filters):
     ACCEPT_LOG.addFilter(AcceptFailures())
 
 
-def listener_tls(broker: Broker) -> ssl.SSLContext | None:
+def listener_tls(broker: Guarded) -> ssl.SSLContext | None:
     """The TLS context an HTTP surface is served with: the first TLS listener's (its keystore
     and client-certificate requirement), so it is as private as the Kafka listeners; None
-    where no listener speaks TLS."""
+    where no listener speaks TLS. `broker`: a broker, or with a process per broker the
+    supervisor's stand-in for the cluster (shim.processes.cluster_console.ClusterGuarded)."""
     listener = next((listener for listener in broker.listeners if listener.tls), None)
     if listener is None:
         return None
