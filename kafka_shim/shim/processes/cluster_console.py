@@ -57,78 +57,76 @@ ANSWER_TIMEOUT_S = 3.0  # the longest a page waits for one broker process
 STOP_TIMEOUT_S = 5.0
 
 
-class ControllerLogins:
-    """The SASL users a console login is checked against: the controller's credentials file
-    (the controller sets --user's there at start, and every change a broker process makes
-    is written there), read again when its bytes change, at most every FOLLOW_S, as the
-    broker processes follow it. Read only: the supervisor writes nothing beside their data."""
+class _Followed:
+    """A file of the controller's data directory, taken in by `load` when its bytes change,
+    looked at at most every FOLLOW_S, as the broker processes follow it; a file `load` cannot
+    take in leaves what it had (one error line) and is not tried again until it changes. Read
+    only: the supervisor writes nothing beside the processes' data."""
 
-    def __init__(self, directory: Path) -> None:
-        self._directory = directory
-        self._lock = threading.Lock()  # logins are checked on worker threads
-        self._store = CredentialStore(None)
+    def __init__(self, path: Path, what: str, load: Callable[[], None]) -> None:
+        self._path, self._what, self._load = path, what, load
         self._content: bytes | None = None
         self._checked = -FOLLOW_S
 
-    def verify_plain(self, name: str, password: str) -> bool:
-        with self._lock:
-            now = time.monotonic()
-            if now - self._checked >= FOLLOW_S:
-                self._checked = now
-                self._follow()
-            store = self._store
-        return store.verify_plain(name, password)
-
-    def _follow(self) -> None:
+    def follow(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < FOLLOW_S:
+            return
+        self._checked = now
         try:
-            content: bytes | None = (self._directory / CREDENTIALS_FILE).read_bytes()
+            content: bytes | None = self._path.read_bytes()
         except FileNotFoundError:
             content = None
         if content == self._content:
             return
+        self._content = content
         try:
-            self._store = CredentialStore(None if content is None else self._directory)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.error("the console cannot follow the SASL users: %s", exc)  # kept as they were
-        self._content = content  # a file that cannot be read is not tried again until it changes
+            self._load()
+        except (OSError, ValueError, KeyError, TypeError, StorageStartupError) as exc:
+            log.error("the console cannot follow %s: %s", self._what, exc)  # kept as they were
+
+
+class ControllerLogins:
+    """The SASL users a console login is checked against: the controller's credentials file
+    (the controller sets --user's there at start, and every change a broker process makes
+    is written there)."""
+
+    def __init__(self, directory: Path) -> None:
+        self._lock = threading.Lock()  # logins are checked on worker threads
+        self._store = CredentialStore(None)
+
+        def load() -> None:
+            self._store = CredentialStore(directory)
+
+        self._file = _Followed(directory / CREDENTIALS_FILE, "the SASL users", load)
+
+    def verify_plain(self, name: str, password: str) -> bool:
+        with self._lock:
+            self._file.follow()
+        return self._store.verify_plain(name, password)
 
 
 class ControllerAcls:
     """The ACLs the console's routes are authorized by: the controller's ACL file, which every
-    broker process writes its changes to and follows (shim.processes.cluster_metadata), read
-    again when its bytes change, at most every FOLLOW_S. Asked on the console's loop only."""
+    broker process writes its changes to and follows (shim.processes.cluster_metadata). Asked
+    on the console's loop only."""
 
     def __init__(self, config: BrokerConfig, directory: Path) -> None:
-        self._directory = DataDir(directory)
         self._authorizer = Authorizer(
             parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found
         )
-        self._content: bytes | None = None
-        self._checked = -FOLLOW_S
+        acls = DataDir(directory).read_acls
+        self._file = _Followed(
+            directory / ACLS_FILE,
+            "the ACLs",
+            lambda: self._authorizer.replace([binding_from_fields(fields) for fields in acls()]),
+        )
 
     def authorize(
         self, principal: str, host: str, operation: AclOperation, resource_type: ResourceType, name: str
     ) -> bool:
-        now = time.monotonic()
-        if now - self._checked >= FOLLOW_S:
-            self._checked = now
-            self._follow()
+        self._file.follow()
         return self._authorizer.authorize(principal, host, operation, resource_type, name)
-
-    def _follow(self) -> None:
-        try:
-            content: bytes | None = (self._directory.path / ACLS_FILE).read_bytes()
-        except FileNotFoundError:
-            content = None
-        if content == self._content:
-            return
-        try:
-            acls = [binding_from_fields(fields) for fields in self._directory.read_acls()]
-        except (OSError, ValueError, KeyError, TypeError, StorageStartupError) as exc:
-            log.error("the console cannot follow the ACLs: %s", exc)  # kept as they were
-        else:
-            self._authorizer.replace(acls)
-        self._content = content  # a file that cannot be read is not tried again until it changes
 
 
 @dataclass(frozen=True)
