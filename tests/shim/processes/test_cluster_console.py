@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -354,9 +354,9 @@ def test_acls_made_through_either_process_authorize_the_console(tmp_path: Path) 
             ResourceType.BROKER, "kafka-cluster", AclOperation.DESCRIBE, AclPermissionType.DENY
         )
 
-        def until(url: str, wanted: Any, what: str) -> None:
+        def until(check: Callable[[], Any], wanted: Any, what: str) -> None:
             deadline = time.monotonic() + 10
-            while (found := get(url)) != wanted:
+            while (found := check()) != wanted:
                 assert time.monotonic() < deadline, f"{what}: {found}"
                 time.sleep(0.05)
 
@@ -370,13 +370,14 @@ def test_acls_made_through_either_process_authorize_the_console(tmp_path: Path) 
         assert names() == (200, ["hidden", "shown"])
         other_admin = AdminClient({"bootstrap.servers": other})  # not the controller's process
         other_admin.create_acls([allow_all, deny_topic])[deny_topic].result(10)
-        deadline = time.monotonic() + 10
-        while names() != (200, ["shown"]):
-            assert time.monotonic() < deadline, names()
-            time.sleep(0.05)
+        until(names, (200, ["shown"]), "the topic's DENY")
         other_admin.create_acls([deny_cluster])[deny_cluster].result(10)
         overview = f"{console}/console/api/overview"
-        until(overview, (403, "User:ANONYMOUS may not DESCRIBE the cluster"), "the cluster's DENY")
+        until(
+            lambda: get(overview),
+            (403, "User:ANONYMOUS may not DESCRIBE the cluster"),
+            "the cluster's DENY",
+        )
         for denial in (deny_topic, deny_cluster):
             exact = AclBindingFilter(
                 denial.restype,
@@ -388,7 +389,4 @@ def test_acls_made_through_either_process_authorize_the_console(tmp_path: Path) 
                 denial.permission_type,
             )
             assert len(other_admin.delete_acls([exact])[exact].result(10)) == 1
-        deadline = time.monotonic() + 10
-        while get(overview)[0] != 200 or names() != (200, ["hidden", "shown"]):
-            assert time.monotonic() < deadline, (get(overview), names())
-            time.sleep(0.05)
+        until(lambda: (get(overview)[0], names()), (200, (200, ["hidden", "shown"])), "the DENYs deleted")
