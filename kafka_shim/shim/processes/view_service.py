@@ -173,12 +173,15 @@ def _led_here(broker: Broker, node_id: int, topic: str, partition: int) -> None:
 
 
 def _topic(broker: Broker, node_id: int, question: dict[str, Any]) -> dict[str, Any]:
-    """A topic's producers as the leaders of its partitions know them."""
+    """A topic's producers as the leaders of its partitions know them (those led here)."""
     from kafka_shim.shim.web.console import api
 
-    found = api.topic(broker, str(question["name"]), bool(question.get("with_producers", True)))
-    led = {p["partition"] for p in found["partitions"] if p["leader"] == node_id}
-    return {"producers": [p for p in found["producers"] if p["partition"] in led]}
+    name = str(question["name"])
+    found = broker.topics.get(name)
+    if found is None:
+        raise api.NotFound(f"no topic {name!r}")
+    cluster = broker.cluster
+    return {"producers": api.producers(found, lambda partition: cluster.leader(name, partition) == node_id)}
 
 
 def _records(broker: Broker, node_id: int, question: dict[str, Any]) -> dict[str, Any]:

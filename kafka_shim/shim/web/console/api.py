@@ -13,6 +13,7 @@ from kafka_shim.shim.web import views
 
 if TYPE_CHECKING:
     from kafka_shim.shim.broker import Broker
+    from kafka_shim.storage.topics import Topic
 
 # The record browser reads at most this much of a partition per page.
 MAX_READ_BYTES = 1 << 20
@@ -62,26 +63,30 @@ def topics(broker: Broker, shown: Shown = _everything) -> list[dict[str, Any]]:
 
 
 def topic(broker: Broker, name: str, with_producers: bool = True) -> dict[str, Any]:
-    """A topic, with the producers each partition knows (as DescribeProducers reports them,
-    none where that may not be asked)."""
+    """A topic, with the producers each partition knows (none where that may not be asked)."""
     found = broker.topics.get(name)
     for view in views.topics(broker):
         if view.name == name and found is not None:
-            producers = [
-                {
-                    "partition": index,
-                    "producer_id": producer_id,
-                    "epoch": entry.epoch,
-                    "last_sequence": entry.last_sequence,
-                    "last_timestamp": entry.last_timestamp,
-                    "open_transaction_from": entry.txn_first_offset,
-                }
-                for index, log in enumerate(found.partitions)
-                for producer_id, entry in log.producers
-                if with_producers
-            ]
-            return {**asdict(view), "producers": producers}
+            return {**asdict(view), "producers": producers(found) if with_producers else []}
     raise NotFound(f"no topic {name!r}")
+
+
+def producers(topic: Topic, shown: Callable[[int], bool] = lambda partition: True) -> list[dict[str, Any]]:
+    """The producers each partition of `topic` (those `shown`) knows, as DescribeProducers
+    reports them."""
+    return [
+        {
+            "partition": index,
+            "producer_id": producer_id,
+            "epoch": entry.epoch,
+            "last_sequence": entry.last_sequence,
+            "last_timestamp": entry.last_timestamp,
+            "open_transaction_from": entry.txn_first_offset,
+        }
+        for index, log in enumerate(topic.partitions)
+        if shown(index)
+        for producer_id, entry in log.producers
+    ]
 
 
 def _blob(data: bytes | None) -> dict[str, Any] | None:
