@@ -147,8 +147,9 @@ def _requests(broker: Broker, node_id: int) -> dict[str, Any]:
 
 
 def _clients(broker: Broker, node_id: int) -> dict[str, Any]:
-    uses = broker.old_version_clients.uses()
-    return {"old_version_clients": [{**asdict(use), "versions": sorted(use.versions)} for use in uses]}
+    from kafka_shim.shim.web.console import api
+
+    return {"old_version_clients": api.old_version_clients(broker)}
 
 
 def _transactions(broker: Broker, node_id: int) -> dict[str, Any]:

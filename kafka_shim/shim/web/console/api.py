@@ -51,11 +51,13 @@ def overview(broker: Broker) -> dict[str, Any]:
         "partitions": sum(len(t.partitions) for t in cluster.topics),
         "groups": len(cluster.groups),
         "actions": broker.config.console_actions,
-        # Without --emulate: clients served versions Kafka 4 removed (KIP-896), newest first.
-        "old_version_clients": [
-            {**asdict(use), "versions": sorted(use.versions)} for use in broker.old_version_clients.uses()
-        ],
+        "old_version_clients": old_version_clients(broker),
     }
+
+
+def old_version_clients(broker: Broker) -> list[dict[str, Any]]:
+    """Without --emulate: the clients served versions Kafka 4 removed (KIP-896), newest first."""
+    return [{**asdict(use), "versions": sorted(use.versions)} for use in broker.old_version_clients.uses()]
 
 
 def topics(broker: Broker, shown: Shown = _everything) -> list[dict[str, Any]]:
