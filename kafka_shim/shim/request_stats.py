@@ -129,6 +129,45 @@ class RequestStats:
         )
         return stats
 
+    def as_json(self) -> dict[str, Any]:
+        """The counts as JSON (a broker process's share of the cluster's /metrics:
+        shim.processes.view_service); `add_json` adds them up again."""
+        return {
+            "requests": {
+                name: {
+                    "versions": {str(v): n for v, n in per_api.versions.items()},
+                    "errors": {str(code): n for code, n in per_api.errors.items()},
+                    "buckets": list(per_api.buckets),
+                    "latency_sum": per_api.latency_sum,
+                }
+                for name, per_api in self.apis.items()
+            },
+            "bytes_in": dict(self.bytes_in),
+            "bytes_out": dict(self.bytes_out),
+        }
+
+    def add_json(self, counts: dict[str, Any]) -> None:
+        """Another's `as_json` counts added to these (the supervisor's sum over the processes)."""
+        for api, raw in counts["requests"].items():
+            # A sum is never given a response: no error finder made (nor the messages imported).
+            stats = self.apis.get(api)
+            if stats is None:
+                stats = self.apis[api] = ApiStats(_any_errors)
+            for version, count in raw["versions"].items():
+                stats.versions[int(version)] = stats.versions.get(int(version), 0) + count
+            for code, count in raw["errors"].items():
+                stats.errors[int(code)] = stats.errors.get(int(code), 0) + count
+            stats.buckets = [
+                mine + theirs for mine, theirs in zip(stats.buckets, raw["buckets"], strict=True)
+            ]
+            stats.latency_sum += raw["latency_sum"]
+        for per_topic, raw_topics in (
+            (self.bytes_in, counts["bytes_in"]),
+            (self.bytes_out, counts["bytes_out"]),
+        ):
+            for topic, count in raw_topics.items():
+                per_topic[topic] = per_topic.get(topic, 0) + count
+
     def observe(self, api: str, version: int, response: dict[str, Any] | None, seconds: float) -> list[int]:
         """Count the request; returns the error codes of its answer, the top-level one first."""
         stats = self.apis.get(api) or self._new_api(api)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kafka_shim.protocol.messages import APIS
@@ -92,3 +94,21 @@ def test_every_response_schema_makes_a_finder() -> None:
         error_finder(api.response)({"error_code": 5}, found)  # whatever else it has is absent
         has_top_level = any(field.name == "error_code" for field in api.response.fields)
         assert found == ([5] if has_top_level else []), api.name
+
+
+def test_counts_sent_as_json_add_up() -> None:
+    """A broker process's counts as JSON (--process-per-broker's share of /metrics), summed."""
+    one, other = RequestStats(), RequestStats()
+    one.observe("Heartbeat", 4, {"error_code": 27}, 0.0001)
+    other.observe("Heartbeat", 4, {"error_code": 0}, 0.003)
+    other.observe("Metadata", 12, {"topics": []}, 0.0001)
+    one.bytes_in["t"], other.bytes_in["t"], other.bytes_out["u"] = 3, 4, 5
+    merged = RequestStats()
+    for stats in (one, other):
+        merged.add_json(json.loads(json.dumps(stats.as_json())))
+    heartbeat = merged.apis["Heartbeat"]
+    assert (heartbeat.versions, heartbeat.errors) == ({4: 2}, {27: 1})
+    assert heartbeat.buckets[0] == 1 and heartbeat.buckets[LATENCY_BUCKETS.index(0.005)] == 1
+    assert heartbeat.latency_sum == pytest.approx(0.0031)
+    assert merged.apis["Metadata"].versions == {12: 1}
+    assert (merged.bytes_in, merged.bytes_out) == ({"t": 7}, {"u": 5})

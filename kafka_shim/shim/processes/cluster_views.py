@@ -12,7 +12,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
-from kafka_shim.shim.request_stats import ApiStats, RequestStats
+from kafka_shim.shim.request_stats import RequestStats
 from kafka_shim.shim.web import views
 
 Snapshot = dict[str, Any]  # one process's answer to the "snapshot" question
@@ -104,32 +104,11 @@ def rebalances(snapshots: Iterable[Snapshot]) -> dict[str, int]:
     return counted
 
 
-def _no_errors(response: Any, found: list[int]) -> None:
-    pass  # a merged count is never given a response
-
-
 def request_stats(snapshots: Iterable[Snapshot]) -> RequestStats:
     """Every process's request counts summed, in the shape /metrics reads one broker's."""
     merged = RequestStats()
     for snapshot in snapshots:
-        for api, raw in snapshot["requests"].items():
-            stats = merged.apis.get(api)
-            if stats is None:
-                stats = merged.apis[api] = ApiStats(_no_errors)
-            for version, count in raw["versions"].items():
-                stats.versions[int(version)] = stats.versions.get(int(version), 0) + count
-            for code, count in raw["errors"].items():
-                stats.errors[int(code)] = stats.errors.get(int(code), 0) + count
-            stats.buckets = [
-                mine + theirs for mine, theirs in zip(stats.buckets, raw["buckets"], strict=True)
-            ]
-            stats.latency_sum += raw["latency_sum"]
-        for per_topic, raw_topics in (
-            (merged.bytes_in, snapshot["bytes_in"]),
-            (merged.bytes_out, snapshot["bytes_out"]),
-        ):
-            for topic, count in raw_topics.items():
-                per_topic[topic] = per_topic.get(topic, 0) + count
+        merged.add_json(snapshot)
     return merged
 
 

@@ -130,20 +130,7 @@ def _groups(broker: Broker, node_id: int) -> dict[str, Any]:
 
 
 def _requests(broker: Broker, node_id: int) -> dict[str, Any]:
-    stats = broker.request_stats
-    return {
-        "requests": {
-            name: {
-                "versions": {str(v): n for v, n in per_api.versions.items()},
-                "errors": {str(code): n for code, n in per_api.errors.items()},
-                "buckets": list(per_api.buckets),
-                "latency_sum": per_api.latency_sum,
-            }
-            for name, per_api in stats.apis.items()
-        },
-        "bytes_in": dict(stats.bytes_in),
-        "bytes_out": dict(stats.bytes_out),
-    }
+    return broker.request_stats.as_json()
 
 
 def _clients(broker: Broker, node_id: int) -> dict[str, Any]:
