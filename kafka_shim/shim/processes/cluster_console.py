@@ -35,9 +35,9 @@ from kafka_shim.shim.security.authorizer import (
     AclOperation,
     Authorizer,
     ResourceType,
-    binding_from_fields,
     parse_super_users,
 )
+from kafka_shim.shim.security.kept import read_kept_acls
 from kafka_shim.shim.security.scram_store import CREDENTIALS_FILE, CredentialStore
 from kafka_shim.shim.web import http_guard, views
 from kafka_shim.shim.web.console import api
@@ -115,11 +115,9 @@ class ControllerAcls:
         self._authorizer = Authorizer(
             parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found
         )
-        acls = DataDir(directory).read_acls
+        kept = DataDir(directory)
         self._file = _Followed(
-            directory / ACLS_FILE,
-            "the ACLs",
-            lambda: self._authorizer.replace([binding_from_fields(fields) for fields in acls()]),
+            directory / ACLS_FILE, "the ACLs", lambda: self._authorizer.replace(read_kept_acls(kept))
         )
 
     def authorize(
