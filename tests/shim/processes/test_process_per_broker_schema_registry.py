@@ -26,6 +26,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from compat.targets import free_port
 from kafka_shim.protocol.settings.security import STANDARD_AUTHORIZER
+from tests.helpers import wait_until
 from tests.shim.processes.test_process_per_broker_clients import processes
 
 pytestmark = pytest.mark.clients
@@ -164,10 +165,11 @@ def test_an_acl_made_through_the_other_process_guards_the_registry_and_a_restart
             AclPermissionType.DENY,
         )
         admin.create_acls([deny])[deny].result(10)
-        deadline = time.monotonic() + 5
-        while not denied(url, "orders-value"):
-            assert time.monotonic() < deadline, "the ACL made through broker 1 did not reach the registry"
-            time.sleep(0.05)
+        wait_until(
+            lambda: denied(url, "orders-value"),
+            "the ACL made through broker 1 reaches the registry",
+            deadline_s=5,
+        )
     with registry_cluster(tmp_path / "data", "off", *secured) as (_, url):
         client = SchemaRegistryClient({"url": url})
         assert client.get_schema(schema_id).schema_str == USER_V1
