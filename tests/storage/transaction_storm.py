@@ -28,22 +28,32 @@ class TransactionStorm:
         self.committed: set[int] = set()
         self.aborted: set[int] = set()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._recording = threading.Lock()  # held while a returned call is written down
 
     def _value(self, transaction: int, index: int) -> bytes:
         return b"r%d-t%d-%d" % (self.round, transaction, index)
 
     def start(self, bootstrap: str) -> None:
-        self._thread = threading.Thread(target=self._run, args=(bootstrap,), daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._run, args=(bootstrap,), daemon=True).start()
 
     def acknowledged(self) -> int:
         return len(self.committed) + len(self.aborted)
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
+        """What was acknowledged before the crash is final from here. The call the kill cut off
+        waits out its own timeout (up to 10 s of a commit) in the storm's daemon thread, which
+        the round does not wait for: whatever that call returns is not recorded, and a
+        transaction cut off may go either way anyway."""
+        with self._recording:
+            self._stop.set()
+
+    def _record(self, acknowledged: set[int], number: int) -> bool:
+        """Write down a returned commit or abort; False once the round has stopped the storm."""
+        with self._recording:
+            if self._stop.is_set():
+                return False
+            acknowledged.add(number)
+            return True
 
     def _run(self, bootstrap: str) -> None:
         from confluent_kafka import KafkaException, Producer
@@ -60,17 +70,17 @@ class TransactionStorm:
         try:
             producer.init_transactions(30)
             number = 0
-            while not self._stop.is_set():
+            while True:
                 commit = number % ABORT_EVERY != ABORT_EVERY - 1
                 producer.begin_transaction()
                 for index in range(RECORDS):
                     producer.produce(self.topic, self._value(number, index), key=b"%d" % index)
                 if commit:
                     producer.commit_transaction(10)
-                    self.committed.add(number)
                 else:
                     producer.abort_transaction(10)
-                    self.aborted.add(number)
+                if not self._record(self.committed if commit else self.aborted, number):
+                    return
                 number += 1
         except KafkaException:
             return  # the crash cut the transaction in flight off
