@@ -31,6 +31,14 @@ from compat.schema import (
     message_value,
 )
 
+# A `member` only holds its partitions, and a swarm runs hundreds in one process: each
+# kafka-python consumer is two Python threads (its own and its network selector's), and with
+# poll() every 100 ms and empty fetches held 500 ms (the defaults) 60 idle members took 0.64
+# of a core here, so 300 starved a 2-core machine and stretched a swarm past its deadline.
+# Polling each second and letting the broker hold an empty fetch 5 s: 0.23 for 60.
+MEMBER_POLL_MS = 1000
+MEMBER_FETCH_MAX_WAIT_MS = 5000
+
 ASSIGNORS: dict[str, Any] = {
     "range": RangePartitionAssignor,
     "roundrobin": RoundRobinPartitionAssignor,
@@ -38,8 +46,8 @@ ASSIGNORS: dict[str, Any] = {
 }
 
 
-def group_consumer(command: Command) -> KafkaConsumer:
-    return KafkaConsumer(**group_consumer_options(command, ASSIGNORS, "kafka-python"))
+def group_consumer(command: Command, **options: Any) -> KafkaConsumer:
+    return KafkaConsumer(**group_consumer_options(command, ASSIGNORS, "kafka-python"), **options)
 
 
 def subscribe(consumer: KafkaConsumer, topic: str, listener: ConsumerRebalanceListener | None = None) -> None:
@@ -125,7 +133,7 @@ class KafkaPythonOps:
         )
 
     def member(self, command: Command, stop: threading.Event) -> None:
-        consumer = group_consumer(command)
+        consumer = group_consumer(command, fetch_max_wait_ms=MEMBER_FETCH_MAX_WAIT_MS)
         tracker = AssignmentTracker()
 
         class Listener(ConsumerRebalanceListener):
@@ -143,7 +151,7 @@ class KafkaPythonOps:
         emit("subscribing", group=command.group)
         subscribe(consumer, command.topic, Listener())
         while not stop.is_set():
-            consumer.poll(timeout_ms=100)
+            consumer.poll(timeout_ms=MEMBER_POLL_MS)
         consumer.close()
         emit("closed")
 
