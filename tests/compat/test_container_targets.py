@@ -5,10 +5,12 @@ either serves or says why it cannot (here: its image cannot be pulled)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from compat.catalog import SCENARIOS
-from compat.scenario import run_cell
+from compat.scenario import Outcome, run_cell
 from compat.targets import (
     KAFKA_IMAGE,
     TargetUnavailable,
@@ -17,7 +19,6 @@ from compat.targets import (
     start_kafka,
 )
 from kafka_shim.testcontainers import default_image
-from tests.compat.conftest import OUTCOMES
 from tests.wire import WireClient
 
 SHIM_DOCKER = "kafka-shim-docker"
@@ -30,7 +31,7 @@ API_VERSIONS = 18
 @pytest.mark.slow
 @pytest.mark.parametrize("client", SUBSET_CLIENTS)
 @pytest.mark.parametrize("scenario", SUBSET_SCENARIOS)
-def test_kafka_shim_image_subset(scenario: str, client: str) -> None:
+def test_kafka_shim_image_subset(scenario: str, client: str, keep_outcome: Callable[[Outcome], None]) -> None:
     engine = docker_missing()
     if engine is not None:
         pytest.skip(f"no Docker engine: {engine}")
@@ -38,7 +39,7 @@ def test_kafka_shim_image_subset(scenario: str, client: str) -> None:
     reason = image_missing(default_image())
     assert reason is None, f"the {SHIM_DOCKER} image cannot run ({reason}): bash .ci/run builds it"
     outcome = run_cell(SCENARIOS[scenario], client, SHIM_DOCKER)
-    OUTCOMES.append(outcome)
+    keep_outcome(outcome)
     assert outcome.status == "pass", f"[{SHIM_DOCKER}] {scenario} x {client}: {outcome.detail}"
 
 

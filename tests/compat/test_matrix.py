@@ -12,16 +12,15 @@ elsewhere.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from compat.catalog import SCENARIOS
 from compat.matrix import applicable_cells
-from compat.scenario import run_cell
+from compat.scenario import Outcome, run_cell
 from compat.targets import container_target_missing, selected_target
-from tests.compat.conftest import OUTCOMES
 
 HEAVY_ELSEWHERE_ENV = "COMPAT_HEAVY"
 
@@ -38,10 +37,10 @@ def cases() -> Iterator[Any]:
 
 
 @pytest.mark.parametrize(("scenario", "client"), cases())
-def test_scenario(scenario: str, client: str) -> None:
+def test_scenario(scenario: str, client: str, keep_outcome: Callable[[Outcome], None]) -> None:
     target = selected_target()
     outcome = run_cell(SCENARIOS[scenario], client, target)
-    OUTCOMES.append(outcome)
+    keep_outcome(outcome)
     for label, seconds in outcome.timings.items():
         print(f"{label}: {seconds:.2f}")
     if outcome.status == "unavailable":

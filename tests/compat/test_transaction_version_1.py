@@ -5,12 +5,13 @@ is, so the client falls back to the KIP-890-part-1 protocol (AddPartitionsToTxn,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from compat.catalog import SCENARIOS
-from compat.scenario import run_cell
+from compat.scenario import Outcome, run_cell
 from compat.targets import RunningBroker, start_shim
-from tests.compat.conftest import OUTCOMES
 
 TARGET = "shim (transaction.version=1)"
 
@@ -21,9 +22,9 @@ def start_tv1(_target: str) -> RunningBroker:
 
 @pytest.mark.clients
 @pytest.mark.slow
-def test_java_transactions_at_transaction_version_1() -> None:
+def test_java_transactions_at_transaction_version_1(keep_outcome: Callable[[Outcome], None]) -> None:
     outcome = run_cell(SCENARIOS["transactions"], "java", TARGET, start=start_tv1)
-    OUTCOMES.append(outcome)
+    keep_outcome(outcome)
     if outcome.status == "unavailable":
         pytest.fail(f"not installed here: {outcome.detail} (bash .ci/run installs it)", pytrace=False)
     assert outcome.status == "pass", outcome.detail
