@@ -8,7 +8,8 @@ process). A unit of work is a test module, so a module's fixtures start once per
 - tests/pipeline is one unit: one Spark session (a JVM) serves all of it.
 
 Units are handed out in collection order, and modules with a slow test are collected first, so
-that a long unit does not start when the rest are done.
+that a long unit does not start when the rest are done. The compatibility matrix's report is a
+plugin registered here: the controller that prints it loads no conftest below this one.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+pytest_plugins = ("tests.compat.matrix_report",)
 
 CELLS = "tests/compat/test_matrix.py::"
 ONE_UNIT_FOLDERS = ("tests/docker/", "tests/pipeline/")

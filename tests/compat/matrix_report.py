@@ -1,9 +1,11 @@
-"""Fixtures and reporting for the real-client matrix tests.
+"""Fixtures and reporting for the real-client matrix tests: a plugin that tests/conftest.py
+registers, because pytest-xdist's controller, which reports the run, collects nothing and so
+never loads a conftest below tests/.
 
 `COMPAT_TARGET` (default ``shim``) picks the broker target (see `compat.targets`). Every
 outcome travels with its test's report (`keep_outcome`), so the process that reports the run
-gathers them all, with or without pytest-xdist's workers; the matrix is printed in the
-terminal summary, timings included.
+gathers them all, with or without workers; the matrix is printed in the terminal summary,
+timings included.
 After a whole run on the shim target the published report must show this run's statuses
 (compat.published): if it does not, the run writes it anew and fails.
 """
@@ -51,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not OUTCOMES:
+    if not OUTCOMES or is_worker(terminalreporter.config):
         return
     # In the catalog's order, whichever order the workers finished in.
     OUTCOMES.sort(key=lambda o: (list(SCENARIOS).index(o.scenario), list(DRIVERS).index(o.client)))
@@ -71,7 +73,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if not published.is_whole_run(OUTCOMES):
+    if is_worker(session.config) or not published.is_whole_run(OUTCOMES):
         return
     behind = published.check(OUTCOMES, time.monotonic() - STARTED)
     if behind is not None:
@@ -79,3 +81,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if reporter is not None:
             reporter.write_line(behind, red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """A pytest-xdist worker: it sees only its own share of the cells."""
+    return hasattr(config, "workerinput")
