@@ -84,7 +84,10 @@ class KafkaPythonOps:
 
     def produce(self, command: Command) -> None:
         producer = KafkaProducer(
-            **security_options(command), bootstrap_servers=command.bootstrap, client_id=command.client_id
+            **security_options(command),
+            bootstrap_servers=command.bootstrap,
+            client_id=command.client_id,
+            bootstrap_timeout_ms=int(command.timeout_s * 1000),  # else 30 s, whatever the command says
         )
         futures = [
             producer.send(
